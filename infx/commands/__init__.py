@@ -1,0 +1,1 @@
+"""One module per CLI command; each only parses options, calls the library and renders."""

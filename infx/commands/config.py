@@ -1,0 +1,26 @@
+"""`infx config validate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..config import load_config_set
+from .common import finish, format_option
+
+
+@click.group()
+def config() -> None:
+    """Master configs, runners.yaml and components.yaml."""
+
+
+@config.command("validate")
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml).")
+@click.option("--components", "components_path", type=click.Path(path_type=Path), help="components.yaml (default: configs/components.yaml).")
+@format_option()
+def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
+    """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
+    _, report = load_config_set(list(files) or None, runners_path, components_path)
+    finish(report, fmt, success_message="configs are valid")

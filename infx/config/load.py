@@ -1,0 +1,111 @@
+"""Load master configs, runners.yaml and components.yaml into one ConfigSet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Report, error
+from ..yamlio import Document, load_yaml
+
+DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
+DEFAULT_RUNNERS = "configs/runners.yaml"
+DEFAULT_COMPONENTS = "configs/components.yaml"
+
+
+@dataclass
+class ConfigSet:
+    """Everything the matrix and the launcher need, as plain data.
+
+    ``entries`` maps each master key to its normalised entry (hyphenated keys as in the
+    YAML), in master order: files in the order given, keys in file order.
+    """
+
+    entries: dict[str, dict] = field(default_factory=dict)
+    sources: dict[str, Document] = field(default_factory=dict)  # master key -> its file
+    raw_entries: dict[str, dict] = field(default_factory=dict)  # as written, before normalisation
+    runners: dict = field(default_factory=dict)  # {"labels": {...}, "hardware": {...}}
+    components: dict = field(default_factory=dict)
+    runners_doc: Document | None = None
+    components_doc: Document | None = None
+    root: Path = Path(".")  # the repository root: the folder that holds configs/ and benchmarks/
+
+    def where(self, key: str, *path) -> tuple[str, tuple[int, int]]:
+        """(file, (line, column)) of a path inside the master entry ``key``."""
+        doc = self.sources[key]
+        return doc.file, doc.where((key, *path))
+
+
+def default_master_paths(root: Path) -> list[Path]:
+    return sorted(root.glob(DEFAULT_MASTER_GLOB))
+
+
+def repo_root_of(master_path: Path) -> Path:
+    """configs/x-master.yaml lives one level below the repository root."""
+    parent = master_path.resolve().parent
+    return parent.parent if parent.name == "configs" else parent
+
+
+def _load(path: Path, report: Report) -> Document | None:
+    doc, problems = load_yaml(path, display=str(path))
+    report.extend(problems)
+    return doc
+
+
+def load_config_set(
+    master_paths: list[Path] | None = None,
+    runners_path: Path | None = None,
+    components_path: Path | None = None,
+    root: Path | None = None,
+    validate: bool = True,
+) -> tuple[ConfigSet | None, Report]:
+    """Load and validate; returns (ConfigSet, report) or (None, report) when invalid."""
+    from .validate import validate_config_set  # the rules; imported here to keep import light
+
+    root = Path(root) if root else None
+    if not master_paths:
+        base = root or Path(".")
+        master_paths = default_master_paths(base)
+    master_paths = [Path(p) for p in master_paths]
+    if root is None:
+        root = repo_root_of(master_paths[0]) if master_paths else Path(".")
+    runners_path = Path(runners_path) if runners_path else root / DEFAULT_RUNNERS
+    components_path = Path(components_path) if components_path else root / DEFAULT_COMPONENTS
+
+    report = Report()
+    config_set = ConfigSet(root=root)
+    documents = [(path, _load(path, report)) for path in master_paths]
+    config_set.runners_doc = _load(runners_path, report)
+    config_set.components_doc = _load(components_path, report)
+    if config_set.runners_doc is not None and isinstance(config_set.runners_doc.data, dict):
+        config_set.runners = config_set.runners_doc.data
+    if config_set.components_doc is not None and isinstance(config_set.components_doc.data, dict):
+        config_set.components = config_set.components_doc.data
+
+    for path, doc in documents:
+        if doc is None:
+            continue
+        if doc.data is None:
+            report.add(error(doc.file, (1, 1), "file-empty", "the master config is empty",
+                             "A master config maps config keys to entries; see configs/CONFIGS.md."))
+            continue
+        if not isinstance(doc.data, dict):
+            report.add(error(doc.file, doc.where(()), "file-not-mapping",
+                             f"the master config must be a mapping of config keys, not a {type(doc.data).__name__}",
+                             "Write `<config-key>:` entries at the top level; see configs/CONFIGS.md."))
+            continue
+        for key, entry in doc.data.items():
+            if key in config_set.sources:
+                first = config_set.sources[key]
+                report.add(error(doc.file, doc.where((key,)), "key-duplicate-across-files",
+                                 f"config key {key!r} is also defined in {first.file} at line {first.where((key,))[0]}",
+                                 "Config keys must be unique across all master files; rename one of them."))
+                continue
+            config_set.sources[key] = doc
+            config_set.raw_entries[key] = entry
+
+    if validate:
+        report.extend(validate_config_set(config_set))
+    if not report.ok:
+        return None, report
+    return config_set, report

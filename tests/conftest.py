@@ -1,0 +1,23 @@
+"""Shared fixtures: paths to the bundled repository data and the reference corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus" / "inferencex-2026-08"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"the reference corpus is missing at {CORPUS}")
+    return CORPUS

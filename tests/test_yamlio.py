@@ -1,0 +1,56 @@
+from infx.yamlio import MAX_NODES, parse_yaml
+
+
+def rules(text):
+    doc, problems = parse_yaml(text, "f.yaml")
+    return [p.rule for p in problems]
+
+
+def test_positions_point_at_keys_and_items():
+    doc, problems = parse_yaml("a:\n  b:\n    - x\n    - y: 1\n", "f.yaml")
+    assert problems == []
+    assert doc.where(("a", "b")) == (2, 3)
+    assert doc.where(("a", "b", 1, "y")) == (4, 7)
+    assert doc.where(("a", "b", 1, "missing")) == (4, 7)  # nearest located ancestor
+
+
+def test_duplicate_key_names_both_places():
+    doc, problems = parse_yaml("a: 1\nb: 2\na: 3\n", "f.yaml")
+    assert doc is None
+    assert problems[0].rule == "yaml-duplicate-key"
+    assert (problems[0].line, problems[0].column) == (3, 1)
+    assert "line 1" in problems[0].message
+
+
+def test_yaml11_underscore_integers():
+    doc, _ = parse_yaml("mib: 2_063_837\n", "f.yaml")
+    assert doc.data == {"mib": 2063837}
+
+
+def test_tab_is_located_with_fix():
+    _, problems = parse_yaml("a:\n\t- 1\n", "f.yaml")
+    assert problems[0].rule == "yaml-syntax" and problems[0].line == 2
+    assert "tab" in problems[0].message and "spaces" in problems[0].hint
+
+
+def test_alias_bomb_refused_before_expansion():
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 8):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    _, problems = parse_yaml("\n".join(lines) + "\n", "f.yaml")
+    assert problems[0].rule == "yaml-too-large"
+    assert f"{MAX_NODES:,}" in problems[0].message
+
+
+def test_recursive_alias_and_unknown_tag_and_encoding():
+    assert rules("a: &a [*a]\n") == ["yaml-recursive-alias"]
+    assert rules("a: !!python/object:os.system x\n") == ["yaml-tag"]
+    assert parse_yaml(b"a: \xff\n", "f.yaml")[1][0].rule == "yaml-encoding"
+
+
+def test_empty_and_timestamps():
+    doc, problems = parse_yaml("", "f.yaml")
+    assert doc.data is None and problems == []
+    doc, _ = parse_yaml("d: 2026-08-21\n", "f.yaml")
+    assert doc.data == {"d": "2026-08-21"}
