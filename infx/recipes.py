@@ -1,0 +1,263 @@
+"""srt-slurm recipes: find the file a point names, select one variant, count its nodes.
+
+A point names its recipe with a ``CONFIG_FILE=<path>[:<selector>]`` setting. Selectors
+follow srt-slurm: ``base``, ``override_<name>`` and ``zip_override_<group>[i]`` over a file
+with a top-level ``base:``. Selection is a deep merge (dicts recurse, lists and scalars
+replace, ``null`` deletes); in a zip override every list is one column of variants, a
+list of length one is broadcast, and lists of other unequal lengths are an error.
+
+Pure functions over plain data: the matrix uses them for ``node-count``, the launcher to
+materialise the one flat recipe it submits.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .yamlio import Document, load_yaml
+
+RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
+CONFIG_FILE_KEY = "CONFIG_FILE"
+_ZIP_SELECTOR = re.compile(r"^zip_override_(?P<group>[A-Za-z0-9_.-]+)\[(?P<index>\d+)\]$")
+_OVERRIDE_SELECTOR = re.compile(r"^override_(?P<name>[A-Za-z0-9_.-]+)$")
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot be used as named; ``hint`` says how to fix it."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class RecipeRef:
+    """A parsed ``CONFIG_FILE`` value."""
+
+    value: str  # as written, e.g. recipes/sglang/x.yaml:zip_override_ladder[2]
+    path: str  # recipes/sglang/x.yaml
+    selector: str | None  # zip_override_ladder[2]
+
+    @classmethod
+    def parse(cls, value: str) -> "RecipeRef":
+        path, sep, selector = value.partition(":")
+        return cls(value, path, selector if sep else None)
+
+    def repo_path(self, root: Path) -> Path:
+        """Where the recipe lives in this repository (``recipes/`` maps to the recipes dir)."""
+        if self.path.startswith(RECIPES_DIR + "/"):
+            return root / self.path
+        return root / RECIPES_DIR / self.path.removeprefix("recipes/")
+
+
+def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
+    """``KEY=VALUE`` strings to {KEY: [values...]} (a key may repeat)."""
+    result: dict[str, list[str]] = {}
+    for item in settings or []:
+        key, _, value = str(item).partition("=")
+        result.setdefault(key, []).append(value)
+    return result
+
+
+def recipe_ref_of(*worker_blocks: dict | None) -> RecipeRef | None:
+    """The CONFIG_FILE named by a point's worker blocks; all mentions must agree."""
+    values = []
+    for block in worker_blocks:
+        if isinstance(block, dict):
+            values.extend(settings_dict(block.get("additional-settings")).get(CONFIG_FILE_KEY, []))
+    distinct = list(dict.fromkeys(values))
+    if not distinct:
+        return None
+    if len(distinct) > 1:
+        raise RecipeError(
+            f"conflicting CONFIG_FILE settings: {', '.join(distinct)}",
+            "Name the recipe once (on prefill, or on the aggregated worker).",
+        )
+    return RecipeRef.parse(distinct[0])
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """srt-slurm merge: dicts recurse, lists and scalars replace, None deletes."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _zip_width(node: Any, path: str, widths: dict[str, int]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _zip_width(value, f"{path}.{key}" if path else str(key), widths)
+    elif isinstance(node, list):
+        widths[path] = len(node)
+
+
+def _zip_pick(node: Any, index: int) -> Any:
+    if isinstance(node, dict):
+        return {key: _zip_pick(value, index) for key, value in node.items()}
+    if isinstance(node, list):
+        return copy.deepcopy(node[0] if len(node) == 1 else node[index])
+    return copy.deepcopy(node)
+
+
+def zip_variant(group: dict, index: int, group_name: str) -> dict:
+    """Column ``index`` of a zip override group."""
+    widths: dict[str, int] = {}
+    _zip_width(group, "", widths)
+    real = {path: width for path, width in widths.items() if width != 1}
+    distinct = sorted(set(real.values()))
+    if len(distinct) > 1:
+        listing = ", ".join(f"{path} ({width})" for path, width in sorted(real.items()))
+        raise RecipeError(
+            f"zip_override_{group_name} has lists of unequal lengths: {listing}",
+            "Every list in a zip override is one column of variants; give them all the same length (a length-1 list is broadcast).",
+        )
+    width = distinct[0] if distinct else 1
+    if index >= width:
+        raise RecipeError(
+            f"zip_override_{group_name}[{index}] is out of range: the group has {width} variant(s) (indexes 0..{width - 1})",
+            f"Use an index from 0 to {width - 1}.",
+        )
+    return _zip_pick(group, index)
+
+
+def variant_names(recipe: dict) -> list[str]:
+    """Every selector a recipe file offers."""
+    if "base" not in recipe:
+        return []
+    names = ["base"]
+    for key, value in recipe.items():
+        if key.startswith("zip_override_") and isinstance(value, dict):
+            widths: dict[str, int] = {}
+            _zip_width(value, "", widths)
+            width = max([w for w in widths.values() if w != 1] or [1])
+            names.extend(f"{key}[{i}]" for i in range(width))
+        elif key.startswith("override_"):
+            names.append(key)
+    return names
+
+
+def select_variant(recipe: Any, selector: str | None) -> dict:
+    """The one flat recipe a selector picks out of a recipe file."""
+    if not isinstance(recipe, dict):
+        raise RecipeError("the recipe file is not a mapping", "An srt-slurm recipe is a YAML mapping.")
+    if "base" not in recipe:
+        if selector:
+            raise RecipeError(
+                f"selector {selector!r} given, but the recipe has no top-level 'base:' and so no variants",
+                "Drop the ':selector' part of CONFIG_FILE, or give the recipe a base: and overrides.",
+            )
+        return copy.deepcopy(recipe)
+    base = recipe["base"] if isinstance(recipe["base"], dict) else {}
+    if not selector:
+        raise RecipeError(
+            "the recipe has variants (a top-level 'base:') but CONFIG_FILE names none",
+            f"Append one of :{', :'.join(variant_names(recipe))} to CONFIG_FILE.",
+        )
+    base_name = str(base.get("name", "recipe"))
+    if selector == "base":
+        return copy.deepcopy(base)
+    match = _OVERRIDE_SELECTOR.match(selector)
+    if match and selector in recipe:
+        override = recipe[selector] or {}
+        merged = deep_merge(base, override)
+        if "name" not in override:
+            merged["name"] = f"{base_name}_{match['name']}"
+        return merged
+    match = _ZIP_SELECTOR.match(selector)
+    if match and f"zip_override_{match['group']}" in recipe:
+        group = recipe[f"zip_override_{match['group']}"] or {}
+        variant = zip_variant(group, int(match["index"]), match["group"])
+        merged = deep_merge(base, variant)
+        if "name" not in group:
+            merged["name"] = f"{base_name}_{match['group']}_{match['index']}"
+        return merged
+    raise RecipeError(
+        f"unknown recipe selector {selector!r}",
+        f"This recipe offers: {', '.join(variant_names(recipe))}.",
+    )
+
+
+def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
+    """Read the recipe file and select the variant; raises RecipeError."""
+    path = ref.repo_path(root)
+    doc, problems = load_yaml(path, display=str(path))
+    if problems:
+        raise RecipeError(f"cannot read recipe {ref.path}: {problems[0].message}", problems[0].hint)
+    return doc, select_variant(doc.data, ref.selector)
+
+
+# --- node arithmetic ---------------------------------------------------------------------
+
+
+def _dedicated_extra_node(recipe: dict) -> bool:
+    """Whether the job takes one extra node for etcd/nats, the frontend or the benchmark client.
+
+    All of these share a single extra node.
+    """
+    def get(*keys):
+        node: Any = recipe
+        for key in keys:
+            if not isinstance(node, dict):
+                return None
+            node = node.get(key)
+        return node
+
+    return any(
+        (
+            get("infra", "etcd_nats_dedicated_node") is True,
+            get("frontend", "dedicated_node") is True,
+            get("frontend", "placement", "node") == "dedicated",
+            get("benchmark", "client_dedicated_node") is True,
+            get("benchmark", "placement", "node") == "dedicated",
+        )
+    )
+
+
+def _role_nodes(role_name: str, role: Any) -> int:
+    if not isinstance(role, dict) or "nodes" not in role:
+        raise RecipeError(f"role {role_name!r} must specify nodes", "Give the role `nodes: <count>` or `nodes: colocate`.")
+    nodes = role["nodes"]
+    if nodes == "colocate":
+        return 0
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 0:
+        raise RecipeError(f"role {role_name!r} has nodes {nodes!r}; expected a count or 'colocate'")
+    return nodes
+
+
+def recipe_node_count(recipe: dict) -> int:
+    """Total Slurm nodes a flat recipe allocates, including a dedicated infra node."""
+    roles = recipe.get("roles")
+    resources = recipe.get("resources") if isinstance(recipe.get("resources"), dict) else {}
+    if isinstance(roles, dict):  # srt-slurm schema 2
+        if "agg" in roles:
+            serving = _role_nodes("agg", roles["agg"])
+        else:
+            serving = sum(_role_nodes(name, roles.get(name)) for name in ("prefill", "decode"))
+    elif "agg_nodes" in resources:
+        serving = int(resources["agg_nodes"])
+    elif "prefill_nodes" in resources and "decode_nodes" in resources:
+        serving = int(resources["prefill_nodes"]) + int(resources["decode_nodes"])
+    else:
+        raise RecipeError(
+            "the recipe declares no node counts",
+            "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
+        )
+    return serving + (1 if _dedicated_extra_node(recipe) else 0)
+
+
+def gpu_nodes(num_worker: int, gpus_per_worker: int, gpus_per_node: int) -> int:
+    """Nodes a role needs by GPU arithmetic alone (no recipe)."""
+    return math.ceil(num_worker * gpus_per_worker / gpus_per_node)
