@@ -1,0 +1,35 @@
+"""The reference corpus with its few real defects patched, as a temporary repository.
+
+The defects (see docs/config.md) are patched here in one place so every test that needs a
+clean corpus (validation, the 1820-row expansion, the changelog gate) uses the same data.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+# Runner labels the corpus master configs use but its runners.yaml does not declare.
+MISSING_RUNNER_LABELS = {
+    "gb300-nv": ["gb300-nv_0", "gb300-nv_1", "gb300-nv_2"],
+    "h200-dgxc": ["h200-dgxc-slurm_0", "h200-dgxc-slurm_1"],
+    "cluster:mi325x-tw": ["mi325x-tw_0"],
+}
+
+
+def patched_corpus(corpus: Path, destination: Path) -> Path:
+    """Copy configs, recipes and changelog of the corpus to ``destination`` and patch them."""
+    shutil.copytree(corpus / "configs", destination / "configs")
+    shutil.copytree(corpus / "benchmarks", destination / "benchmarks")
+    shutil.copy(corpus / "perf-changelog.yaml", destination / "perf-changelog.yaml")
+    for path in destination.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    runners = destination / "configs" / "runners.yaml"
+    text = runners.read_text()
+    extra = "".join(
+        f"  {label}:\n" + "".join(f"    - {node}\n" for node in nodes) for label, nodes in MISSING_RUNNER_LABELS.items()
+    )
+    runners.write_text(text.replace("labels:\n", "labels:\n" + extra, 1))
+    components = Path(__file__).resolve().parent.parent / "configs" / "components.yaml"
+    shutil.copy(components, destination / "configs" / "components.yaml")
+    return destination
