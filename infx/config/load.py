@@ -46,10 +46,55 @@ def repo_root_of(master_path: Path) -> Path:
     return parent.parent if parent.name == "configs" else parent
 
 
-def _load(path: Path, report: Report) -> Document | None:
+def _load(path: Path, report: Report, what: str) -> Document | None:
+    """Load one YAML file; an empty file or one that is not a mapping is reported here."""
     doc, problems = load_yaml(path, display=str(path))
     report.extend(problems)
+    if doc is None:
+        return None
+    if doc.data is None:
+        report.add(error(doc.file, (1, 1), "file-empty", f"the {what} is empty",
+                         f"The {what} is a YAML mapping; see configs/CONFIGS.md."))
+    elif not isinstance(doc.data, dict):
+        report.add(error(doc.file, doc.where(()), "file-not-mapping",
+                         f"the {what} must be a mapping, not a {_KIND.get(type(doc.data), type(doc.data).__name__)}",
+                         "Write `key: value` entries at the top level; see configs/CONFIGS.md."))
     return doc
+
+
+_KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+@dataclass(frozen=True)
+class ConfigPaths:
+    masters: list[Path]
+    runners: Path
+    components: Path
+    root: Path
+
+    def missing(self) -> list[Path]:
+        return [p for p in (*self.masters, self.runners, self.components) if not p.is_file()]
+
+
+def resolve_paths(
+    master_paths: list[Path] | None = None,
+    runners_path: Path | None = None,
+    components_path: Path | None = None,
+    root: Path | None = None,
+) -> ConfigPaths:
+    """The files a validation reads: given paths, else the defaults under ``root``."""
+    root = Path(root) if root else None
+    if not master_paths:
+        master_paths = default_master_paths(root or Path("."))
+    masters = [Path(p) for p in master_paths]
+    if root is None:
+        root = repo_root_of(masters[0]) if masters else Path(".")
+    return ConfigPaths(
+        masters,
+        Path(runners_path) if runners_path else root / DEFAULT_RUNNERS,
+        Path(components_path) if components_path else root / DEFAULT_COMPONENTS,
+        root,
+    )
 
 
 def load_config_set(
@@ -62,37 +107,19 @@ def load_config_set(
     """Load and validate; returns (ConfigSet, report) or (None, report) when invalid."""
     from .validate import validate_config_set  # the rules; imported here to keep import light
 
-    root = Path(root) if root else None
-    if not master_paths:
-        base = root or Path(".")
-        master_paths = default_master_paths(base)
-    master_paths = [Path(p) for p in master_paths]
-    if root is None:
-        root = repo_root_of(master_paths[0]) if master_paths else Path(".")
-    runners_path = Path(runners_path) if runners_path else root / DEFAULT_RUNNERS
-    components_path = Path(components_path) if components_path else root / DEFAULT_COMPONENTS
-
+    paths = resolve_paths(master_paths, runners_path, components_path, root)
     report = Report()
-    config_set = ConfigSet(root=root)
-    documents = [(path, _load(path, report)) for path in master_paths]
-    config_set.runners_doc = _load(runners_path, report)
-    config_set.components_doc = _load(components_path, report)
+    config_set = ConfigSet(root=paths.root)
+    documents = [_load(path, report, "master config") for path in paths.masters]
+    config_set.runners_doc = _load(paths.runners, report, "runners file")
+    config_set.components_doc = _load(paths.components, report, "components file")
     if config_set.runners_doc is not None and isinstance(config_set.runners_doc.data, dict):
         config_set.runners = config_set.runners_doc.data
     if config_set.components_doc is not None and isinstance(config_set.components_doc.data, dict):
         config_set.components = config_set.components_doc.data
 
-    for path, doc in documents:
-        if doc is None:
-            continue
-        if doc.data is None:
-            report.add(error(doc.file, (1, 1), "file-empty", "the master config is empty",
-                             "A master config maps config keys to entries; see configs/CONFIGS.md."))
-            continue
-        if not isinstance(doc.data, dict):
-            report.add(error(doc.file, doc.where(()), "file-not-mapping",
-                             f"the master config must be a mapping of config keys, not a {type(doc.data).__name__}",
-                             "Write `<config-key>:` entries at the top level; see configs/CONFIGS.md."))
+    for doc in documents:
+        if doc is None or not isinstance(doc.data, dict):
             continue
         for key, entry in doc.data.items():
             if key in config_set.sources:

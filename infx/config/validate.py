@@ -1,15 +1,52 @@
-"""Validation of a loaded ConfigSet: JSON Schema first, then the cross-field rules."""
+"""Validation of a loaded ConfigSet: JSON Schema first, then the cross-field rules.
+
+runners.yaml and components.yaml are checked against their schemas; each master entry is
+checked against the master schema and then by every rule of :data:`rules.RULES`. Rules
+that need well-typed data run only on entries that passed the schema. Entries that pass
+the schema are normalised into ``config_set.entries``.
+"""
 
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic
+from ..yamlio import Document
+from .components import backends
 from .normalize import normalize_entry
+from .rules import RULES, EntryContext
+from .schema import NON_MASTER_FIELDS, schema_diagnostics
+
+
+def _side_file(doc: Document | None, name: str, diagnostics: list[Diagnostic]) -> bool:
+    """Schema-check runners.yaml or components.yaml; True when it is usable."""
+    if doc is None or not isinstance(doc.data, dict):
+        return False  # unreadable, empty or not a mapping: already reported by the loader
+    found = schema_diagnostics(name, doc, doc.data)
+    diagnostics.extend(found)
+    return not found
 
 
 def validate_config_set(config_set) -> list[Diagnostic]:
     """Every problem at once. Fills ``config_set.entries`` with normalised entries."""
     diagnostics: list[Diagnostic] = []
+    runners = config_set.runners if _side_file(config_set.runners_doc, "runners", diagnostics) else {}
+    components_ok = _side_file(config_set.components_doc, "components", diagnostics)
+    known_backends = backends(config_set.components) if components_ok else None
+
     for key, entry in config_set.raw_entries.items():
-        if isinstance(entry, dict):
+        doc = config_set.sources[key]
+        prefix = f"{key}: "
+        schema_errors = schema_diagnostics(
+            "master", doc, entry, base=(key,), pointer="#/$defs/entry", prefix=prefix,
+            root_label="the entry", special_keys=NON_MASTER_FIELDS,
+        )
+        diagnostics.extend(schema_errors)
+        context = EntryContext(key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends)
+        for rule in RULES.values():
+            if rule.needs_schema and schema_errors:
+                continue
+            for path, message, hint in rule.check(context):
+                line, column = doc.where((key, *path))
+                diagnostics.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity))
+        if not schema_errors:
             config_set.entries[key] = normalize_entry(entry)
     return diagnostics

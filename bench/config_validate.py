@@ -1,0 +1,48 @@
+"""Benchmark: `infx config validate` on the whole reference corpus, as a whole process.
+
+Both master files, runners.yaml and components.yaml; target < 0.3 s wall per run
+(median), interpreter start included. The corpus has real defects (docs/config.md), so
+exit code 1 is expected; pass --patched to time the patched, valid corpus instead.
+
+    python3 bench/config_validate.py [--runs N] [--patched]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.harness import report, time_command  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus" / "inferencex-2026-08"
+TARGET_SECONDS = 0.3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--patched", action="store_true", help="time the corpus with its defects patched (exit 0)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.patched:
+            sys.path.insert(0, str(REPO / "tests"))
+            from corpus import patched_corpus
+
+            configs = patched_corpus(CORPUS, Path(tmp)) / "configs"
+            components, codes = configs / "components.yaml", (0,)
+        else:
+            configs, components, codes = CORPUS / "configs", REPO / "configs" / "components.yaml", (1,)
+        argv = [sys.executable, "-m", "infx", "config", "validate",
+                str(configs / "nvidia-master.yaml"), str(configs / "amd-master.yaml"),
+                "--runners", str(configs / "runners.yaml"), "--components", str(components)]
+        stats = time_command(argv, runs=args.runs, warmup=2, cwd=REPO, expect_codes=codes)
+    print(report("infx config validate, whole corpus" + (" (patched)" if args.patched else ""), stats, TARGET_SECONDS))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""The JSON Schemas under infx/schemas/, applied to loaded YAML documents.
+
+Every schema error becomes a located Diagnostic whose message says what is accepted.
+Valid input is confirmed by the compiled predicate of :mod:`fastschema`; jsonschema (and
+its import) is only paid for when there is something to report.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..diagnostics import Diagnostic, error
+from ..yamlio import Document
+from .fastschema import compile_schema
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+# Fields people put in master configs that belong elsewhere: the rule names them and says where.
+NON_MASTER_FIELDS = {
+    "duration": "points always run for 3600 s; the matrix sets duration, a master config cannot",
+    "gpus-per-node": "it is a runner fact: set it under hardware: in configs/runners.yaml",
+    "available-cpu-dram-mib": "it is a runner fact: set it under hardware: in configs/runners.yaml",
+    "total-cpu-dram-gb": "the matrix derives it from dram-utilization and the runner's hardware",
+    "node-count": "the matrix derives it from num-nodes or the recipe",
+    "max-model-len": "the matrix derives it as isl + osl + 256",
+    "exp-name": "the matrix derives it from the topology",
+    "trace-source": "the agentic trace is fixed by the benchmark, not chosen per config",
+}
+
+# jsonschema keyword -> the rule id users see.
+KEYWORD_RULES = {
+    "additionalProperties": "unknown-key",
+    "required": "missing-field",
+    "type": "wrong-type",
+    "enum": "not-allowed-value",
+    "const": "not-allowed-value",
+    "anyOf": "not-allowed-value",
+    "minimum": "out-of-range",
+    "maximum": "out-of-range",
+    "exclusiveMinimum": "out-of-range",
+    "minItems": "empty-value",
+    "minLength": "empty-value",
+    "minProperties": "empty-value",
+    "pattern": "bad-format",
+}
+SCHEMA_RULES = sorted(set(KEYWORD_RULES.values()) | {"field-not-master"})
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "empty",
+}
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    """``name`` is master, runners or components."""
+    return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text())
+
+
+@lru_cache(maxsize=None)
+def _predicate(name: str, pointer: str | None):
+    return compile_schema(load_schema(name), pointer)
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str, pointer: str | None):
+    from jsonschema import Draft202012Validator  # only when there is an error to explain
+
+    schema = load_schema(name)
+    if pointer:
+        schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": pointer}
+    return Draft202012Validator(schema)
+
+
+def is_valid(name: str, instance: Any, pointer: str | None = None) -> bool:
+    return _predicate(name, pointer)(instance)
+
+
+def dotted(path: Iterable) -> str:
+    """A readable path: ``fixed-seq-len[0].search-space[1].prefill.tp``."""
+    text = ""
+    parts = list(path)
+    if len(parts) > 1 and parts[0] == "scenarios":
+        parts = parts[1:]  # every scenario path starts there; fixed-seq-len[0] is clear enough
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return repr(value)
+
+
+def _accepted(values: Iterable) -> str:
+    return ", ".join(json.dumps(v) if not isinstance(v, str) else v for v in values)
+
+
+def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+_BOUNDS = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}
+
+
+def _message(err, subject: str) -> list[tuple[tuple, str, str]]:
+    """(extra path, message, hint) triples for one jsonschema error."""
+    keyword, value, instance, schema = err.validator, err.validator_value, err.instance, err.schema
+    accepted = schema.get("x-accepted")
+    if keyword == "type":
+        names = [value] if isinstance(value, str) else value
+        wanted = " or ".join(_TYPE_WORDS[n] for n in names)
+        return [((), f"{subject} must be {wanted}, not {_value(instance)}", f"Write {wanted} here (quotes make a string).")]
+    if keyword == "required":
+        missing = [name for name in value if name not in instance]
+        return [((), f"{subject} is missing the required field {name!r}", f"Add `{name}:`; see configs/CONFIGS.md.") for name in missing]
+    if keyword in ("enum", "const", "anyOf"):
+        options = accepted or ("one of " + _accepted(value) if keyword == "enum" else _accepted([value]))
+        hint = _did_you_mean(instance, [v for v in (value if keyword == "enum" else []) if isinstance(v, str)])
+        return [((), f"{subject} must be {options}, not {_value(instance)}{hint}", "Use one of the accepted values.")]
+    bound = _BOUNDS.get(keyword)
+    if bound:
+        return [((), f"{subject} must be {bound} {value}, not {_value(instance)}", f"Use a value {bound} {value}.")]
+    if keyword in ("minItems", "minLength", "minProperties"):
+        return [((), f"{subject} must not be empty", "Give it a value or remove the field.")]
+    if keyword == "pattern":
+        return [((), f"{subject} {instance!r} is not in the accepted form: {accepted or value}", f"Write it as {accepted or value}.")]
+    return [((), f"{subject}: {err.message}", "")]
+
+
+def _unknown_keys(err, subject: str, special: dict[str, str]) -> list[tuple[tuple, str, str, str]]:
+    allowed = sorted(err.schema.get("properties", {}))
+    found = []
+    for key in err.instance:
+        if key in allowed:
+            continue
+        reason = special.get(key) if isinstance(key, str) else None
+        if reason:
+            found.append(((key,), "field-not-master", f"{key!r} is not a master config field: {reason}", f"Remove `{key}:`."))
+            continue
+        message = f"unknown field {key!r} in {subject}{_did_you_mean(key, allowed)}"
+        hint = f"Accepted here: {', '.join(allowed)}." if allowed else ""
+        found.append(((key,), "unknown-key", message, hint))
+    return found
+
+
+def schema_diagnostics(
+    name: str,
+    doc: Document,
+    instance: Any,
+    base: tuple = (),
+    pointer: str | None = None,
+    prefix: str = "",
+    root_label: str = "the file",
+    special_keys: dict[str, str] | None = None,
+) -> list[Diagnostic]:
+    """All schema errors of ``instance`` (found at ``base`` inside ``doc``), located.
+
+    ``prefix`` starts every message (e.g. the master key); ``root_label`` names the
+    instance itself; ``special_keys`` maps unknown keys to a reason (rule field-not-master).
+    """
+    if is_valid(name, instance, pointer):
+        return []
+    diagnostics = []
+    for err in _validator(name, pointer).iter_errors(instance):
+        path = tuple(err.absolute_path)
+        label = dotted(path) or root_label
+        if err.validator == "additionalProperties":
+            found = _unknown_keys(err, label, special_keys or {})
+        else:
+            rule = KEYWORD_RULES.get(err.validator, "schema")
+            found = [(extra, rule, message, hint) for extra, message, hint in _message(err, label)]
+        for extra, rule, message, hint in found:
+            diagnostics.append(error(doc.file, doc.where(base + path + extra), rule, prefix + message, hint))
+    return list(dict.fromkeys(diagnostics))  # jsonschema repeats some errors (one per missing field)
