@@ -17,6 +17,23 @@ MISSING_RUNNER_LABELS = {
 }
 
 
+# disagg: true entries whose first point is an aggregated recipe (prefill + decode num-worker 0):
+# the point moves to its own `<key>-agg` entry with disagg: false, placed just before the
+# original so the expanded rows keep their order.
+AGGREGATED_POINT_IN_DISAGG = ["dsv4-fp4-gb200-dynamo-vllm-mtp2", "dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic"]
+_AGG_POINT_MARK = "      # Aggregate low latency: TP=8, max-num-seqs=4.\n"
+
+
+def _split_aggregated_point(text: str, key: str) -> str:
+    start = text.index(f"\n{key}:\n") + 1
+    point_start = text.index(_AGG_POINT_MARK, start)
+    end = text.index("\n\n", point_start)  # the point ends at the blank line before the next one
+    header = text[start : text.index("      search-space:\n", start) + len("      search-space:\n")]
+    header = header.replace(f"{key}:\n", f"{key}-agg:\n", 1).replace("  disagg: true\n", "  disagg: false\n", 1)
+    point = text[point_start : end + 1]
+    return text[:start] + header + point + "\n" + text[start:point_start] + text[end + 2 :]
+
+
 def patched_corpus(corpus: Path, destination: Path) -> Path:
     """Copy configs, recipes and changelog of the corpus to ``destination`` and patch them."""
     shutil.copytree(corpus / "configs", destination / "configs")
@@ -30,6 +47,11 @@ def patched_corpus(corpus: Path, destination: Path) -> Path:
         f"  {label}:\n" + "".join(f"    - {node}\n" for node in nodes) for label, nodes in MISSING_RUNNER_LABELS.items()
     )
     runners.write_text(text.replace("labels:\n", "labels:\n" + extra, 1))
+    master = destination / "configs" / "nvidia-master.yaml"
+    text = master.read_text()
+    for key in AGGREGATED_POINT_IN_DISAGG:
+        text = _split_aggregated_point(text, key)
+    master.write_text(text)
     components = Path(__file__).resolve().parent.parent / "configs" / "components.yaml"
     shutil.copy(components, destination / "configs" / "components.yaml")
     return destination

@@ -30,9 +30,14 @@ def legacy_to_worker(search_entry: dict) -> dict:
 
 
 def normalize_entry(entry: dict) -> dict:
+    """A copy of a schema-valid entry with legacy aggregated points rewritten to ``worker:``.
+
+    Only aggregated entries (multinode, not disagg) have legacy points; ``num-nodes`` is
+    not invented for them (the matrix takes the node count from the recipe).
+    """
     normalized = copy.deepcopy(entry)
     scenarios = normalized.get("scenarios")
-    if not isinstance(scenarios, dict):
+    if not isinstance(scenarios, dict) or entry.get("multinode") is not True or entry.get("disagg") is True:
         return normalized
     for kind in SCENARIO_KINDS:
         for scenario in scenarios.get(kind) or []:

@@ -1,0 +1,56 @@
+"""The generated parts of configs/CONFIGS.md: the component version policy and the rule list.
+
+Both come from their single source (configs/components.yaml, :data:`rules.RULES`); a test
+fails when CONFIGS.md drifts. Regenerate with ``python3 -m infx.config.docs``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from ..yamlio import load_yaml
+from .components import policy_markdown
+from .rules import RULES
+from .schema import NON_MASTER_FIELDS
+
+REPO = Path(__file__).resolve().parent.parent.parent
+CONFIGS_MD = REPO / "configs" / "CONFIGS.md"
+COMPONENTS = REPO / "configs" / "components.yaml"
+
+
+def rules_markdown() -> str:
+    lines = ["| rule | severity | what it checks |", "|---|---|---|"]
+    lines += [f"| `{rule.id}` | {rule.severity.value} | {rule.summary} |" for rule in RULES.values()]
+    return "\n".join(lines)
+
+
+def non_master_markdown() -> str:
+    return "\n".join(f"- `{name}`: {reason}." for name, reason in NON_MASTER_FIELDS.items())
+
+
+def components_markdown() -> str:
+    doc, problems = load_yaml(COMPONENTS)
+    if problems:
+        raise SystemExit(f"cannot read {COMPONENTS}: {problems[0].message}")
+    return policy_markdown(doc.data)
+
+
+SECTIONS = {"components": components_markdown, "rules": rules_markdown, "non-master-fields": non_master_markdown}
+_BLOCK = re.compile(r"(<!-- BEGIN generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)", re.S)
+
+
+def render(text: str) -> str:
+    """``text`` with every generated block replaced by its current content."""
+    return _BLOCK.sub(lambda m: m.group(1) + SECTIONS[m["name"]]() + "\n" + m.group(4), text)
+
+
+def main() -> None:
+    text = CONFIGS_MD.read_text()
+    CONFIGS_MD.write_text(render(text))
+    print(f"updated {CONFIGS_MD}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

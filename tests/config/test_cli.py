@@ -1,0 +1,106 @@
+"""`infx config validate` as a real process: exit codes, formats, bad input never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+GOOD = FIXTURES / "positive" / "unknown-key.yaml"
+SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(REPO / "configs" / "components.yaml")]
+
+
+def infx(*args, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "infx", "config", "validate", *map(str, args)], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+
+
+def test_default_files_from_the_repository_root():
+    done = infx()
+    assert done.returncode == 0, done.stderr
+    assert "warning[legacy-aggregate]" in done.stderr and "configs are valid" in done.stderr
+
+
+def test_valid_file_exits_0_and_json_says_ok():
+    done = infx(GOOD, *SIDE, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"ok": True, "diagnostics": []}
+
+
+def test_invalid_file_exits_1_with_located_json():
+    bad = FIXTURES / "negative" / "unknown-key.yaml"
+    done = infx(bad, *SIDE, "--format", "json")
+    assert done.returncode == 1
+    body = json.loads(done.stdout)
+    assert body["ok"] is False
+    first = body["diagnostics"][0]
+    assert (first["file"], first["line"], first["column"], first["rule"]) == (str(bad), 11, 3, "unknown-key")
+    assert "did you mean 'multinode'" in first["message"]
+
+
+BAD_ENTRY = """k{i}:
+  image: lmsysorg/sglang:v0.5.14
+  model: deepseek-ai/DeepSeek-R1-0528
+  model-prefix: dsr1
+  precision: fp8
+  framework: sglang
+  runner: b200
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - {{ isl: 1024, osl: 1024, search-space: [{{ tp: 0, conc-list: [4] }}] }}
+"""
+
+
+def test_github_format_annotates_and_caps_at_ten(tmp_path):
+    path = tmp_path / "many-master.yaml"
+    path.write_text("".join(BAD_ENTRY.format(i=i) for i in range(12)))
+    done = infx(path, *SIDE, "--format", "github")
+    assert done.returncode == 1
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 10
+    assert annotations[0].startswith(f"::error file={path},line=") and "title=out-of-range::" in annotations[0]
+    assert "::notice title=infx::12 errors in all" in done.stdout
+
+
+@pytest.mark.parametrize("text, rule", [
+    ("a: [1, 2\n", "yaml-syntax"),
+    ("a:\n\tb: 1\n", "yaml-syntax"),
+    ("a: 1\na: 2\n", "yaml-duplicate-key"),
+    ("", "file-empty"),
+    ("- a\n- b\n", "file-not-mapping"),
+    ("k:\n  image: 3\n", "wrong-type"),
+    ("k:\n  imgae: x\n", "unknown-key"),
+    ("k: just a string\n", "wrong-type"),
+])
+def test_bad_input_is_a_located_diagnostic_not_a_traceback(tmp_path, text, rule):
+    path = tmp_path / "bad-master.yaml"
+    path.write_text(text)
+    done = infx(path, *SIDE)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert f"error[{rule}]" in done.stderr
+    assert done.stderr.startswith(f"{path}:")
+
+
+def test_missing_file_on_the_command_line_exits_2(tmp_path):
+    done = infx(tmp_path / "nope-master.yaml", *SIDE)
+    assert done.returncode == 2
+    assert "file not found" in done.stderr and "nope-master.yaml" in done.stderr
+
+
+def test_missing_default_files_exit_2(tmp_path):
+    done = infx(cwd=tmp_path)
+    assert done.returncode == 2 and "configs/*-master.yaml" in done.stderr
+    (tmp_path / "configs").mkdir()
+    shutil.copy(REPO / "configs" / "nvidia-master.yaml", tmp_path / "configs")
+    done = infx(cwd=tmp_path)
+    assert done.returncode == 2
+    assert "runners.yaml" in done.stderr and "components.yaml" in done.stderr
