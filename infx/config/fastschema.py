@@ -79,15 +79,29 @@ class SchemaCompiler:
         if unknown:
             raise ValueError(f"fastschema does not implement {sorted(unknown)}")
         checks = [_KEYWORDS[name](self, schema[name], schema) for name in _KEYWORDS if name in schema]
-        checks = [c for c in checks if c is not None]
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(check(v) for check in checks)
+        return _all_of([c for c in checks if c is not None])
+
+
+def _all_of(checks: list[Check]) -> Check:
+    # Unrolled for the usual two or three keywords: this runs once per node of every config.
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda v: first(v) and second(v) and third(v)
+    return lambda v: all(check(v) for check in checks)
 
 
 def _type(c: SchemaCompiler, value, schema) -> Check:
     names = [value] if isinstance(value, str) else list(value)
     tests = [_TYPES[name] for name in names]
+    if len(tests) == 1:
+        return tests[0]
     return lambda v: any(test(v) for test in tests)
 
 

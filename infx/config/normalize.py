@@ -7,8 +7,6 @@ stages only ever see the newest form.
 
 from __future__ import annotations
 
-import copy
-
 SCENARIO_KINDS = ("fixed-seq-len", "agentic-coding")
 
 
@@ -30,23 +28,27 @@ def legacy_to_worker(search_entry: dict) -> dict:
 
 
 def normalize_entry(entry: dict) -> dict:
-    """A copy of a schema-valid entry with legacy aggregated points rewritten to ``worker:``.
+    """A schema-valid entry with its legacy aggregated points rewritten to ``worker:``.
 
     Only aggregated entries (multinode, not disagg) have legacy points; ``num-nodes`` is
-    not invented for them (the matrix takes the node count from the recipe).
+    not invented for them (the matrix takes the node count from the recipe). An entry with
+    nothing to rewrite is returned as is; otherwise only the containers on the way to a
+    rewritten point are copied. Both raw and normalised entries are read-only data.
     """
-    normalized = copy.deepcopy(entry)
-    scenarios = normalized.get("scenarios")
+    scenarios = entry.get("scenarios")
     if not isinstance(scenarios, dict) or entry.get("multinode") is not True or entry.get("disagg") is True:
-        return normalized
+        return entry
+    rewritten = dict(scenarios)
     for kind in SCENARIO_KINDS:
-        for scenario in scenarios.get(kind) or []:
-            if not isinstance(scenario, dict):
-                continue
-            space = scenario.get("search-space")
-            if isinstance(space, list):
-                scenario["search-space"] = [
-                    legacy_to_worker(item) if isinstance(item, dict) and is_legacy_aggregate(item) else item
-                    for item in space
-                ]
-    return normalized
+        if isinstance(scenarios.get(kind), list):
+            rewritten[kind] = [_normalize_scenario(scenario) for scenario in scenarios[kind]]
+    changed = any(new is not old for kind in SCENARIO_KINDS for new, old in zip(rewritten.get(kind, []), scenarios.get(kind) or []))
+    return {**entry, "scenarios": rewritten} if changed else entry
+
+
+def _normalize_scenario(scenario):
+    space = scenario.get("search-space") if isinstance(scenario, dict) else None
+    if not isinstance(space, list) or not any(isinstance(item, dict) and is_legacy_aggregate(item) for item in space):
+        return scenario
+    converted = [legacy_to_worker(item) if isinstance(item, dict) and is_legacy_aggregate(item) else item for item in space]
+    return {**scenario, "search-space": converted}

@@ -8,12 +8,11 @@ diagnostic. Each rule lives here once; docs/config.md and configs/CONFIGS.md cit
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from functools import cached_property
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..diagnostics import Severity
 from . import components as policy
@@ -28,8 +27,7 @@ DRAM_MODES = ("dram", ["dram", "nvme"])
 NVME_MODES = ("nvme", ["dram", "nvme"])
 
 
-@dataclass
-class SearchEntry:
+class SearchEntry(NamedTuple):
     kind: str  # fixed-seq-len or agentic-coding
     scenario: dict
     entry: dict
@@ -40,13 +38,15 @@ class SearchEntry:
         return dotted(self.path)
 
 
-@dataclass
 class EntryContext:
-    key: str
-    entry: dict
-    labels: dict = field(default_factory=dict)  # runners.yaml labels (empty when runners.yaml is unusable)
-    hardware: dict = field(default_factory=dict)
-    backends: dict | None = None  # components.yaml kv-offload-backends (None when unusable)
+    """One master entry and the side-file facts its rules need."""
+
+    def __init__(self, key, entry: dict, labels: dict, hardware: dict, backends: dict | None):
+        self.key = key
+        self.entry = entry
+        self.labels = labels  # runners.yaml labels (empty when runners.yaml is unusable)
+        self.hardware = hardware
+        self.backends = backends  # components.yaml kv-offload-backends (None when unusable)
 
     @property
     def multinode(self) -> bool:
@@ -60,15 +60,20 @@ class EntryContext:
         for index, scenario in enumerate(self.entry["scenarios"].get(kind) or []):
             yield ("scenarios", kind, index), scenario
 
-    def search_entries(self) -> Iterator[SearchEntry]:
-        for kind in SCENARIO_KINDS:
-            for path, scenario in self.scenarios(kind):
-                for index, item in enumerate(scenario["search-space"]):
-                    yield SearchEntry(kind, scenario, item, path + ("search-space", index))
+    def search_entries(self) -> list[SearchEntry]:
+        return self._search_entries
+
+    @cached_property
+    def _search_entries(self) -> list[SearchEntry]:  # every rule walks them; collect once
+        return [
+            SearchEntry(kind, scenario, item, path + ("search-space", index))
+            for kind in SCENARIO_KINDS
+            for path, scenario in self.scenarios(kind)
+            for index, item in enumerate(scenario["search-space"])
+        ]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     check: Callable[[EntryContext], Iterable[Finding]]
     severity: Severity = Severity.ERROR
@@ -88,6 +93,8 @@ def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR, needs_
 
 
 def _close(word: str, options: Iterable[str], n: int = 3) -> list[str]:
+    import difflib  # only when there is an error to explain
+
     return difflib.get_close_matches(word, list(options), n=n, cutoff=0.5)
 
 

@@ -7,7 +7,6 @@ its import) is only paid for when there is something to report.
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -115,6 +114,8 @@ def _accepted(values: Iterable) -> str:
 
 
 def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
+    import difflib  # only when there is an error to explain
+
     close = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

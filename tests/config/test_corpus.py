@@ -75,3 +75,14 @@ def test_bundled_configs_validate_with_only_legacy_warnings(repo_root):
     warning = next(d for d in report.diagnostics if "dsv4-fp4-gb300-dynamo-sglang-agentic-agg" in d.message)
     assert "worker:" in warning.message and "num-nodes: 1" in warning.message
     assert list(config_set.entries) == list(config_set.raw_entries)
+
+
+def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
+    """Guards the loader's fast paths (plain-scalar tag cache, decimal ints, no alias walk without '&')."""
+    import yaml
+
+    from infx.yamlio import load_yaml
+
+    for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
+        path = corpus / "configs" / name
+        assert load_yaml(path)[0].data == yaml.load(path.read_text(), Loader=yaml.SafeLoader)
