@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..diagnostics import Report, error
 from ..yamlio import Document, load_yaml
+from .normalize import normalize_entry
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
 DEFAULT_RUNNERS = "configs/runners.yaml"
@@ -133,6 +134,8 @@ def load_config_set(
 
     if validate:
         report.extend(validate_config_set(config_set))
+    else:  # unchecked, but still the one normalised model
+        config_set.entries = {key: normalize_entry(entry) for key, entry in config_set.raw_entries.items() if isinstance(entry, dict)}
     if not report.ok:
         return None, report
     return config_set, report

@@ -60,11 +60,8 @@ class EntryContext:
         for index, scenario in enumerate(self.entry["scenarios"].get(kind) or []):
             yield ("scenarios", kind, index), scenario
 
-    def search_entries(self) -> list[SearchEntry]:
-        return self._search_entries
-
     @cached_property
-    def _search_entries(self) -> list[SearchEntry]:  # every rule walks them; collect once
+    def search_entries(self) -> list[SearchEntry]:  # every rule walks them; collected once
         return [
             SearchEntry(kind, scenario, item, path + ("search-space", index))
             for kind in SCENARIO_KINDS
@@ -147,7 +144,7 @@ def disagg_needs_multinode(ctx: EntryContext):
 def topology_single_node(ctx: EntryContext):
     if ctx.multinode:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         for name in (*WORKER_ROLES, "num-nodes"):
             if name in se.entry:
                 yield se.path + (name,), f"{se.name}: {name!r} is a multinode field, but this entry has multinode: false", \
@@ -160,7 +157,7 @@ def topology_single_node(ctx: EntryContext):
 def topology_multinode(ctx: EntryContext):
     if not ctx.multinode:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         item = se.entry
         for name in ENTRY_PARALLELISM:
             if name in item:
@@ -182,7 +179,7 @@ def topology_multinode(ctx: EntryContext):
 def topology_disagg(ctx: EntryContext):
     if not (ctx.multinode and ctx.disagg):
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         for name in ("worker", "num-nodes"):
             if name in se.entry:
                 yield se.path + (name,), f"{se.name}: {name!r} is for aggregated entries; disagg: true needs prefill and decode", \
@@ -193,7 +190,7 @@ def topology_disagg(ctx: EntryContext):
 def topology_aggregated(ctx: EntryContext):
     if not ctx.multinode or ctx.disagg:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         item = se.entry
         if "worker" in item and "num-nodes" not in item:
             yield se.path + ("worker",), f"{se.name}: an aggregated worker needs 'num-nodes' (the nodes one point allocates)", \
@@ -241,7 +238,7 @@ def new_spelling(ctx: EntryContext, item: dict) -> str:
 def legacy_aggregate(ctx: EntryContext):
     if not ctx.multinode or ctx.disagg:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         if is_legacy_aggregate(se.entry):
             yield se.path + ("decode", "num-worker"), \
                 f"{se.name}: legacy aggregated spelling (prefill + decode with num-worker: 0); write it as:\n" + \
@@ -251,7 +248,7 @@ def legacy_aggregate(ctx: EntryContext):
 
 @rule("num-worker-zero", "`num-worker: 0` only in the decode block of the legacy aggregated spelling.")
 def num_worker_zero(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         for role in ("prefill", "decode"):
             block = se.entry.get(role)
             if not isinstance(block, dict) or block.get("num-worker") != 0:
@@ -265,7 +262,7 @@ def num_worker_zero(ctx: EntryContext):
 
 @rule("hardware-both-or-neither", "`hardware` is set on both prefill and decode, or on neither.")
 def hardware_both_or_neither(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         prefill, decode = se.entry.get("prefill"), se.entry.get("decode")
         if not (isinstance(prefill, dict) and isinstance(decode, dict)):
             continue
@@ -277,7 +274,7 @@ def hardware_both_or_neither(ctx: EntryContext):
 
 @rule("tp-divisible-by-dcp", "`tp` must be a multiple of `dcp-size`.")
 def tp_divisible_by_dcp(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         blocks = [((), se.entry)] + [((role,), se.entry[role]) for role in WORKER_ROLES if isinstance(se.entry.get(role), dict)]
         for sub, block in blocks:
             tp, dcp = block.get("tp"), block.get("dcp-size", 1)
@@ -291,7 +288,7 @@ def tp_divisible_by_dcp(ctx: EntryContext):
 
 @rule("conc-exactly-one", "Each search entry gives `conc-list` or `conc-start`+`conc-end`, exactly one.")
 def conc_exactly_one(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         item = se.entry
         has_start, has_end, has_list = "conc-start" in item, "conc-end" in item, "conc-list" in item
         if has_list and (has_start or has_end):
@@ -306,7 +303,7 @@ def conc_exactly_one(ctx: EntryContext):
 
 @rule("conc-range-order", "`conc-start` must be <= `conc-end`.")
 def conc_range_order(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         start, end = se.entry.get("conc-start"), se.entry.get("conc-end")
         if start is not None and end is not None and start > end:
             yield se.path + ("conc-start",), f"{se.name}: conc-start ({start}) must be <= conc-end ({end})", "Swap the two values."
@@ -328,7 +325,7 @@ def component_scope(ctx: EntryContext):
     for name in ("router", "kv-p2p-transfer"):
         if name not in ctx.entry:
             continue
-        for se in ctx.search_entries():
+        for se in ctx.search_entries:
             if name in se.entry:
                 yield se.path + (name,), f"{se.name}: {name} must be declared either at the top level or in search-space entries, not both", \
                     f"Remove it here, or remove the top-level `{name}:` and set it on every entry."
@@ -340,7 +337,7 @@ def kv_p2p_transfer_multinode_only(ctx: EntryContext):
         return
     if "kv-p2p-transfer" in ctx.entry:
         yield ("kv-p2p-transfer",), "kv-p2p-transfer is only valid when multinode: true", "Remove it; single-node points transfer no KV."
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         if "kv-p2p-transfer" in se.entry:
             yield se.path + ("kv-p2p-transfer",), f"{se.name}: kv-p2p-transfer is only valid when multinode: true", "Remove it."
 
@@ -349,7 +346,7 @@ def kv_p2p_transfer_multinode_only(ctx: EntryContext):
 def kv_p2p_transfer_required(ctx: EntryContext):
     if not (ctx.disagg and ctx.multinode) or "kv-p2p-transfer" in ctx.entry:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         if "kv-p2p-transfer" not in se.entry:
             yield se.path, f"{se.name}: disagg: true requires kv-p2p-transfer at the top level or in every search-space entry; this entry has none", \
                 "Add `kv-p2p-transfer: <nixl|mooncake|...>` at the top level of the config (or to this entry)."
@@ -360,14 +357,14 @@ def kv_p2p_transfer_required(ctx: EntryContext):
 
 @rule("kv-offloading-required", "Single-node agentic entries state `kv-offloading`.")
 def kv_offloading_required(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         if se.kind == "agentic-coding" and "tp" in se.entry and not ctx.multinode and "kv-offloading" not in se.entry:
             yield se.path, f"{se.name}: single-node agentic search entries must specify kv-offloading", "Add `kv-offloading: none` (or dram / nvme)."
 
 
 @rule("kv-offload-backend-coupling", "`kv-offload-backend` is given exactly when `kv-offloading` is not none.")
 def kv_offload_backend_coupling(ctx: EntryContext):
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         mode, backend = se.entry.get("kv-offloading", "none"), "kv-offload-backend" in se.entry
         if backend and mode == "none":
             yield se.path + ("kv-offload-backend",), f"{se.name}: kv-offload-backend can only be set when kv-offloading is not 'none'", \
@@ -381,7 +378,7 @@ def kv_offload_backend_coupling(ctx: EntryContext):
 def kv_offloading_nvme_single_node(ctx: EntryContext):
     if not ctx.multinode:
         return
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         if se.entry.get("kv-offloading") in NVME_MODES:
             yield se.path + ("kv-offloading",), f"{se.name}: NVMe offloading currently requires a single-node entry", "Use kv-offloading: dram or none here."
 
@@ -405,7 +402,7 @@ def _components(ctx: EntryContext) -> Iterator[tuple[tuple, str, dict]]:
     """(path, kind, value) of every router and kv-offload-backend of the entry."""
     if isinstance(ctx.entry.get("router"), dict):
         yield ("router",), "router", ctx.entry["router"]
-    for se in ctx.search_entries():
+    for se in ctx.search_entries:
         for kind in ("router", "kv-offload-backend"):
             if isinstance(se.entry.get(kind), dict):
                 yield se.path + (kind,), kind, se.entry[kind]
