@@ -30,24 +30,6 @@ NON_MASTER_FIELDS = {
     "trace-source": "the agentic trace is fixed by the benchmark, not chosen per config",
 }
 
-# jsonschema keyword -> the rule id users see.
-KEYWORD_RULES = {
-    "additionalProperties": "unknown-key",
-    "required": "missing-field",
-    "type": "wrong-type",
-    "enum": "not-allowed-value",
-    "const": "not-allowed-value",
-    "anyOf": "not-allowed-value",
-    "minimum": "out-of-range",
-    "maximum": "out-of-range",
-    "exclusiveMinimum": "out-of-range",
-    "minItems": "empty-value",
-    "minLength": "empty-value",
-    "minProperties": "empty-value",
-    "pattern": "bad-format",
-}
-SCHEMA_RULES = sorted(set(KEYWORD_RULES.values()) | {"field-not-master"})
-
 _TYPE_WORDS = {
     "object": "a mapping",
     "array": "a list",
@@ -120,32 +102,58 @@ def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-_BOUNDS = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}
+Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
 
-def _message(err, subject: str) -> list[tuple[tuple, str, str]]:
-    """(extra path, message, hint) triples for one jsonschema error."""
-    keyword, value, instance, schema = err.validator, err.validator_value, err.instance, err.schema
-    accepted = schema.get("x-accepted")
-    if keyword == "type":
-        names = [value] if isinstance(value, str) else value
-        wanted = " or ".join(_TYPE_WORDS[n] for n in names)
-        return [((), f"{subject} must be {wanted}, not {_value(instance)}", f"Write {wanted} here (quotes make a string).")]
-    if keyword == "required":
-        missing = [name for name in value if name not in instance]
-        return [((), f"{subject} is missing the required field {name!r}", f"Add `{name}:`; see configs/CONFIGS.md.") for name in missing]
-    if keyword in ("enum", "const", "anyOf"):
-        options = accepted or ("one of " + _accepted(value) if keyword == "enum" else _accepted([value]))
-        hint = _did_you_mean(instance, [v for v in (value if keyword == "enum" else []) if isinstance(v, str)])
-        return [((), f"{subject} must be {options}, not {_value(instance)}{hint}", "Use one of the accepted values.")]
-    bound = _BOUNDS.get(keyword)
-    if bound:
-        return [((), f"{subject} must be {bound} {value}, not {_value(instance)}", f"Use a value {bound} {value}.")]
-    if keyword in ("minItems", "minLength", "minProperties"):
-        return [((), f"{subject} must not be empty", "Give it a value or remove the field.")]
-    if keyword == "pattern":
-        return [((), f"{subject} {instance!r} is not in the accepted form: {accepted or value}", f"Write it as {accepted or value}.")]
-    return [((), f"{subject}: {err.message}", "")]
+def _type_message(err, subject: str) -> list[Message]:
+    names = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
+    wanted = " or ".join(_TYPE_WORDS[n] for n in names)
+    return [((), f"{subject} must be {wanted}, not {_value(err.instance)}", f"Write {wanted} here (quotes make a string).")]
+
+
+def _required_message(err, subject: str) -> list[Message]:
+    missing = [name for name in err.validator_value if name not in err.instance]
+    return [((), f"{subject} is missing the required field {name!r}", f"Add `{name}:`; see configs/CONFIGS.md.") for name in missing]
+
+
+def _choice_message(err, subject: str) -> list[Message]:
+    enum = err.validator_value if err.validator == "enum" else []
+    options = err.schema.get("x-accepted") or ("one of " + _accepted(enum) if enum else _accepted([err.validator_value]))
+    close = _did_you_mean(err.instance, [v for v in enum if isinstance(v, str)])
+    return [((), f"{subject} must be {options}, not {_value(err.instance)}{close}", "Use one of the accepted values.")]
+
+
+def _bound_message(err, subject: str) -> list[Message]:
+    bound = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}[err.validator]
+    return [((), f"{subject} must be {bound} {err.validator_value}, not {_value(err.instance)}", f"Use a value {bound} {err.validator_value}.")]
+
+
+def _empty_message(err, subject: str) -> list[Message]:
+    return [((), f"{subject} must not be empty", "Give it a value or remove the field.")]
+
+
+def _pattern_message(err, subject: str) -> list[Message]:
+    form = err.schema.get("x-accepted") or err.validator_value
+    return [((), f"{subject} {err.instance!r} is not in the accepted form: {form}", f"Write it as {form}.")]
+
+
+# jsonschema keyword -> (the rule id users see, how to say it). additionalProperties is
+# handled by _unknown_keys (one diagnostic per unknown key, at the key).
+KEYWORDS = {
+    "type": ("wrong-type", _type_message),
+    "required": ("missing-field", _required_message),
+    "enum": ("not-allowed-value", _choice_message),
+    "const": ("not-allowed-value", _choice_message),
+    "anyOf": ("not-allowed-value", _choice_message),
+    "minimum": ("out-of-range", _bound_message),
+    "exclusiveMinimum": ("out-of-range", _bound_message),
+    "maximum": ("out-of-range", _bound_message),
+    "minItems": ("empty-value", _empty_message),
+    "minLength": ("empty-value", _empty_message),
+    "minProperties": ("empty-value", _empty_message),
+    "pattern": ("bad-format", _pattern_message),
+}
+SCHEMA_RULES = sorted({rule for rule, _ in KEYWORDS.values()} | {"unknown-key", "field-not-master"})
 
 
 def _unknown_keys(err, subject: str, special: dict[str, str]) -> list[tuple[tuple, str, str, str]]:
@@ -188,8 +196,8 @@ def schema_diagnostics(
         if err.validator == "additionalProperties":
             found = _unknown_keys(err, label, special_keys or {})
         else:
-            rule = KEYWORD_RULES.get(err.validator, "schema")
-            found = [(extra, rule, message, hint) for extra, message, hint in _message(err, label)]
+            rule, explain = KEYWORDS[err.validator]  # fastschema admits no other keyword
+            found = [(extra, rule, message, hint) for extra, message, hint in explain(err, label)]
         for extra, rule, message, hint in found:
             diagnostics.append(error(doc.file, doc.where(base + path + extra), rule, prefix + message, hint))
     return list(dict.fromkeys(diagnostics))  # jsonschema repeats some errors (one per missing field)
