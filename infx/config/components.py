@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-FRAMEWORK_NATIVE = "framework-native"
-INDEPENDENT = "independent"
+INDEPENDENT = "independent"  # the other value, framework-native, needs no version
 
 # A version that names a container image instead of the component's own release:
 # `image:...`, `[registry/]name:tag`, `name@sha256:...`, `nvcr.io#org/name:tag`. Releases,
