@@ -62,6 +62,15 @@ def _validator(name: str, pointer: str | None):
     return Draft202012Validator(schema)
 
 
+def field_names(node: Any) -> set[str]:
+    """Every property name a schema (or part of one) defines, at any depth."""
+    if isinstance(node, dict):
+        return set(node.get("properties", {})).union(*map(field_names, node.values()))
+    if isinstance(node, list):
+        return set().union(*map(field_names, node))
+    return set()
+
+
 def is_valid(name: str, instance: Any, pointer: str | None = None) -> bool:
     return _predicate(name, pointer)(instance)
 

@@ -9,7 +9,7 @@ import pytest
 
 from infx.config import load_config_set
 from infx.config.docs import CONFIGS_MD, render
-from infx.config.schema import load_schema, schema_diagnostics
+from infx.config.schema import field_names, load_schema, schema_diagnostics
 from infx.yamlio import parse_yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -17,21 +17,9 @@ TEXT = CONFIGS_MD.read_text()
 EXAMPLES = re.findall(r"```yaml\n(.*?)```", TEXT, re.S)
 
 
-def schema_fields(node) -> set[str]:
-    found = set()
-    if isinstance(node, dict):
-        found |= set(node.get("properties", {}))
-        for value in node.values():
-            found |= schema_fields(value)
-    elif isinstance(node, list):
-        for value in node:
-            found |= schema_fields(value)
-    return found
-
-
 @pytest.mark.parametrize("name", ["master", "runners", "components"])
 def test_every_schema_field_is_documented(name):
-    fields = schema_fields(load_schema(name))
+    fields = field_names(load_schema(name))
     assert fields, "the schema lists no fields"
     undocumented = sorted(f for f in fields if f"`{f}`" not in TEXT)
     assert not undocumented, f"fields of {name}.schema.json missing from CONFIGS.md: {undocumented}"

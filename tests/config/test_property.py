@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from infx.config.load import ConfigSet
-from infx.config.schema import is_valid, load_schema
+from infx.config.schema import field_names, is_valid, load_schema
 from infx.config.validate import validate_config_set
 from infx.diagnostics import Diagnostic
 from infx.yamlio import Document, load_yaml
@@ -33,19 +33,7 @@ SCHEMA = load_schema("master")
 ENTRY_VALIDATOR = Draft202012Validator({"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/entry"})
 
 
-def _field_names(node) -> set[str]:
-    names = set()
-    if isinstance(node, dict):
-        names |= set(node.get("properties", {}))
-        for value in node.values():
-            names |= _field_names(value)
-    elif isinstance(node, list):
-        for value in node:
-            names |= _field_names(value)
-    return names
-
-
-KEYS = st.one_of(st.sampled_from(sorted(_field_names(SCHEMA)) + ["duration", "conc_list"]), st.text(max_size=8), st.integers(-2, 2))
+KEYS = st.one_of(st.sampled_from(sorted(field_names(SCHEMA)) + ["duration", "conc_list"]), st.text(max_size=8), st.integers(-2, 2))
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 20), st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from(["none", "dram", "nvme", "mtp", "mooncake", "hicache", "image:x/y:1", "cluster:gb300-nv", "b200", "A=1", ""]),
