@@ -117,7 +117,9 @@ Message = tuple[tuple, str, str]  # (extra path, message, hint)
 def _type_message(err, subject: str) -> list[Message]:
     names = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
     wanted = " or ".join(_TYPE_WORDS[n] for n in names)
-    return [((), f"{subject} must be {wanted}, not {_value(err.instance)}", f"Write {wanted} here (quotes make a string).")]
+    quoted = isinstance(err.instance, str) and "string" not in names
+    hint = "Remove the quotes: YAML reads a quoted value as a string." if quoted else f"Write {wanted} here."
+    return [((), f"{subject} must be {wanted}, not {_value(err.instance)}", hint)]
 
 
 def _required_message(err, subject: str) -> list[Message]:
