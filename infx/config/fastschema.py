@@ -25,7 +25,7 @@ def _is_integer(value: Any) -> bool:
     return (type(value) is int) or (type(value) is float and value.is_integer())
 
 
-_TYPES: dict[str, Callable[[Any], bool]] = {
+TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: type(v) is dict,
     "array": lambda v: type(v) is list,
     "string": lambda v: type(v) is str,
@@ -99,7 +99,7 @@ def _all_of(checks: list[Check]) -> Check:
 
 def _type(c: SchemaCompiler, value, schema) -> Check:
     names = [value] if isinstance(value, str) else list(value)
-    tests = [_TYPES[name] for name in names]
+    tests = [TYPES[name] for name in names]
     if len(tests) == 1:
         return tests[0]
     return lambda v: any(test(v) for test in tests)

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from ..diagnostics import Diagnostic, error
 from ..yamlio import Document
-from .fastschema import compile_schema
+from .fastschema import TYPES, compile_schema
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -114,10 +114,21 @@ def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
 Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
 
+def _reads_as(text: str, names: list[str]) -> bool:
+    """Whether ``text`` without quotes would be a YAML value of one of the JSON types ``names``."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return any(TYPES[name](value) for name in names)
+
+
 def _type_message(err, subject: str) -> list[Message]:
     names = [err.validator_value] if isinstance(err.validator_value, str) else err.validator_value
     wanted = " or ".join(_TYPE_WORDS[n] for n in names)
-    quoted = isinstance(err.instance, str) and "string" not in names
+    quoted = isinstance(err.instance, str) and "string" not in names and _reads_as(err.instance, names)
     hint = "Remove the quotes: YAML reads a quoted value as a string." if quoted else f"Write {wanted} here."
     return [((), f"{subject} must be {wanted}, not {_value(err.instance)}", hint)]
 

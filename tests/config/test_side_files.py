@@ -111,3 +111,13 @@ def test_validation_result_api(tmp_path):
     item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
     assert item["worker"] == {"num-worker": 1, "tp": 4, "ep": 1, "dp-attn": False,
                               "additional-settings": ["CONFIG_FILE=recipes/sglang/agg-tp4.yaml"]}
+
+
+def test_type_hint_suggests_dropping_quotes_only_when_that_helps(tmp_path):
+    text = (FIXTURES / "positive" / "topology-single-node.yaml").read_text()
+    path = tmp_path / "q-master.yaml"
+    for value, hint in [('"8"', "Remove the quotes"), ("eight", "Write a whole number here.")]:
+        path.write_text(text.replace("tp: 8,", f"tp: {value},"))
+        _, report = load_config_set([path], FIXTURES / "runners.yaml", REPO / "configs" / "components.yaml")
+        (d,) = report.diagnostics
+        assert d.rule == "wrong-type" and d.hint.startswith(hint)
