@@ -121,3 +121,29 @@ def test_type_hint_suggests_dropping_quotes_only_when_that_helps(tmp_path):
         _, report = load_config_set([path], FIXTURES / "runners.yaml", REPO / "configs" / "components.yaml")
         (d,) = report.diagnostics
         assert d.rule == "wrong-type" and d.hint.startswith(hint)
+
+
+@pytest.mark.parametrize("name", ["master", "runners", "components"])
+def test_schemas_are_draft_2020_12_and_compile(name):
+    from jsonschema import Draft202012Validator
+
+    from infx.config.schema import load_schema
+
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    compile_schema(schema)
+
+
+@pytest.mark.parametrize("path", [
+    "configs/nvidia-master.yaml", "configs/runners.yaml", "configs/components.yaml",
+    *[str(p.relative_to(REPO)) for p in sorted(FIXTURES.glob("*/*.yaml")) if p.read_text().startswith("# yaml-language")],
+    "tests/fixtures/runners.yaml",
+])
+def test_yaml_files_name_their_schema_for_editors(path):
+    first = (REPO / path).read_text().splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    schema = (REPO / path).parent / first.split("$schema=", 1)[1]
+    assert schema.resolve().is_file(), schema
+    kind = "runners" if path.endswith("runners.yaml") else "components" if path.endswith("components.yaml") else "master"
+    assert schema.name == f"{kind}.schema.json"
