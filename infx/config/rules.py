@@ -395,6 +395,18 @@ def dram_utilization_required(ctx: EntryContext):
                     "Add `dram-utilization: <share in (0, 1]>` next to search-space:."
 
 
+@rule("dram-needs-runner-hardware", "Offloading to dram needs the runner's `hardware` facts in configs/runners.yaml.")
+def dram_needs_runner_hardware(ctx: EntryContext):
+    runner = ctx.entry["runner"]
+    if not ctx.labels or runner in ctx.hardware:
+        return
+    for se in ctx.search_entries:
+        if se.entry.get("kv-offloading") in DRAM_MODES:
+            yield ("runner",), f"runner {runner!r} has no hardware entry in runners.yaml, but {se.name} offloads KV to dram; its DRAM budget comes from that entry", \
+                f"Add `{runner}: {{ available-cpu-dram-mib: <MiB>, gpus-per-node: <GPUs> }}` under hardware: in configs/runners.yaml."
+            return
+
+
 # --- component versions (policy: configs/components.yaml) -------------------------------
 
 
