@@ -210,13 +210,17 @@ def _gpus_per_node(ctx: EntryContext) -> int | None:
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./=:+-]*$")
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _yaml_scalar(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str) and not (_PLAIN.match(value) and value not in ("true", "false", "null", "yes", "no")):
-        return json.dumps(value)  # a JSON string is always a valid YAML scalar
+    if isinstance(value, str):
+        import yaml  # already loaded by the YAML reader
+
+        plain = _PLAIN.match(value) and yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+        return value if plain else json.dumps(value)  # a JSON string is always a valid YAML scalar
     return str(value)
 
 

@@ -147,3 +147,18 @@ def test_yaml_files_name_their_schema_for_editors(path):
     assert schema.resolve().is_file(), schema
     kind = "runners" if path.endswith("runners.yaml") else "components" if path.endswith("components.yaml") else "master"
     assert schema.name == f"{kind}.schema.json"
+
+
+def test_legacy_suggestion_is_yaml_that_reads_back_as_the_normalised_worker(tmp_path):
+    import yaml
+
+    path = FIXTURES / "negative" / "legacy-aggregate.yaml"
+    text = path.read_text().replace('"CONFIG_FILE=recipes/sglang/agg-tp4.yaml"', '"CONFIG_FILE=recipes/sglang/agg-tp4.yaml", "A=b c", "B=", "C=#x, y"')
+    copy = tmp_path / "legacy-master.yaml"
+    copy.write_text(text)
+    config_set, report = load_config_set([copy], FIXTURES / "runners.yaml", REPO / "configs" / "components.yaml")
+    (warning,) = report.diagnostics
+    suggested = yaml.safe_load(warning.message.split("write it as:\n", 1)[1])
+    (key,) = config_set.entries
+    item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
+    assert suggested == {"worker": item["worker"], "num-nodes": 1}
