@@ -9,6 +9,7 @@ except that timestamps stay strings so every document can be written back as JSO
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ class _Loader(_BaseLoader):
                 tag = _PLAIN_TAGS[value] = super().resolve(kind, value, implicit)
             return tag
         return super().resolve(kind, value, implicit)
+
+# An anchor (`&name`) where a node may start; '&' inside words, URLs and "A & B" is not one.
+_ANCHOR = re.compile(r"(?:^|[\s\[\{,:])&[^\s\[\]\{\},]", re.M)
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_NODES = 1_000_000  # nodes built after alias expansion; a "billion laughs" stops here
@@ -229,8 +233,8 @@ def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diag
         return None, [_syntax_diagnostic(file, text, exc)]
     if root is None:
         return Document(file, None, {(): (1, 1)}), []
-    try:  # without an anchor ('&') there are no aliases, so nothing can expand
-        if "&" in text and _expanded_size(root, MAX_NODES) is None:
+    try:  # without an anchor there are no aliases, so nothing can expand (the builder counts anyway)
+        if _ANCHOR.search(text) and _expanded_size(root, MAX_NODES) is None:
             return None, [error(file, _mark(root), "yaml-too-large",
                                 f"the document expands to more than {MAX_NODES:,} nodes (aliases repeated too often)",
                                 "Write the data out without anchors/aliases; infx refuses alias bombs.")]

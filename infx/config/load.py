@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..diagnostics import Report, error
 from ..yamlio import Document, load_yaml
@@ -66,8 +67,7 @@ def _load(path: Path, report: Report, what: str) -> Document | None:
 _KIND = {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
-@dataclass(frozen=True)
-class ConfigPaths:
+class ConfigPaths(NamedTuple):
     masters: list[Path]
     runners: Path
     components: Path
