@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
 from .cache import read_cached, write_cached
-from .derive import DeriveError, gpus_per_node, replica_gpus
+from .derive import DeriveError, replica_gpus
 
 CACHE_FILE = "recipe-node-counts-v2.json"
 ROLE_NODE_SETTINGS = (("prefill", "PREFILL_NODES"), ("decode", "DECODE_NODES"))
@@ -73,7 +73,7 @@ def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
     return int(next(iter(distinct)))
 
 
-def node_count(search: dict, prefill: dict, decode: dict, runner: str, runners: dict,
+def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_node,
                recipes: RecipeNodeCounts, warnings: list[str]) -> int:
     """Slurm nodes a multinode point allocates (recipes count their dedicated infra node)."""
     if "worker" in search and search.get("num-nodes"):
@@ -99,5 +99,5 @@ def node_count(search: dict, prefill: dict, decode: dict, runner: str, runners: 
             total += explicit
         elif worker.get("num-worker", 0) > 0:
             label = worker.get("hardware") or runner
-            total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(runners, label))
+            total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(label))
     return total

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
+from . import jsonfast
 from .evals import is_agentic, is_multinode
 
 TABLE_COLUMNS = ("config-key", "runner", "workload", "topology", "conc", "exp-name", "eval", "nodes")
 
 
 def render_json(rows: list[dict]) -> str:
-    return json.dumps(rows, indent=None, separators=(", ", ": ")) + "\n"
+    return jsonfast.dumps(rows) + "\n"
 
 
 def _worker(worker: dict) -> str:
