@@ -109,3 +109,15 @@ def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
 def test_compiled_validator_refuses_unknown_keywords():
     with pytest.raises(ValueError, match="does not support"):
         compile_schema({"type": "object", "oneOf": []})
+
+
+@pytest.mark.parametrize("image", ["img:1", "bild:größe-ü", "\u2603"])
+def test_fingerprint_is_the_contract_canonical_form(image):
+    import hashlib
+
+    from infx.matrix.derive import fingerprint
+
+    row = {"image": image, "conc": 4, "exp-name": "x", "prefill": {"tp": 4, "ep": 1}, "run-eval": False}
+    body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
+    expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
+    assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
