@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import copy
 import os
 
 import pytest
 import yaml
 
 from infx.diagnostics import InfxError
-from matrix_helpers import entry, fixed
+from matrix_helpers import RUNNERS, entry, fixed
 
 RECIPES = "benchmarks/multi_node/srt-slurm-recipes"
 
@@ -89,10 +90,12 @@ def test_node_count_problems_are_located_errors(make_repo):
     with pytest.raises(InfxError, match="conflicting CONFIG_FILE") as caught:
         conflicting.build()
     assert caught.value.diagnostics[0].line is not None
+    runners = copy.deepcopy(RUNNERS)
+    runners["labels"]["cluster:unknown"] = ["unknown_0"]  # a declared label without hardware metadata
     unknown = make_repo({"u": entry(runner="cluster:unknown", multinode=True, disagg=True,
                                     **{"kv-p2p-transfer": "nixl"}, scenarios={"fixed-seq-len": [fixed({
                                         "conc-list": [4], "prefill": {"num-worker": 1, "tp": 8, "ep": 1, "dp-attn": False},
-                                        "decode": {"num-worker": 1, "tp": 8, "ep": 1, "dp-attn": False}})]})})
+                                        "decode": {"num-worker": 1, "tp": 8, "ep": 1, "dp-attn": False}})]})}, runners)
     with pytest.raises(InfxError, match="cannot resolve gpus-per-node for 'cluster:unknown'"):
         unknown.build()
     bad_setting = make_repo({"b": disagg_entry(["PREFILL_NODES=two"])})

@@ -74,7 +74,7 @@ def test_invalid_input_exits_1_without_output(mixed, make_repo):
     result = mixed.cli()
     assert result.returncode == 1 and result.stdout == "" and "duplicate" in result.stderr
     bad = make_repo({"a": entry(runner="cluster:b300-nv", scenarios={"agentic-coding": [{
-        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "x"}, "conc-list": [1]}]}]})})
+        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "hicache"}, "conc-list": [1]}]}]})})
     result = bad.cli()
     assert result.returncode == 1 and result.stdout == "" and "requires dram-utilization" in result.stderr
     assert "test-master.yaml:" in result.stderr  # located at the search-space entry
