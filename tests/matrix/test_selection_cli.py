@@ -121,3 +121,8 @@ def test_fingerprint_is_the_contract_canonical_form(image):
     body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
     expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
     assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
+
+
+def test_selection_takes_a_lone_string_as_one_value(mixed):
+    assert Selection(config_keys="dsv4-*").config_keys == ("dsv4-*",)
+    assert {r["config-key"] for r in mixed.build(Selection(config_keys="dsv4-*", seq_lens=["8k1k"]))} == {"dsv4-agentic"}
