@@ -69,6 +69,10 @@ def test_filter_counts(config_set):
     assert count(scenario_types=("agentic-coding",)) == 746
     assert count(seq_lens=("1k1k",)) == 747  # seq-lens filters fixed-seq-len only, as the reference
     assert count(config_keys=("*",)) == 1820
+    assert count(runner_node_filter="mi355x") == 3105
+    # reference 18103 on every node; the patched labels (gb300-nv ×3 nodes, h200-dgxc ×2,
+    # cluster:mi325x-tw ×1) add their configs' 45×3 + 12×2 + 13×1 rows
+    assert count(runner_node_filter="_") == 18103 + 45 * 3 + 12 * 2 + 13
 
 
 def test_throughput_points_survive_eval_modes(config_set, rows):
