@@ -176,3 +176,10 @@ def test_rows_pass_jsonschema(rows, config_set):
     validator = jsonschema.Draft202012Validator(row_schema())
     every = rows + build_matrix(config_set, evals=EvalMode.ALL) + build_matrix(config_set, evals=EvalMode.ONLY)
     assert [e.message for r in every for e in validator.iter_errors(r)][:3] == []
+
+
+@pytest.mark.parametrize("master, expected", [("nvidia-master.yaml", 1355), ("amd-master.yaml", 465)])
+def test_one_master_file(corpus_repo, master, expected):
+    config_set, report = load_config_set([corpus_repo / "configs" / master])
+    assert config_set is not None, report.diagnostics[:3]
+    assert len(build_matrix(config_set)) == expected
