@@ -1,0 +1,185 @@
+"""The sweep a changelog change asks for: entries -> resolved keys -> matrix rows -> buckets.
+
+The matrix module is called in-process. Its selection is expressed by handing it a
+ConfigSet restricted to the resolved keys and the entry's scenarios, so this module
+depends only on ``build_matrix``, ``EvalMode`` and ``bucketize``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from ..config import ConfigSet
+from ..diagnostics import Diagnostic, error, warning
+from .entry import SCENARIO_TYPES, Entry
+from .keys import Resolution
+
+# The eval modes the plan needs -> the EvalMode member names the matrix module may use.
+_EVAL_MODES = {"none": ("NONE", "NO_EVALS", "OFF"), "only": ("ONLY", "EVALS_ONLY"), "all": ("ALL", "ALL_EVALS")}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals."""
+
+    evals_only: bool = False
+    all_evals: bool = False
+
+
+def _matrix():
+    from .. import matrix  # imported late: `infx changelog fix` never needs it
+
+    return matrix
+
+
+def eval_mode(kind: str):
+    modes = _matrix().EvalMode
+    for name in _EVAL_MODES[kind]:
+        if hasattr(modes, name):
+            return getattr(modes, name)
+    raise AssertionError(f"infx.matrix.EvalMode has none of {_EVAL_MODES[kind]}")
+
+
+def restrict(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...]) -> ConfigSet:
+    """The config set reduced to ``keys``, each keeping only ``scenarios``."""
+
+    def only(entry: dict) -> dict:
+        kinds = entry.get("scenarios")
+        if not isinstance(kinds, dict) or set(scenarios) >= set(SCENARIO_TYPES):
+            return entry
+        return {**entry, "scenarios": {k: v for k, v in kinds.items() if k in scenarios}}
+
+    return dataclasses.replace(
+        config_set,
+        entries={k: only(config_set.entries[k]) for k in keys},
+        raw_entries={k: only(config_set.raw_entries[k]) for k in keys if k in config_set.raw_entries},
+        sources={k: config_set.sources[k] for k in keys if k in config_set.sources},
+    )
+
+
+def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[str, set]) -> dict[tuple, list[str]]:
+    """Keys grouped by the scenarios not yet planned for them (each key x scenario once)."""
+    groups: dict[tuple, list[str]] = {}
+    for key in keys:
+        unseen = tuple(s for s in scenarios if s not in seen.setdefault(key, set()))
+        if unseen:
+            groups.setdefault(unseen, []).append(key)
+            seen[key].update(unseen)
+    return groups
+
+
+def _point_key(row: dict) -> str:
+    return row.get("recipe-fingerprint") or repr(sorted((k, repr(v)) for k, v in row.items() if k not in ("conc", "exp-name")))
+
+
+def _concs(row: dict) -> list:
+    conc = row.get("conc")
+    return list(conc) if isinstance(conc, list) else [conc]
+
+
+def append_only_delta(base_rows: list[dict], head_rows: list[dict], entry: Entry, file: str) -> tuple[list[dict], list[Diagnostic]]:
+    """Head points that are new relative to the base; a base point missing at the head is an error."""
+    head_points = {}
+    for row in head_rows:
+        head_points.setdefault(_point_key(row), set()).update(_concs(row))
+    problems, removed = [], []
+    for row in base_rows:
+        missing = [c for c in _concs(row) if c not in head_points.get(_point_key(row), set())]
+        if missing:
+            removed.append(f"{row.get('config-key', '?')} {row.get('exp-name', '')} conc {missing}")
+    if removed:
+        problems.append(error(file, (entry.line, 1), "plan-append-only-removes",
+                              f"entry {entry.index} is append-only but the configs remove or modify {len(removed)} existing point(s): "
+                              + "; ".join(removed[:5]) + (" …" if len(removed) > 5 else ""),
+                              "An append-only change may only add concurrencies or points; drop `append-only` to re-sweep the changed points."))
+    base_points: dict[str, set] = {}
+    for row in base_rows:
+        base_points.setdefault(_point_key(row), set()).update(_concs(row))
+    delta = []
+    for row in head_rows:
+        new = [c for c in _concs(row) if c not in base_points.get(_point_key(row), set())]
+        if not new:
+            continue
+        delta.append({**row, "conc": new} if isinstance(row.get("conc"), list) else row)
+    if not delta and not removed:
+        problems.append(warning(file, (entry.line, 1), "plan-append-only-empty",
+                                f"entry {entry.index} is append-only but the configs add no new point; it sweeps nothing",
+                                "Add the new concurrencies or search-space points to the master config in this change."))
+    return delta, problems
+
+
+def _min_prefill_ep(rows: list[dict], minimum: int | None) -> list[dict]:
+    if minimum is None:
+        return rows
+    kept = []
+    for row in rows:
+        prefill = row.get("prefill")
+        if isinstance(prefill, dict):
+            ep = prefill.get("ep")
+            if not isinstance(ep, int) or ep < minimum:
+                continue
+        kept.append(row)
+    return kept
+
+
+def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
+              base_loader: Callable[[], ConfigSet | None] | None = None, file: str = "perf-changelog.yaml"):
+    """(rows, diagnostics) for the given entries, each (key, scenario) planned once per kind."""
+    matrix = _matrix()
+    rows: list[dict] = []
+    problems: list[Diagnostic] = []
+    seen_bench: dict[str, set] = {}
+    seen_eval: dict[str, set] = {}
+    # all-evals entries first: their broader eval selection wins when keys overlap.
+    for entry in sorted(entries, key=lambda e: not e.all_evals):
+        keys = resolution.per_entry.get(entry.index, [])
+        if not keys:
+            continue
+        expand_all = options.all_evals or entry.all_evals
+        if entry.append_only:
+            base_set = base_loader() if base_loader else None
+            for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
+                head_rows = matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("none"))
+                present = [k for k in group if base_set is not None and k in base_set.entries]
+                base_rows = matrix.build_matrix(restrict(base_set, present, scenarios), evals=eval_mode("none")) if present else []
+                delta, delta_problems = append_only_delta(base_rows, head_rows, entry, file)
+                rows += delta
+                problems += delta_problems
+            continue
+        if not (options.evals_only or entry.evals_only or entry.all_evals):
+            for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
+                rows += matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("none"))
+        if not entry.no_evals:
+            for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
+                evals = matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("all" if expand_all else "only"))
+                rows += _min_prefill_ep(evals, entry.eval_min_prefill_ep)
+    return rows, problems
+
+
+def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
+               base_loader=None, metadata: dict | None = None, file: str = "perf-changelog.yaml") -> tuple[dict, list[Diagnostic]]:
+    """The plan object: buckets of rows plus changelog_metadata."""
+    try:
+        rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file)
+    except Exception as exc:  # the matrix refusing a config is reported, not raised
+        diagnostics = getattr(exc, "diagnostics", None)
+        if diagnostics:
+            return {}, list(diagnostics)
+        return {}, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
+                          "Run `infx matrix` on the named config keys to see the problem.")]
+    buckets = _matrix().bucketize(rows)
+    links = list(dict.fromkeys(entry.pr_link for entry in entries))
+    plan = {
+        "buckets": {name: bucket for name, bucket in buckets.items() if bucket},
+        "point-count": sum(len(bucket) for bucket in buckets.values()),
+        "changelog_metadata": {
+            **(metadata or {}),
+            "entries": [{**entry.metadata(), "position": entry.index, "resolved-keys": resolution.per_entry.get(entry.index, [])}
+                        for entry in entries],
+            "resolved-keys": resolution.keys,
+            "pr-link": links[0] if len(links) == 1 else links,
+        },
+    }
+    return plan, problems
