@@ -87,7 +87,10 @@ def head_commit(repo: Path) -> str | None:
 
 def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
     """True when the working tree holds ``paths`` exactly as ``commit`` does (so it can be read in place)."""
-    if head_commit(repo) != commit:
+    specs = [f"{rev}:{path}" for path in paths for rev in ("HEAD", commit)]
+    done = _git(repo, "rev-parse", *specs, check=False)
+    trees = done.stdout.decode().split()
+    if done.returncode != 0 or len(trees) != len(specs) or any(a != b for a, b in zip(trees[::2], trees[1::2])):
         return False
     done = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths, check=False)
     return done.returncode == 0 and not done.stdout.strip()

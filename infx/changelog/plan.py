@@ -1,24 +1,19 @@
 """The sweep a changelog change asks for: entries -> resolved keys -> matrix rows -> buckets.
 
-The matrix module is called in-process. Its selection is expressed by handing it a
-ConfigSet restricted to the resolved keys and the entry's scenarios, so this module
-depends only on ``build_matrix``, ``EvalMode`` and ``bucketize``.
+The matrix module is called in-process (``build_matrix`` with a Selection of the resolved
+keys and the entry's scenarios), once per (key, scenario) for throughput and once for evals,
+as the reference's generator calls were grouped.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error, warning
-from .entry import SCENARIO_TYPES, Entry
+from .entry import Entry
 from .keys import Resolution
-
-# The eval modes the plan needs -> the EvalMode member names the matrix module may use.
-_EVAL_MODES = {"none": ("NONE", "NO_EVALS", "OFF"), "only": ("ONLY", "EVALS_ONLY"), "all": ("ALL", "ALL_EVALS")}
-
 
 @dataclass(frozen=True)
 class PlanOptions:
@@ -34,29 +29,12 @@ def _matrix():
     return matrix
 
 
-def eval_mode(kind: str):
-    modes = _matrix().EvalMode
-    for name in _EVAL_MODES[kind]:
-        if hasattr(modes, name):
-            return getattr(modes, name)
-    raise AssertionError(f"infx.matrix.EvalMode has none of {_EVAL_MODES[kind]}")
-
-
-def restrict(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...]) -> ConfigSet:
-    """The config set reduced to ``keys``, each keeping only ``scenarios``."""
-
-    def only(entry: dict) -> dict:
-        kinds = entry.get("scenarios")
-        if not isinstance(kinds, dict) or set(scenarios) >= set(SCENARIO_TYPES):
-            return entry
-        return {**entry, "scenarios": {k: v for k, v in kinds.items() if k in scenarios}}
-
-    return dataclasses.replace(
-        config_set,
-        entries={k: only(config_set.entries[k]) for k in keys},
-        raw_entries={k: only(config_set.raw_entries[k]) for k in keys if k in config_set.raw_entries},
-        sources={k: config_set.sources[k] for k in keys if k in config_set.sources},
-    )
+def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: str) -> list[dict]:
+    """Matrix rows of ``keys`` restricted to ``scenarios``; evals: none | only | all."""
+    matrix = _matrix()
+    mode = {"none": matrix.EvalMode.NONE, "only": matrix.EvalMode.ONLY, "all": matrix.EvalMode.ONLY | matrix.EvalMode.ALL}[evals]
+    selection = matrix.Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios))
+    return matrix.build_matrix(config_set, selection=selection, evals=mode, notices=[])
 
 
 def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[str, set]) -> dict[tuple, list[str]]:
@@ -127,7 +105,6 @@ def _min_prefill_ep(rows: list[dict], minimum: int | None) -> list[dict]:
 def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
               base_loader: Callable[[], ConfigSet | None] | None = None, file: str = "perf-changelog.yaml"):
     """(rows, diagnostics) for the given entries, each (key, scenario) planned once per kind."""
-    matrix = _matrix()
     rows: list[dict] = []
     problems: list[Diagnostic] = []
     seen_bench: dict[str, set] = {}
@@ -141,19 +118,19 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
         if entry.append_only:
             base_set = base_loader() if base_loader else None
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                head_rows = matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("none"))
+                head_rows = _rows(config_set, group, scenarios, "none")
                 present = [k for k in group if base_set is not None and k in base_set.entries]
-                base_rows = matrix.build_matrix(restrict(base_set, present, scenarios), evals=eval_mode("none")) if present else []
+                base_rows = _rows(base_set, present, scenarios, "none") if present else []
                 delta, delta_problems = append_only_delta(base_rows, head_rows, entry, file)
                 rows += delta
                 problems += delta_problems
             continue
         if not (options.evals_only or entry.evals_only or entry.all_evals):
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                rows += matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("none"))
+                rows += _rows(config_set, group, scenarios, "none")
         if not entry.no_evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
-                evals = matrix.build_matrix(restrict(config_set, group, scenarios), evals=eval_mode("all" if expand_all else "only"))
+                evals = _rows(config_set, group, scenarios, "all" if expand_all else "only")
                 rows += _min_prefill_ep(evals, entry.eval_min_prefill_ep)
     return rows, problems
 

@@ -71,10 +71,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
 
         click.echo(plan_table(result_plan))
     else:
-        from ..github import actions
-
-        rows = [row for bucket in result_plan["buckets"].values() for row in bucket]
-        actions.write_github_outputs(rows, shard_dir=shard_dir) if hasattr(actions, "write_github_outputs") else _github(actions, result_plan, shard_dir)
+        _github(result_plan, shard_dir)
     sys.exit(0)
 
 
@@ -87,5 +84,22 @@ def _root(cwd: Path) -> Path:
         return cwd
 
 
-def _github(actions, plan: dict, shard_dir) -> None:  # replaced once the matrix branch's writer is merged
-    raise NotImplementedError
+def _github(plan: dict, shard_dir: Path | None) -> None:
+    """Shards exactly as `infx matrix --format github` writes them, plus the plan itself."""
+    import os
+
+    from ..diagnostics import UsageError
+    from ..github import actions
+
+    output = os.environ.get("GITHUB_OUTPUT")
+    if not output:
+        raise UsageError("--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)",
+                         "Use --format json outside Actions.")
+    if shard_dir is None:
+        shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
+    shards = actions.write_sharded_outputs(plan["buckets"], output, shard_dir)
+    actions.atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
+    click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
