@@ -7,6 +7,7 @@ as the reference's generator calls were grouped.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +22,18 @@ class PlanOptions:
 
     evals_only: bool = False
     all_evals: bool = False
+    trim_conc: bool = False  # the `sweep-enabled` label: one (the lowest) concurrency per point
+
+
+def trim_conc(rows: list[dict]) -> list[dict]:
+    """Throughput rows cut to their lowest concurrency: one row per topology, in first-seen order."""
+    lowest: dict = {}
+    for row in rows:
+        if isinstance(row.get("conc"), list):  # multinode: the row keeps its lowest concurrency
+            lowest[id(row)] = {**row, "conc": [min(row["conc"])]} if row["conc"] else row
+        elif _point_key(row) not in lowest or row["conc"] < lowest[_point_key(row)]["conc"]:
+            lowest[_point_key(row)] = row
+    return list(lowest.values())
 
 
 def _matrix():
@@ -49,7 +62,9 @@ def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[
 
 
 def _point_key(row: dict) -> str:
-    return row.get("recipe-fingerprint") or repr(sorted((k, repr(v)) for k, v in row.items() if k not in ("conc", "exp-name")))
+    if row.get("recipe-fingerprint"):
+        return row["recipe-fingerprint"]
+    return json.dumps({k: v for k, v in row.items() if k not in ("conc", "exp-name")}, sort_keys=True, default=str)
 
 
 def _concs(row: dict) -> list:
@@ -57,31 +72,56 @@ def _concs(row: dict) -> list:
     return list(conc) if isinstance(conc, list) else [conc]
 
 
+# What makes a published curve: a new point must extend one that exists at the base.
+SERIES_FIELDS = ("model", "model-prefix", "precision", "framework", "runner", "disagg", "scenario-type", "isl", "osl", "spec-decoding")
+
+
+def _series(row: dict) -> tuple:
+    hardware = tuple((role, (row.get(role) or {}).get("tp"), (row.get(role) or {}).get("ep")) for role in ("prefill", "decode")
+                     if isinstance(row.get(role), dict))
+    return tuple(repr(row.get(name)) for name in SERIES_FIELDS) + ("kv", row.get("kv-offloading") not in (None, "none")) + hardware
+
+
 def append_only_delta(base_rows: list[dict], head_rows: list[dict], entry: Entry, file: str) -> tuple[list[dict], list[Diagnostic]]:
     """Head points that are new relative to the base; a base point missing at the head is an error."""
-    head_points = {}
-    for row in head_rows:
-        head_points.setdefault(_point_key(row), set()).update(_concs(row))
-    problems, removed = [], []
-    for row in base_rows:
-        missing = [c for c in _concs(row) if c not in head_points.get(_point_key(row), set())]
+    def points(rows):
+        table: dict[str, list] = {}
+        for row in rows:
+            table.setdefault(_point_key(row), []).extend(_concs(row))
+        return table
+
+    base_points, head_points = points(base_rows), points(head_rows)
+    problems = []
+    removed = []
+    for key, concs in base_points.items():
+        missing = [c for c in dict.fromkeys(concs) if c not in head_points.get(key, [])]
         if missing:
-            removed.append(f"{row.get('config-key', '?')} {row.get('exp-name', '')} conc {missing}")
+            example = next(r for r in base_rows if _point_key(r) == key)
+            removed.append(f"{example.get('config-key', '?')} {example.get('exp-name', '')}: "
+                           + ("the whole point was removed or modified" if key not in head_points else f"concurrency points {missing}"))
     if removed:
         problems.append(error(file, (entry.line, 1), "plan-append-only-removes",
-                              f"entry {entry.index} is append-only but the configs remove or modify {len(removed)} existing point(s): "
-                              + "; ".join(removed[:5]) + (" …" if len(removed) > 5 else ""),
-                              "An append-only change may only add concurrencies or points; drop `append-only` to re-sweep the changed points."))
-    base_points: dict[str, set] = {}
+                              f"entry {entry.index} is append-only but the configs may not remove existing concurrency points or "
+                              f"modify existing points: " + "; ".join(removed[:5]) + (" …" if len(removed) > 5 else ""),
+                              "An append-only change may only add points; drop `append-only` to re-sweep the changed points."))
+    images: dict[tuple, set] = {}
     for row in base_rows:
-        base_points.setdefault(_point_key(row), set()).update(_concs(row))
-    delta = []
+        images.setdefault(_series(row), set()).add(row.get("image"))
+    delta, emitted = [], set()
     for row in head_rows:
-        new = [c for c in _concs(row) if c not in base_points.get(_point_key(row), set())]
+        key = _point_key(row)
+        new = [c for c in dict.fromkeys(_concs(row)) if c not in base_points.get(key, []) and (key, c) not in emitted]
         if not new:
             continue
+        if images.get(_series(row)) != {row.get("image")} or row.get("image") is None:
+            problems.append(error(file, (entry.line, 1), "plan-append-only-series",
+                                  f"entry {entry.index} is append-only but the new point {row.get('exp-name')} ({row.get('config-key')}) "
+                                  "must belong to an existing visual curve with one unchanged non-null image",
+                                  "Append-only adds points to a published curve; a new topology or image needs a regular entry."))
+            continue
+        emitted.update((key, c) for c in new)
         delta.append({**row, "conc": new} if isinstance(row.get("conc"), list) else row)
-    if not delta and not removed:
+    if not delta and not removed and not problems:
         problems.append(warning(file, (entry.line, 1), "plan-append-only-empty",
                                 f"entry {entry.index} is append-only but the configs add no new point; it sweeps nothing",
                                 "Add the new concurrencies or search-space points to the master config in this change."))
@@ -127,7 +167,8 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             continue
         if not (options.evals_only or entry.evals_only or entry.all_evals):
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                rows += _rows(config_set, group, scenarios, "none")
+                bench = _rows(config_set, group, scenarios, "none")
+                rows += trim_conc(bench) if options.trim_conc else bench
         if not entry.no_evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
                 evals = _rows(config_set, group, scenarios, "all" if expand_all else "only")

@@ -43,8 +43,9 @@ def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
 @click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert); they are listed, not swept.")
 @click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
 @click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
+@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
 @format_option()
-def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, fmt) -> None:
+def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt) -> None:
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
     from ..changelog.gate import changelog_path, run_gate
     from ..changelog.plan import PlanOptions
@@ -54,7 +55,7 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
     repo = toplevel(Path.cwd())
     slug, _ = resolve_slug(repo_slug, repo)
     result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
-                      allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals))
+                      allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc))
     change, plan = result.change, result.plan or {}
     summary = {
         "mode": change.mode if change else None,

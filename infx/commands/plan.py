@@ -20,11 +20,12 @@ from ..diagnostics import Report, render
 @click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert).")
 @click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
 @click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
+@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
 @click.option("--output", type=click.Path(path_type=Path), help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
-def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, fmt, output, shard_dir) -> None:
+def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt, output, shard_dir) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
@@ -35,7 +36,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     from ..diagnostics import UsageError
     from ..git import toplevel
 
-    options = PlanOptions(evals_only=evals_only, all_evals=all_evals)
+    options = PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc)
     if (base_ref is None) != (head_ref is None):
         raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")
     if base_ref is None:
