@@ -52,7 +52,7 @@ def check_new_entry(link: str, slug: str, pr_number: int | None) -> Rejection | 
         if is_canonical(link, slug):
             return None
         return Rejection(
-            f"the new entry's pr-link {link!r} is not a canonical link; on main only "
+            f"pr-link {link!r} of the new entry is not a canonical link; on main only "
             f"'{canonical_link(slug, '<N>')}' (digits) is accepted",
             f"Write the merged PR's link:\n{pr_line(slug, None)}",
         )
@@ -60,7 +60,7 @@ def check_new_entry(link: str, slug: str, pr_number: int | None) -> Rejection | 
         return None
     accepted = ", ".join(repr(a) for a in accepted_for_new_entry(slug, pr_number))
     return Rejection(
-        f"the new entry's pr-link {link!r} is not accepted on PR #{pr_number}; accepted: {accepted}",
+        f"pr-link {link!r} of the new entry is not accepted on PR #{pr_number}; accepted: {accepted}",
         f"Write:\n{pr_line(slug, pr_number)}\nor run `infx changelog fix --pr-number {pr_number}`.",
     )
 
