@@ -44,10 +44,10 @@ def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> Fix
     cleaned = suffix.replace("\r\n", "\n").replace("\r", "\n")
     if cleaned != suffix:
         result.changes.append("converted CR/CRLF line endings to LF")
-    if "\t" in cleaned:
-        result.changes.append(f"replaced {cleaned.count(chr(9))} TAB(s) with a space")
-        cleaned = cleaned.replace("\t", " ")
     lines = cleaned.split("\n")
+    if "\t" in cleaned:
+        result.changes.append(f"replaced {cleaned.count(chr(9))} TAB(s) with spaces")
+        lines = [_untab(line) for line in lines]
     stripped = [line.rstrip(" ") for line in lines]
     if stripped != lines:
         result.changes.append("removed trailing spaces")
@@ -75,6 +75,15 @@ def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> Fix
         result.changes.append("one empty line before each appended entry and one final newline")
     result.text = text
     return result
+
+
+def _untab(line: str) -> str:
+    """A TAB in the indentation becomes the canonical indent (4 before `- `, else 2); elsewhere one space."""
+    rest = line.lstrip(" \t")
+    indent = line[: len(line) - len(rest)]
+    if "\t" in indent:
+        indent = "    " if rest.startswith("- ") else "  "
+    return indent + rest.replace("\t", " ")
 
 
 def _trim_blank(block: list[str]) -> list[str]:

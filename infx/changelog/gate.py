@@ -18,6 +18,7 @@ from ..recipes import RECIPES_DIR
 from . import CHANGELOG
 from .diff import Change, compare
 from .keys import Resolution, changed_keys, coverage, resolve
+from .policy import canonical_link
 
 CONFIG_PATHS = ["configs", RECIPES_DIR]
 MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
@@ -130,6 +131,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
                                        base_loader=lambda: configs.load(base)[0],
                                        metadata={"base_ref": base_ref, "head_ref": head_ref, "base": base, "head": head,
                                                  "pr-number": pr_number, "mode": change.mode,
+                                                 "pr-link": canonical_link(slug, pr_number) if pr_number else None,
                                                  "removed": [{"position": i, "entry": d} for i, d in change.removed],
                                                  "deleted-keys": resolution.deleted})
             report.extend(problems)

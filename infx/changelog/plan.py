@@ -197,7 +197,7 @@ def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
             "entries": [{**entry.metadata(), "position": entry.index, "resolved-keys": resolution.per_entry.get(entry.index, [])}
                         for entry in entries],
             "resolved-keys": resolution.keys,
-            "pr-link": links[0] if len(links) == 1 else links,
+            "pr-link": (metadata or {}).get("pr-link") or (links[0] if len(links) == 1 else links),
         },
     }
     return plan, problems
