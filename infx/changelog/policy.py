@@ -108,8 +108,22 @@ def rules_markdown(slug: str = "<owner>/<repo>") -> str:
         f"- Canonical link: `{canonical_link(slug, '<digits>')}`, exactly (no `http://`, no trailing `/files` or `/changes`, no other repository).",
         f"- A new entry on a PR run (`--pr-number N`) may use `{PLACEHOLDER}`, `{canonical_link(slug, PLACEHOLDER)}`, or the canonical link of PR N itself.",
         "  Anything else (`TBD`, `PLACEHOLDER`, `pull/xxxx`, `pull/YYYY`, another PR's number) is rejected.",
-        f"  `infx changelog fix --pr-number N` rewrites `{PLACEHOLDER}` links of appended entries to the canonical link.",
+        "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to PR N's canonical link.",
         "- A new entry on a push run (a merge on main) must carry a canonical link.",
         "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change as new entries.",
         f"- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. `{pr_line(slug, example).strip()}`.",
     ])
+
+
+DOCS_FILE = Path(__file__).resolve().parents[2] / "docs" / "changelog.md"
+DOCS_BEGIN = "<!-- BEGIN pr-link rules: generated from infx/changelog/policy.py, do not edit -->"
+DOCS_END = "<!-- END pr-link rules -->"
+DOCS_SLUG = "SemiAnalysisAI/InferenceX"
+
+
+def write_docs() -> None:
+    """Regenerate the pr-link section of docs/changelog.md from this module."""
+    text = DOCS_FILE.read_text()
+    head, rest = text.split(DOCS_BEGIN, 1)
+    _, tail = rest.split(DOCS_END, 1)
+    DOCS_FILE.write_text(f"{head}{DOCS_BEGIN}\n{rules_markdown(DOCS_SLUG)}\n{DOCS_END}{tail}")
