@@ -39,10 +39,10 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def heredoc_delimiter(*payloads: str) -> str:
+def heredoc_delimiter(*payloads: str, token=secrets.token_hex) -> str:
     """A random delimiter that occurs in no payload (so a payload can never end the value early)."""
     while True:
-        delimiter = f"infx_EOF_{secrets.token_hex(16)}"
+        delimiter = f"infx_EOF_{token(16)}"
         if not any(delimiter in payload for payload in payloads):
             return delimiter
 

@@ -7,8 +7,9 @@ Pure functions over plain data; every number and name format here is the referen
 from __future__ import annotations
 
 import hashlib
-import json
 from decimal import ROUND_FLOOR, Decimal
+
+from .jsonfast import canonical
 
 AGENTIC = "agentic-coding"
 FIXED = "fixed-seq-len"
@@ -203,5 +204,4 @@ def total_cpu_dram_gb(mode: str, utilization, runners: dict, runner: str, gpu_co
 def fingerprint(row: dict) -> str:
     """SHA-256 of the row's canonical JSON without concurrency and names (the shared contract)."""
     body = {key: value for key, value in row.items() if key not in NOT_FINGERPRINTED}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return hashlib.sha256(canonical(body)).hexdigest()

@@ -9,6 +9,7 @@ the row holding the highest eligible concurrency of each topology, with ``eval-c
 from __future__ import annotations
 
 from .derive import AGENTIC, multi_agentic_exp_name
+from .jsonfast import canonical
 from .selection import EvalMode
 
 MIN_EVAL_CONC = 16
@@ -32,16 +33,8 @@ def _eval_seq(row: dict) -> bool:
     return not is_agentic(row) and (row.get("isl"), row.get("osl")) == EVAL_SEQ
 
 
-def _freeze(value):
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def topology(row: dict):
-    return _freeze({k: v for k, v in row.items() if k not in NOT_TOPOLOGY})
+def topology(row: dict) -> bytes:
+    return canonical({k: v for k, v in row.items() if k not in NOT_TOPOLOGY})
 
 
 def _groups(rows, key) -> dict:

@@ -19,6 +19,7 @@ from .derive import (
     DeriveError,
     aggregated_pair,
     concurrencies,
+    gpus_per_node,
     kv_mode,
     max_model_len,
     multi_agentic_exp_name,
@@ -43,6 +44,12 @@ class Expansion:
     recipes: RecipeNodeCounts
     problems: list[Diagnostic] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    per_node: dict[str, int] = field(default_factory=dict)
+
+    def gpus_per_node(self, label: str) -> int:
+        if label not in self.per_node:
+            self.per_node[label] = gpus_per_node(self.runners, label)
+        return self.per_node[label]
 
     @property
     def runners(self) -> dict:
@@ -165,7 +172,7 @@ def _multi_fixed(run, key, entry, header, runners, sequence, search):
     prefill, decode = _workers_of(search)
     if not _topology_allowed(run.selection, [prefill, decode]):
         return []
-    nodes = node_count(search, prefill, decode, entry["runner"], run.runners, run.recipes, run.warnings)
+    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
     concs = _concs(run, search)
     if not concs:
         return []
@@ -226,7 +233,7 @@ def _multi_agentic(run, key, entry, header, runners, item, search):
     mode, backend = _offload(search)
     dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
                              replica_gpus(prefill), multinode=True)
-    nodes = node_count(search, prefill, decode, entry["runner"], run.runners, run.recipes, run.warnings)
+    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
     if not _topology_allowed(run.selection, [prefill, decode]):
         return []
     concs = _concs(run, search)

@@ -1,31 +1,23 @@
 """``node-count`` of a multinode point: num-nodes, else its recipe, else settings, else GPU math.
 
 Reading ~250 srt-slurm recipes costs more than the rest of the matrix together, so the
-count of each (recipe content, selector) is kept in a small JSON cache keyed by the
-SHA-256 of the file's bytes: an edited recipe is a new key, never a stale answer.
+count of each (recipe file, selector) is kept in a small JSON cache keyed by the file's
+path, size and modification time (nanoseconds): an edited or checked-out recipe gets a
+new key.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
-from .derive import DeriveError, gpus_per_node, replica_gpus
+from .cache import read_cached, write_cached
+from .derive import DeriveError, replica_gpus
 
-CACHE_VERSION = 1
+CACHE_FILE = "recipe-node-counts-v2.json"
 ROLE_NODE_SETTINGS = (("prefill", "PREFILL_NODES"), ("decode", "DECODE_NODES"))
-
-
-def cache_path() -> Path | None:
-    if os.environ.get("INFX_NO_CACHE"):
-        return None
-    base = os.environ.get("INFX_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
-    return Path(base) / "recipe-node-counts.json"
 
 
 class RecipeNodeCounts:
@@ -33,47 +25,37 @@ class RecipeNodeCounts:
 
     def __init__(self, root: Path):
         self.root = root
-        self.path = cache_path()
-        self.memory: dict[str, int | None] = {}
-        self.saved: dict[str, int] = {}
+        self.saved: dict[str, int | str] = {}  # key -> node count, or the RecipeError message
         self.dirty = False
-        if self.path and self.path.is_file():
-            try:
-                data = json.loads(self.path.read_text())
-                if data.get("version") == CACHE_VERSION:
-                    self.saved = dict(data.get("counts", {}))
-            except (OSError, ValueError, AttributeError):
-                self.saved = {}
+        try:
+            saved = json.loads(read_cached(CACHE_FILE) or b"{}")
+            self.saved = saved if isinstance(saved, dict) else {}
+        except ValueError:
+            pass
 
     def count(self, ref: RecipeRef) -> int | None:
         """Nodes the recipe allocates; None when the file is absent. Raises RecipeError."""
         path = ref.repo_path(self.root)
         try:
-            content = path.read_bytes()
+            stat = path.stat()
         except OSError:
             return None
-        key = f"{hashlib.sha256(content).hexdigest()}:{ref.selector or ''}"
-        if key in self.saved:
-            return self.saved[key]
-        _, recipe = load_recipe(ref, self.root)
-        nodes = recipe_node_count(recipe)
-        self.saved[key] = nodes
-        self.dirty = True
-        return nodes
+        key = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}:{ref.selector or ''}"
+        if key not in self.saved:
+            try:
+                self.saved[key] = recipe_node_count(load_recipe(ref, self.root)[1])
+            except RecipeError as exc:
+                self.saved[key] = str(exc)
+            self.dirty = True
+        result = self.saved[key]
+        if isinstance(result, str):
+            raise RecipeError(result)
+        return result
 
     def save(self) -> None:
-        """Best effort: a cache that cannot be written only costs time."""
-        if not (self.dirty and self.path):
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".counts-")
-            with os.fdopen(fd, "w") as handle:
-                json.dump({"version": CACHE_VERSION, "counts": self.saved}, handle)
-            os.replace(tmp, self.path)
+        if self.dirty:
+            write_cached(CACHE_FILE, json.dumps(self.saved).encode())
             self.dirty = False
-        except OSError:
-            pass
 
 
 def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
@@ -91,7 +73,7 @@ def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
     return int(next(iter(distinct)))
 
 
-def node_count(search: dict, prefill: dict, decode: dict, runner: str, runners: dict,
+def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_node,
                recipes: RecipeNodeCounts, warnings: list[str]) -> int:
     """Slurm nodes a multinode point allocates (recipes count their dedicated infra node)."""
     if "worker" in search and search.get("num-nodes"):
@@ -117,5 +99,5 @@ def node_count(search: dict, prefill: dict, decode: dict, runner: str, runners: 
             total += explicit
         elif worker.get("num-worker", 0) > 0:
             label = worker.get("hardware") or runner
-            total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(runners, label))
+            total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(label))
     return total

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from enum import Flag
@@ -86,6 +85,8 @@ class Selection:
 
 
 def _close(word: str, candidates, what: str) -> str:
+    import difflib  # only on the error path
+
     matches = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.5)
     return f"Did you mean {', '.join(matches)}?" if matches else f"See the {what} for the names that exist."
 
