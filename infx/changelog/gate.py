@@ -125,7 +125,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         if change.mode == "pr" and not same_masters:
             changed = changed_keys(base_entries, head_set.raw_entries)
             report.extend(coverage(changed, change.added, changelog))
-        if build_plan and report.ok:
+        if build_plan:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
             plan, problems = make_plan(head_set, change.added, resolution, options,
                                        base_loader=lambda: configs.load(base)[0],
