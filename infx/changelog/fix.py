@@ -61,10 +61,8 @@ def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> Fix
             match = PR_LINK_LINE.match(line)
             if not match:
                 continue
-            value = _unquote(match["value"])
-            if policy.check_new_entry(value, slug, pr_number) is None and value != policy.PLACEHOLDER and value not in policy.placeholders(slug):
-                continue
-            canonical = policy.canonical_link(slug, pr_number)
+            # Placeholders and every link the policy rejects for PR N become PR N's link.
+            value, canonical = _unquote(match["value"]), policy.canonical_link(slug, pr_number)
             if value != canonical:
                 block[n] = f"{match['indent']}pr-link: {canonical}"
                 result.changes.append(f"pr-link {value!r} -> {canonical}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import git

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import Report, render
+from ..diagnostics import render
 
 
 @click.command()
