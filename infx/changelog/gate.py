@@ -51,7 +51,7 @@ class ConfigsAtRef:
     """Master configs (and recipes) of a commit, loaded once; the working tree when it matches."""
 
     def __init__(self, repo: Path, stack: ExitStack):
-        self.repo, self.stack, self.cache = repo, stack, {}
+        self.repo, self.stack, self.cache, self.roots = repo, stack, {}, {}
 
     def master_blobs(self, commit: str) -> dict[str, str]:
         return {p: b for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
@@ -64,6 +64,7 @@ class ConfigsAtRef:
             else:
                 root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
                 git.materialize(self.repo, commit, CONFIG_PATHS, root)
+            self.roots[commit] = root
             masters = sorted(root.glob("configs/*-master.yaml"))
             if not masters:
                 self.cache[(commit, validate)] = (ConfigSet(root=root), Report())
@@ -108,7 +109,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
     with ExitStack() as stack:
         configs = ConfigsAtRef(repo, stack)
         head_set, head_report = configs.load(head)
-        report.extend(_relabel(head_report.diagnostics, head_set.root if head_set else repo, repo, head))
+        report.extend(_relabel(head_report.diagnostics, configs.roots[head], repo, head))
         if head_set is None:
             return result
         same_masters = configs.master_blobs(base) == configs.master_blobs(head)

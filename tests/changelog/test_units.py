@@ -266,3 +266,13 @@ def test_key_deleted_by_the_same_change_is_a_warning_and_not_swept(corpus_repo, 
     assert "deleted in this change" in deleted.message and not deleted.is_error
     assert result.resolution.keys == [K] and result.resolution.deleted == [doomed]
     assert {r["config-key"] for rows in result.plan["buckets"].values() for r in rows} == {K}
+
+
+def test_invalid_head_configs_are_reported_with_path_at_commit(corpus_repo, BASE):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    master = corpus_repo.read(base, "configs/nvidia-master.yaml") + b"\nbroken: [\n"
+    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "broken config")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
+    (problem,) = [d for d in result.report.diagnostics if d.is_error]
+    assert problem.file == f"configs/nvidia-master.yaml@{head[:12]}" and problem.rule == "yaml-syntax"
+    assert problem.line == master.count(b"\n") + 1  # the unclosed list is reported at the end of the file
