@@ -53,6 +53,8 @@ def _cell(row: dict, name: str) -> str:
         return f"tp{row.get('tp')} ep{row.get('ep')}"
     if name == "seq":
         return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, list):
         return ",".join(map(str, value))
     return "" if value is None else str(value)
