@@ -7,10 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import InfxError, UsageError, render
-
-NODE_TYPE_FLAGS = {"single_node": "single-node", "multi_node": "multi-node"}
-
+from ..diagnostics import Diagnostic, InfxError, Severity, UsageError, render
 
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeated flags and comma-separated lists both work: --seq-lens 1k1k,8k1k."""
@@ -72,36 +69,46 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
     selection.check()
     github_paths = _github_paths(output, shard_dir) if fmt == "github" else None
 
-    config_set, report = load_config_set(list(configs) or None, runners_path, components_path)
-    if config_set is None:
-        if fmt == "github":
-            click.echo(render(report.sorted(), "github", False))
-        raise InfxError(report.sorted())
-    notices: list[str] = []
-    rows = build_matrix(config_set, selection=selection, evals=mode, notices=notices)
-    for notice in notices:
-        click.echo(f"::notice title=infx matrix::{notice}" if fmt == "github" else f"infx matrix: notice: {notice}", err=fmt != "github")
+    try:
+        config_set, report = load_config_set(list(configs) or None, runners_path, components_path)
+        if config_set is None:  # the config diagnostics; never a matrix from invalid data
+            raise InfxError(report.sorted())
+        notices: list[str] = []
+        rows = build_matrix(config_set, selection=selection, evals=mode, notices=notices)
+    except InfxError as exc:
+        if fmt == "github":  # annotations on the PR as well as the log
+            click.echo(render(exc.diagnostics, "github", False))
+        raise
+    notes = [Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices]
+    if notes:
+        click.echo(render(notes, "github" if fmt == "github" else "text", True), err=fmt != "github")
 
     buckets = bucketize(rows)
-    if fmt == "github":
-        from ..github.actions import write_sharded_outputs, write_step_summary
+    try:
+        if fmt == "github":
+            _write_github(buckets, *github_paths)
+            click.echo(f"infx matrix: {len(rows)} points", err=True)
+            return
+        from ..matrix.render import render_json, render_table
 
-        outputs_path, shards_path = github_paths
-        shards = write_sharded_outputs(buckets, outputs_path, shards_path)
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary:
-            write_step_summary(summary, buckets, shards=shards)
-        click.echo(f"infx matrix: {len(rows)} points in {len(shards)} shards", err=True)
-        return
-    from ..matrix.render import render_json, render_table
+        text = render_json(rows) if fmt == "json" else render_table(buckets)
+        if output:
+            from ..github.actions import atomic_write
 
-    text = render_json(rows) if fmt == "json" else render_table(buckets)
-    if output:
-        from ..github.actions import atomic_write
+            atomic_write(output, text)
+        else:
+            click.echo(text, nl=False)
+    except OSError as exc:
+        raise UsageError(f"cannot write the matrix: {exc}", "Check the output paths and their permissions.") from None
 
-        atomic_write(output, text)
-    else:
-        click.echo(text, nl=not text.endswith("\n"))
+
+def _write_github(buckets: dict, outputs_path: Path, shard_dir: Path) -> None:
+    from ..github.actions import write_sharded_outputs, write_step_summary
+
+    shards = write_sharded_outputs(buckets, outputs_path, shard_dir)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        write_step_summary(summary, buckets, shards=shards)
 
 
 def _github_paths(output: Path | None, shard_dir: Path | None) -> tuple[Path, Path]:

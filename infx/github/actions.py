@@ -114,8 +114,8 @@ def row_gpu_hours(row: dict) -> float:
 
 
 def _cell(value) -> str:
-    text = compact_json(value) if isinstance(value, (list, dict)) else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")[:200]
+    text = (compact_json(value) if isinstance(value, (list, dict)) else str(value))[:200]
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
 SUMMARY_COLUMNS = ("config-key", "runner", "conc", "exp-name", "run-eval")
@@ -142,9 +142,11 @@ def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matri
     if first:
         table = ["", f"First {len(first)} of {total_points} points:", "",
                  "| bucket | " + " | ".join(SUMMARY_COLUMNS) + " |", "|---" * (len(SUMMARY_COLUMNS) + 1) + "|"]
+        size = len(text.encode()) + sum(len(line.encode()) + 1 for line in table)
         for bucket, row in first:
             line = "| " + " | ".join(_cell(v) for v in (bucket, *(row.get(c, "") for c in SUMMARY_COLUMNS))) + " |"
-            if len((text + "\n".join(table) + "\n" + line + "\n").encode()) > budget - 200:
+            size += len(line.encode()) + 1
+            if size > budget - 200:
                 table.append(f"\n_(table cut to stay under the {budget} byte summary budget)_")
                 break
             table.append(line)

@@ -148,9 +148,7 @@ def _single_fixed(run, key, entry, header, runners, sequence, search):
     if not _topology_allowed(run.selection, [{"tp": search["tp"], "ep": ep}]):
         return []
     isl, osl = sequence["isl"], sequence["osl"]
-    shared = {
-        "isl": isl, "osl": osl, **_single_parallelism(search),
-    }
+    shared = {"isl": isl, "osl": osl, **_single_parallelism(search)}
     tail = {
         "max-model-len": max_model_len(isl, osl),
         "ep": ep,
@@ -170,11 +168,10 @@ def _single_fixed(run, key, entry, header, runners, sequence, search):
 
 def _multi_fixed(run, key, entry, header, runners, sequence, search):
     prefill, decode = _workers_of(search)
-    if not _topology_allowed(run.selection, [prefill, decode]):
-        return []
+    # Derived before any filter, so a config problem is reported whatever the selection.
     nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
     concs = _concs(run, search)
-    if not concs:
+    if not concs or not _topology_allowed(run.selection, [prefill, decode]):
         return []
     isl, osl = sequence["isl"], sequence["osl"]
     return [
@@ -205,7 +202,7 @@ def _single_agentic(run, key, entry, header, runners, item, search):
     parallelism = _single_parallelism(search)
     ep = search.get("ep") if search.get("ep") is not None else 1
     mode, backend = _offload(search)
-    # Computed before any filter so a bad budget is reported whatever the selection.
+    # Derived before any filter, so a config problem is reported whatever the selection.
     dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
                              parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"], multinode=False)
     if not _topology_allowed(run.selection, [{"tp": parallelism["tp"], "ep": ep}]):

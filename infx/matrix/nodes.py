@@ -17,11 +17,11 @@ from .cache import read_cached, write_cached
 from .derive import DeriveError, replica_gpus
 
 CACHE_FILE = "recipe-node-counts-v2.json"
-ROLE_NODE_SETTINGS = (("prefill", "PREFILL_NODES"), ("decode", "DECODE_NODES"))
+
 
 
 class RecipeNodeCounts:
-    """Node counts of recipes, remembered across runs by file content."""
+    """Node counts of recipes, remembered across runs by file path, size, mtime and selector."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -44,7 +44,7 @@ class RecipeNodeCounts:
         if key not in self.saved:
             try:
                 self.saved[key] = recipe_node_count(load_recipe(ref, self.root)[1])
-            except RecipeError as exc:
+            except (RecipeError, ValueError, TypeError) as exc:  # odd node fields are ValueError/TypeError
                 self.saved[key] = str(exc)
             self.dirty = True
         result = self.saved[key]
@@ -87,17 +87,19 @@ def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_
             nodes = recipes.count(ref)
         except RecipeError as exc:
             # The launcher refuses this recipe loudly; the matrix only needs a node estimate.
-            warnings.append(f"recipe {ref.value}: {exc}; node-count falls back to settings / GPU arithmetic")
+            warnings.append(f"node-count for CONFIG_FILE={ref.value} falls back to settings / GPU arithmetic: {exc}")
             nodes = None
         if nodes is not None:
             return nodes
     total = 0
-    for role, setting in ROLE_NODE_SETTINGS:
-        worker = prefill if role == "prefill" else decode
+    for worker, setting in ((prefill, "PREFILL_NODES"), (decode, "DECODE_NODES")):
         explicit = _setting_nodes(prefill, decode, setting)
         if explicit is not None:
             total += explicit
         elif worker.get("num-worker", 0) > 0:
             label = worker.get("hardware") or runner
             total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(label))
+    if total < 1:
+        raise DeriveError("cannot derive node-count: no recipe, no PREFILL_NODES/DECODE_NODES and no workers",
+                          "Give the workers num-worker ≥ 1, or name a recipe with CONFIG_FILE=.")
     return total

@@ -136,3 +136,12 @@ def test_cli_github_format(big_repo, tmp_path):
     result = run_cli(["matrix", "--format", "github"], cwd=big_repo.root,
                      env={k: v for k, v in os.environ.items() if k not in ("GITHUB_OUTPUT", "RUNNER_TEMP")})
     assert result.returncode == 2 and "GITHUB_OUTPUT" in result.stderr
+
+
+def test_github_notices_cannot_inject_workflow_commands(big_repo, tmp_path):
+    result = run_cli(["matrix", "--format", "github", "--config-key", "zz*\n::error::injected%0A"], cwd=big_repo.root,
+                     env={"GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_TEMP": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert not any(line.startswith("::error") for line in result.stdout.splitlines())
+    assert "::notice" in result.stdout and "matched no config keys" in result.stdout
+    assert parse_outputs((tmp_path / "out").read_text())["point-count"] == "0"

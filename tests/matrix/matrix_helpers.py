@@ -82,8 +82,11 @@ class Repo:
     def config_set(self):
         from infx.config import load_config_set
 
+        from infx.diagnostics import InfxError
+
         config_set, report = load_config_set([self.master])
-        assert config_set is not None, report.diagnostics
+        if config_set is None:  # as the CLI does: the config's own diagnostics
+            raise InfxError(report.sorted())
         return config_set
 
     def build(self, selection=None, evals=None, notices=None):

@@ -74,7 +74,7 @@ def test_invalid_input_exits_1_without_output(mixed, make_repo):
     result = mixed.cli()
     assert result.returncode == 1 and result.stdout == "" and "duplicate" in result.stderr
     bad = make_repo({"a": entry(runner="cluster:b300-nv", scenarios={"agentic-coding": [{
-        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "x"}, "conc-list": [1]}]}]})})
+        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "hicache"}, "conc-list": [1]}]}]})})
     result = bad.cli()
     assert result.returncode == 1 and result.stdout == "" and "requires dram-utilization" in result.stderr
     assert "test-master.yaml:" in result.stderr  # located at the search-space entry
@@ -109,3 +109,15 @@ def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
 def test_compiled_validator_refuses_unknown_keywords():
     with pytest.raises(ValueError, match="does not support"):
         compile_schema({"type": "object", "oneOf": []})
+
+
+@pytest.mark.parametrize("image", ["img:1", "bild:größe-ü", "\u2603"])
+def test_fingerprint_is_the_contract_canonical_form(image):
+    import hashlib
+
+    from infx.matrix.derive import fingerprint
+
+    row = {"image": image, "conc": 4, "exp-name": "x", "prefill": {"tp": 4, "ep": 1}, "run-eval": False}
+    body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
+    expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
+    assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
