@@ -59,6 +59,13 @@ def read_file(repo: Path, commit: str, path: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def object_ids(repo: Path, specs: list[str]) -> list[str] | None:
+    """Object ids of ``commit:path`` specs in one call; None if any does not exist."""
+    done = _git(repo, "rev-parse", *specs, check=False)
+    ids = done.stdout.decode().split()
+    return ids if done.returncode == 0 and len(ids) == len(specs) else None
+
+
 def blob_ids(repo: Path, commit: str, paths: list[str]) -> dict[str, str]:
     """path -> blob id for every file under ``paths`` at ``commit`` (recursively)."""
     done = _git(repo, "ls-tree", "-r", "-z", commit, "--", *paths)
@@ -87,10 +94,8 @@ def head_commit(repo: Path) -> str | None:
 
 def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
     """True when the working tree holds ``paths`` exactly as ``commit`` does (so it can be read in place)."""
-    specs = [f"{rev}:{path}" for path in paths for rev in ("HEAD", commit)]
-    done = _git(repo, "rev-parse", *specs, check=False)
-    trees = done.stdout.decode().split()
-    if done.returncode != 0 or len(trees) != len(specs) or any(a != b for a, b in zip(trees[::2], trees[1::2])):
+    trees = object_ids(repo, [f"{rev}:{path}" for path in paths for rev in ("HEAD", commit)])
+    if trees is None or any(a != b for a, b in zip(trees[::2], trees[1::2])):
         return False
     done = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths, check=False)
     return done.returncode == 0 and not done.stdout.strip()

@@ -57,6 +57,12 @@ class ConfigsAtRef:
         return {p: b for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
                 if p.startswith(MASTER_PREFIX) and p.endswith(MASTER_SUFFIX) and "/" not in p[len(MASTER_PREFIX):]}
 
+    def same_masters(self, a: str, b: str) -> bool:
+        trees = git.object_ids(self.repo, [f"{a}:configs", f"{b}:configs"])
+        if a == b or (trees and trees[0] == trees[1]):
+            return True  # one cheap call covers the usual case: configs/ untouched
+        return self.master_blobs(a) == self.master_blobs(b)
+
     def load(self, commit: str, validate: bool = True) -> tuple[ConfigSet | None, Report]:
         if (commit, validate) not in self.cache:
             if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
@@ -88,10 +94,12 @@ def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str)
 
 def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
              changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, build_plan: bool = True) -> GateResult:
-    """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it."""
+    """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it.
+
+    ``repo`` is the repository's top-level folder (``git.toplevel``).
+    """
     from .plan import PlanOptions, build_plan as make_plan
 
-    repo = git.toplevel(repo)
     head = git.resolve(repo, head_ref)
     base = git.resolve(repo, base_ref)
     if pr_number is not None:
@@ -112,7 +120,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         report.extend(_relabel(head_report.diagnostics, configs.roots[head], repo, head))
         if head_set is None:
             return result
-        same_masters = configs.master_blobs(base) == configs.master_blobs(head)
+        same_masters = configs.same_masters(base, head)
         if same_masters:
             base_entries = head_set.raw_entries
         else:
