@@ -96,20 +96,17 @@ def appended_region_checks(base: str, head: str, file: str) -> list[Diagnostic]:
     starts = [i for i, line in enumerate(lines) if ENTRY_START.match(line)]
     if not starts:
         return problems
-    base_empty_tail = 1 if base.endswith("\n\n") or base == "" else 0
-    gaps = [(None, lines[: starts[0]])] + [(k, _trailing_blank(lines[a:b])) for k, (a, b) in enumerate(zip(starts, starts[1:]))]
-    for order, (previous, gap) in enumerate(gaps):
-        first_line = base_lines + (starts[order] - len(gap)) + 1
-        wanted = [""] if order else [""] * (1 - base_empty_tail)
-        if base == "" and order == 0:
-            wanted = []
-        if gap == wanted:
+    # One empty line before each appended entry; an empty line the base already ends with counts.
+    first_wanted = [] if base == "" or base.endswith("\n\n") else [""]
+    gaps = [lines[: starts[0]]] + [_trailing_blank(lines[a:b]) for a, b in zip(starts, starts[1:])]
+    for order, (start, gap) in enumerate(zip(starts, gaps)):
+        if gap == ([""] if order else first_wanted):
             continue
         where = "from the history above it" if order == 0 else "from the entry above it"
         found = f"{len(gap)} separator line(s)" + (f", {sum(1 for g in gap if g)} of them holding spaces" if any(gap) else "")
-        at = first_line if gap else base_lines + starts[order] + 1
+        at = base_lines + start - len(gap) + 1 if gap else base_lines + start + 1
         problems.append(error(file, (at, 1), "changelog-separator",
-                              f"appended entry at line {base_lines + starts[order] + 1} must be separated {where} by exactly one "
+                              f"appended entry at line {base_lines + start + 1} must be separated {where} by exactly one "
                               f"empty line; found {found}",
                               "Leave exactly one empty line (no spaces) before each appended `- config-keys:` (`infx changelog fix`)."))
     tail = _trailing_blank(lines)

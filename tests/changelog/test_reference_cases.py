@@ -154,3 +154,17 @@ def test_allow_removal_lists_removed_entries_and_does_not_sweep_them(corpus_repo
     (removed,) = [d for d in result.report.diagnostics if d.rule == "changelog-removed"]
     assert not removed.is_error and "entry 772" in removed.message and "pull/2707" in removed.message
     assert result.plan["point-count"] == 0 and result.plan["changelog_metadata"]["removed"][0]["position"] == 772
+
+
+@pytest.mark.parametrize("build, rule, offset", [
+    (lambda B: B + b"  \n" + E(K, PH), "changelog-separator", 1),  # the whitespace-only separator line
+    (lambda B: B + E(K, PH), "changelog-separator", 1),  # the entry that needs an empty line above it
+    (lambda B: B + b"\n" + E(K, PH) + b"\n", "changelog-trailing-blank", 7),
+    (lambda B: B + b"\n" + E(K, PH).replace(b'"Synthetic"', b'"a\tb"'), "changelog-tab", 5),
+])
+def test_byte_violations_are_located(corpus_repo, BASE, build, rule, offset):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    head = corpus_repo.commit(base, {"perf-changelog.yaml": build(BASE)}, message=rule)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    (problem,) = [d for d in result.report.diagnostics if d.rule == rule]
+    assert problem.line == BASE.count(b"\n") + offset and problem.column is not None and "fix" in problem.hint
