@@ -26,8 +26,8 @@ def expand(pattern: str, keys: list[str]) -> list[str]:
 
 
 def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:
-    probe = pattern.replace("*", "")
-    close = difflib.get_close_matches(probe if "*" not in pattern else pattern, keys, n=limit, cutoff=0.6)
+    """Close keys for a literal or a pattern (compared without its stars, then by its stem)."""
+    close = difflib.get_close_matches(pattern.replace("*", ""), keys, n=limit, cutoff=0.6)
     if "*" in pattern and not close:
         stem = pattern.split("*", 1)[0]
         close = [k for k in keys if stem and k.startswith(stem[: max(3, len(stem) - 4)])][:limit]
@@ -36,7 +36,7 @@ def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:
 
 @dataclass
 class Resolution:
-    keys: list[str] = field(default_factory=list)  # every key to sweep, master order of first appearance
+    keys: list[str] = field(default_factory=list)  # every key to sweep: entry order, master order within an entry
     per_entry: dict[int, list[str]] = field(default_factory=dict)  # entry index -> its keys
     deleted: list[str] = field(default_factory=list)  # named keys this change deletes (not swept)
     diagnostics: list[Diagnostic] = field(default_factory=list)
