@@ -92,6 +92,27 @@ def _trim_blank(block: list[str]) -> list[str]:
     return block
 
 
+def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, base_label: str = "") -> FixResult:
+    """Repair ``path`` (the working-tree changelog) against the merge-base bytes; write atomically.
+
+    The result's diagnostics are what is still wrong afterwards (or why nothing was written).
+    """
+    from .diff import compare
+
+    current, current_problems = contract.decode(path.read_bytes(), name)
+    base, base_problems = contract.decode(base_raw, base_label or f"{name} (merge-base)")
+    if current is None or base is None:
+        return FixResult(None, diagnostics=current_problems + base_problems)
+    result = repair(base, current, pr_number, slug, name)
+    if result.text is None:
+        return result
+    if result.text != current:
+        write_atomically(path, result.text)
+    remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
+    result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
+    return result
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write all of ``text`` or nothing: a temporary file in the same folder, then rename."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644

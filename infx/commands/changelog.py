@@ -81,8 +81,7 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
 def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""
     from .. import git
-    from ..changelog.diff import compare
-    from ..changelog.fix import repair, write_atomically
+    from ..changelog.fix import fix_file
     from ..changelog.gate import changelog_path
     from ..changelog.policy import resolve_slug
     from ..diagnostics import UsageError
@@ -98,24 +97,8 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     path = repo / name
     if not path.is_file():
         raise UsageError(f"{name} does not exist in the working tree")
-    current_raw = path.read_bytes()
-    base_raw = git.read_file(repo, base, name) or b""
-    report = Report()
-    try:
-        current, base_text = current_raw.decode("utf-8"), base_raw.decode("utf-8")
-    except UnicodeDecodeError:
-        from ..changelog.contract import decode
-
-        report.extend(decode(current_raw, name)[1])
-        _emit(report, fmt, {"changes": []}, "")
-    result = repair(base_text, current, pr_number, slug, name)
-    report.extend(result.diagnostics)
-    if result.text is None:
-        _emit(report, fmt, {"changes": []}, "")
-    if result.text != current:
-        write_atomically(path, result.text)
-    remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
-    report.extend(d for d in remaining.diagnostics if d.rule != "changelog-unchanged")
+    result = fix_file(path, git.read_file(repo, base, name) or b"", name, pr_number, slug, base_label=f"{name}@{base[:12]}")
+    report = Report(result.diagnostics)
     for line in result.changes:
         click.echo(f"fixed: {line}", err=True)
     _emit(report, fmt, {"changes": result.changes},

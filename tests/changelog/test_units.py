@@ -276,3 +276,14 @@ def test_invalid_head_configs_are_reported_with_path_at_commit(corpus_repo, BASE
     (problem,) = [d for d in result.report.diagnostics if d.is_error]
     assert problem.file == f"configs/nvidia-master.yaml@{head[:12]}" and problem.rule == "yaml-syntax"
     assert problem.line == master.count(b"\n") + 1  # the unclosed list is reported at the end of the file
+
+
+def test_fix_file_refuses_bad_utf8_and_writes_nothing(tmp_path):
+    from infx.changelog.fix import fix_file
+
+    base = block("config-h", C(1)).encode()
+    path = tmp_path / FILE
+    path.write_bytes(base + b"\n" + block("config-n", "XXX").encode().replace(b"Update", b"Upd\xffate"))
+    before = path.read_bytes()
+    result = fix_file(path, base, FILE, 42, SLUG)
+    assert result.text is None and [d.rule for d in result.diagnostics] == ["changelog-utf8"] and path.read_bytes() == before
