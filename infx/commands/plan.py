@@ -64,6 +64,8 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     if output:
         from ..changelog.fix import write_atomically
 
+        if not output.parent.is_dir():
+            raise UsageError(f"--output {output}: the folder {output.parent} does not exist")
         write_atomically(output, json.dumps(result_plan, indent=2, ensure_ascii=False) + "\n")
     if fmt == "json":
         click.echo(json.dumps(result_plan, ensure_ascii=False))
