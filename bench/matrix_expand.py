@@ -11,6 +11,10 @@ run; the cold figure (INFX_NO_CACHE=1) is printed for reference.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,6 +46,18 @@ def scaled_copy(repo: Path, destination: Path, factor: int) -> Path:
     return destination
 
 
+def cpu_seconds(argv: list[str], cwd: Path, env: dict, runs: int) -> float:
+    """Median user+sys CPU time of the process: wall time minus what other load on the machine adds."""
+    samples = []
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **env}
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, cwd=cwd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        samples.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -56,10 +72,13 @@ def main() -> None:
         cold = time_command(argv, runs=3, warmup=0, cwd=repo, env={"INFX_NO_CACHE": "1"})
         base = time_command(argv, runs=args.runs, warmup=1, cwd=repo, env=env)
         scaled = time_command(argv, runs=max(3, args.runs // 3), warmup=1, cwd=big, env=env)
+        cpu = cpu_seconds(argv, repo, env, args.runs)
     print(report("matrix, corpus (1820 rows), cold cache", cold))
     print(report("matrix, corpus (1820 rows)", base, TARGET_S))
     print(report(f"matrix, corpus x{SCALE} (18200 rows)", scaled, SCALE * base["median"]))
     print(f"ratio x{SCALE} / x1: {scaled['median'] / base['median']:.2f} (linear: < {SCALE})")
+    print(f"matrix, corpus (1820 rows): median CPU time (user+sys) {cpu:.3f} s; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

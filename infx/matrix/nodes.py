@@ -17,6 +17,7 @@ from .cache import read_cached, write_cached
 from .derive import DeriveError, replica_gpus
 
 CACHE_FILE = "recipe-node-counts-v2.json"
+CACHE_ENTRIES = 4096  # the newest entries kept: a few checkouts of ~500 recipes
 
 
 
@@ -54,7 +55,8 @@ class RecipeNodeCounts:
 
     def save(self) -> None:
         if self.dirty:
-            write_cached(CACHE_FILE, json.dumps(self.saved).encode())
+            newest = dict(list(self.saved.items())[-CACHE_ENTRIES:])
+            write_cached(CACHE_FILE, json.dumps(newest).encode())
             self.dirty = False
 
 

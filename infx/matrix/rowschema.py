@@ -107,17 +107,19 @@ class _Generator:
             out.append(f"{pad}        r = {item}(e, f'{{{p}}}[{{i}}]')")
             out.append(f"{pad}        if r: return r")
         if "required" in schema:
-            required = self.constant(tuple(schema["required"]))
-            out.append(f"{pad}if type({x}) is dict:")
-            out.append(f"{pad}    for k in {required}:")
-            out.append(f"{pad}        if k not in {x}: return f'{{{p}}}: missing required field {{k!r}}'")
+            required = self.constant(frozenset(schema["required"]))
+            order = self.constant(tuple(schema["required"]))
+            out.append(f"{pad}if type({x}) is dict and not {required} <= {x}.keys():")
+            out.append(f"{pad}    k = next(k for k in {order} if k not in {x})")
+            out.append(f"{pad}    return f'{{{p}}}: missing required field {{k!r}}'")
         if "properties" in schema or schema.get("additionalProperties") is False:
             properties = schema.get("properties", {})
             out.append(f"{pad}if type({x}) is dict:")
             if schema.get("additionalProperties") is False:
                 allowed = self.constant(frozenset(properties))
-                out.append(f"{pad}    for k in {x}:")
-                out.append(f"{pad}        if k not in {allowed}: return f'{{{p}}}: unexpected field {{k!r}}'")
+                out.append(f"{pad}    if not {x}.keys() <= {allowed}:")
+                out.append(f"{pad}        k = next(k for k in {x} if k not in {allowed})")
+                out.append(f"{pad}        return f'{{{p}}}: unexpected field {{k!r}}'")
             for key, sub in properties.items():
                 var = f"x{depth}"
                 out.append(f"{pad}    {var} = {x}.get({key!r}, MISSING)")

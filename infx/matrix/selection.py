@@ -53,6 +53,13 @@ class Selection:
     max_ep: int | None = None
     step_size: int = 2
 
+    def __post_init__(self) -> None:
+        # A lone string is one value, not a sequence of one-character filters.
+        for name in ("config_keys", "model_prefixes", "frameworks", "precisions", "runner_types", "seq_lens",
+                     "scenario_types", "node_types"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+
     def check(self) -> None:
         """Contradictory or meaningless flags are usage errors (exit 2)."""
         if self.step_size <= 1:

@@ -69,6 +69,10 @@ def test_filter_counts(config_set):
     assert count(scenario_types=("agentic-coding",)) == 746
     assert count(seq_lens=("1k1k",)) == 747  # seq-lens filters fixed-seq-len only, as the reference
     assert count(config_keys=("*",)) == 1820
+    assert count(runner_node_filter="mi355x") == 3105
+    # reference 18103 on every node; the patched labels (gb300-nv ×3 nodes, h200-dgxc ×2,
+    # cluster:mi325x-tw ×1) add their configs' 45×3 + 12×2 + 13×1 rows
+    assert count(runner_node_filter="_") == 18103 + 45 * 3 + 12 * 2 + 13
 
 
 def test_throughput_points_survive_eval_modes(config_set, rows):
@@ -172,3 +176,10 @@ def test_rows_pass_jsonschema(rows, config_set):
     validator = jsonschema.Draft202012Validator(row_schema())
     every = rows + build_matrix(config_set, evals=EvalMode.ALL) + build_matrix(config_set, evals=EvalMode.ONLY)
     assert [e.message for r in every for e in validator.iter_errors(r)][:3] == []
+
+
+@pytest.mark.parametrize("master, expected", [("nvidia-master.yaml", 1355), ("amd-master.yaml", 465)])
+def test_one_master_file(corpus_repo, master, expected):
+    config_set, report = load_config_set([corpus_repo / "configs" / master])
+    assert config_set is not None, report.diagnostics[:3]
+    assert len(build_matrix(config_set)) == expected

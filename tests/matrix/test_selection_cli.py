@@ -121,3 +121,19 @@ def test_fingerprint_is_the_contract_canonical_form(image):
     body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
     expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
     assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
+
+
+def test_selection_takes_a_lone_string_as_one_value(mixed):
+    assert Selection(config_keys="dsv4-*").config_keys == ("dsv4-*",)
+    assert {r["config-key"] for r in mixed.build(Selection(config_keys="dsv4-*", seq_lens=["8k1k"]))} == {"dsv4-agentic"}
+
+
+def test_stdlib_json_fallback_is_byte_identical(mixed, monkeypatch):
+    """Without orjson the fingerprints and the JSON text are the same (fallback encoder)."""
+    from infx.matrix import jsonfast
+
+    rows = mixed.build()
+    with_orjson = ([jsonfast.canonical(r) for r in rows], json.loads(jsonfast.dumps(rows)))
+    monkeypatch.setattr(jsonfast, "orjson", None)
+    assert ([jsonfast.canonical(r) for r in rows], json.loads(jsonfast.dumps(rows))) == with_orjson
+    assert mixed.build() == rows
