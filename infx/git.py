@@ -6,9 +6,7 @@ usage problem (exit 2), reported as :class:`~infx.diagnostics.UsageError`.
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tarfile
 from pathlib import Path
 
 from .diagnostics import UsageError
@@ -78,13 +76,23 @@ def blob_ids(repo: Path, commit: str, paths: list[str]) -> dict[str, str]:
 
 
 def materialize(repo: Path, commit: str, paths: list[str], destination: Path) -> None:
-    """Write the files under ``paths`` as they are at ``commit`` into ``destination``."""
-    present = [p for p in paths if blob_ids(repo, commit, [p])]
+    """Write the files under ``paths`` as they are at ``commit`` into ``destination``.
+
+    `git archive` piped into `tar` (two argv processes, no shell): git trees cannot hold
+    absolute or `..` paths, and tar's C extraction is several times faster than tarfile's.
+    """
+    present = _git(repo, "ls-tree", "--name-only", "-z", commit, "--", *paths).stdout.decode().split("\0")
+    present = [p for p in present if p]
     if not present:
         return
-    done = _git(repo, "archive", "--format=tar", commit, "--", *present)
-    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
-        archive.extractall(destination, filter="data")
+    archive = subprocess.Popen(["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *present],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    extract = subprocess.run(["tar", "-x", "-f", "-", "-C", str(destination)], stdin=archive.stdout, capture_output=True)
+    archive.stdout.close()
+    archive_error = archive.stderr.read()
+    if archive.wait() != 0 or extract.returncode != 0:
+        message = (archive_error or extract.stderr).decode(errors="replace").strip()
+        raise GitError(f"cannot materialise {', '.join(present)} at {commit[:12]}: {message}")
 
 
 def head_commit(repo: Path) -> str | None:
