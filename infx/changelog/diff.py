@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 
 from ..diagnostics import Diagnostic, error, warning
 from ..yamlio import parse_yaml
@@ -32,11 +33,9 @@ class Revision:
     lines: list[int]  # 1-based start line of each item
     where: object  # (item index, path) -> (line, column)
 
-    @property
+    @cached_property
     def line_list(self) -> list[str]:
-        if not hasattr(self, "_lines"):
-            self._lines = self.text.split("\n")
-        return self._lines
+        return self.text.split("\n")
 
 
 @dataclass
