@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .expressions import Context, condition, expressions_in, render
+from workflow_expressions import Context, condition, expressions_in, render
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -443,3 +443,39 @@ def test_both_linters_catch_a_planted_injection(tmp_path):
     audited = zizmor(tmp_path)
     assert audited.returncode != 0
     assert "template-injection" in {finding["ident"] for finding in json.loads(audited.stdout)}
+
+
+# --- names the GitHub commands rely on -------------------------------------------------------
+
+
+def dispatch_title(inputs: dict) -> str:
+    return render(load(SWEEP)["run-name"], Context(values={"github": dispatch_event(), "inputs": inputs}))
+
+
+def test_a_rerun_title_carries_its_launch_marker():
+    from infx.github.rerun import launch_marker
+
+    inputs = {**DISPATCH_INPUTS, "rerun-of": "4242", "points": "a b", "launch-id": "0123456789abcdef"}
+    assert launch_marker("0123456789abcdef") in dispatch_title(inputs)
+    assert "launch" not in dispatch_title(DISPATCH_INPUTS)
+
+
+def test_artifact_names_agree_with_the_point_workflow(tmp_path):
+    import sys
+
+    from infx.github.rerun import artifact_name
+    from infx.points import point_id
+
+    point = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
+    result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
+                            capture_output=True, text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point),
+                                 "GITHUB_OUTPUT": str(tmp_path / "out")})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == point_id(point)
+    outputs = (tmp_path / "out").read_text()
+    assert point_id(point) in outputs and f"infx-{point_id(point)}" in outputs
+    upload = next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    for outcome, succeeded in (("success", True), ("failure", False)):
+        ctx = Context(values={"steps": {"point": {"outputs": {"id": point_id(point)}}, "launch": {"outcome": outcome}}})
+        assert render(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
