@@ -15,7 +15,8 @@ MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
-GENERIC_CONTAINERS = ("rows", "points", "matrix")
+GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
+NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
 
 OUTCOME_OK, OUTCOME_FAILED, OUTCOME_MISSING = "ok", "failed", "missing"
 OUTCOME_LABELS = {OUTCOME_FAILED: "❌ failed", OUTCOME_MISSING: "⏳ no result", OUTCOME_OK: "✅ ok"}
@@ -35,9 +36,9 @@ def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
 def plan_buckets(data) -> dict[str, list[dict]]:
     """Bucket name -> rows from a plan or matrix JSON document.
 
-    Accepts what `infx matrix --format json` and `infx plan --format json` print: a list
-    of rows (bucketed here), or mappings of bucket names (nested or `a/b`) to rows. Keys
-    holding no rows (metadata) are ignored.
+    Accepts what `infx matrix --format json` prints (a list of rows, bucketed here), what
+    `infx plan --format json` prints (`{"buckets": {name: rows}, …}`), and other mappings
+    of bucket names (nested or `a/b`) to rows. Keys holding no rows (metadata) are ignored.
     """
     if isinstance(data, list):
         return _bucketize(data) if data else {}
@@ -52,7 +53,7 @@ def plan_buckets(data) -> dict[str, list[dict]]:
                 buckets.setdefault("/".join(path) or "all", []).extend(value)
         elif isinstance(value, dict):
             for key, item in value.items():
-                walk(item, path + (str(key),))
+                walk(item, path if not path and key in NAMING_CONTAINERS else path + (str(key),))
 
     walk(data, ())
     return buckets

@@ -20,6 +20,9 @@ def test_plan_shapes_are_read_into_the_same_buckets():
     nested = {"multi_node": {"8k1k": plan_rows[:2]}, "single_node": {"8k1k": plan_rows[2:]}, "changelog_metadata": {"entries": []}}
     assert plan_buckets(nested) == {"multi_node/8k1k": plan_rows[:2], "single_node/8k1k": plan_rows[2:]}
     assert plan_buckets({"rows": plan_rows, "base-ref": "abc"}) == from_list
+    # `infx plan --format json`: buckets by name, plus metadata that holds no rows.
+    planned = {"buckets": from_list, "point-count": 4, "metadata": {"entries": [{"config-keys": ["k"]}]}}
+    assert plan_buckets(planned) == from_list
     assert plan_buckets([]) == {}
 
 
