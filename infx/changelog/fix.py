@@ -1,0 +1,112 @@
+"""`infx changelog fix`: repair what a PR appended, never a byte of history.
+
+The appended region (everything after the merge-base's bytes) is rewritten: line endings
+to LF, TABs to one space, trailing spaces removed, exactly one empty line before each
+entry, one final newline, and every pr-link the policy rejects for PR N set to PR N's
+canonical link. If the history itself differs from the merge-base, nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, error
+from . import contract, policy
+
+PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
+
+
+@dataclass
+class FixResult:
+    text: str | None  # the repaired file, or None when nothing may be written
+    changes: list[str] = field(default_factory=list)  # what was repaired, for the user
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> FixResult:
+    """The repaired text of ``current`` whose history is ``base`` (the merge-base bytes)."""
+    if not current.startswith(base):
+        problem = contract.history_changed(base, current, file, "fix-history",
+                                           "the history differs from the merge-base, and `fix` never rewrites history")
+        return FixResult(None, diagnostics=[problem])
+    result = FixResult(None)
+    suffix = current[len(base):]
+    cleaned = suffix.replace("\r\n", "\n").replace("\r", "\n")
+    if cleaned != suffix:
+        result.changes.append("converted CR/CRLF line endings to LF")
+    lines = cleaned.split("\n")
+    if "\t" in cleaned:
+        result.changes.append(f"replaced {cleaned.count(chr(9))} TAB(s) with spaces")
+        lines = [_untab(line) for line in lines]
+    stripped = [line.rstrip(" ") for line in lines]
+    if stripped != lines:
+        result.changes.append("removed trailing spaces")
+    blocks: list[list[str]] = []
+    for line in stripped:
+        if contract.ENTRY_START.match(line) or not blocks:
+            blocks.append([])
+        blocks[-1].append(line)
+    for block in blocks:
+        for n, line in enumerate(block):
+            match = PR_LINK_LINE.match(line)
+            if not match:
+                continue
+            value = _unquote(match["value"])
+            if policy.check_new_entry(value, slug, pr_number) is None and value != policy.PLACEHOLDER and value not in policy.placeholders(slug):
+                continue
+            canonical = policy.canonical_link(slug, pr_number)
+            if value != canonical:
+                block[n] = f"{match['indent']}pr-link: {canonical}"
+                result.changes.append(f"pr-link {value!r} -> {canonical}")
+    entries = ["\n".join(_trim_blank(block)) for block in blocks if any(line.strip() for line in block)]
+    lead = "" if base == "" or base.endswith("\n\n") else "\n"
+    text = base + (lead + "\n\n".join(entries) + "\n" if entries else "")
+    if text != base + "\n".join(line for block in blocks for line in block):
+        result.changes.append("one empty line before each appended entry and one final newline")
+    result.text = text
+    return result
+
+
+def _untab(line: str) -> str:
+    """A TAB in the indentation becomes the canonical indent (4 before `- `, else 2); elsewhere one space."""
+    rest = line.lstrip(" \t")
+    indent = line[: len(line) - len(rest)]
+    if "\t" in indent:
+        indent = "    " if rest.startswith("- ") else "  "
+    return indent + rest.replace("\t", " ")
+
+
+def _trim_blank(block: list[str]) -> list[str]:
+    while block and not block[0].strip():
+        block = block[1:]
+    while block and not block[-1].strip():
+        block = block[:-1]
+    return block
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write all of ``text`` or nothing: a temporary file in the same folder, then rename."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def refuse(file: str, message: str, hint: str) -> Diagnostic:
+    return error(file, None, "fix-refused", message, hint)

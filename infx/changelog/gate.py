@@ -1,0 +1,139 @@
+"""The whole gate: refs -> revisions -> diff -> keys -> coverage -> plan, every problem at once.
+
+This is the only module of the changelog package with effects (git reads, a temporary
+copy of the configs at a ref); everything it calls is pure.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import git
+from ..config import ConfigSet, load_config_set
+from ..diagnostics import Diagnostic, Report, UsageError
+from ..recipes import RECIPES_DIR
+from . import CHANGELOG
+from .diff import Change, compare
+from .keys import Resolution, changed_keys, coverage, resolve
+from .policy import canonical_link
+
+CONFIG_PATHS = ["configs", RECIPES_DIR]
+MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
+
+
+@dataclass
+class GateResult:
+    report: Report
+    change: Change | None = None
+    resolution: Resolution | None = None
+    plan: dict | None = None
+    base_commit: str = ""
+    head_commit: str = ""
+
+
+def changelog_path(repo: Path, value: str | None) -> str:
+    """The changelog's path relative to the repository; outside it -> exit 2."""
+    if not value:
+        return CHANGELOG
+    path = Path(value)
+    absolute = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    try:
+        return absolute.relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        raise UsageError(f"--changelog {value!r} is outside the repository {repo}",
+                         "Name a file inside the repository, e.g. perf-changelog.yaml.") from None
+
+
+class ConfigsAtRef:
+    """Master configs (and recipes) of a commit, loaded once; the working tree when it matches."""
+
+    def __init__(self, repo: Path, stack: ExitStack):
+        self.repo, self.stack, self.cache = repo, stack, {}
+
+    def master_blobs(self, commit: str) -> dict[str, str]:
+        return {p: b for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
+                if p.startswith(MASTER_PREFIX) and p.endswith(MASTER_SUFFIX) and "/" not in p[len(MASTER_PREFIX):]}
+
+    def load(self, commit: str, validate: bool = True) -> tuple[ConfigSet | None, Report]:
+        if (commit, validate) not in self.cache:
+            if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
+                root = self.repo
+            else:
+                root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
+                git.materialize(self.repo, commit, CONFIG_PATHS, root)
+            masters = sorted(root.glob("configs/*-master.yaml"))
+            if not masters:
+                self.cache[(commit, validate)] = (ConfigSet(root=root), Report())
+            else:
+                self.cache[(commit, validate)] = load_config_set(masters, root=root, validate=validate)
+        return self.cache[(commit, validate)]
+
+
+def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
+    """Name files as `path@commit` rather than a temporary directory."""
+    if root == repo:
+        return diagnostics
+    out = []
+    for d in diagnostics:
+        name = d.file
+        if name.startswith(str(root)):
+            name = f"{Path(name).relative_to(root).as_posix()}@{commit[:12]}"
+        out.append(Diagnostic(name, d.line, d.column, d.rule, d.message, d.hint, d.severity))
+    return out
+
+
+def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
+             changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, build_plan: bool = True) -> GateResult:
+    """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it."""
+    from .plan import PlanOptions, build_plan as make_plan
+
+    repo = git.toplevel(repo)
+    head = git.resolve(repo, head_ref)
+    base = git.resolve(repo, base_ref)
+    if pr_number is not None:
+        base = git.merge_base(repo, base, head)
+    report = Report()
+    result = GateResult(report, base_commit=base, head_commit=head)
+    head_raw = git.read_file(repo, head, changelog)
+    if head_raw is None:
+        raise UsageError(f"{changelog} does not exist at {head_ref}", "Pass --changelog with the changelog's path.")
+    base_raw = git.read_file(repo, base, changelog)
+    change = compare(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
+    result.change = change
+    report.extend(change.diagnostics)
+
+    with ExitStack() as stack:
+        configs = ConfigsAtRef(repo, stack)
+        head_set, head_report = configs.load(head)
+        report.extend(_relabel(head_report.diagnostics, head_set.root if head_set else repo, repo, head))
+        if head_set is None:
+            return result
+        same_masters = configs.master_blobs(base) == configs.master_blobs(head)
+        if same_masters:
+            base_entries = head_set.raw_entries
+        else:
+            base_set, _ = configs.load(base, validate=False)
+            base_entries = base_set.raw_entries if base_set else {}
+        head_keys = list(head_set.entries)
+
+        resolution = resolve(change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n])
+        result.resolution = resolution
+        report.extend(resolution.diagnostics)
+        if change.mode == "pr" and not same_masters:
+            changed = changed_keys(base_entries, head_set.raw_entries)
+            report.extend(coverage(changed, change.added, changelog))
+        if build_plan and report.ok:
+            options = plan_options or PlanOptions()
+            plan, problems = make_plan(head_set, change.added, resolution, options,
+                                       base_loader=lambda: configs.load(base)[0],
+                                       metadata={"base_ref": base_ref, "head_ref": head_ref, "base": base, "head": head,
+                                                 "pr-number": pr_number, "mode": change.mode,
+                                                 "pr-link": canonical_link(slug, pr_number) if pr_number else None,
+                                                 "removed": [{"position": i, "entry": d} for i, d in change.removed],
+                                                 "deleted-keys": resolution.deleted})
+            report.extend(problems)
+            result.plan = plan
+    return result

@@ -1,0 +1,77 @@
+"""`infx plan` with no refs: the newest entry of the working tree, as a readable table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import load_config_set
+from ..diagnostics import Report, error
+from ..yamlio import parse_yaml
+from .entry import parse_entry
+from .keys import resolve
+from .plan import PlanOptions, build_plan
+
+
+def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[dict | None, Report]:
+    report = Report()
+    path = root / name
+    if not path.is_file():
+        from ..diagnostics import UsageError
+
+        raise UsageError(f"{name} does not exist in {root}", "Run infx plan from the repository root or pass --changelog.")
+    doc, problems = parse_yaml(path.read_bytes(), name)
+    report.extend(problems)
+    if doc is None:
+        return None, report
+    items = doc.data or []
+    if not isinstance(items, list) or not items:
+        report.add(error(name, (1, 1), "changelog-empty", "the changelog has no entry to plan", "Append an entry."))
+        return None, report
+    index = len(items) - 1
+    entry, problems = parse_entry(items[index], index + 1, name, lambda p: doc.where((index, *p)))
+    report.extend(problems)
+    config_set, config_report = load_config_set(root=root)
+    report.extend(config_report.diagnostics)
+    if entry is None or config_set is None:
+        return None, report
+    keys = list(config_set.entries)
+    resolution = resolve([entry], keys, keys, name, lambda e, n: e.key_positions[n])
+    report.extend(resolution.diagnostics)
+    if not report.ok:
+        return None, report
+    plan, problems = build_plan(config_set, [entry], resolution, options, metadata={"base_ref": None, "head_ref": "working tree"}, file=name)
+    report.extend(problems)
+    return plan, report
+
+
+def _cell(row: dict, name: str) -> str:
+    value = row.get(name)
+    if name == "topology":
+        if isinstance(row.get("prefill"), dict):
+            p, d = row["prefill"], row.get("decode") or {}
+            return f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x tp{d.get('tp')} ep{d.get('ep')}"
+        return f"tp{row.get('tp')} ep{row.get('ep')}"
+    if name == "seq":
+        return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+COLUMNS = ("config-key", "runner", "seq", "topology", "conc", "run-eval", "exp-name")
+
+
+def plan_table(plan: dict) -> str:
+    meta = plan.get("changelog_metadata", {})
+    lines = []
+    for entry in meta.get("entries", []):
+        lines.append(f"entry {entry['position']}: {', '.join(entry['config-keys'])}  ({entry['pr-link']})")
+        lines.append(f"  resolved keys: {', '.join(entry['resolved-keys']) or '(none)'}")
+    lines.append(f"{plan.get('point-count', 0)} point(s) in {len(plan.get('buckets', {}))} bucket(s)")
+    for bucket, rows in plan.get("buckets", {}).items():
+        lines.append("")
+        lines.append(f"{bucket}: {len(rows)} point(s)")
+        table = [COLUMNS] + [tuple(_cell(row, c) for c in COLUMNS) for row in rows]
+        widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
+        lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""`infx changelog validate` and `infx changelog fix`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..diagnostics import Report, render, render_json
+from .common import format_option
+
+REPO_OPTION = click.option("--repo", "repo_slug", metavar="OWNER/NAME",
+                           help="Repository whose PR links are canonical (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+CHANGELOG_OPTION = click.option("--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
+PR_OPTION = click.option("--pr-number", type=click.IntRange(min=1), help="The PR's number: a PR run (placeholders allowed).")
+
+
+@click.group()
+def changelog() -> None:
+    """Gate and fix perf-changelog.yaml."""
+
+
+def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
+    diagnostics = report.sorted()
+    if fmt == "json":
+        click.echo(render_json(diagnostics, report.ok, **summary))
+    else:
+        text = render(diagnostics, fmt, report.ok)
+        if text:
+            click.echo(text, err=fmt == "text")
+        if report.ok:
+            click.echo(success, err=fmt == "text")
+    sys.exit(report.exit_code)
+
+
+@changelog.command("validate")
+@click.option("--base-ref", required=True, help="The base branch or commit (PR runs use its merge-base with the head).")
+@click.option("--head-ref", required=True, help="The head commit.")
+@PR_OPTION
+@REPO_OPTION
+@CHANGELOG_OPTION
+@click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert); they are listed, not swept.")
+@click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
+@click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
+@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
+@format_option()
+def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt) -> None:
+    """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
+    from ..changelog.gate import changelog_path, run_gate
+    from ..changelog.plan import PlanOptions
+    from ..changelog.policy import resolve_slug
+    from ..git import toplevel
+
+    repo = toplevel(Path.cwd())
+    slug, _ = resolve_slug(repo_slug, repo)
+    result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
+                      allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc))
+    change, plan = result.change, result.plan or {}
+    summary = {
+        "mode": change.mode if change else None,
+        "base": result.base_commit, "head": result.head_commit,
+        "added-entries": change.added_indexes if change else [],
+        "removed-entries": [i for i, _ in change.removed] if change else [],
+        "pr-link-corrections": len(change.corrections) if change else 0,
+        "resolved-keys": result.resolution.keys if result.resolution else [],
+        "point-count": plan.get("point-count", 0),
+    }
+    added = len(summary["added-entries"])
+    _emit(result.report, fmt, summary,
+          f"perf-changelog is valid: {added} new entr{'y' if added == 1 else 'ies'}, "
+          f"{len(summary['resolved-keys'])} config key(s), {summary['point-count']} point(s) planned")
+
+
+@changelog.command("fix")
+@PR_OPTION
+@click.option("--base-ref", default=None, help="The base branch (default: origin/main, else main).")
+@REPO_OPTION
+@CHANGELOG_OPTION
+@format_option()
+def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
+    """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""
+    from .. import git
+    from ..changelog.diff import compare
+    from ..changelog.fix import repair, write_atomically
+    from ..changelog.gate import changelog_path
+    from ..changelog.policy import resolve_slug
+    from ..diagnostics import UsageError
+
+    if pr_number is None:
+        raise UsageError("--pr-number is required: fix writes the canonical link of that PR", "Pass --pr-number N.")
+    repo = git.toplevel(Path.cwd())
+    slug, _ = resolve_slug(repo_slug, repo)
+    name = changelog_path(repo, changelog_file)
+    if base_ref is None:
+        base_ref = next((r for r in ("origin/main", "main") if _exists(repo, r)), "origin/main")
+    base = git.merge_base(repo, git.resolve(repo, base_ref), git.resolve(repo, "HEAD"))
+    path = repo / name
+    if not path.is_file():
+        raise UsageError(f"{name} does not exist in the working tree")
+    current_raw = path.read_bytes()
+    base_raw = git.read_file(repo, base, name) or b""
+    report = Report()
+    try:
+        current, base_text = current_raw.decode("utf-8"), base_raw.decode("utf-8")
+    except UnicodeDecodeError:
+        from ..changelog.contract import decode
+
+        report.extend(decode(current_raw, name)[1])
+        _emit(report, fmt, {"changes": []}, "")
+    result = repair(base_text, current, pr_number, slug, name)
+    report.extend(result.diagnostics)
+    if result.text is None:
+        _emit(report, fmt, {"changes": []}, "")
+    if result.text != current:
+        write_atomically(path, result.text)
+    remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
+    report.extend(d for d in remaining.diagnostics if d.rule != "changelog-unchanged")
+    for line in result.changes:
+        click.echo(f"fixed: {line}", err=True)
+    _emit(report, fmt, {"changes": result.changes},
+          f"{name}: {len(result.changes)} repair(s) written" if result.changes else f"{name}: nothing to fix")
+
+
+def _exists(repo: Path, ref: str) -> bool:
+    from .. import git
+
+    try:
+        git.resolve(repo, ref)
+        return True
+    except git.GitError:
+        return False

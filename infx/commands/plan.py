@@ -1,0 +1,106 @@
+"""`infx plan`: the sweep a changelog change asks for (or, with no refs, its newest entry)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..diagnostics import Report, render
+
+
+@click.command()
+@click.option("--base-ref", help="The base branch or commit (PR runs use its merge-base with the head).")
+@click.option("--head-ref", help="The head commit.")
+@click.option("--pr-number", type=click.IntRange(min=1), help="The PR's number: a PR run.")
+@click.option("--repo", "repo_slug", metavar="OWNER/NAME", help="Repository whose PR links are canonical.")
+@click.option("--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
+@click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert).")
+@click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
+@click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
+@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
+              help="Output format (default: json with refs, table without).")
+@click.option("--output", type=click.Path(path_type=Path), help="Write the JSON plan to this file as well.")
+@click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
+def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt, output, shard_dir) -> None:
+    """Plan the sweep of the entries appended between --base-ref and --head-ref.
+
+    With no refs: plan the newest entry of the working tree's changelog against the
+    working tree's configs and print it as a table.
+    """
+    from ..changelog.gate import changelog_path
+    from ..changelog.plan import PlanOptions
+    from ..diagnostics import UsageError
+    from ..git import toplevel
+
+    options = PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc)
+    if (base_ref is None) != (head_ref is None):
+        raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")
+    if base_ref is None:
+        from ..changelog.worktree import plan_newest_entry
+
+        root = _root(Path.cwd())
+        name = changelog_path(root, changelog_file)
+        result_plan, report = plan_newest_entry(root, name, options)
+        fmt = fmt or "table"
+    else:
+        from ..changelog.gate import run_gate
+        from ..changelog.policy import resolve_slug
+
+        repo = toplevel(Path.cwd())
+        slug, _ = resolve_slug(repo_slug, repo)
+        result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
+                          allow_removal=allow_removal, plan_options=options)
+        result_plan, report = result.plan, result.report
+        fmt = fmt or "json"
+    if report.diagnostics:
+        text = render(report.sorted(), "github" if fmt == "github" else "text", report.ok)
+        click.echo(text, err=fmt != "github")
+    if not report.ok or result_plan is None:
+        sys.exit(report.exit_code or 1)
+    if output:
+        from ..changelog.fix import write_atomically
+
+        write_atomically(output, json.dumps(result_plan, indent=2, ensure_ascii=False) + "\n")
+    if fmt == "json":
+        click.echo(json.dumps(result_plan, ensure_ascii=False))
+    elif fmt == "table":
+        from ..changelog.worktree import plan_table
+
+        click.echo(plan_table(result_plan))
+    else:
+        _github(result_plan, shard_dir)
+    sys.exit(0)
+
+
+def _root(cwd: Path) -> Path:
+    from ..git import GitError, toplevel
+
+    try:
+        return toplevel(cwd)
+    except GitError:
+        return cwd
+
+
+def _github(plan: dict, shard_dir: Path | None) -> None:
+    """Shards exactly as `infx matrix --format github` writes them, plus the plan itself."""
+    import os
+
+    from ..diagnostics import UsageError
+    from ..github import actions
+
+    output = os.environ.get("GITHUB_OUTPUT")
+    if not output:
+        raise UsageError("--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)",
+                         "Use --format json outside Actions.")
+    if shard_dir is None:
+        shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
+    shards = actions.write_sharded_outputs(plan["buckets"], output, shard_dir)
+    actions.atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
+    click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)

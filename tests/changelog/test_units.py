@@ -1,0 +1,276 @@
+"""Rows 54-72 of reference/changelog-workflows.md §7 (the library-level cases), plus the
+merge-base case, coverage and keys deleted by the same change — all on real git commits
+where a revision is involved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infx.changelog.diff import compare
+from infx.changelog.entry import parse_entry
+from infx.changelog.fix import repair
+from infx.changelog.gate import run_gate
+from infx.changelog.keys import expand, resolve
+from infx.changelog.plan import PlanOptions, append_only_delta, plan_rows, trim_conc
+from infx.config import load_config_set
+from infx.matrix import EvalMode, Selection, build_matrix
+
+from .conftest import PH, SLUG, C, E, K
+from .gitrepo import Repo
+
+FILE = "perf-changelog.yaml"
+
+
+def block(key: str, link: str) -> str:
+    return yaml.safe_dump([{"config-keys": [key], "description": [f"Update {key}"], "pr-link": link}], sort_keys=False)
+
+
+def judge(base: str, head: str, pr_number=None):
+    return compare(base.encode(), head.encode(), file=FILE, slug=SLUG, pr_number=pr_number)
+
+
+def rules(change) -> set:
+    return {d.rule for d in change.diagnostics if d.is_error}
+
+
+def test_row54_indented_second_entry_is_not_valid_yaml():
+    base = block("config-a", C(1))
+    head = base + "\n" + block("config-b", PH).replace("- config-keys", "  - config-keys", 1)
+    change = judge(base, head, 42)
+    assert not change.ok and any(r.startswith("yaml") for r in rules(change))
+
+
+def test_row55_correction_number_need_not_equal_the_pr():
+    change = judge(block("config-a", "XXX"), block("config-a", C(42)), 99)
+    assert change.ok and len(change.corrections) == 1 and not change.added
+
+
+def test_row56_rendered_append_is_accepted():
+    base = block("config-a", C(1))
+    change = judge(base, base + "\n" + block("config-b", "XXX"), 42)
+    assert change.ok and [e.config_keys for e in change.added] == [["config-b"]]
+
+
+def test_row57_correction_with_other_whitespace_change_is_refused():
+    base = block("config-a", "XXX")
+    head = base.replace("  pr-link: XXX\n", f"  pr-link: {C(42)}\n").replace("  - Update config-a", "  - Update config-a  ")
+    assert "changelog-history-bytes" in rules(judge(base, head, 42))
+
+
+def test_row58_fix_rewrites_only_the_appended_placeholder():
+    base = block("config-h", "XXX")
+    result = repair(base, base + "\n" + block("config-n", "XXX"), 42, SLUG, FILE)
+    assert result.text == base + "\n" + block("config-n", C(42))
+    assert result.text.startswith(base)  # the historical XXX is kept
+
+
+def test_row59_fix_rewrites_a_rejected_link_and_says_so():
+    # Deliberate difference: the reference's canonicalize raised on TBD; infx offers the fix.
+    base = block("config-h", C(1))
+    result = repair(base, base + "\n" + block("config-n", "TBD"), 42, SLUG, FILE)
+    assert result.text.endswith(f"pr-link: {C(42)}\n") and any("'TBD'" in change for change in result.changes)
+
+
+@pytest.fixture
+def tiny_repo(tmp_path) -> Repo:
+    return Repo.init(tmp_path / "repo")
+
+
+def test_row60_merge_base_pr_behind_main_is_judged_on_its_own_append(corpus_repo, BASE):
+    """The PR branched from B; main then gained an entry (with a whitespace separator)."""
+    base = corpus_repo.git("rev-parse", "HEAD")
+    main = corpus_repo.commit(base, {FILE: BASE + b"  \n" + E(K + "-mtp", C(41))}, "main moved on")
+    pr = corpus_repo.commit(base, {FILE: BASE + b"\n" + E(K, PH)}, "the PR")
+    result = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=42)
+    assert result.report.ok, result.report.diagnostics
+    assert result.base_commit == base
+    assert [e.config_keys for e in result.change.added] == [[K]]
+    # Without the merge-base (two-dot against main's tip) main's entry would look deleted: a push
+    # comparison of the same commits reports exactly that.
+    tip = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=None, build_plan=False)
+    assert any(d.rule == "changelog-removed" for d in tip.report.diagnostics)
+
+
+def test_row61_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, BASE):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    main = corpus_repo.commit(base, {FILE: BASE + b"\n" + E(K, C(41))}, "main has it")
+    pr = corpus_repo.commit(main, {FILE: BASE + b"\n" + E(K, C(41))}, "PR merged main")
+    result = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=42, build_plan=False)
+    assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged"}
+
+
+def test_row62_wildcard_order_and_dedupe():
+    entry, _ = parse_entry({"config-keys": ["config-*", "config-a"], "description": ["x"], "pr-link": "XXX"}, 1, FILE, lambda p: (1, 1))
+    result = resolve([entry], ["config-b", "config-a", "other"], [], FILE, lambda e, n: (1, 1))
+    assert result.keys == ["config-b", "config-a"]
+    assert expand("a.c*", ["abc-1", "a.c-1"]) == ["a.c-1"]  # only * is special
+
+
+def test_row63_trim_conc():
+    backend = {"name": "x", "opts": {"a": 1, "b": 2}}
+    rows = [{"exp-name": "a8", "conc": 8, "kv-offload-backend": backend}, {"exp-name": "a2", "conc": 2, "kv-offload-backend": dict(backend)},
+            {"exp-name": "b4", "conc": 4, "kv-offload-backend": {"name": "y"}}]
+    assert [r["conc"] for r in trim_conc(rows)] == [2, 4]
+
+
+ENTRY, _ = parse_entry({"config-keys": ["k"], "description": ["x"], "pr-link": "XXX", "append-only": True}, 1, FILE, lambda p: (1, 1))
+
+
+def _row(conc, tp=8, image="img:1", multinode=False):
+    row = {"model": "m", "runner": "r", "framework": "f", "precision": "fp4", "isl": 8192, "osl": 1024, "image": image,
+           "config-key": "k", "exp-name": f"e{conc}"}
+    if multinode:
+        return {**row, "prefill": {"tp": tp, "ep": 1}, "decode": {"tp": tp, "ep": 1}, "conc": conc}
+    return {**row, "tp": tp, "conc": conc}
+
+
+def test_row64_append_only_delta_single_node():
+    delta, problems = append_only_delta([_row(4), _row(8)], [_row(4), _row(8), _row(12)], ENTRY, FILE)
+    assert [r["conc"] for r in delta] == [12] and not problems
+
+
+def test_row65_append_only_delta_multinode():
+    delta, problems = append_only_delta([_row([8, 16], multinode=True)], [_row([8, 16, 24, 24], multinode=True)], ENTRY, FILE)
+    assert [r["conc"] for r in delta] == [[24]] and not problems
+
+
+def test_row66_append_only_may_not_remove_points():
+    _, problems = append_only_delta([_row(4), _row(8)], [_row(8), _row(12)], ENTRY, FILE)
+    assert [p.rule for p in problems] == ["plan-append-only-removes"] and "[4]" in problems[0].message
+
+
+def test_row67_append_only_new_topology_with_another_image_is_refused():
+    _, problems = append_only_delta([_row(4)], [_row(4), _row(4, tp=16, image="img:2")], ENTRY, FILE)
+    assert [p.rule for p in problems] == ["plan-append-only-series"]
+
+
+# --- rows 68-72: what the plan asks the matrix for, per entry --------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus_set(corpus_repo):
+    config_set, report = load_config_set(root=corpus_repo.path)
+    assert config_set is not None, report.diagnostics
+    return config_set
+
+
+FIXED_KEY, AGENTIC_KEY = K, "dsv4-fp4-b300-vllm-agentic-mtp"
+
+
+def _entries(*specs):
+    entries = []
+    for n, spec in enumerate(specs, 1):
+        entry, problems = parse_entry({"description": ["x"], "pr-link": "XXX", **spec}, n, FILE, lambda p: (1, 1))
+        assert entry is not None, problems
+        entries.append(entry)
+    return entries
+
+
+def _plan(config_set, entries, **options):
+    keys = list(config_set.entries)
+    resolution = resolve(entries, keys, keys, FILE, lambda e, n: (1, 1))
+    rows, problems = plan_rows(config_set, entries, resolution, PlanOptions(**options))
+    assert not [p for p in problems if p.is_error]
+    return rows
+
+
+def _matrix(config_set, keys, evals, scenarios=()):
+    return build_matrix(config_set, Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios)), evals)
+
+
+def _ids(rows):
+    return sorted((r["recipe-fingerprint"], str(r["conc"]), bool(r.get("eval-only"))) for r in rows)
+
+
+def test_row68_regular_entry_plans_throughput_then_default_evals(corpus_set):
+    rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}))
+    expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.NONE) + _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY)
+    assert _ids(rows) == _ids(expected)
+    assert any(r.get("eval-only") for r in rows) and any(not r.get("run-eval") for r in rows)
+
+
+def test_row69_all_evals_entry_plans_only_all_evals(corpus_set):
+    rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY], "all-evals": True}))
+    assert _ids(rows) == _ids(_matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL))
+    assert rows and all(r.get("eval-only") for r in rows)
+
+
+@pytest.mark.parametrize("options, modes", [
+    ({"evals_only": True}, [EvalMode.ONLY]),
+    ({"all_evals": True}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
+    ({"evals_only": True, "all_evals": True}, [EvalMode.ONLY | EvalMode.ALL]),
+])
+def test_row70_run_wide_modifiers(corpus_set, options, modes):
+    rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}), **options)
+    assert _ids(rows) == _ids([r for mode in modes for r in _matrix(corpus_set, [FIXED_KEY], mode)])
+
+
+def test_row71_all_evals_entry_wins_and_evals_are_planned_once(corpus_set):
+    rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}, {"config-keys": [FIXED_KEY], "all-evals": True}))
+    expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL) + _matrix(corpus_set, [FIXED_KEY], EvalMode.NONE)
+    assert _ids(rows) == _ids(expected)
+
+
+def test_row72_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
+    keys = [FIXED_KEY, AGENTIC_KEY]
+    rows = _plan(corpus_set, _entries({"config-keys": keys, "scenario-type": ["fixed-seq-len"]},
+                                      {"config-keys": keys, "scenario-type": ["agentic-coding"]}))
+    expected = [r for scenario in ("fixed-seq-len", "agentic-coding") for mode in (EvalMode.NONE, EvalMode.ONLY)
+                for r in _matrix(corpus_set, keys, mode, [scenario])]
+    assert _ids(rows) == _ids(expected)
+    assert {r["config-key"] for r in rows} == set(keys)
+
+
+def test_eval_min_prefill_ep_drops_small_prefill_eval_rows(corpus_set):
+    evals = build_matrix(corpus_set, Selection(), EvalMode.ONLY)
+    key = next(r["config-key"] for r in evals if isinstance(r.get("prefill"), dict))
+    minimum = max(r["prefill"]["ep"] for r in evals if r["config-key"] == key and isinstance(r.get("prefill"), dict))
+    rows = _plan(corpus_set, _entries({"config-keys": [key], "evals-only": True, "eval-min-prefill-ep": minimum}))
+    expected = [r for r in _matrix(corpus_set, [key], EvalMode.ONLY) if not isinstance(r.get("prefill"), dict) or r["prefill"]["ep"] >= minimum]
+    assert rows and _ids(rows) == _ids(expected)
+
+
+# --- coverage and deleted keys ---------------------------------------------------------------
+
+
+def _master_with(corpus_repo, commit, edit) -> bytes:
+    text = corpus_repo.read(commit, "configs/nvidia-master.yaml").decode()
+    return edit(text).encode()
+
+
+def test_coverage_lists_changed_keys_no_appended_entry_sweeps(corpus_repo, BASE):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n", "dsr1-fp8-h200-sglang:\n  # tuned\n", 1)
+                          .replace("dsr1-fp8-h200-sglang-mtp:\n  image: ", "dsr1-fp8-h200-sglang-mtp:\n  image: x", 1))
+    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "tune two configs")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    (problem,) = [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
+    assert "dsr1-fp8-h200-sglang-mtp" in problem.message and f"{K}," not in problem.message
+    assert "    - dsr1-fp8-h200-sglang-mtp" in problem.hint
+    covered = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master,
+                                        FILE: BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH)}, "covered by a glob")
+    result = run_gate(corpus_repo.path, base, covered, slug=SLUG, pr_number=42, build_plan=False)
+    assert not [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
+
+
+def test_key_deleted_by_the_same_change_is_a_warning_and_not_swept(corpus_repo, BASE):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    text = corpus_repo.read(base, "configs/nvidia-master.yaml").decode()
+    doomed = "dsr1-fp8-h200-sglang-mtp"
+    start = text.index(f"\n{doomed}:\n") + 1
+    end = min(i for i in (text.find("\n", start + len(doomed) + 2),) if i > 0)
+    lines = text[start:].split("\n")
+    length = next(n for n, line in enumerate(lines[1:], 1) if line and not line.startswith((" ", "#")))
+    master = text[:start] + "\n".join(lines[length:])
+    assert end > 0 and f"\n{doomed}:" not in master
+    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master.encode(),
+                                     FILE: BASE + b"\n" + E(K, PH) + b"\n" + E(doomed, PH)}, "delete a config")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
+    assert result.report.ok, result.report.diagnostics
+    (deleted,) = [d for d in result.report.diagnostics if d.rule == "config-key-deleted"]
+    assert "deleted in this change" in deleted.message and not deleted.is_error
+    assert result.resolution.keys == [K] and result.resolution.deleted == [doomed]
+    assert {r["config-key"] for rows in result.plan["buckets"].values() for r in rows} == {K}
