@@ -53,9 +53,14 @@ def settings_from_env(token: str | None = None, base_url: str | None = None) -> 
     token = token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     if not token:
         raise _fail("no GitHub token: set GITHUB_TOKEN (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}`)")
-    max_wait = os.environ.get("INFX_GITHUB_MAX_WAIT")
-    return Settings(token=token, base_url=base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL,
-                    max_wait=float(max_wait) if max_wait else DEFAULT_MAX_WAIT)
+    max_wait = os.environ.get("INFX_GITHUB_MAX_WAIT") or str(DEFAULT_MAX_WAIT)
+    try:
+        seconds = float(max_wait)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise _fail(f"INFX_GITHUB_MAX_WAIT={max_wait!r} is not a number of seconds: set it to e.g. 300, or unset it")
+    return Settings(token=token, base_url=base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL, max_wait=seconds)
 
 
 def connect(settings: Settings):
@@ -83,7 +88,7 @@ def calling(what: str):
     try:
         yield
     except RateLimitExceededExceedsMaxWait as exc:
-        raise _fail(f"{what}: HTTP {exc.status} rate limit; it resets in {exc.wait:.0f} s, longer than infx waits "
+        raise _fail(f"{what}: HTTP {exc.status} rate limit; it resets in {exc.wait or 0:.0f} s, longer than infx waits "
                     "(INFX_GITHUB_MAX_WAIT): retry later or use a token with a higher limit") from None
     except GithubException as exc:
         message = exc.data.get("message") if isinstance(exc.data, dict) else (exc.message or str(exc.data or ""))

@@ -479,3 +479,82 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path):
     for outcome, succeeded in (("success", True), ("failure", False)):
         ctx = Context(values={"steps": {"point": {"outputs": {"id": point_id(point)}}, "launch": {"outcome": outcome}}})
         assert render(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
+
+
+# --- the setup and load scripts, run for real -------------------------------------------------
+
+
+def step_script(workflow: str, job: str, step_id: str) -> str:
+    return next(s for s in load(workflow)["jobs"][job]["steps"] if s.get("id") == step_id)["run"]
+
+
+def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
+    """Run a workflow's `run:` script as the runner does (bash -e), with `infx` on PATH."""
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "infx"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
+    shim.chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    full_env = {**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
+                "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=REPO,
+                          env=full_env, capture_output=True, text=True, timeout=180)
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    outputs, lines = {}, path.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        name, delimiter = lines[i].split("<<", 1)
+        end = lines.index(delimiter, i + 1)
+        outputs[name] = "\n".join(lines[i + 1:end])
+        i = end + 1
+    return outputs
+
+
+def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_path):
+    from infx.points import point_id
+
+    plan_script = step_script(SWEEP, "setup", "plan")
+    dispatch = {"EVENT_NAME": "workflow_dispatch", "CONFIG_KEYS": "dsv4-*-gb300-*", "FILTERS": "--max-conc 512",
+                "RERUN_OF": "", "POINTS": ""}
+    result = run_step(plan_script, tmp_path, dispatch)
+    assert result.returncode == 0, result.stderr
+    outputs = read_outputs(tmp_path / "outputs")
+    shards = json.loads(outputs["shards"])
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert int(outputs["point-count"]) == len(plan) > 0 and all(max(r["conc"] if isinstance(r["conc"], list) else [r["conc"]]) <= 512 for r in plan)
+    shard_rows = [row for d in shards for row in json.loads((tmp_path / "infx-shards" / d["file"]).read_text())]
+    assert [point_id(r) for r in shard_rows] == [point_id(r) for r in plan]
+
+    # Level 2 reads a shard from its file exactly as an inline output would carry it.
+    first = shards[0]
+    (tmp_path / "sweep-plan").mkdir()
+    shutil.copytree(tmp_path / "infx-shards", tmp_path / "sweep-plan" / "infx-shards")
+    (tmp_path / "outputs").write_text("")
+    loaded = run_step(step_script("sweep-shard.yml", "load", "rows"), tmp_path, {"SHARD_FILE": first["file"]})
+    assert loaded.returncode == 0, loaded.stderr
+    assert json.loads(read_outputs(tmp_path / "outputs")["rows"]) == json.loads(outputs[first["output"]])
+
+    # A rerun of two of those points: the setup selects exactly them from the earlier plan.
+    (tmp_path / "rerun-plan").mkdir()
+    shutil.copy(tmp_path / "plan.json", tmp_path / "rerun-plan" / "plan.json")
+    wanted = sorted({point_id(plan[0]), point_id(plan[-1])})
+    (tmp_path / "outputs").write_text("")
+    rerun = run_step(plan_script, tmp_path, {**dispatch, "RERUN_OF": "4242", "POINTS": " ".join(wanted)})
+    assert rerun.returncode == 0, rerun.stderr
+    assert sorted(point_id(r) for r in json.loads((tmp_path / "plan.json").read_text())) == wanted
+    assert read_outputs(tmp_path / "outputs")["point-count"] == str(len(wanted))
+
+
+def test_dispatch_inputs_reach_infx_as_words_never_as_shell(tmp_path):
+    hostile = {"EVENT_NAME": "workflow_dispatch", "CONFIG_KEYS": "$(touch pwned) `touch pwned2` no-such-key*",
+               "FILTERS": "; touch pwned3", "RERUN_OF": "", "POINTS": ""}
+    result = run_step(step_script(SWEEP, "setup", "plan"), tmp_path, hostile)
+    assert result.returncode != 0  # infx, not the shell, refuses the words
+    assert not any((REPO / name).exists() or (tmp_path / name).exists() for name in ("pwned", "pwned2", "pwned3"))
+    shard_file = run_step(step_script("sweep-shard.yml", "load", "rows"), tmp_path, {"SHARD_FILE": "../../etc/passwd"})
+    assert shard_file.returncode != 0 and "unexpected shard file name" in shard_file.stdout
