@@ -162,7 +162,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 @click.option("--point", "point_path", type=click.Path(path_type=Path), help="Point JSON file (default: $POINT_JSON).")
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
 def point_id_command(point_path: Path | None, fmt: str) -> None:
-    """Print a point's id; with --format github also write `id` and `job-name` to $GITHUB_OUTPUT."""
+    """Print a point's id; with --format github also write it as the output `id`."""
     from ..github.actions import write_outputs
     from ..points import point_id
 
@@ -186,5 +186,5 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
     if fmt == "github":
         if not os.environ.get("GITHUB_OUTPUT"):
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
-        write_outputs(os.environ["GITHUB_OUTPUT"], {"id": pid, "job-name": f"infx-{pid}"})
+        write_outputs(os.environ["GITHUB_OUTPUT"], {"id": pid})
     sys.stdout.flush()
