@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import os
+import re
 import time
 import zipfile
 from contextlib import contextmanager
@@ -95,6 +96,10 @@ def calling(what: str):
         check = STATUS_CHECKS.get(exc.status, "GitHub answered with an error: retry, and check githubstatus.com")
         raise _fail(f"{what}: HTTP {exc.status} {message or ''}".rstrip() + f" — {check}") from None
     except (RequestException, MaxRetryError) as exc:
+        repeated = re.search(r"too many (\d{3}) error responses", str(exc))
+        if repeated:  # the read retries ran out on server errors
+            raise _fail(f"{what}: HTTP {repeated.group(1)} on every one of {READ_RETRIES + 1} tries — "
+                        "GitHub is failing: retry later, and check githubstatus.com") from None
         raise _fail(f"{what}: no answer from GitHub ({type(exc).__name__}) — check the network and GITHUB_API_URL") from None
 
 

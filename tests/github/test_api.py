@@ -114,6 +114,22 @@ def test_server_errors_on_reads_are_retried(github):
     assert len(github.state.requests_to("GET", COMMENTS)) == 2
 
 
+def test_a_server_that_keeps_failing_is_one_line_with_the_status(github, tmp_path):
+    github.state.faults.extend(Fault("GET", COMMENTS, 503, {"message": "Unavailable"}) for _ in range(10))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    result = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "HTTP 503" in result.stderr and "#7" in result.stderr
+    assert len(github.state.requests_to("GET", COMMENTS)) == api.READ_RETRIES + 1
+
+
+def test_a_rate_limited_write_is_waited_out_and_done_once(github):
+    github.state.faults.append(rate_limit_fault("POST", COMMENTS, reset_in=1))
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("POST", COMMENTS)) == 2
+    assert len(github.state.comments[7]) == 1
+
+
 def test_a_primary_rate_limit_is_waited_out(github):
     github.state.faults.append(rate_limit_fault("GET", COMMENTS, reset_in=1))
     started = time.monotonic()
