@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from ..diagnostics import InfxError, error
 from ..points import point_id
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
 
@@ -74,8 +75,6 @@ def dispatch_inputs(run_id: int, failed_ids: list[str], launch: str) -> dict[str
     inputs = {"rerun-of": str(run_id), "points": " ".join(sorted(failed_ids)), "launch-id": launch}
     size = sum(len(k) + len(v) for k, v in inputs.items())
     if size > DISPATCH_INPUTS_LIMIT:
-        from ..diagnostics import InfxError, error
-
         raise InfxError(error("<github>", None, "github-dispatch-too-large",
                               f"{len(failed_ids)} failed points do not fit in one dispatch ({size} > {DISPATCH_INPUTS_LIMIT} characters)",
                               "Rerun the whole sweep instead (Re-run all jobs), or rerun part of it by config key."))

@@ -17,7 +17,7 @@ from infx.github.report import MARKER
 from infx.github.rerun import artifact_name, launch_id, launch_marker
 from infx.points import point_id
 
-from github_helpers import row, rows, run_cli, write_plan
+from github_helpers import rows, run_cli, write_plan
 from github_server import SLUG, Fault, LocalGitHub, rate_limit_fault
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
