@@ -311,6 +311,9 @@ def test_point_runs_on_its_lane_with_a_timeout_by_scenario():
 def test_point_reaches_infx_only_through_the_environment():
     job = load("run-point.yml")["jobs"]["launch"]
     assert job["env"]["POINT_JSON"] == "${{ inputs.point }}"
+    lane = lambda **inputs: render(job["env"]["LANE"], Context(values={"inputs": {  # noqa: E731
+        "point": json.dumps({"runner": "gb300-nv"}), "lane": "", **inputs}}))
+    assert lane() == "gb300-nv" and lane(lane="gb300-nv-canary") == "gb300-nv-canary"
     launch = next(s for s in job["steps"] if s.get("id") == "launch")
     assert "infx launch" in launch["run"] and "POINT_JSON" not in launch["run"]
     upload = next(s for s in job["steps"] if "upload-artifact" in s.get("uses", ""))
