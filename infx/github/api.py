@@ -1,0 +1,227 @@
+"""The GitHub API through PyGithub: the sticky PR comment and dispatches of reruns.
+
+The only module that talks to GitHub (and the only importer of PyGithub, which is slow
+to import, so only `infx github …` loads it). Reads retry on server errors and wait out
+rate limits up to a bound; writes are never blindly repeated — before repeating one,
+the current state is read back, so a write that went through but timed out is not done
+twice (one sticky comment, one sweep per launch id).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import re
+import time
+import zipfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..diagnostics import InfxError, error
+from .report import MARKER
+from .rerun import PLAN_ARTIFACT, PLAN_FILE, ArtifactInfo, launch_marker
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_MAX_WAIT = 300.0  # seconds infx waits for a rate limit to reset before giving up
+READ_RETRIES = 4
+WRITE_ATTEMPTS = 3
+WRITE_BACKOFF = 2.0  # seconds before the first repeat of a failed write, doubled each time
+RECENT_RUNS = 100  # dispatched runs searched for a launch id
+STATUS_CHECKS = {  # what to check, by HTTP status
+    401: "the token is invalid or expired: check GITHUB_TOKEN",
+    403: "the token lacks a permission for this call, or a rate limit is exhausted: check the job's `permissions:`",
+    404: "check that it exists and that the token can read the repository",
+    409: "GitHub reports a conflict: retry later",
+    422: "GitHub refused the request body: check the workflow's inputs and the ref",
+}
+
+
+def _fail(message: str) -> InfxError:
+    return InfxError(error("<github>", None, "github-api", message))
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str
+    base_url: str = DEFAULT_API_URL
+    max_wait: float = DEFAULT_MAX_WAIT
+    pace: bool = True  # PyGithub's spacing between requests (GitHub's secondary-limit advice)
+
+
+def settings_from_env(token: str | None = None, base_url: str | None = None) -> Settings:
+    token = token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    if not token:
+        raise _fail("no GitHub token: set GITHUB_TOKEN (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}`)")
+    max_wait = os.environ.get("INFX_GITHUB_MAX_WAIT") or str(DEFAULT_MAX_WAIT)
+    try:
+        seconds = float(max_wait)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise _fail(f"INFX_GITHUB_MAX_WAIT={max_wait!r} is not a number of seconds: set it to e.g. 300, or unset it")
+    return Settings(token=token, base_url=base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL, max_wait=seconds)
+
+
+def connect(settings: Settings):
+    import logging
+
+    from github import Auth, Github, GithubRetry
+
+    # PyGithub narrates its retries on stderr; infx reports the outcome in one line instead.
+    logging.getLogger("github").setLevel(logging.ERROR)
+
+    # Only reads are retried by the HTTP layer; writes go through _write below.
+    retry = GithubRetry(total=READ_RETRIES, backoff_factor=0.5, max_rate_limit_wait=settings.max_wait,
+                        secondary_rate_wait=min(60.0, settings.max_wait), allowed_methods={"GET", "HEAD"})
+    pacing = {} if settings.pace else {"seconds_between_requests": None, "seconds_between_writes": None}
+    return Github(base_url=settings.base_url, auth=Auth.Token(settings.token), retry=retry, timeout=30, **pacing)
+
+
+@contextmanager
+def calling(what: str):
+    """Turn any failure of a GitHub call into one line: what, HTTP status, what to check."""
+    from github import GithubException, RateLimitExceededExceedsMaxWait
+    from requests import RequestException
+    from urllib3.exceptions import MaxRetryError
+
+    try:
+        yield
+    except RateLimitExceededExceedsMaxWait as exc:
+        raise _fail(f"{what}: HTTP {exc.status} rate limit; it resets in {exc.wait or 0:.0f} s, longer than infx waits "
+                    "(INFX_GITHUB_MAX_WAIT): retry later or use a token with a higher limit") from None
+    except GithubException as exc:
+        message = exc.data.get("message") if isinstance(exc.data, dict) else (exc.message or str(exc.data or ""))
+        check = STATUS_CHECKS.get(exc.status, "GitHub answered with an error: retry, and check githubstatus.com")
+        raise _fail(f"{what}: HTTP {exc.status} {message or ''}".rstrip() + f" — {check}") from None
+    except (RequestException, MaxRetryError) as exc:
+        repeated = re.search(r"too many (\d{3}) error responses", str(exc))
+        if repeated:  # the read retries ran out on server errors
+            raise _fail(f"{what}: HTTP {repeated.group(1)} on every one of {READ_RETRIES + 1} tries — "
+                        "GitHub is failing: retry later, and check githubstatus.com") from None
+        raise _fail(f"{what}: no answer from GitHub ({type(exc).__name__}) — check the network and GITHUB_API_URL") from None
+
+
+def _transient(exc) -> float | None:
+    """Seconds to wait before repeating a failed write, or None when repeating cannot help."""
+    from github import GithubException
+    from requests import RequestException
+
+    if isinstance(exc, RequestException):
+        return 0.0
+    if not isinstance(exc, GithubException):
+        return None
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    if exc.status in (403, 429) and ("retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"):
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+        return max(0.0, float(headers.get("x-ratelimit-reset", time.time())) - time.time()) + 1
+    return 0.0 if exc.status >= 500 else None
+
+
+def _write(do, already_done, max_wait: float):
+    """Run a write; on a transient failure, read back whether it happened, then repeat."""
+    backoff = WRITE_BACKOFF
+    for attempt in range(WRITE_ATTEMPTS):
+        if attempt:
+            done = already_done()
+            if done:
+                return done
+        try:
+            return do()
+        except Exception as exc:  # classified below; anything else propagates
+            wait = _transient(exc)
+            if wait is None or attempt == WRITE_ATTEMPTS - 1:
+                raise
+            wait = max(wait, backoff)
+            if wait > max_wait:
+                raise
+            time.sleep(wait)
+            backoff *= 2
+
+
+# --- the sticky comment ----------------------------------------------------------------------
+
+
+def upsert_comment(gh, slug: str, pr_number: int, body: str, max_wait: float = DEFAULT_MAX_WAIT) -> str:
+    """Create or update the one comment carrying MARKER; returns created | updated | unchanged."""
+    with calling(f"reading repository {slug}"):
+        repo = gh.get_repo(slug)
+    with calling(f"reading pull request #{pr_number} of {slug}"):
+        pull = repo.get_pull(pr_number)
+
+    def ours():
+        with calling(f"listing the comments of #{pr_number}"):
+            return next((c for c in pull.get_issue_comments() if MARKER in (c.body or "")), None)
+
+    comment = ours()
+    if comment is not None and comment.body == body:
+        return "unchanged"
+    with calling(f"writing the sweep comment on #{pr_number}"):
+        if comment is not None:
+            _write(lambda: comment.edit(body), lambda: None, max_wait)  # an edit is idempotent
+            return "updated"
+        _write(lambda: pull.create_issue_comment(body), ours, max_wait)
+    return "created"
+
+
+# --- runs, artifacts, dispatch -----------------------------------------------------------------
+
+
+def get_run(gh, slug: str, run_id: int):
+    with calling(f"reading repository {slug}"):
+        repo = gh.get_repo(slug)
+    with calling(f"reading workflow run {run_id} of {slug}"):
+        run = repo.get_workflow_run(run_id)
+        run.head_branch  # noqa: B018 - fetch now so a 404 is reported here
+    return repo, run
+
+
+def run_artifacts(run) -> list:
+    with calling(f"listing the artifacts of run {run.id}"):
+        return list(run.get_artifacts())
+
+
+def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
+    return [ArtifactInfo(a.name, a.size_in_bytes, a.expired) for a in artifacts]
+
+
+def download_plan(run, artifacts: list):
+    """plan.json out of the run's sweep-plan artifact."""
+    plan = next((a for a in artifacts if a.name == PLAN_ARTIFACT and not a.expired), None)
+    if plan is None:
+        raise _fail(f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
+                    "and is it younger than the artifact retention period?")
+    with calling(f"downloading artifact {PLAN_ARTIFACT} of run {run.id}"):
+        _, _, chunks = run.requester.getStream(plan.archive_download_url, chunk_size=65536)
+        data = b"".join(chunks)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return json.loads(archive.read(PLAN_FILE))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+        raise _fail(f"artifact {PLAN_ARTIFACT} of run {run.id} holds no readable {PLAN_FILE} ({exc})") from None
+
+
+def find_launch(workflow, workflow_file: str, launch: str):
+    """The dispatched run whose title carries this launch id, if any."""
+    marker = launch_marker(launch)
+    with calling(f"listing the runs of {workflow_file}"):
+        runs = workflow.get_runs(event="workflow_dispatch")
+        return next((r for r in itertools.islice(runs, RECENT_RUNS) if marker in (r.display_title or "")), None)
+
+
+def dispatch_once(repo, workflow_file: str, ref: str, inputs: dict, launch: str,
+                  max_wait: float = DEFAULT_MAX_WAIT) -> tuple[object | None, bool]:
+    """Dispatch unless a run with this launch id exists; returns (run or None, created)."""
+    with calling(f"reading workflow {workflow_file}"):
+        workflow = repo.get_workflow(workflow_file)
+    existing = find_launch(workflow, workflow_file, launch)
+    if existing is not None:
+        return existing, False
+    with calling(f"dispatching {workflow_file} on {ref}"):
+        created = _write(lambda: workflow.create_dispatch(ref, inputs, throw=True, return_run_details=True),
+                         lambda: find_launch(workflow, workflow_file, launch), max_wait)
+    if created is True:  # a server that answers 204 without the run's details (older GHES)
+        return find_launch(workflow, workflow_file, launch), True
+    return created, True

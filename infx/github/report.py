@@ -1,0 +1,137 @@
+"""The sticky PR comment: the plan (points per bucket, GPU-hours) and, after a sweep, each
+point's outcome. Pure: plan data and outcomes in, one Markdown body out, always under
+GitHub's comment limit (the longest tables are cut first, with a count of what was cut).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..diagnostics import UsageError
+from ..points import point_id
+
+MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
+COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
+COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
+ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
+GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
+NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
+
+OUTCOME_OK, OUTCOME_FAILED, OUTCOME_MISSING = "ok", "failed", "missing"
+OUTCOME_LABELS = {OUTCOME_FAILED: "❌ failed", OUTCOME_MISSING: "⏳ no result", OUTCOME_OK: "✅ ok"}
+
+
+def _is_rows(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(item, dict) and any(key in item for key in ROW_KEYS) for item in value)
+
+
+def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
+    from ..matrix import bucketize  # the one place bucket names are decided
+
+    return bucketize(rows)
+
+
+def plan_buckets(data) -> dict[str, list[dict]]:
+    """Bucket name -> rows from a plan or matrix JSON document.
+
+    Accepts what `infx matrix --format json` prints (a list of rows, bucketed here), what
+    `infx plan --format json` prints (`{"buckets": {name: rows}, …}`), and other mappings
+    of bucket names (nested or `a/b`) to rows. Keys holding no rows (metadata) are ignored.
+    """
+    if isinstance(data, list):
+        return _bucketize(data) if data else {}
+    buckets: dict[str, list[dict]] = {}
+
+    def walk(value, path: tuple[str, ...]) -> None:
+        if _is_rows(value):
+            if path and path[-1] in GENERIC_CONTAINERS:
+                for name, rows in _bucketize(value).items():
+                    buckets.setdefault(name, []).extend(rows)
+            else:
+                buckets.setdefault("/".join(path) or "all", []).extend(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, path if not path and key in NAMING_CONTAINERS else path + (str(key),))
+
+    walk(data, ())
+    return buckets
+
+
+def read_plan(path: Path) -> dict[str, list[dict]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"plan file {path} does not exist", "Pass the JSON written by `infx plan --format json`.", str(path))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"plan file {path} is not readable JSON: {exc}",
+                         "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`.", str(path))
+    return plan_buckets(data)
+
+
+def row_gpu_hours(row: dict) -> float:
+    from .actions import row_gpu_hours as estimate  # the same estimate as the step summary
+
+    return estimate(row)
+
+
+def _cell(value) -> str:
+    if isinstance(value, list):
+        value = "x".join(str(v) for v in value)
+    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")[:200]
+
+
+class Table:
+    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
+        self.title, self.header, self.rows = title, header, rows
+        self.shown = len(rows)
+
+    def render(self) -> str:
+        lines = [self.title, "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in self.rows[: self.shown]]
+        if self.shown < len(self.rows):
+            lines.append(f"\n_… and {len(self.rows) - self.shown} more rows not shown (comment size limit)._")
+        return "\n".join(lines)
+
+
+def _fit(head: str, tables: list[Table], budget: int) -> str:
+    """Cut the table with the most shown rows until the whole body fits."""
+    while True:
+        body = "\n\n".join([head] + [t.render() for t in tables if t.rows]) + "\n"
+        if len(body) <= budget:
+            return body
+        largest = max(tables, key=lambda t: t.shown)
+        if largest.shown == 0:
+            return body[: budget - 40] + "\n\n_(cut at the size limit)_\n"
+        average = max(1, len(largest.render()) // max(1, largest.shown))
+        largest.shown = max(0, min(largest.shown - 1, largest.shown - (len(body) - budget) // average - 1))
+
+
+def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
+                  run_url: str | None = None, budget: int = COMMENT_BUDGET) -> str:
+    """The whole comment body, starting with the marker, at most `budget` characters."""
+    total = sum(len(rows) for rows in buckets.values())
+    hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
+    head = [MARKER, "### infx sweep plan", "",
+            f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
+    tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
+                    [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
+    points = [(name, row) for name, rows in buckets.items() for row in rows]
+    if outcomes is not None:
+        status = {point_id(row): outcomes.get(point_id(row), OUTCOME_MISSING) for _, row in points}
+        counts = {kind: sum(1 for s in status.values() if s == kind) for kind in OUTCOME_LABELS}
+        where = f" of [the sweep]({run_url})" if run_url else ""
+        head += ["", f"#### Outcomes{where}", "",
+                 " · ".join(f"{OUTCOME_LABELS[kind]}: **{counts[kind]}**" for kind in OUTCOME_LABELS)]
+        if counts[OUTCOME_FAILED] or counts[OUTCOME_MISSING]:
+            head += ["", "Rerun exactly the points without a valid result: `infx github rerun-failed --run-id <run id>`."]
+        order = {kind: i for i, kind in enumerate(OUTCOME_LABELS)}
+        ranked = sorted(points, key=lambda item: order[status[point_id(item[1])]])
+        tables.append(Table("#### Point outcomes", ["outcome", "point", "bucket", "config-key", "conc"],
+                            [[OUTCOME_LABELS[status[point_id(r)]], point_id(r), b, r.get("config-key"), r.get("conc")]
+                             for b, r in ranked]))
+    else:
+        tables.append(Table("#### Points", ["point", "bucket", "config-key", "runner", "conc"],
+                            [[point_id(r), b, r.get("config-key"), r.get("runner"), r.get("conc")] for b, r in points]))
+    return _fit("\n".join(head), tables, budget)

@@ -1,0 +1,40 @@
+"""Rows, plans and a CLI runner shared by the GitHub tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def row(n: int, conc=None, multinode: bool = False) -> dict:
+    """A matrix row with the fields the report and reruns read."""
+    fingerprint = hashlib.sha256(f"topology-{n}".encode()).hexdigest()
+    base = {"config-key": f"dsv4-fp4-gb300-key{n % 3}", "runner": "gb300-nv", "image": "lmsysorg/sglang:x",
+            "model-prefix": "dsv4", "precision": "fp4", "framework": "dynamo-sglang", "isl": 8192, "osl": 1024,
+            "scenario-type": "fixed-seq-len", "recipe-fingerprint": fingerprint}
+    if multinode:
+        worker = {"num-worker": 1, "tp": 8, "pp": 1, "ep": 8, "dp-attn": True, "additional-settings": []}
+        return {**base, "prefill": worker, "decode": {**worker, "tp": 16, "ep": 16}, "node-count": 7,
+                "conc": conc if conc is not None else [120]}
+    return {**base, "tp": 4, "pp": 1, "ep": 1, "conc": conc if conc is not None else 64}
+
+
+def rows(count: int) -> list[dict]:
+    return [row(n, multinode=n % 2 == 0) for n in range(count)]
+
+
+def write_plan(path: Path, plan_rows: list[dict]) -> Path:
+    path.write_text(json.dumps(plan_rows))
+    return path
+
+
+def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "INFX_"))}
+    return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})

@@ -1,0 +1,246 @@
+"""A small GitHub REST server on 127.0.0.1 for testing infx's PyGithub adapter over real HTTP.
+
+It implements exactly the endpoints infx calls, answering with JSON in the shape GitHub
+returns (ids, `url`s that point back at this server, list envelopes), records every
+request it receives, and can be told to fail the next matching request (a rate limit, a
+server error, or a dispatch that is applied but answered with an error).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+OWNER, NAME = "acme", "bench"
+SLUG = f"{OWNER}/{NAME}"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict
+    body: object
+    headers: dict
+
+
+@dataclass
+class Fault:
+    method: str
+    pattern: str
+    status: int
+    body: dict
+    headers: dict = field(default_factory=dict)
+    apply: bool = False  # still carry out the request, then answer with the fault
+
+
+def rate_limit_fault(method: str, pattern: str, reset_in: float) -> Fault:
+    return Fault(method, pattern, 403,
+                 {"message": f"API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
+                  "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
+                 {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
+                  "X-RateLimit-Reset": str(int(time.time() + reset_in))})
+
+
+class GitHubState:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.base = ""
+        self.requests: list[Request] = []
+        self.faults: list[Fault] = []
+        self.pulls: set[int] = set()
+        self.comments: dict[int, list[dict]] = {}
+        self.runs: dict[int, dict] = {}
+        self.artifacts: dict[int, list[dict]] = {}
+        self.blobs: dict[int, bytes] = {}
+        self.dispatches: list[dict] = []
+        self.title_for_dispatch = lambda inputs: "Manual sweep"
+        self._ids = iter(range(1000, 10**9))
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    # --- fixtures the tests build ---------------------------------------------------------
+
+    def add_pull(self, number: int) -> None:
+        self.pulls.add(number)
+        self.comments.setdefault(number, [])
+
+    def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
+        comment = self._comment(number, body, login)
+        self.comments[number].append(comment)
+        return comment
+
+    def _comment(self, number: int, body: str, login: str) -> dict:
+        cid = self.next_id()
+        return {"id": cid, "node_id": f"IC_{cid}", "url": f"{self.base}/repos/{SLUG}/issues/comments/{cid}",
+                "html_url": f"https://github.com/{SLUG}/pull/{number}#issuecomment-{cid}",
+                "issue_url": f"{self.base}/repos/{SLUG}/issues/{number}", "body": body,
+                "user": {"login": login, "id": 1, "type": "Bot"}, "author_association": "NONE",
+                "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
+
+    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push") -> dict:
+        run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
+               "head_sha": "c" * 40, "display_title": title, "event": event, "status": "completed",
+               "conclusion": "failure", "workflow_id": 77, "run_number": run_id % 1000, "run_attempt": 1,
+               "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
+               "html_url": f"https://github.com/{SLUG}/actions/runs/{run_id}",
+               "artifacts_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/artifacts",
+               "jobs_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/jobs",
+               "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
+        self.runs[run_id] = run
+        self.artifacts.setdefault(run_id, [])
+        return run
+
+    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None) -> dict:
+        aid = self.next_id()
+        artifact = {"id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name, "size_in_bytes": size,
+                    "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
+                    "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
+                    "expired": expired, "digest": "sha256:" + "0" * 64,
+                    "created_at": "2026-11-30T00:00:00Z", "expires_at": "2027-02-28T00:00:00Z",
+                    "updated_at": "2026-11-30T00:00:00Z",
+                    "workflow_run": {"id": run_id, "head_branch": "main", "head_sha": "c" * 40}}
+        self.artifacts[run_id].append(artifact)
+        if files is not None:
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as archive:
+                for file_name, content in files.items():
+                    archive.writestr(file_name, content)
+            self.blobs[aid] = buffer.getvalue()
+        return artifact
+
+    def requests_to(self, method: str, pattern: str) -> list[Request]:
+        return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
+
+    # --- the API --------------------------------------------------------------------------
+
+    def workflow(self, ident: str) -> dict:
+        return {"id": 77, "node_id": "W_77", "name": "Run sweep", "path": ".github/workflows/run-sweep.yml",
+                "state": "active", "url": f"{self.base}/repos/{SLUG}/actions/workflows/{ident}",
+                "html_url": f"https://github.com/{SLUG}/blob/main/.github/workflows/run-sweep.yml",
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+
+    def handle(self, method: str, path: str, query: dict, body) -> tuple[int, dict, object]:
+        repo = f"/repos/{SLUG}"
+        if method == "GET" and path == repo:
+            return 200, {}, {"id": 1, "node_id": "R_1", "name": NAME, "full_name": SLUG,
+                             "owner": {"login": OWNER, "id": 2, "type": "Organization"}, "private": False,
+                             "url": f"{self.base}{repo}", "html_url": f"https://github.com/{SLUG}",
+                             "default_branch": "main"}
+        if match := re.fullmatch(rf"{repo}/pulls/(\d+)", path):
+            number = int(match.group(1))
+            if number not in self.pulls:
+                return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
+            return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
+                             "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
+                             "html_url": f"https://github.com/{SLUG}/pull/{number}",
+                             "head": {"ref": "feature", "sha": "d" * 40}, "base": {"ref": "main", "sha": "b" * 40}}
+        if match := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
+            number = int(match.group(1))
+            if number not in self.pulls:
+                return 404, {}, {"message": "Not Found"}
+            if method == "GET":
+                return 200, {}, list(self.comments[number])
+            comment = self._comment(number, body["body"], "github-actions[bot]")
+            self.comments[number].append(comment)
+            return 201, {}, comment
+        if (match := re.fullmatch(rf"{repo}/issues/comments/(\d+)", path)) and method == "PATCH":
+            cid = int(match.group(1))
+            for comments in self.comments.values():
+                for comment in comments:
+                    if comment["id"] == cid:
+                        comment["body"] = body["body"]
+                        comment["updated_at"] = "2026-11-30T01:00:00Z"
+                        return 200, {}, comment
+            return 404, {}, {"message": "Not Found"}
+        if match := re.fullmatch(rf"{repo}/actions/runs/(\d+)", path):
+            run = self.runs.get(int(match.group(1)))
+            return (200, {}, run) if run else (404, {}, {"message": "Not Found"})
+        if match := re.fullmatch(rf"{repo}/actions/runs/(\d+)/artifacts", path):
+            artifacts = self.artifacts.get(int(match.group(1)), [])
+            return 200, {}, {"total_count": len(artifacts), "artifacts": artifacts}
+        if match := re.fullmatch(rf"{repo}/actions/artifacts/(\d+)/zip", path):
+            # GitHub answers with a redirect to short-lived blob storage.
+            return 302, {"Location": f"{self.base}/blob-storage/{match.group(1)}.zip"}, None
+        if match := re.fullmatch(r"/blob-storage/(\d+)\.zip", path):
+            blob = self.blobs.get(int(match.group(1)))
+            return (200, {"Content-Type": "application/zip"}, blob) if blob else (404, {}, {"message": "Not Found"})
+        if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)", path):
+            return 200, {}, self.workflow(match.group(1))
+        if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/dispatches", path):
+            inputs = body.get("inputs", {})
+            run = self.add_run(self.next_id(), head_branch=body["ref"], title=self.title_for_dispatch(inputs),
+                               event="workflow_dispatch")
+            run["status"], run["conclusion"] = "queued", None
+            self.dispatches.append({"ref": body["ref"], "inputs": inputs, "run_id": run["id"]})
+            if body.get("return_run_details"):
+                return 200, {}, {"workflow_run_id": run["id"], "run_url": run["url"], "html_url": run["html_url"]}
+            return 204, {}, None
+        if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/runs", path):
+            runs = [r for r in self.runs.values() if not query.get("event") or r["event"] == query["event"][0]]
+            runs.sort(key=lambda r: -r["id"])  # newest first, as GitHub lists them
+            return 200, {}, {"total_count": len(runs), "workflow_runs": runs}
+        return 404, {}, {"message": f"Not Found (the test server does not implement {method} {path})"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: GitHubState
+
+    def log_message(self, *args) -> None:  # keep the test output quiet
+        pass
+
+    def _serve(self) -> None:
+        url = urlparse(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        state = self.state
+        with state.lock:
+            state.requests.append(Request(self.command, url.path, parse_qs(url.query), body, dict(self.headers)))
+            fault = next((f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None)
+            if fault is not None:
+                state.faults.remove(fault)
+                if fault.apply:
+                    state.handle(self.command, url.path, parse_qs(url.query), body)
+                status, headers, payload = fault.status, fault.headers, fault.body
+            else:
+                status, headers, payload = state.handle(self.command, url.path, parse_qs(url.query), body)
+        data = payload if isinstance(payload, bytes) else (b"" if payload is None else json.dumps(payload).encode())
+        self.send_response(status)
+        if not isinstance(payload, bytes):
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = _serve
+
+
+class LocalGitHub:
+    """`with LocalGitHub() as gh:` — a running server; `gh.url` is the API base URL."""
+
+    def __init__(self):
+        self.state = GitHubState()
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.state.base = self.url
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "LocalGitHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,239 @@
+"""infx's GitHub commands over real HTTP: PyGithub pointed at a local REST server.
+
+The server records every request, so each test asserts on what GitHub would have
+received: one sticky comment (created once, then edited), rate limits waited out, exactly
+one dispatch per launch id even when the dispatch request is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from infx.github import api
+from infx.github.report import MARKER
+from infx.github.rerun import artifact_name, launch_id, launch_marker
+from infx.points import point_id
+
+from github_helpers import rows, run_cli, write_plan
+from github_server import SLUG, Fault, LocalGitHub, rate_limit_fault
+
+COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
+DISPATCH = rf"/repos/{SLUG}/actions/workflows/run-sweep\.yml/dispatches"
+
+
+@pytest.fixture
+def github():
+    with LocalGitHub() as server:
+        server.state.add_pull(7)
+        # The title run-sweep.yml's run-name gives a rerun (tests/workflows checks the real one).
+        server.state.title_for_dispatch = lambda inputs: (
+            f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}" if inputs.get("launch-id") else "Manual sweep")
+        yield server
+
+
+def env_for(server: LocalGitHub, **extra) -> dict:
+    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
+
+
+def client(server: LocalGitHub, max_wait: float = 30):
+    return api.connect(api.Settings(token="ghs_test", base_url=server.url, max_wait=max_wait, pace=False))
+
+
+# --- the sticky comment ------------------------------------------------------------------------
+
+
+def test_report_creates_one_sticky_comment_then_edits_it(github, tmp_path):
+    github.state.add_comment(7, "LGTM")
+    plan = write_plan(tmp_path / "plan.json", rows(6))
+    first = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert first.returncode == 0, first.stderr
+    assert "created" in first.stderr
+    posts = github.state.requests_to("POST", COMMENTS)
+    assert len(posts) == 1 and posts[0].body["body"].startswith(MARKER)
+    assert posts[0].headers["Authorization"] == "token ghs_test"
+
+    # The same plan again: nothing to write.
+    again = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert again.returncode == 0 and "unchanged" in again.stderr
+    assert len(github.state.requests_to("POST", COMMENTS)) == 1
+    assert not github.state.requests_to("PATCH", r".*")
+
+    # After the sweep: outcomes from downloaded artifacts edit the same comment.
+    results = tmp_path / "results"
+    plan_rows = rows(6)
+    (results / artifact_name(plan_rows[0])).mkdir(parents=True)
+    (results / artifact_name(plan_rows[1], succeeded=False)).mkdir()
+    after = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--results", str(results), env=env_for(github))
+    assert after.returncode == 0, after.stderr
+    patches = github.state.requests_to("PATCH", rf"/repos/{SLUG}/issues/comments/\d+")
+    assert len(patches) == 1
+    body = patches[0].body["body"]
+    assert "✅ ok: **1**" in body and "❌ failed: **1**" in body and "⏳ no result: **4**" in body
+    ours = [c for c in github.state.comments[7] if MARKER in c["body"]]
+    assert len(ours) == 1 and ours[0]["body"] == body
+    assert github.state.comments[7][0]["body"] == "LGTM"
+
+
+def test_report_reads_outcomes_from_a_run(github, tmp_path):
+    plan_rows = rows(3)
+    github.state.add_run(555)
+    github.state.add_artifact(555, artifact_name(plan_rows[0]))
+    github.state.add_artifact(555, artifact_name(plan_rows[1]), expired=True)
+    plan = write_plan(tmp_path / "plan.json", plan_rows)
+    result = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--run-id", "555", env=env_for(github))
+    assert result.returncode == 0, result.stderr
+    body = github.state.requests_to("POST", COMMENTS)[0].body["body"]
+    assert "✅ ok: **1**" in body and "⏳ no result: **2**" in body
+    assert "actions/runs/555" in body
+
+
+@pytest.mark.parametrize(
+    "argv, env_extra, expected",
+    [
+        (["--pr", "99"], {}, ["HTTP 404", "#99"]),
+        (["--pr", "7"], {"GITHUB_TOKEN": ""}, ["no GitHub token", "GITHUB_TOKEN"]),
+    ],
+)
+def test_report_errors_are_one_line_with_status_and_what_to_check(github, tmp_path, argv, env_extra, expected):
+    plan = write_plan(tmp_path / "plan.json", rows(2))
+    result = run_cli("github", "report", *argv, "--plan", str(plan), env=env_for(github, **env_extra))
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert all(text in lines[0] for text in expected), lines[0]
+    assert "Traceback" not in result.stderr
+    assert not github.state.requests_to("POST", COMMENTS)
+
+
+def test_server_errors_on_reads_are_retried(github):
+    github.state.faults.append(Fault("GET", COMMENTS, 502, {"message": "Server Error"}))
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("GET", COMMENTS)) == 2
+
+
+def test_a_server_that_keeps_failing_is_one_line_with_the_status(github, tmp_path):
+    github.state.faults.extend(Fault("GET", COMMENTS, 503, {"message": "Unavailable"}) for _ in range(10))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    result = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "HTTP 503" in result.stderr and "#7" in result.stderr
+    assert len(github.state.requests_to("GET", COMMENTS)) == api.READ_RETRIES + 1
+
+
+def test_a_rate_limited_write_is_waited_out_and_done_once(github):
+    github.state.faults.append(rate_limit_fault("POST", COMMENTS, reset_in=1))
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("POST", COMMENTS)) == 2
+    assert len(github.state.comments[7]) == 1
+
+
+def test_a_primary_rate_limit_is_waited_out(github):
+    github.state.faults.append(rate_limit_fault("GET", COMMENTS, reset_in=1))
+    started = time.monotonic()
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    elapsed = time.monotonic() - started
+    gets = github.state.requests_to("GET", COMMENTS)
+    assert len(gets) == 2 and elapsed >= 1.0, elapsed
+    assert len(github.state.comments[7]) == 1
+
+
+def test_a_rate_limit_beyond_the_bound_fails_fast_with_the_status(github, tmp_path):
+    github.state.faults.append(rate_limit_fault("GET", rf"/repos/{SLUG}/pulls/7", reset_in=3600))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    started = time.monotonic()
+    result = run_cli("github", "report", "--pr", "7", "--plan", str(plan),
+                     env=env_for(github, INFX_GITHUB_MAX_WAIT="5"))
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1
+    assert "HTTP 403" in result.stderr and "rate limit" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_comment_write_that_failed_after_landing_is_not_repeated(github):
+    # GitHub stored the comment but the answer was a 502: infx must read back, not post again.
+    github.state.faults.append(Fault("POST", COMMENTS, 502, {"message": "Bad Gateway"}, apply=True))
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("POST", COMMENTS)) == 1
+    assert len(github.state.comments[7]) == 1
+
+
+# --- reruns --------------------------------------------------------------------------------------
+
+
+def sweep_run(server: LocalGitHub, plan_rows: list[dict], run_id: int = 4242) -> dict:
+    """A finished sweep: its plan artifact and one artifact per point that ran."""
+    server.state.add_run(run_id, head_branch="main")
+    server.state.add_artifact(run_id, "sweep-plan", files={"plan.json": json.dumps(plan_rows), "infx-shards/shard-0.json": "[]"})
+    return server.state.runs[run_id]
+
+
+def test_rerun_dispatches_exactly_the_points_without_a_valid_result(github):
+    plan_rows = rows(5)
+    sweep_run(github, plan_rows)
+    ok, failed, expired, empty, never_ran = plan_rows
+    github.state.add_artifact(4242, artifact_name(ok))
+    github.state.add_artifact(4242, artifact_name(failed, succeeded=False))
+    github.state.add_artifact(4242, artifact_name(expired), expired=True)
+    github.state.add_artifact(4242, artifact_name(empty), size=0)
+    result = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert result.returncode == 0, result.stderr
+    expected = sorted(point_id(r) for r in (failed, expired, empty, never_ran))
+    assert sorted(line.split("\t")[1] for line in result.stdout.splitlines()) == expected
+    assert len(github.state.dispatches) == 1
+    dispatch = github.state.dispatches[0]
+    assert dispatch["ref"] == "main"
+    assert dispatch["inputs"] == {"rerun-of": "4242", "points": " ".join(expected), "launch-id": launch_id(4242, expected)}
+    post = github.state.requests_to("POST", DISPATCH)[0]
+    assert post.body["return_run_details"] is True
+
+    # The same request again (a retried job, a second click): no second sweep.
+    again = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert again.returncode == 0, again.stderr
+    assert "already dispatched" in again.stderr
+    assert len(github.state.dispatches) == 1 and len(github.state.requests_to("POST", DISPATCH)) == 1
+
+
+def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
+    plan_rows = rows(2)
+    sweep_run(github, plan_rows)
+    # The dispatch is carried out but the answer is a 502, as when a gateway times out.
+    github.state.faults.append(Fault("POST", DISPATCH, 502, {"message": "Bad Gateway"}, apply=True))
+    repo, run = api.get_run(client(github), SLUG, 4242)
+    failed = [point_id(r) for r in plan_rows]
+    launch = launch_id(4242, failed)
+    from infx.github.rerun import dispatch_inputs
+
+    new_run, created = api.dispatch_once(repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
+    assert created and launch_marker(launch) in new_run.display_title
+    assert len(github.state.requests_to("POST", DISPATCH)) == 1
+    assert len(github.state.dispatches) == 1
+
+
+def test_a_dispatch_refused_by_github_is_an_error_not_a_silent_false(github):
+    sweep_run(github, rows(1))
+    github.state.faults.append(Fault("POST", DISPATCH, 422, {"message": "Unexpected inputs provided: [\"launch-id\"]"}))
+    result = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert result.returncode == 1
+    assert "HTTP 422" in result.stderr and "launch-id" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_nothing_to_rerun_dispatches_nothing(github):
+    plan_rows = rows(3)
+    sweep_run(github, plan_rows)
+    for r in plan_rows:
+        github.state.add_artifact(4242, artifact_name(r))
+    result = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert result.returncode == 0 and "nothing to rerun" in result.stderr
+    assert not github.state.dispatches
+
+
+def test_unknown_run_and_run_without_plan(github):
+    missing = run_cli("github", "rerun-failed", "--run-id", "999", env=env_for(github))
+    assert missing.returncode == 1 and "HTTP 404" in missing.stderr and "run 999" in missing.stderr
+    github.state.add_run(31)
+    no_plan = run_cli("github", "rerun-failed", "--run-id", "31", env=env_for(github))
+    assert no_plan.returncode == 1 and "sweep-plan" in no_plan.stderr
+    assert not github.state.dispatches

@@ -1,0 +1,98 @@
+"""The comment body and the rerun selection: pure functions over plan data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infx.github.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
+from infx.github.rerun import (ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows)
+from infx.points import point_id
+
+from github_helpers import row, rows, run_cli, write_plan
+
+
+def test_plan_shapes_are_read_into_the_same_buckets():
+    plan_rows = rows(4)
+    from_list = plan_buckets(plan_rows)
+    assert sum(len(r) for r in from_list.values()) == 4
+    nested = {"multi_node": {"8k1k": plan_rows[:2]}, "single_node": {"8k1k": plan_rows[2:]}, "changelog_metadata": {"entries": []}}
+    assert plan_buckets(nested) == {"multi_node/8k1k": plan_rows[:2], "single_node/8k1k": plan_rows[2:]}
+    assert plan_buckets({"rows": plan_rows, "base-ref": "abc"}) == from_list
+    # `infx plan --format json`: buckets by name, plus metadata that holds no rows.
+    planned = {"buckets": from_list, "point-count": 4, "metadata": {"entries": [{"config-keys": ["k"]}]}}
+    assert plan_buckets(planned) == from_list
+    assert plan_buckets([]) == {}
+
+
+def test_comment_shows_buckets_gpu_hours_and_every_point():
+    plan_rows = rows(4)
+    body = build_comment(plan_buckets(plan_rows))
+    assert body.startswith(MARKER)
+    assert "**4 points**" in body and "GPU-hours" in body
+    for r in plan_rows:
+        assert point_id(r) in body
+
+
+def test_failed_points_come_first_in_the_outcomes():
+    plan_rows = rows(3)
+    status = {point_id(plan_rows[0]): "ok", point_id(plan_rows[2]): "failed"}
+    body = build_comment(plan_buckets(plan_rows), status, "https://github.com/acme/bench/actions/runs/1")
+    failed_at = body.index(point_id(plan_rows[2]))
+    assert failed_at < body.index(point_id(plan_rows[1])) < body.index(point_id(plan_rows[0]), body.index("Point outcomes"))
+    assert "rerun-failed" in body
+
+
+@pytest.mark.parametrize("with_outcomes", [False, True])
+def test_a_huge_plan_stays_under_the_comment_limit_with_a_count_of_what_was_cut(with_outcomes):
+    plan_rows = [row(n, conc=list(range(1, 25)), multinode=True) for n in range(6000)]
+    buckets = plan_buckets(plan_rows)
+    status = {point_id(r): "failed" for r in plan_rows} if with_outcomes else None
+    body = build_comment(buckets, status)
+    assert len(body) < COMMENT_LIMIT
+    shown = sum(1 for r in plan_rows if point_id(r) in body)
+    assert 0 < shown < len(plan_rows)
+    assert f"and {len(plan_rows) - shown} more rows not shown" in body
+    assert "**6000 points**" in body  # the totals are never cut
+
+
+def test_outcomes_are_decided_per_point_from_artifacts():
+    a, b, c, d, e = (point_id(r) for r in rows(5))
+    infos = [ArtifactInfo(f"point-{a}", 10, False), ArtifactInfo(f"point-{b}-failed", 10, False),
+             ArtifactInfo(f"point-{c}", 10, True), ArtifactInfo(f"point-{d}", 0, False),
+             ArtifactInfo("sweep-plan", 10, False)]
+    assert outcomes([a, b, c, d, e], infos) == {a: "ok", b: "failed", c: "missing", d: "missing", e: "missing"}
+
+
+def test_launch_id_is_deterministic_and_depends_on_run_and_set():
+    assert launch_id(1, ["b", "a"]) == launch_id(1, ["a", "b"])
+    assert launch_id(1, ["a"]) != launch_id(2, ["a"]) != launch_id(1, ["a", "b"])
+    assert dispatch_inputs(1, ["b", "a"], "x") == {"rerun-of": "1", "points": "a b", "launch-id": "x"}
+
+
+def test_select_rows_keeps_buckets_and_only_the_listed_points():
+    plan_rows = rows(6)
+    buckets = plan_buckets(plan_rows)
+    wanted = {point_id(plan_rows[1]), point_id(plan_rows[4])}
+    selected = select_rows(buckets, wanted)
+    assert {point_id(r) for rs in selected.values() for r in rs} == wanted
+    assert artifact_name(plan_rows[1]) == f"point-{point_id(plan_rows[1])}"
+
+
+def test_select_points_writes_shards_of_exactly_the_listed_points(tmp_path):
+    plan_rows = rows(5)
+    plan = write_plan(tmp_path / "plan.json", plan_rows)
+    wanted = [point_id(plan_rows[0]), point_id(plan_rows[3])]
+    env = {"GITHUB_OUTPUT": str(tmp_path / "outputs"), "RUNNER_TEMP": str(tmp_path)}
+    result = run_cli("github", "select-points", "--plan", str(plan), "--points", " ".join(wanted),
+                     "--output", str(tmp_path / "selected.json"), "--format", "github", env=env)
+    assert result.returncode == 0, result.stderr
+    selected = json.loads((tmp_path / "selected.json").read_text())
+    assert sorted(point_id(r) for r in selected) == sorted(wanted)
+    shard_rows = [r for f in sorted((tmp_path / "infx-shards").glob("shard-*.json")) for r in json.loads(f.read_text())]
+    assert sorted(point_id(r) for r in shard_rows) == sorted(wanted)
+    assert "point-count<<" in (tmp_path / "outputs").read_text()
+
+    unknown = run_cli("github", "select-points", "--plan", str(plan), "--points", "0000000000000000-c1", env=env)
+    assert unknown.returncode == 1 and "not in this plan" in unknown.stderr
