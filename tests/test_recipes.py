@@ -33,9 +33,9 @@ def test_selectors_name_variants():
         select_variant(recipe, None)
 
 
-def test_node_count_includes_dedicated_node(repo_root: Path):
+def test_node_count_includes_dedicated_node(corpus: Path):
     ref = RecipeRef.parse("recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p1d-dep8-tp4-c80-mtp-kvoffload.yaml")
-    _, recipe = load_recipe(ref, repo_root)
+    _, recipe = load_recipe(ref, corpus)
     assert recipe_node_count(recipe) == 4  # 2 prefill + 1 decode + 1 etcd/nats node
     assert recipe_node_count({"roles": {"prefill": {"nodes": 2}, "decode": {"nodes": "colocate"}}}) == 2
     with pytest.raises(RecipeError, match="must specify nodes"):

@@ -62,19 +62,23 @@ def test_patched_corpus_validates_clean_and_normalises(corpus, tmp_path):
     assert legacy == warned == 59
 
 
-def test_bundled_configs_validate_with_only_legacy_warnings(repo_root):
+def test_bundled_configs_validate_clean(repo_root):
     config_set, report = load_config_set(root=repo_root)
-    assert report.ok
-    assert {d.rule for d in report.diagnostics} == {"legacy-aggregate"}
-    agg = config_set.entries["dsv4-fp4-gb300-dynamo-sglang-agentic-agg"]
-    item = agg["scenarios"]["agentic-coding"][0]["search-space"][0]
+    assert report.ok and report.diagnostics == []
+    assert list(config_set.entries) == list(config_set.raw_entries)
+
+
+def test_legacy_aggregate_is_normalised_with_a_warning(corpus, tmp_path):
+    root = patched_corpus(corpus, tmp_path)
+    config_set, report = validate(root / "configs")
+    key = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
+    item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
     assert "prefill" not in item and "decode" not in item
     assert item["worker"]["tp"] == 4 and item["worker"]["num-worker"] == 1
-    raw = config_set.raw_entries["dsv4-fp4-gb300-dynamo-sglang-agentic-agg"]
+    raw = config_set.raw_entries[key]
     assert raw["scenarios"]["agentic-coding"][0]["search-space"][0]["decode"]["num-worker"] == 0
-    warning = next(d for d in report.diagnostics if "dsv4-fp4-gb300-dynamo-sglang-agentic-agg" in d.message)
+    warning = next(d for d in report.diagnostics if key in d.message)
     assert "worker:" in warning.message and "num-nodes: 1" in warning.message
-    assert list(config_set.entries) == list(config_set.raw_entries)
 
 
 def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
