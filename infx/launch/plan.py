@@ -19,7 +19,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error, warning
 from ..points import point_id
-from ..recipes import CONFIG_FILE_KEY, RecipeError, RecipeRef, recipe_node_count, select_variant, settings_dict
+from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant, settings_dict
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks
 from .lane import Lane, Pin, Route, Source
@@ -311,6 +311,12 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
                                      f"recipe {ref.path} does not exist (looked at {recipe_path})",
                                      f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
                                      "if it ships with srt-slurm."))
+    if route:
+        for index, (source, _) in enumerate(route.overlays):
+            if not (root / RECIPES_DIR / source).is_dir():
+                diagnostics.append(error(lane.file, lane.where("routes", route.index, "overlays", index), "lane-overlay-missing",
+                                         f"route {route.name!r} overlays {source}, which does not exist under {RECIPES_DIR}/",
+                                         "Fix the overlay's from: path, or add the recipe folder."))
     job_name = job_name_for(point, env)
     parts = {"model": model, "power": power}
     if raw_doc is not None and route and model is not None:

@@ -52,6 +52,7 @@ def test_b7_selector_materialises_the_variant(ws):
 
 
 def test_recipe_missing_and_config_file_missing(ws):
+    ws.recipe("unrelated.yaml", v1_recipe())
     [d] = problems(ws, point("recipes/test/nope.yaml"))
     assert d.rule == "recipe-missing" and d.file.endswith("point.json") and d.line
     data = point()
@@ -175,7 +176,14 @@ def test_collects_every_problem_at_once(ws):
     assert {d.rule for d in problems(ws, data)} == {"point-image", "point-recipe-mismatch", "recipe-model-alias"}
 
 
+def test_overlay_folder_must_exist(ws):
+    ws.recipe("recipe.yaml", v1_recipe(), folder="elsewhere")
+    [d] = problems(ws, point("recipes/elsewhere/recipe.yaml"))
+    assert d.rule == "lane-overlay-missing" and d.file.endswith("testlane.yaml") and d.line
+
+
 def test_recipe_from_srt_slurm_is_deferred_and_said_so(ws):
+    ws.recipe("unrelated.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point("recipes/upstream/big.yaml")))
     assert code == 0 and body["recipe"] is None
     assert body["recipe-source"]["origin"] == "srt-slurm" and "after srt-slurm checkout" in body["recipe-source"]["checked"]
