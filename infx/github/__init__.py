@@ -1,0 +1,1 @@
+"""GitHub Actions plumbing (step outputs, summaries, shards) and, later, the GitHub API."""

@@ -1,0 +1,164 @@
+"""Writing to GitHub Actions: step outputs, sharded matrices and the step summary.
+
+GitHub's limits shape everything here: a matrix runs at most 256 jobs, a job's outputs
+total at most 1 MB, a step summary at most 1 MiB. A bucket of rows is therefore cut into
+shards of ≤ 256 rows; a shard is an inline output while the outputs stay under a 900 KB
+budget, else only a file; every shard is also written as ``<shard-dir>/shard-<k>.json`` so
+a workflow can upload the folder as an artifact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from pathlib import Path
+
+MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
+OUTPUT_BUDGET_BYTES = 900_000  # GitHub: 1 MB of outputs per job, with room for the shard list
+SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
+SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
+SUMMARY_TABLE_ROWS = 25
+DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours estimate
+
+
+def compact_json(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def heredoc_delimiter(*payloads: str, token=secrets.token_hex) -> str:
+    """A random delimiter that occurs in no payload (so a payload can never end the value early)."""
+    while True:
+        delimiter = f"infx_EOF_{token(16)}"
+        if not any(delimiter in payload for payload in payloads):
+            return delimiter
+
+
+def format_outputs(outputs: dict[str, str]) -> str:
+    """``name<<DELIM`` … ``DELIM`` blocks, the multiline-safe form of $GITHUB_OUTPUT."""
+    blocks = []
+    for name, value in outputs.items():
+        delimiter = heredoc_delimiter(value, name)
+        blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    return "".join(blocks)
+
+
+def write_outputs(github_output_path: Path | str, outputs: dict[str, str]) -> None:
+    """Append all outputs in one write, so a failure never leaves half a value behind."""
+    text = format_outputs(outputs)
+    with open(github_output_path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def shard(buckets: dict[str, list[dict]], max_rows: int = MAX_SHARD_ROWS) -> list[tuple[str, int, list[dict]]]:
+    """(bucket, index within the bucket, rows) for every non-empty shard, buckets in order."""
+    return [
+        (bucket, index // max_rows, rows[index:index + max_rows])
+        for bucket, rows in buckets.items()
+        for index in range(0, len(rows), max_rows)
+    ]
+
+
+def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Path | str, shard_dir: Path | str,
+                          max_rows: int = MAX_SHARD_ROWS, output_budget: int = OUTPUT_BUDGET_BYTES) -> list[dict]:
+    """Write every shard file and the outputs ``shards``, ``shard-<k>``, ``point-count``; returns the shard list."""
+    shard_dir = Path(shard_dir)
+    descriptors, outputs = [], {}
+    used = 0
+    point_count = 0
+    for k, (bucket, index, rows) in enumerate(shard(buckets, max_rows)):
+        payload = compact_json(rows)
+        file_name = f"shard-{k}.json"
+        atomic_write(shard_dir / file_name, payload)
+        name = f"shard-{k}"
+        size = len(name.encode()) + len(payload.encode()) + 100  # + heredoc framing
+        inline = used + size <= output_budget
+        if inline:
+            outputs[name] = payload
+            used += size
+        descriptors.append({"id": f"{bucket}#{index}", "bucket": bucket, "index": index, "rows": len(rows),
+                            "output": name if inline else None, "file": file_name})
+        point_count += len(rows)
+    write_outputs(github_output_path, {"shards": compact_json(descriptors), **outputs, "point-count": str(point_count)})
+    return descriptors
+
+
+# --- step summary -------------------------------------------------------------------------
+
+
+def row_gpus(row: dict) -> int:
+    """GPUs a point occupies: tp·pp·pcp on one node, or every worker replica of a multinode point."""
+    if "prefill" in row:
+        return sum(w.get("num-worker", 0) * w["tp"] * w.get("pp", 1) * w.get("pcp-size", 1)
+                   for w in (row["prefill"], row["decode"]))
+    return row.get("tp", 1) * row.get("pp", 1) * row.get("pcp-size", 1)
+
+
+def row_gpu_hours(row: dict) -> float:
+    runs = len(row["conc"]) if isinstance(row.get("conc"), list) else 1
+    seconds = row.get("duration") or DEFAULT_POINT_SECONDS
+    return row_gpus(row) * seconds * runs / 3600
+
+
+def _cell(value) -> str:
+    text = compact_json(value) if isinstance(value, (list, dict)) else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")[:200]
+
+
+SUMMARY_COLUMNS = ("config-key", "runner", "conc", "exp-name", "run-eval")
+
+
+def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matrix", shards: list[dict] | None = None,
+                        table_rows: int = SUMMARY_TABLE_ROWS, budget: int = SUMMARY_BUDGET_BYTES) -> str:
+    """Markdown: points and GPU-hours per bucket, then the first rows, always within ``budget`` bytes."""
+    total_points = sum(len(rows) for rows in buckets.values())
+    total_hours = sum(row_gpu_hours(row) for rows in buckets.values() for row in rows)
+    shard_counts: dict[str, int] = {}
+    for descriptor in shards or []:
+        shard_counts[descriptor["bucket"]] = shard_counts.get(descriptor["bucket"], 0) + 1
+    lines = [f"## {_cell(title)}", "",
+             f"**{total_points} points**, about **{total_hours:,.0f} GPU-hours** "
+             f"(GPUs × duration; {DEFAULT_POINT_SECONDS} s per fixed-seq-len run).", "",
+             "| bucket | points | shards | GPU-hours |", "|---|---:|---:|---:|"]
+    for bucket, rows in buckets.items():
+        hours = sum(row_gpu_hours(row) for row in rows)
+        shard_text = str(shard_counts.get(bucket, -(-len(rows) // MAX_SHARD_ROWS)))
+        lines.append(f"| {_cell(bucket)} | {len(rows)} | {shard_text} | {hours:,.1f} |")
+    text = "\n".join(lines) + "\n"
+    first = [(bucket, row) for bucket, rows in buckets.items() for row in rows][:table_rows]
+    if first:
+        table = ["", f"First {len(first)} of {total_points} points:", "",
+                 "| bucket | " + " | ".join(SUMMARY_COLUMNS) + " |", "|---" * (len(SUMMARY_COLUMNS) + 1) + "|"]
+        for bucket, row in first:
+            line = "| " + " | ".join(_cell(v) for v in (bucket, *(row.get(c, "") for c in SUMMARY_COLUMNS))) + " |"
+            if len((text + "\n".join(table) + "\n" + line + "\n").encode()) > budget - 200:
+                table.append(f"\n_(table cut to stay under the {budget} byte summary budget)_")
+                break
+            table.append(line)
+        text += "\n".join(table) + "\n"
+    encoded = text.encode()
+    if len(encoded) > budget:  # only a pathological bucket list gets here
+        text = encoded[: budget - 100].decode("utf-8", "ignore") + "\n\n_(summary cut at the size limit)_\n"
+    return text
+
+
+def write_step_summary(summary_path: Path | str, buckets: dict[str, list[dict]], title: str = "infx matrix",
+                       shards: list[dict] | None = None, budget: int = SUMMARY_BUDGET_BYTES) -> str:
+    """Append the summary to ``$GITHUB_STEP_SUMMARY``; returns what was written."""
+    text = render_step_summary(buckets, title, shards, budget=budget)
+    with open(summary_path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+    return text

@@ -1,0 +1,42 @@
+"""A small on-disk cache for work that does not change between runs (recipe node counts,
+the compiled row validator). Best effort: a cache that cannot be read or written only
+costs time. ``INFX_NO_CACHE=1`` turns it off, ``INFX_CACHE_DIR`` moves it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("INFX_NO_CACHE"):
+        return None
+    base = os.environ.get("INFX_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
+    return Path(base)
+
+
+def read_cached(name: str) -> bytes | None:
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        return (directory / name).read_bytes()
+    except OSError:
+        return None
+
+
+def write_cached(name: str, content: bytes) -> None:
+    directory = cache_dir()
+    if directory is None:
+        return
+    import tempfile
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.replace(tmp, directory / name)
+    except OSError:
+        pass

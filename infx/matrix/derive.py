@@ -1,0 +1,207 @@
+"""Fields a row derives from its config: ladders, names, the DRAM budget, fingerprints.
+
+Pure functions over plain data; every number and name format here is the reference's
+(docs/matrix.md lists the few deliberate differences).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from decimal import ROUND_FLOOR, Decimal
+
+from .jsonfast import canonical
+
+AGENTIC = "agentic-coding"
+FIXED = "fixed-seq-len"
+AGENTIC_DURATION_S = 3600
+MAX_MODEL_LEN_MARGIN = 256
+# The DRAM budget never assumes more than ~3 TB per node, whatever the inventory says.
+DRAM_CAP_MIB = 2_861_022
+MIB = 1_048_576
+GB = Decimal(10) ** 9
+WORKER_DEFAULTS = (("pp", 1), ("dcp-size", 1), ("pcp-size", 1))
+SEQ_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
+SEQ_BY_NAME = {name: pair for pair, name in SEQ_NAMES.items()}
+# Fields a recipe fingerprint leaves out: the same topology at another concurrency is the same recipe.
+NOT_FINGERPRINTED = frozenset({"conc", "exp-name", "recipe-fingerprint"})
+
+
+class DeriveError(ValueError):
+    """A config whose derived fields cannot be computed; ``hint`` says how to fix it."""
+
+    def __init__(self, message: str, hint: str = "", path: tuple = ()):
+        super().__init__(message)
+        self.hint = hint
+        self.path = path  # inside the search-space entry, for the diagnostic's location
+
+
+def seq_name(isl: int, osl: int) -> str:
+    return SEQ_NAMES.get((isl, osl), f"{isl}_{osl}")
+
+
+def parse_seq_name(name: str) -> tuple[int, int] | None:
+    """``1k1k``, ``8k1k`` or ``<isl>_<osl>`` → (isl, osl); None when not a sequence name."""
+    if name in SEQ_BY_NAME:
+        return SEQ_BY_NAME[name]
+    isl, sep, osl = name.partition("_")
+    if sep and isl.isdigit() and osl.isdigit() and int(isl) > 0 and int(osl) > 0:
+        return int(isl), int(osl)
+    return None
+
+
+def ladder(start: int, end: int, step: int) -> list[int]:
+    """start, start·step, … clamped to end; end is always the last value."""
+    if start > end:
+        return []
+    values = [start]
+    while values[-1] < end:
+        values.append(min(values[-1] * step, end))
+    return values
+
+
+def concurrencies(search: dict, step: int) -> list[int]:
+    if search.get("conc-list"):
+        return list(search["conc-list"])
+    return ladder(search["conc-start"], search["conc-end"], step)
+
+
+def max_model_len(isl: int, osl: int) -> int:
+    return isl + osl + MAX_MODEL_LEN_MARGIN
+
+
+def kv_mode(value) -> str:
+    """``kv-offloading`` as a row carries it: the tier list [dram, nvme] becomes ``dram+nvme``."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return "+".join(value)
+    return str(value)
+
+
+def _kv_suffix(mode: str, backend: dict | None) -> str:
+    return f"kv{mode}-{(backend or {}).get('name', '')}"
+
+
+def single_agentic_exp_name(prefix: str, tp: int, conc: int, mode: str, backend: dict | None, spec: str) -> str:
+    kv = "kvnone" if mode == "none" else _kv_suffix(mode, backend)
+    name = f"{prefix}_tp{tp}_conc{conc}_{kv}"
+    return name if spec == "none" else f"{name}_spec-{spec}"
+
+
+def _worker_tag(worker: dict) -> str:
+    tag = f"{worker['num-worker']}x{worker['tp']}"
+    if worker.get("ep", 1) != 1:
+        tag += f"ep{worker['ep']}"
+    return tag + ("dpa" if worker.get("dp-attn") else "")
+
+
+def multi_agentic_exp_name(prefix: str, prefill: dict, decode: dict, concs: list[int], mode: str, backend: dict | None) -> str:
+    name = f"{prefix}_p{_worker_tag(prefill)}_d{_worker_tag(decode)}_conc{'x'.join(str(c) for c in concs)}"
+    return name if mode == "none" else f"{name}_{_kv_suffix(mode, backend)}"
+
+
+def worker_block(worker: dict) -> dict:
+    """A worker as rows carry it: as written, with pp/dcp-size/pcp-size made explicit."""
+    block = {key: value for key, value in worker.items() if value is not None}
+    for key, default in WORKER_DEFAULTS:
+        block.setdefault(key, default)
+    return block
+
+
+def aggregated_pair(worker: dict) -> tuple[dict, dict]:
+    """An aggregated ``worker:`` as the prefill + decode(num-worker 0) pair the workflows expect."""
+    prefill = worker_block({"num-worker": 1, **worker})
+    decode = {key: value for key, value in prefill.items() if key not in ("num-worker", "additional-settings")}
+    return prefill, {"num-worker": 0, **decode}
+
+
+def replica_gpus(worker: dict) -> int:
+    """GPUs one replica uses: DCP reuses the TP GPUs, PP and PCP multiply them."""
+    return worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
+
+
+def hardware_of(runners: dict, label: str) -> dict | None:
+    hardware = runners.get("hardware") or {}
+    entry = hardware.get(label)
+    return entry if isinstance(entry, dict) else None
+
+
+def gpus_per_node(runners: dict, label: str) -> int:
+    """gpus-per-node of a label, or of its hardware family (``cluster:gb300-nv`` → ``gb300``)."""
+    exact = hardware_of(runners, label)
+    if exact and exact.get("gpus-per-node"):
+        return int(exact["gpus-per-node"])
+    family = label.removeprefix("cluster:").split("-", 1)[0]
+    values = sorted({
+        int(entry["gpus-per-node"])
+        for key, entry in (runners.get("hardware") or {}).items()
+        if isinstance(entry, dict) and entry.get("gpus-per-node")
+        and str(key).removeprefix("cluster:").split("-", 1)[0] == family
+    })
+    if len(values) == 1:
+        return values[0]
+    if not values:
+        raise DeriveError(
+            f"cannot resolve gpus-per-node for {label!r}: runners.yaml has no hardware entry for it or its family {family!r}",
+            f"Add `hardware: {{{label}: {{gpus-per-node: N, available-cpu-dram-mib: M}}}}` to runners.yaml, or set PREFILL_NODES=/DECODE_NODES=.",
+        )
+    raise DeriveError(
+        f"ambiguous gpus-per-node for {label!r}: its family {family!r} has {values}",
+        f"Add an exact `hardware: {{{label}: …}}` entry to runners.yaml.",
+    )
+
+
+def dram_gpu_share(gpu_count: int, per_node: int, runner: str, multinode: bool) -> int:
+    """GPUs of one node the KV cache of one (prefill) replica shares the node's DRAM with."""
+    if not multinode:
+        if gpu_count > per_node:
+            raise DeriveError(
+                f"the entry requires {gpu_count} GPUs and exceeds gpus-per-node={per_node} for runner {runner!r}",
+                "A single-node entry must fit on one node: lower tp × pp × pcp-size.",
+            )
+        return gpu_count
+    if gpu_count > per_node:
+        if gpu_count % per_node:
+            raise DeriveError(
+                f"the prefill replica uses {gpu_count} GPUs: it spans multiple nodes but is not a multiple of gpus-per-node={per_node} for runner {runner!r}",
+                "Give the prefill worker a GPU count that fills whole nodes.",
+            )
+        return per_node
+    if per_node % gpu_count:
+        raise DeriveError(
+            f"the prefill replica uses {gpu_count} GPUs, which does not divide gpus-per-node={per_node} evenly for runner {runner!r}",
+            "Give the prefill worker a GPU count that divides the node (e.g. 1, 2, 4, 8).",
+        )
+    return gpu_count
+
+
+def total_cpu_dram_gb(mode: str, utilization, runners: dict, runner: str, gpu_count: int, multinode: bool) -> int:
+    """The CPU DRAM (GB) a point may use for KV offload: its GPUs' share of the node, × utilization.
+
+    Decimal arithmetic so the floor matches the reference to the last GB.
+    """
+    if "dram" not in mode.split("+"):
+        return 0
+    hardware = hardware_of(runners, runner)
+    if not hardware or not hardware.get("available-cpu-dram-mib") or not hardware.get("gpus-per-node"):
+        known = ", ".join(sorted(map(str, runners.get("hardware") or {}))) or "none"
+        raise DeriveError(
+            f"runner {runner!r} requires 'available-cpu-dram-mib' and 'gpus-per-node' in runner hardware metadata (available hardware keys: {known})",
+            f"Add `hardware: {{{runner}: {{available-cpu-dram-mib: M, gpus-per-node: N}}}}` to runners.yaml.",
+        )
+    if utilization is None:
+        raise DeriveError(
+            f"kv-offloading={mode!r} requires dram-utilization",
+            "Set `dram-utilization: 0.8` (0 < x ≤ 1) on the agentic-coding item.",
+        )
+    per_node = int(hardware["gpus-per-node"])
+    share = dram_gpu_share(gpu_count, per_node, runner, multinode)
+    mib = min(Decimal(int(hardware["available-cpu-dram-mib"])), Decimal(DRAM_CAP_MIB))
+    budget = mib * MIB * Decimal(str(utilization)) * share / per_node / GB
+    return int(budget.to_integral_value(rounding=ROUND_FLOOR))
+
+
+def fingerprint(row: dict) -> str:
+    """SHA-256 of the row's canonical JSON without concurrency and names (the shared contract)."""
+    body = {key: value for key, value in row.items() if key not in NOT_FINGERPRINTED}
+    return hashlib.sha256(canonical(body)).hexdigest()

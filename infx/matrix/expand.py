@@ -1,0 +1,255 @@
+"""Expansion of normalised master entries into rows, one function per point kind.
+
+Order (the contract of ``--format json``): master order, then scenario kind
+(fixed-seq-len, then agentic-coding), then sequence / agentic item, then search-space
+order, then concurrency. Single-node points are concurrency-major, runner-minor; a
+multinode fixed-seq-len point carries its whole concurrency list; multinode agentic
+points are runner-major with one concurrency each (as the reference orders them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, error
+from .derive import (
+    AGENTIC,
+    AGENTIC_DURATION_S,
+    FIXED,
+    DeriveError,
+    aggregated_pair,
+    concurrencies,
+    gpus_per_node,
+    kv_mode,
+    max_model_len,
+    multi_agentic_exp_name,
+    replica_gpus,
+    seq_name,
+    single_agentic_exp_name,
+    total_cpu_dram_gb,
+    worker_block,
+)
+from .nodes import RecipeNodeCounts, node_count
+from .selection import Selection
+
+HEADER = ("image", "model", "model-prefix", "precision", "framework")
+
+
+@dataclass
+class Expansion:
+    """State of one expansion: inputs, and the problems and notes it collects."""
+
+    config_set: object
+    selection: Selection
+    recipes: RecipeNodeCounts
+    problems: list[Diagnostic] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    per_node: dict[str, int] = field(default_factory=dict)
+
+    def gpus_per_node(self, label: str) -> int:
+        if label not in self.per_node:
+            self.per_node[label] = gpus_per_node(self.runners, label)
+        return self.per_node[label]
+
+    @property
+    def runners(self) -> dict:
+        return self.config_set.runners or {}
+
+    def runner_nodes(self, label: str) -> list[str]:
+        """Where rows of a config go: its label, or each matching runner node when filtered."""
+        node_filter = self.selection.runner_node_filter
+        if node_filter is None:
+            return [label]
+        nodes = (self.runners.get("labels") or {}).get(label) or []
+        return [node for node in nodes if node_filter in str(node)]
+
+    def fail(self, key: str, path: tuple, exc: DeriveError) -> None:
+        file, where = self.config_set.where(key, "scenarios", *path, *exc.path)
+        self.problems.append(error(file, where, "matrix-derive", str(exc), exc.hint))
+
+
+def _topology_allowed(selection: Selection, workers: list[dict]) -> bool:
+    """--max-tp / --max-ep: every worker of the point must stay within the caps."""
+    if selection.max_tp is not None and any(w.get("tp", 1) > selection.max_tp for w in workers):
+        return False
+    if selection.max_ep is not None and any((w.get("ep") or 1) > selection.max_ep for w in workers):
+        return False
+    return True
+
+
+def _copy_worker(worker: dict) -> dict:
+    return {key: list(value) if isinstance(value, list) else value for key, value in worker.items()}
+
+
+def _workers_of(search: dict) -> tuple[dict, dict]:
+    if "worker" in search:
+        return aggregated_pair(search["worker"])
+    return worker_block(search["prefill"]), worker_block(search["decode"])
+
+
+def _single_parallelism(search: dict) -> dict:
+    return {
+        "tp": search["tp"],
+        "pp": search.get("pp", 1),
+        "dcp-size": search.get("dcp-size", 1),
+        "pcp-size": search.get("pcp-size", 1),
+    }
+
+
+def expand_entry(run: Expansion, key: str, entry: dict) -> list[dict]:
+    selection = run.selection
+    multinode = bool(entry.get("multinode"))
+    if selection.node_types and ("multi-node" if multinode else "single-node") not in selection.node_types:
+        return []
+    runners = run.runner_nodes(entry["runner"])
+    if not runners:
+        return []
+    header = {name: entry[name] for name in HEADER}
+    scenarios = entry.get("scenarios") or {}
+    rows: list[dict] = []
+    wanted = selection.scenario_types
+    if not wanted or FIXED in wanted:
+        for index, sequence in enumerate(scenarios.get(FIXED) or []):
+            if selection.seq_lens and (sequence["isl"], sequence["osl"]) not in selection.seq_pairs:
+                continue
+            expand = _multi_fixed if multinode else _single_fixed
+            for position, search in enumerate(sequence["search-space"]):
+                try:
+                    rows.extend(expand(run, key, entry, header, runners, sequence, search))
+                except DeriveError as exc:
+                    run.fail(key, (FIXED, index, "search-space", position), exc)
+    if not wanted or AGENTIC in wanted:
+        for index, item in enumerate(scenarios.get(AGENTIC) or []):
+            expand = _multi_agentic if multinode else _single_agentic
+            for position, search in enumerate(item["search-space"]):
+                try:
+                    rows.extend(expand(run, key, entry, header, runners, item, search))
+                except DeriveError as exc:
+                    run.fail(key, (AGENTIC, index, "search-space", position), exc)
+    return rows
+
+
+def _router(entry: dict, search: dict) -> dict:
+    router = search.get("router") or entry.get("router")
+    return {"router": dict(router)} if router else {}
+
+
+def _transfer(entry: dict, search: dict) -> dict:
+    transfer = search.get("kv-p2p-transfer") or entry.get("kv-p2p-transfer")
+    return {"kv-p2p-transfer": transfer} if transfer else {}
+
+
+def _concs(run: Expansion, search: dict) -> list[int]:
+    return [c for c in concurrencies(search, run.selection.step_size) if run.selection.conc_allowed(c)]
+
+
+def _single_fixed(run, key, entry, header, runners, sequence, search):
+    ep = search.get("ep") if search.get("ep") is not None else 1
+    if not _topology_allowed(run.selection, [{"tp": search["tp"], "ep": ep}]):
+        return []
+    isl, osl = sequence["isl"], sequence["osl"]
+    shared = {
+        "isl": isl, "osl": osl, **_single_parallelism(search),
+    }
+    tail = {
+        "max-model-len": max_model_len(isl, osl),
+        "ep": ep,
+        "dp-attn": bool(search.get("dp-attn") or False),
+        "spec-decoding": search.get("spec-decoding") or "none",
+        "exp-name": f"{entry['model-prefix']}_{seq_name(isl, osl)}",
+        "disagg": False,
+        "run-eval": False,
+        **_router(entry, search),
+        "config-key": key,
+    }
+    return [
+        {**header, "runner": runner, **shared, "conc": conc, **tail}
+        for conc in _concs(run, search) for runner in runners
+    ]
+
+
+def _multi_fixed(run, key, entry, header, runners, sequence, search):
+    prefill, decode = _workers_of(search)
+    if not _topology_allowed(run.selection, [prefill, decode]):
+        return []
+    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
+    concs = _concs(run, search)
+    if not concs:
+        return []
+    isl, osl = sequence["isl"], sequence["osl"]
+    return [
+        {
+            **header, "runner": runner, "isl": isl, "osl": osl,
+            "spec-decoding": search.get("spec-decoding") or "none",
+            "prefill": _copy_worker(prefill), "decode": _copy_worker(decode),
+            "conc": list(concs),
+            "max-model-len": max_model_len(isl, osl),
+            "exp-name": f"{entry['model-prefix']}_{seq_name(isl, osl)}",
+            "disagg": bool(entry.get("disagg")),
+            "run-eval": False,
+            **_router(entry, search), **_transfer(entry, search),
+            "node-count": nodes,
+            "config-key": key,
+        }
+        for runner in runners
+    ]
+
+
+def _offload(search: dict) -> tuple[str, dict]:
+    mode = kv_mode(search.get("kv-offloading"))
+    backend = search.get("kv-offload-backend")
+    return mode, ({"kv-offload-backend": dict(backend)} if backend else {})
+
+
+def _single_agentic(run, key, entry, header, runners, item, search):
+    parallelism = _single_parallelism(search)
+    ep = search.get("ep") if search.get("ep") is not None else 1
+    mode, backend = _offload(search)
+    # Computed before any filter so a bad budget is reported whatever the selection.
+    dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
+                             parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"], multinode=False)
+    if not _topology_allowed(run.selection, [{"tp": parallelism["tp"], "ep": ep}]):
+        return []
+    spec = search.get("spec-decoding") or "none"
+    rows = []
+    for conc in _concs(run, search):
+        tail = {
+            "conc": conc, "kv-offloading": mode, **backend, "total-cpu-dram-gb": dram,
+            "duration": AGENTIC_DURATION_S,
+            "exp-name": single_agentic_exp_name(entry["model-prefix"], parallelism["tp"], conc, mode,
+                                                backend.get("kv-offload-backend"), spec),
+            "scenario-type": AGENTIC, **_router(entry, search), "run-eval": False, "config-key": key,
+        }
+        for runner in runners:
+            rows.append({
+                **header, "runner": runner, **parallelism, "ep": ep,
+                "dp-attn": bool(search.get("dp-attn") or False), "spec-decoding": spec, **tail,
+            })
+    return rows
+
+
+def _multi_agentic(run, key, entry, header, runners, item, search):
+    prefill, decode = _workers_of(search)
+    mode, backend = _offload(search)
+    dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
+                             replica_gpus(prefill), multinode=True)
+    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
+    if not _topology_allowed(run.selection, [prefill, decode]):
+        return []
+    concs = _concs(run, search)
+    disagg = bool(entry.get("disagg"))
+    rows = []
+    for runner in runners:
+        for conc in concs:
+            rows.append({
+                **header, "runner": runner, "spec-decoding": search.get("spec-decoding") or "none",
+                "prefill": _copy_worker(prefill), "decode": _copy_worker(decode),
+                "conc": [conc], "kv-offloading": mode, **backend, "total-cpu-dram-gb": dram,
+                "duration": AGENTIC_DURATION_S,
+                "exp-name": multi_agentic_exp_name(entry["model-prefix"], prefill, decode, [conc], mode,
+                                                   backend.get("kv-offload-backend")),
+                "disagg": disagg, "scenario-type": AGENTIC,
+                **_router(entry, search), **_transfer(entry, search),
+                "run-eval": False, "node-count": nodes, "config-key": key,
+            })
+    return rows

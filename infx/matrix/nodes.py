@@ -1,0 +1,103 @@
+"""``node-count`` of a multinode point: num-nodes, else its recipe, else settings, else GPU math.
+
+Reading ~250 srt-slurm recipes costs more than the rest of the matrix together, so the
+count of each (recipe file, selector) is kept in a small JSON cache keyed by the file's
+path, size and modification time (nanoseconds): an edited or checked-out recipe gets a
+new key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
+from .cache import read_cached, write_cached
+from .derive import DeriveError, replica_gpus
+
+CACHE_FILE = "recipe-node-counts-v2.json"
+ROLE_NODE_SETTINGS = (("prefill", "PREFILL_NODES"), ("decode", "DECODE_NODES"))
+
+
+class RecipeNodeCounts:
+    """Node counts of recipes, remembered across runs by file content."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.saved: dict[str, int | str] = {}  # key -> node count, or the RecipeError message
+        self.dirty = False
+        try:
+            saved = json.loads(read_cached(CACHE_FILE) or b"{}")
+            self.saved = saved if isinstance(saved, dict) else {}
+        except ValueError:
+            pass
+
+    def count(self, ref: RecipeRef) -> int | None:
+        """Nodes the recipe allocates; None when the file is absent. Raises RecipeError."""
+        path = ref.repo_path(self.root)
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        key = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}:{ref.selector or ''}"
+        if key not in self.saved:
+            try:
+                self.saved[key] = recipe_node_count(load_recipe(ref, self.root)[1])
+            except RecipeError as exc:
+                self.saved[key] = str(exc)
+            self.dirty = True
+        result = self.saved[key]
+        if isinstance(result, str):
+            raise RecipeError(result)
+        return result
+
+    def save(self) -> None:
+        if self.dirty:
+            write_cached(CACHE_FILE, json.dumps(self.saved).encode())
+            self.dirty = False
+
+
+def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
+    values = settings_dict(prefill.get("additional-settings")).get(name, []) + settings_dict(
+        decode.get("additional-settings")).get(name, [])
+    distinct = set(values)
+    if not distinct:
+        return None
+    if len(distinct) > 1 or not next(iter(distinct)).isdigit() or int(next(iter(distinct))) <= 0:
+        raise DeriveError(
+            f"{name} is set to {sorted(distinct)}; expected one positive integer",
+            f"Write {name}=<nodes> once.",
+            ("prefill", "additional-settings"),
+        )
+    return int(next(iter(distinct)))
+
+
+def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_node,
+               recipes: RecipeNodeCounts, warnings: list[str]) -> int:
+    """Slurm nodes a multinode point allocates (recipes count their dedicated infra node)."""
+    if "worker" in search and search.get("num-nodes"):
+        return int(search["num-nodes"])
+    try:
+        ref = recipe_ref_of(prefill, decode)
+    except RecipeError as exc:
+        raise DeriveError(str(exc), exc.hint, ("prefill", "additional-settings")) from None
+    if ref is not None:
+        try:
+            nodes = recipes.count(ref)
+        except RecipeError as exc:
+            # The launcher refuses this recipe loudly; the matrix only needs a node estimate.
+            warnings.append(f"recipe {ref.value}: {exc}; node-count falls back to settings / GPU arithmetic")
+            nodes = None
+        if nodes is not None:
+            return nodes
+    total = 0
+    for role, setting in ROLE_NODE_SETTINGS:
+        worker = prefill if role == "prefill" else decode
+        explicit = _setting_nodes(prefill, decode, setting)
+        if explicit is not None:
+            total += explicit
+        elif worker.get("num-worker", 0) > 0:
+            label = worker.get("hardware") or runner
+            total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(label))
+    return total

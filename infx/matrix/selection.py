@@ -1,0 +1,133 @@
+"""What part of the matrix a caller asks for: eval modes and filters, checked before expansion."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Flag
+
+from ..diagnostics import Diagnostic, InfxError, UsageError, error
+from .derive import AGENTIC, FIXED, parse_seq_name
+
+SCENARIO_TYPES = (FIXED, AGENTIC)
+NODE_TYPES = ("single-node", "multi-node")
+
+
+class EvalMode(Flag):
+    """How evals are marked. ONLY and ALL combine (``--evals-only --all-evals``)."""
+
+    DEFAULT = 0  # throughput rows; the default eval policy marks some of them run-eval
+    NONE = 1  # --no-evals: throughput rows, none marked
+    ONLY = 2  # --evals-only: only the default-selected eval rows (agentic included)
+    ALL = 4  # --all-evals: every 8k1k / agentic point as an eval row
+
+    def check(self) -> None:
+        if EvalMode.NONE in self and (EvalMode.ALL in self or EvalMode.ONLY in self):
+            other = "--all-evals" if EvalMode.ALL in self else "--evals-only"
+            raise UsageError(f"{other} cannot be combined with --no-evals", "Choose one eval mode.")
+
+    @property
+    def evals_only(self) -> bool:
+        return bool(self & (EvalMode.ONLY | EvalMode.ALL))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Filters over the expanded points; empty tuples and None mean "no filter".
+
+    docs/matrix.md describes each filter and where it differs from the reference.
+    """
+
+    config_keys: tuple[str, ...] = ()  # exact keys or globs with `*`, whole-key match
+    model_prefixes: tuple[str, ...] = ()  # the entry's `model-prefix`, exact
+    frameworks: tuple[str, ...] = ()
+    precisions: tuple[str, ...] = ()
+    runner_types: tuple[str, ...] = ()  # the entry's `runner` label, exact
+    runner_node_filter: str | None = None  # substring of runner node names; rows go to each match
+    seq_lens: tuple[str, ...] = ()  # 1k1k, 8k1k or <isl>_<osl>; fixed-seq-len only
+    scenario_types: tuple[str, ...] = ()
+    node_types: tuple[str, ...] = ()  # single-node, multi-node
+    min_conc: int | None = None
+    max_conc: int | None = None
+    max_tp: int | None = None
+    max_ep: int | None = None
+    step_size: int = 2
+
+    def check(self) -> None:
+        """Contradictory or meaningless flags are usage errors (exit 2)."""
+        if self.step_size <= 1:
+            raise UsageError(f"--step-size must be greater than 1 (got {self.step_size})",
+                             "The ladder multiplies the concurrency by the step; use 2 or more.")
+        for name in ("min_conc", "max_conc", "max_tp", "max_ep"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise UsageError(f"{flag} must be at least 1 (got {value})", f"No point has a {flag[6:]} below 1.")
+        if self.min_conc is not None and self.max_conc is not None and self.min_conc > self.max_conc:
+            raise UsageError(f"--min-conc ({self.min_conc}) must be less than or equal to --max-conc ({self.max_conc})")
+        for value in self.seq_lens:
+            if parse_seq_name(value) is None:
+                raise UsageError(f"--seq-lens {value!r} is not a sequence name",
+                                 "Use 1k1k, 8k1k or <isl>_<osl>, e.g. 2048_1024.")
+        for value in self.scenario_types:
+            if value not in SCENARIO_TYPES:
+                raise UsageError(f"--scenario-type {value!r} is unknown", f"Use one of: {', '.join(SCENARIO_TYPES)}.")
+        for value in self.node_types:
+            if value not in NODE_TYPES:
+                raise UsageError(f"node type {value!r} is unknown", f"Use one of: {', '.join(NODE_TYPES)}.")
+
+    @property
+    def seq_pairs(self) -> set[tuple[int, int]]:
+        return {parse_seq_name(name) for name in self.seq_lens}
+
+    def conc_allowed(self, conc: int) -> bool:
+        return (self.min_conc is None or conc >= self.min_conc) and (self.max_conc is None or conc <= self.max_conc)
+
+
+def _close(word: str, candidates, what: str) -> str:
+    import difflib  # only on the error path
+
+    matches = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.5)
+    return f"Did you mean {', '.join(matches)}?" if matches else f"See the {what} for the names that exist."
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """`*` matches any run of characters; everything else is literal; the whole key must match."""
+    return re.compile("^" + ".*".join(re.escape(part) for part in pattern.split("*")) + "$", re.DOTALL)
+
+
+def select_keys(patterns: tuple[str, ...], keys: list[str], notices: list[str]) -> list[str]:
+    """Master keys the patterns name, in master order, each once; a missing literal key is an error."""
+    if not patterns:
+        return list(keys)
+    wanted: set[str] = set()
+    problems: list[Diagnostic] = []
+    known = set(keys)
+    for pattern in patterns:
+        if "*" not in pattern:
+            if pattern in known:
+                wanted.add(pattern)
+            else:
+                problems.append(error("<command line>", None, "config-key-unknown",
+                                      f"config key {pattern!r} does not exist in the master configs",
+                                      _close(pattern, keys, "master configs")))
+            continue
+        regex = glob_regex(pattern)
+        matched = [key for key in keys if regex.match(key)]
+        if not matched:
+            notices.append(f"--config-key pattern {pattern!r} matched no config keys")
+        wanted.update(matched)
+    if problems:
+        raise InfxError(problems)
+    return [key for key in keys if key in wanted]
+
+
+def check_runner_types(runner_types: tuple[str, ...], labels: dict) -> None:
+    problems = [
+        error("<command line>", None, "runner-type-unknown",
+              f"invalid runner type {value!r}: it is not a label in runners.yaml",
+              _close(value, labels, "labels of runners.yaml"))
+        for value in runner_types if value not in labels
+    ]
+    if problems:
+        raise InfxError(problems)

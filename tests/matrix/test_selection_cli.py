@@ -1,0 +1,111 @@
+"""Filters, the CLI surface (formats, exit codes, notices) and the published row schema."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import jsonschema
+import pytest
+
+from infx.matrix import EvalMode, Selection, bucketize
+from infx.matrix.rowschema import compile_schema, row_problems, row_schema
+from matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
+
+
+@pytest.fixture
+def mixed(make_repo):
+    return make_repo({
+        "dsr1-fp8-mi300x-sglang": sn_entry(),
+        "gptoss-fp4-h200-vllm": entry(model_prefix="gptoss", runner="h200", precision="fp4", framework="vllm",
+                                      scenarios={"fixed-seq-len": [fixed({"tp": 2, "conc-list": [8, 4]}, isl=2048)]}),
+        "dsr1-fp4-gb200-dynamo-trt": mn_entry(),
+        "dsv4-agentic": entry(model_prefix="dsv4", runner="cluster:b300-nv", scenarios={"agentic-coding": [{
+            "search-space": [{"tp": 8, "kv-offloading": "none", "conc-list": [1, 2]}]}]}),
+    })
+
+
+@pytest.mark.parametrize("selection, keys", [
+    (Selection(model_prefixes=("gptoss",)), ["gptoss-fp4-h200-vllm"]),
+    (Selection(frameworks=("dynamo-trt", "vllm")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+    (Selection(precisions=("fp4",)), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+    (Selection(runner_types=("h200", "gb200")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+    (Selection(seq_lens=("2048_1024",)), ["gptoss-fp4-h200-vllm", "dsv4-agentic"]),
+    (Selection(scenario_types=("agentic-coding",)), ["dsv4-agentic"]),
+    (Selection(node_types=("multi-node",)), ["dsr1-fp4-gb200-dynamo-trt"]),
+])
+def test_entry_filters(mixed, selection, keys):
+    assert list(dict.fromkeys(r["config-key"] for r in mixed.build(selection))) == keys
+
+
+def test_every_sequence_gets_its_bucket(mixed):
+    buckets = bucketize(mixed.build())
+    assert {name: len(rows) for name, rows in buckets.items()} == {
+        "single_node/1k1k": 5, "single_node/8k1k": 5, "single_node/2048_1024": 2, "multi_node/1k1k": 1,
+        "single_node/agentic": 2}
+    assert [r["conc"] for r in buckets["single_node/2048_1024"]] == [8, 4]  # lists keep their order
+    assert {r["exp-name"] for r in buckets["single_node/2048_1024"]} == {"gptoss_2048_1024"}
+    assert buckets["single_node/2048_1024"][0]["max-model-len"] == 2048 + 1024 + 256
+
+
+def test_json_is_stable_and_table_is_aligned(mixed, tmp_path):
+    first, second = mixed.cli("--format", "json"), mixed.cli()
+    assert rows_of(first) == rows_of(second) == mixed.build() and first.stdout == second.stdout
+    table = mixed.cli("--format", "table")
+    assert table.returncode == 0
+    lines = table.stdout.splitlines()
+    assert "single_node/8k1k: 5 points" in lines and lines[-1] == "total: 15 points in 5 buckets"
+    header = next(line for line in lines if line.strip().startswith("config-key"))
+    row = lines[lines.index(header) + 1]
+    assert header.index("runner") == row.index("  mi300x  ") + 2  # columns line up
+    out = tmp_path / "m.json"
+    result = mixed.cli("--output", str(out), "--evals-only")
+    assert result.returncode == 0 and result.stdout == ""
+    assert [r["conc"] for r in json.loads(out.read_text())] == [32, 64, 2]  # agentic evals are opt-in here
+
+
+def test_nothing_matched_is_not_an_error(mixed):
+    result = mixed.cli("--framework", "nonexistent")
+    assert rows_of(result) == [] and "the selection matched no points" in result.stderr
+
+
+def test_invalid_input_exits_1_without_output(mixed, make_repo):
+    mixed.master.write_text(mixed.master.read_text() + "dsv4-agentic: {}\n")  # a duplicate key
+    result = mixed.cli()
+    assert result.returncode == 1 and result.stdout == "" and "duplicate" in result.stderr
+    bad = make_repo({"a": entry(runner="cluster:b300-nv", scenarios={"agentic-coding": [{
+        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "x"}, "conc-list": [1]}]}]})})
+    result = bad.cli()
+    assert result.returncode == 1 and result.stdout == "" and "requires dram-utilization" in result.stderr
+    assert "test-master.yaml:" in result.stderr  # located at the search-space entry
+
+
+def test_unknown_flags_and_values_are_usage_errors(mixed):
+    assert mixed.cli("--seq-lens", "4k").returncode == 2
+    assert mixed.cli("--scenario-type", "chat").returncode == 2
+    assert mixed.cli("--no-evals", "--evals-only").returncode == 2
+    assert mixed.cli("--format", "yaml").returncode == 2
+
+
+def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
+    jsonschema.Draft202012Validator.check_schema(row_schema())
+    reference = jsonschema.Draft202012Validator(row_schema())
+    rows = mixed.build() + mixed.build(evals=EvalMode.ALL)
+    mutations = [
+        lambda r: r.update(conc=True), lambda r: r.update({"recipe-fingerprint": "ABC"}),
+        lambda r: r.pop("exp-name"), lambda r: r.update(extra=1), lambda r: r.update({"spec-decoding": "eagle"}),
+        lambda r: r.update(disagg=True) if "prefill" not in r else r["prefill"].update(tp=0),
+        lambda r: r.update({"scenario-type": "chat"}), lambda r: r.update({"run-eval": 1}),
+        lambda r: r.update(image=""), lambda r: r.update(conc=[]) if "prefill" in r else r.update(conc=0),
+    ]
+    assert row_problems(rows) == [] and all(reference.is_valid(r) for r in rows)
+    for row in rows:
+        for mutate in mutations:
+            bad = copy.deepcopy(row)
+            mutate(bad)
+            assert row_problems([bad]) and not reference.is_valid(bad), (mutate, bad)
+
+
+def test_compiled_validator_refuses_unknown_keywords():
+    with pytest.raises(ValueError, match="does not support"):
+        compile_schema({"type": "object", "oneOf": []})
