@@ -1,64 +1,25 @@
-"""Hand-built matrix rows for the gb300-nv lane (reference/matrix.md §3.3 shapes).
+"""The gb300-nv points of ``configs/nvidia-master.yaml``, built with the matrix API.
 
-Until the matrix API (branch ``matrix``) is merged, the launcher's tests and benchmark
-build their points here from ``configs/nvidia-master.yaml``: one row per multinode search
-entry (fixed-seq: whole conc list; agentic: one row per concurrency).
+Shared by the launcher's tests and ``bench/launch_dry_run.py``: exactly the rows the sweep
+would hand to the lane (every multinode row whose runner label belongs to the lane).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 LANE_LABELS = ("gb300-nv", "gb300", "cluster:gb300-nv")
 
 
-def _fingerprint(row: dict) -> str:
-    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "recipe-fingerprint")}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()).hexdigest()
-
-
-def _worker(block: dict) -> dict:
-    return {"pp": 1, "dcp-size": 1, "pcp-size": 1, **block}
-
-
 def gb300_points(root: Path | None = None) -> list[dict]:
     from infx.config import load_config_set
+    from infx.matrix import EvalMode, Selection, build_matrix
 
     config_set, report = load_config_set(root=root)
     assert config_set is not None, report.sorted()
-    rows = []
-    for key, entry in config_set.entries.items():
-        if not entry.get("multinode") or entry.get("runner") not in LANE_LABELS:
-            continue
-        common = {k: entry[k] for k in ("image", "model", "model-prefix", "precision", "framework", "runner") if k in entry}
-        for optional in ("router", "kv-p2p-transfer"):
-            if optional in entry:
-                common[optional] = entry[optional]
-        common.update({"disagg": bool(entry.get("disagg")), "config-key": key, "run-eval": False})
-        for scenario, groups in (entry.get("scenarios") or {}).items():
-            for group in groups:
-                for search in group.get("search-space", []):
-                    row = dict(common, **{"spec-decoding": search.get("spec-decoding", "none")})
-                    if "worker" in search:
-                        row["prefill"] = _worker(search["worker"])
-                        row["decode"] = {k: v for k, v in _worker(search["worker"]).items() if k != "additional-settings"}
-                        row["decode"]["num-worker"] = 0
-                    else:
-                        row["prefill"], row["decode"] = _worker(search["prefill"]), _worker(search["decode"])
-                    if scenario == "agentic-coding":
-                        row.update({"scenario-type": "agentic-coding", "duration": 3600,
-                                    "kv-offloading": search.get("kv-offloading", "none"), "total-cpu-dram-gb": 600})
-                        concs = [[c] for c in search["conc-list"]]
-                    else:
-                        row.update({"isl": group["isl"], "osl": group["osl"], "max-model-len": group["isl"] + group["osl"] + 256})
-                        concs = [list(search["conc-list"])]
-                    for conc in concs:
-                        point = dict(row, conc=conc, **{"exp-name": f"{entry['model-prefix']}_{key}"})
-                        point["recipe-fingerprint"] = _fingerprint(point)
-                        rows.append(point)
-    return rows
+    rows = build_matrix(config_set, selection=Selection(runner_types=LANE_LABELS, node_types=("multi-node",)), evals=EvalMode.NONE)
+    return [row for row in rows if "prefill" in row]
 
 
 def write_points(directory: Path, root: Path | None = None) -> list[Path]:

@@ -2,7 +2,7 @@ import subprocess
 
 
 def test_sbatch_runs_a_job(slurm_cluster):
-    job = subprocess.run(["sbatch", "--parsable", "--wrap", "true", "-t", "1"], capture_output=True, text=True, check=True).stdout.strip()
+    job = subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap", "true", "-t", "1"], capture_output=True, text=True, check=True).stdout.strip()
     for _ in range(100):
         out = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True).stdout
         if "JobState=COMPLETED" in out:

@@ -103,7 +103,7 @@ def test_agentic_results_must_report_successful_requests(ws):
 
 
 def test_leftover_job_with_the_job_name_is_cancelled_first(ws):
-    leftover = subprocess.run(["sbatch", "--parsable", "--job-name=testlane_7", "-t", "1", "--wrap", "sleep 120"],
+    leftover = subprocess.run(["sbatch", "--parsable", "--job-name=testlane_7", "-o", "/dev/null", "-t", "1", "--wrap", "sleep 120"],
                               capture_output=True, text=True, check=True).stdout.strip()
     ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
     done, record, _ = launch(ws, point(), runner="testlane_7")
@@ -193,3 +193,17 @@ def test_lane_check_reports_usable_nodes(ws, tmp_path):
     assert done.returncode == 0 and "1 of 1 node(s) usable" in done.stdout
     ws.write_profile(lane_profile("file:///x", "a" * 40, partition="nosuchpartition"))
     assert ws.infx("lane", "check", "testlane").returncode == 1
+
+
+def test_b10_job_gone_before_its_log_exists(slurm_cluster, tmp_path):
+    from infx.launch.run import LaunchFailed, wait_for_job
+
+    with pytest.raises(LaunchFailed, match="failed before creating its log file"):
+        wait_for_job("987654321", tmp_path / "sweep.log", 0.1, {})
+
+
+def test_bad_point_touches_nothing(ws, tmp_path):
+    ws.recipe("recipe.yaml", v1_recipe())
+    done, record, out = launch(ws, point(image="Not An Image"))
+    assert done.returncode == 1 and "point-image" in done.stderr
+    assert record is None and not (tmp_path / ".cache").exists() and not out.exists()
