@@ -15,11 +15,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error, warning
 from ..points import point_id
-from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant, settings_dict
+from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks
 from .lane import Lane, Pin, Route, Source
@@ -200,10 +199,6 @@ def _recipe_ref(point: Point, settings: dict, where: dict, diagnostics: list) ->
     return RecipeRef.parse(values[0]), where[key]
 
 
-def _locate_recipe(ref: RecipeRef, root: Path) -> Path:
-    return ref.repo_path(root)
-
-
 def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Route | None:
     try:
         route = most_specific(lane.routes, facts, lambda r: r.match)
@@ -230,38 +225,47 @@ def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict
     return model
 
 
-def _sources_for(lane: Lane, route: Route, recipe: dict | None, recipe_file: str, recipe_where, diagnostics: list) -> list[Source]:
+def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document | None, diagnostics: list) -> list[Source]:
+    """The route's sources plus the ones the recipe declares, each pinned to a full SHA."""
     named: list[Source] = [lane.sources[name] for name in route.sources]
-    declared = (recipe or {}).get(SOURCES_KEY) or []
-    if not isinstance(declared, list):
-        declared = [declared]
-    for index, item in enumerate(declared):
+    declared = (variant or {}).get(SOURCES_KEY) or []
+    for index, item in enumerate(declared if isinstance(declared, list) else [declared]):
         if isinstance(item, str) and item in lane.sources:
             named.append(lane.sources[item])
         elif isinstance(item, dict) and {"name", "url", "commit", "dest"} <= set(item) and re.fullmatch(r"[0-9a-f]{40}", str(item["commit"])):
             named.append(Source(str(item["name"]), str(item["url"]), str(item["commit"]), str(item["dest"])))
         else:
-            diagnostics.append(error(recipe_file, recipe_where((SOURCES_KEY, index)), "recipe-source",
+            diagnostics.append(error(doc.file, _recipe_where(doc, (SOURCES_KEY, index)), "recipe-source",
                                      f"{SOURCES_KEY}[{index}] is {item!r}: neither a source of lane {lane.name} nor "
                                      "{name, url, commit (full 40-hex SHA), dest}",
                                      f"Name one of: {', '.join(sorted(lane.sources)) or '(none defined)'}, or pin the source to a full commit SHA."))
     return list({s.name: s for s in named}.values())
 
 
-def resolve_recipe(raw: Any, ref: RecipeRef, job_name: str) -> dict:
-    """The selected variant as one flat mapping named after the job; raises RecipeError."""
-    recipe = select_variant(raw, ref.selector)
-    recipe.pop(SOURCES_KEY, None)
-    recipe["name"] = job_name
-    return recipe
+def _recipe_where(doc: Document, path: tuple) -> tuple[int, int]:
+    """Locate a key of the selected variant in the file (under base: for files with variants)."""
+    return doc.where(("base",) + path if isinstance(doc.data, dict) and "base" in doc.data else path)
 
 
-def content_diagnostics(plan_parts: dict, raw_doc: Document, recipe: dict, point: Point, lane: Lane) -> list[Diagnostic]:
-    ctx = checks.CheckContext(point=point.data, recipe=recipe, lane=lane, model=plan_parts["model"],
-                              power=plan_parts["power"], recipe_file=raw_doc.file,
-                              recipe_where=lambda path: raw_doc.where(("base",) + path if "base" in raw_doc.data else path),
-                              point_file=point.file, point_where=point.where)
-    return checks.run_checks(ctx)
+def select(doc: Document, ref: RecipeRef, point: Point, ref_where: tuple, diagnostics: list) -> dict | None:
+    """The variant CONFIG_FILE selects, or None with a located diagnostic."""
+    try:
+        return select_variant(doc.data, ref.selector)
+    except RecipeError as exc:
+        diagnostics.append(error(point.file, point.where(ref_where), "recipe-selector", f"{ref.value}: {exc}", exc.hint))
+        return None
+
+
+def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, lane: Lane, route: Route,
+                  diagnostics: list) -> tuple[dict, list[Source]]:
+    """Resolve a selected variant (name = job, infx-sources removed) and run every content check on it."""
+    recipe = {key: value for key, value in variant.items() if key != SOURCES_KEY}
+    recipe["name"] = plan_facts["job-name"]
+    ctx = checks.CheckContext(point=point.data, recipe=recipe, lane=lane, model=plan_facts["model"],
+                              power=checks.recipe_uses_power(recipe), recipe_file=doc.file,
+                              recipe_where=lambda path: _recipe_where(doc, path), point_file=point.file, point_where=point.where)
+    diagnostics.extend(checks.run_checks(ctx))
+    return recipe, _sources_for(lane, route, variant, doc, diagnostics)
 
 
 def job_name_for(point: Point, env: dict) -> str:
@@ -284,65 +288,52 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
              "precision": data.get("precision")}
     model = _model_for(lane, facts, point, diagnostics)
 
-    raw_doc = None
+    doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
-    if ref and recipe_path.is_file():
-        raw_doc, problems = load_yaml(recipe_path, display=str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path))
+    if recipe_path is not None and recipe_path.is_file():
+        display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
+        doc, problems = load_yaml(recipe_path, display=display)
         diagnostics.extend(problems)
-    power = False
-    if raw_doc is not None and isinstance(raw_doc.data, dict):
-        try:
-            power = checks.recipe_uses_power(select_variant(raw_doc.data, ref.selector))
-        except RecipeError:
-            pass  # reported below with its location
+        variant = select(doc, ref, point, ref_where, diagnostics) if doc is not None else None
+    power = checks.recipe_uses_power(variant) if variant else False
     route = _route_for(lane, {**facts, "power": power}, point, diagnostics)
+    if route is None or ref is None:
+        raise InfxError(diagnostics)
 
-    recipe = None
     recipe_source = None
-    if ref and route:
-        if raw_doc is not None:
-            recipe_source = RecipeSource(ref, "workspace", str(recipe_path), ref_where)
-        elif any(fnmatch.fnmatchcase(ref.path, pattern) for pattern in route.srt_slurm_recipes):
-            recipe_source = RecipeSource(ref, "srt-slurm", ref.path, ref_where)
-            warnings.append(warning(point.file, point.where(ref_where), "recipe-deferred",
-                                    f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit"))
-        elif not diagnostics or recipe_path is not None:
-            diagnostics.append(error(point.file, point.where(ref_where), "recipe-missing",
-                                     f"recipe {ref.path} does not exist (looked at {recipe_path})",
-                                     f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
-                                     "if it ships with srt-slurm."))
-    if route:
-        for index, (source, _) in enumerate(route.overlays):
-            if not (root / RECIPES_DIR / source).is_dir():
-                diagnostics.append(error(lane.file, lane.where("routes", route.index, "overlays", index), "lane-overlay-missing",
-                                         f"route {route.name!r} overlays {source}, which does not exist under {RECIPES_DIR}/",
-                                         "Fix the overlay's from: path, or add the recipe folder."))
+    if doc is not None:
+        recipe_source = RecipeSource(ref, "workspace", str(recipe_path), ref_where)
+    elif any(fnmatch.fnmatchcase(ref.path, pattern) for pattern in route.srt_slurm_recipes):
+        recipe_source = RecipeSource(ref, "srt-slurm", ref.path, ref_where)
+        warnings.append(warning(point.file, point.where(ref_where), "recipe-deferred",
+                                f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit"))
+    elif not recipe_path.exists():
+        diagnostics.append(error(point.file, point.where(ref_where), "recipe-missing",
+                                 f"recipe {ref.path} does not exist (looked at {recipe_path})",
+                                 f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
+                                 "if it ships with srt-slurm."))
+    for index, (source, _) in enumerate(route.overlays):
+        if not (root / RECIPES_DIR / source).is_dir():
+            diagnostics.append(error(lane.file, lane.where("routes", route.index, "overlays", index), "lane-overlay-missing",
+                                     f"route {route.name!r} overlays {source}, which does not exist under {RECIPES_DIR}/",
+                                     "Fix the overlay's from: path, or add the recipe folder."))
     job_name = job_name_for(point, env)
-    parts = {"model": model, "power": power}
-    if raw_doc is not None and route and model is not None:
-        try:
-            recipe = resolve_recipe(raw_doc.data, ref, job_name)
-        except RecipeError as exc:
-            diagnostics.append(error(point.file, point.where(ref_where), "recipe-selector", f"{ref.value}: {exc}", exc.hint))
-        else:
-            diagnostics.extend(content_diagnostics(parts, raw_doc, recipe, point, lane))
-    sources = []
-    if route:
-        sources = _sources_for(lane, route, select_variant(raw_doc.data, ref.selector) if recipe is not None else None,
-                               raw_doc.file if raw_doc else "", (lambda p: raw_doc.where(p)) if raw_doc else (lambda p: None), diagnostics)
-        pin = lane.pins[route.srt_slurm]
-        if pin.commit is None:
-            warnings.append(warning(lane.file, lane.where("srt-slurm", "pins", pin.name, "commit"), "lane-pin-unresolved",
-                                    f"srt-slurm pin {pin.name} ({pin.repository} {pin.ref}) has no commit SHA; a launch will refuse it",
-                                    f"Resolve it: git ls-remote {pin.repository} {pin.ref}, and write the SHA in {lane.file}."))
+    recipe, sources = None, [lane.sources[name] for name in route.sources]
+    if variant is not None and model is not None:
+        recipe, sources = check_variant(variant, doc, {"job-name": job_name, "model": model}, point, lane, route, diagnostics)
+    pin = lane.pins[route.srt_slurm]
+    if pin.commit is None:
+        warnings.append(warning(lane.file, lane.where("srt-slurm", "pins", pin.name, "commit"), "lane-pin-unresolved",
+                                f"srt-slurm pin {pin.name} ({pin.repository} {pin.ref}) has no commit SHA; a launch will refuse it",
+                                f"Resolve it: git ls-remote {pin.repository} {pin.ref}, and write the SHA in {lane.file}."))
     if diagnostics:
         raise InfxError(diagnostics)
     partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
     date = (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y%m%d")
     isl, osl = data.get("isl", 0), data.get("osl", 0)
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
-    return LaunchPlan(lane=lane, point=point, route=route, pin=lane.pins[route.srt_slurm], model=model,
-                      recipe_source=recipe_source, recipe=recipe, sources=sources, job_name=job_name, partition=partition,
+    return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
+                      sources=sources, job_name=job_name, partition=partition,
                       time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power, warnings=warnings)
 
 
@@ -350,18 +341,11 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     """Resolve and check a recipe that ships with srt-slurm, now that the checkout exists."""
     if plan.recipe is not None:
         return
-    path = checkout / plan.recipe_source.path
-    doc, problems = load_yaml(path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
-    if problems:
-        raise InfxError(problems)
-    try:
-        recipe = resolve_recipe(doc.data, plan.recipe_source.ref, plan.job_name)
-    except RecipeError as exc:
-        raise InfxError(error(plan.point.file, plan.point.where(plan.recipe_source.where), "recipe-selector",
-                              f"{plan.recipe_source.ref.value}: {exc}", exc.hint))
-    diagnostics = content_diagnostics({"model": plan.model, "power": checks.recipe_uses_power(recipe)}, doc, recipe, plan.point, plan.lane)
-    more = _sources_for(plan.lane, plan.route, select_variant(doc.data, plan.recipe_source.ref.selector), doc.file, doc.where, diagnostics)
+    doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
+    variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
+    if variant is not None:
+        recipe, sources = check_variant(variant, doc, {"job-name": plan.job_name, "model": plan.model}, plan.point, plan.lane,
+                                        plan.route, diagnostics)
     if diagnostics:
         raise InfxError(diagnostics)
-    plan.recipe = recipe
-    plan.sources = list({s.name: s for s in plan.sources + more}.values())
+    plan.recipe, plan.sources = recipe, sources

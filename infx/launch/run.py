@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import signal
 import sys
 import time
@@ -148,9 +149,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
         record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
         phase("install-seconds")
-        os.environ.update({"RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
         try:
-            submission = submit(srtctl, plan.argv(), checkout)
+            submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
         except SrtctlError as exc:
             (logs / "srtctl-apply.log").write_text(exc.output)
             raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}")
@@ -191,7 +191,6 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish collecting even if cancelled again
         try:
             if record["job-id"] and (checkout / "outputs" / record["job-id"] / "logs").is_dir():
-                import shutil
                 shutil.copytree(checkout / "outputs" / record["job-id"] / "logs", logs / "job", dirs_exist_ok=True)
             results.tar_logs(logs, out)
             if plan.pin.commit is not None:

@@ -24,7 +24,10 @@ OUTCOMES = {
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True)
+    try:
+        return subprocess.run(argv, capture_output=True, text=True)
+    except FileNotFoundError:  # Slurm is not installed on this machine
+        return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
 
 
 @dataclass(frozen=True)

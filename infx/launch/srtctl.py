@@ -63,9 +63,9 @@ class Submission:
     output: str
 
 
-def submit(srtctl: Path, argv: list[str], checkout: Path) -> Submission:
+def submit(srtctl: Path, argv: list[str], checkout: Path, env: dict) -> Submission:
     """Run ``srtctl apply …`` (argv, no shell) in the checkout; the captured output is never lost."""
-    env = {**os.environ, "PATH": f"{srtctl.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**env, "PATH": f"{srtctl.parent}{os.pathsep}{env.get('PATH', '')}"}
     env.pop("VIRTUAL_ENV", None)
     done = subprocess.run([str(srtctl), *argv[1:]], cwd=checkout, capture_output=True, text=True, env=env)
     output = done.stdout + done.stderr
