@@ -17,6 +17,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "launch"))
 from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe  # noqa: E402
 
+pytestmark = pytest.mark.slurm
+
 FIXED_RESULT = ('d="outputs/$SLURM_JOB_ID/logs/isl_8_osl_8"; mkdir -p "$d"; '
                 'echo \'{"ok": 1}\' > "$d/results_concurrency_4_gpus_8.json"; echo benchmark done')
 
