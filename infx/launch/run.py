@@ -72,7 +72,7 @@ def _follow(log: Path, offset: int) -> int:
     return offset + len(chunk)
 
 
-def wait_for_job(job_id: str, log: Path, poll: float, record: dict) -> slurm.JobState:
+def wait_for_job(job_id: str, log: Path, poll: float) -> slurm.JobState:
     """Stream the job log and show its state until Slurm reports a terminal state."""
     status, offset, start = StatusLine(), 0, time.monotonic()
     try:
@@ -158,7 +158,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         record["job-id"] = job_id = submission.job_id
         _say(f"submitted job {job_id} ({plan.job_name})")
         phase("submit-seconds")
-        state = wait_for_job(job_id, checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log", poll, record)
+        state = wait_for_job(job_id, checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log", poll)
         phase("run-seconds")
         record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
         if not state.succeeded:

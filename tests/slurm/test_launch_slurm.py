@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "launch"))
-from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe  # noqa: E402
+from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe
 
 pytestmark = pytest.mark.slurm
 
@@ -201,7 +200,7 @@ def test_b10_job_gone_before_its_log_exists(slurm_cluster, tmp_path):
     from infx.launch.run import LaunchFailed, wait_for_job
 
     with pytest.raises(LaunchFailed, match="failed before creating its log file"):
-        wait_for_job("987654321", tmp_path / "sweep.log", 0.1, {})
+        wait_for_job("987654321", tmp_path / "sweep.log", 0.1)
 
 
 def test_bad_point_touches_nothing(ws, tmp_path):

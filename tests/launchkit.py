@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 STANDIN = REPO / "tests" / "slurm" / "standin"
 IMAGE = "lmsysorg/sglang:v0.5.14-cu130"
 
