@@ -13,6 +13,9 @@ from ..diagnostics import InfxError, UsageError, render_text
 from .common import fail_json, format_option
 
 
+ORIGINS = {"workspace": "from this repository", "srt-slurm": "ships with the pinned srt-slurm checkout"}
+
+
 def _plan_text(plan: dict) -> str:
     src = plan["recipe-source"]
     lines = [
@@ -21,7 +24,7 @@ def _plan_text(plan: dict) -> str:
         f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} ({plan['srt-slurm']['ref']})",
         "overlays    " + (", ".join(f"{o['from']} -> {o['to']}" for o in plan["overlays"]) or "none"),
         "sources     " + (", ".join(f"{s['name']} {s['url']} @ {s['commit']}" for s in plan["sources"]) or "none"),
-        f"recipe      {src['config-file']} (from the {src['origin']}; checked {src['checked']})",
+        f"recipe      {src['config-file']} ({ORIGINS[src['origin']]}; checked {src['checked']})",
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
         f"job         {plan['job-name']}  partition {plan['partition']}  time {plan['time-limit']}  nodes {plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",

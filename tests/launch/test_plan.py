@@ -233,3 +233,29 @@ def test_every_gb300_point_of_the_master_config_dry_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
     assert len(paths) >= 70
+
+
+def test_schema2_ladder_with_file_level_schema_and_zip(ws):
+    body = schema2_recipe()
+    schema = body.pop("schema")
+    ws.recipe("ladder.yaml", {"schema": schema, "base": body,
+                              "zip_override_ladder": {"roles": {"prefill": {"nodes": [1, 2], "workers": [1, 2]}}}})
+    plan = plan_of(ws, point("recipes/test/ladder.yaml:zip_override_ladder[0]"))
+    assert plan.recipe["schema"] == 2 and plan.node_count == 3
+    [d] = problems(ws, point("recipes/test/ladder.yaml:zip_override_ladder[1]"))
+    assert d.rule == "point-recipe-mismatch" and "prefill num-worker is 1 in the point but 2" in d.message
+
+
+def test_recipe_declared_sources_show_in_the_dry_run(tmp_path):
+    profile = lane_profile("file:///x", "a" * 40, sources={"engine": {"url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}})
+    ws = Workspace(tmp_path, profile)
+    ws.recipe("needs.yaml", v1_recipe(**{"infx-sources": ["engine"]}))
+    ws.recipe("plain.yaml", v1_recipe())
+    code, body = ws.dry_run(ws.point(point("recipes/test/needs.yaml")))
+    assert code == 0 and body["sources"] == [{"name": "engine", "url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}]
+    assert "infx-sources" not in body["recipe"]
+    code, body = ws.dry_run(ws.point(point("recipes/test/plain.yaml")))
+    assert code == 0 and body["sources"] == []
+    ws.recipe("bad.yaml", v1_recipe(**{"infx-sources": ["nope", {"name": "x", "url": "u", "commit": "main", "dest": "d"}]}))
+    code, body = ws.dry_run(ws.point(point("recipes/test/bad.yaml")))
+    assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-source", "recipe-source"]
