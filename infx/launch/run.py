@@ -90,6 +90,34 @@ def wait_for_job(job_id: str, log: Path, poll: float) -> slurm.JobState:
         status.close()
 
 
+def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path, record: dict) -> tuple[Path, Path]:
+    """Pinned srt-slurm checkout, deferred recipe checks, sources, overlays, config, private srtctl.
+
+    Returns (srtctl, resolved recipe path). Any failure raises LaunchFailed before submission.
+    """
+    checkout, logs = work / "srt-slurm", work / "logs"
+    try:
+        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout)
+        resolve_in_checkout(plan, checkout)
+        for source in plan.sources:
+            head = fetch_pinned(source.name, source.url, source.commit, checkout / source.dest)
+            record["sources"].append({**source.to_json(), "head": head})
+    except InfxError as exc:
+        raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
+    except FetchError as exc:
+        raise LaunchFailed(str(exc))
+    resolved = checkout / plan.resolved_path
+    try:
+        apply_overlays(plan.route.overlays, workspace, checkout)
+        write_yaml(resolved, plan.recipe)
+        write_yaml(checkout / "srtslurm.yaml", plan.cluster_config(str(checkout), plan.squash_file()))
+        srtctl = install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+    except SrtctlError as exc:
+        (logs / "srtctl-install.log").write_text(exc.output)
+        raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
+    return srtctl, resolved
+
+
 def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None = None) -> int:
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
@@ -127,28 +155,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         leftovers = slurm.cancel_by_name(plan.job_name)
         if leftovers:
             _say(f"cancelled leftover job(s) named {plan.job_name}: {', '.join(leftovers)}")
-        try:
-            cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout)
-            resolve_in_checkout(plan, checkout)
-            for source in plan.sources:
-                head = fetch_pinned(source.name, source.url, source.commit, checkout / source.dest)
-                record["sources"].append({**source.to_json(), "head": head})
-        except InfxError as exc:
-            raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
-        except FetchError as exc:
-            raise LaunchFailed(str(exc))
-        phase("fetch-seconds")
-        resolved = checkout / plan.resolved_path
-        try:
-            apply_overlays(plan.route.overlays, workspace, checkout)
-            write_yaml(resolved, plan.recipe)
-            write_yaml(checkout / "srtslurm.yaml", plan.cluster_config(str(checkout), plan.squash_file()))
-            srtctl = install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
-        except SrtctlError as exc:
-            (logs / "srtctl-install.log").write_text(exc.output)
-            raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
+        srtctl, resolved = prepare_checkout(plan, workspace, cache, work, record)
+        phase("prepare-seconds")
         record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
-        phase("install-seconds")
         try:
             submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
         except SrtctlError as exc:
@@ -177,12 +186,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         record["message"] = f"interrupted by {exc}"
         _say(record["message"] + (f"; cancelling job {record['job-id']}" if record["job-id"] else ""))
         if record["job-id"]:
-            slurm.cancel(record["job-id"])
-            deadline = time.monotonic() + 60
-            state = slurm.job_state(record["job-id"])
-            while state.active and time.monotonic() < deadline:
-                time.sleep(0.5)
-                state = slurm.job_state(record["job-id"])
+            state = slurm.cancel_and_wait(record["job-id"])
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
     except (LaunchFailed, results.ResultError) as exc:
         record["message"] = str(exc)

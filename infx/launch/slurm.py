@@ -67,8 +67,15 @@ def job_state(job_id: str) -> JobState:
     return _from_sacct(job_id) or JobState("UNKNOWN")
 
 
-def cancel(job_id: str) -> None:
+def cancel_and_wait(job_id: str, timeout: float = 60.0, interval: float = 0.5) -> JobState:
+    """Cancel one job and return its state once it is no longer active (or the timeout passed)."""
     _run(["scancel", job_id])
+    deadline = time.monotonic() + timeout
+    state = job_state(job_id)
+    while state.active and time.monotonic() < deadline:
+        time.sleep(interval)
+        state = job_state(job_id)
+    return state
 
 
 def jobs_named(name: str, user: str | None = None) -> list[str]:
