@@ -23,6 +23,9 @@ class Pin:
     commit: str | None
     ref: str = ""
 
+    def to_json(self) -> dict:
+        return {"pin": self.name, "repository": self.repository, "ref": self.ref, "commit": self.commit}
+
 
 @dataclass(frozen=True)
 class Source:

@@ -2,7 +2,7 @@
 
 ``build_plan`` reads files only (the point, the profile, the in-repo recipe). A recipe that
 ships with srt-slurm itself (the route's ``srt-slurm-recipes``) cannot be read yet: the plan
-marks it deferred and ``resolve_recipe`` runs the same checks on it after checkout, before submit.
+marks it deferred and ``resolve_in_checkout`` runs the same checks on it after checkout, before submit.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class LaunchPlan:
             "lane": self.lane.name,
             "point-id": self.point_id,
             "route": self.route.name,
-            "srt-slurm": {"pin": self.pin.name, "repository": self.pin.repository, "ref": self.pin.ref, "commit": self.pin.commit},
+            "srt-slurm": self.pin.to_json(),
             "overlays": [{"from": f, "to": t} for f, t in self.route.overlays],
             "sources": [s.to_json() for s in self.sources],
             "recipe-source": {"origin": self.recipe_source.origin, "config-file": self.recipe_source.ref.value,
@@ -346,6 +346,11 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     if variant is not None:
         recipe, sources = check_variant(variant, doc, {"job-name": plan.job_name, "model": plan.model}, plan.point, plan.lane,
                                         plan.route, diagnostics)
+        if checks.recipe_uses_power(recipe) != plan.power:  # the route was chosen without seeing this recipe
+            diagnostics.append(error(doc.file, _recipe_where(doc, ("telemetry",)), "recipe-power-deferred",
+                                     "this recipe ships with srt-slurm and enables dcgm-power telemetry, but power routing "
+                                     "is decided before checkout",
+                                     "Keep power recipes in this repository so the power route is chosen before anything is fetched."))
     if diagnostics:
         raise InfxError(diagnostics)
     plan.recipe, plan.sources = recipe, sources

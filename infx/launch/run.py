@@ -130,7 +130,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     poll = float(plan.lane.slurm.get("poll-seconds", 10))
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
-        "srt-slurm": {"pin": plan.pin.name, "repository": plan.pin.repository, "ref": plan.pin.ref, "commit": plan.pin.commit},
+        "srt-slurm": plan.pin.to_json(),
         "sources": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None,
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
