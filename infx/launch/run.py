@@ -115,6 +115,8 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
         raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
+    for name, path in (("resolved-recipe.yaml", resolved), ("srtslurm.yaml", checkout / "srtslurm.yaml")):
+        shutil.copyfile(path, logs / name)
     return srtctl, resolved
 
 
@@ -123,7 +125,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     out.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now(dt.timezone.utc)
     name = results.result_name(plan.point.data, plan.point_id, env)
-    work = out / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    # Checkout and venv go to the runner's temp dir when there is one, so artifact uploads of the
+    # output dir stay small; the resolved recipe and srtslurm.yaml are copied into the logs.
+    work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = Path(env.get("INFX_CACHE_DIR") or Path.home() / ".cache" / "infx") / "srt-slurm"

@@ -70,6 +70,7 @@ def test_success_stages_results_and_records_provenance(ws, upstream):
     with tarfile.open(out / "multinode_server_logs.tar.gz") as tar:
         names = tar.getnames()
     assert any(n.endswith(f"sweep_{record['job-id']}.log") for n in names) and "./srtctl-apply.log" in names
+    assert {"./resolved-recipe.yaml", "./srtslurm.yaml"} <= set(names)
     apply_log = (out / "LOGS" / "srtctl-apply.log").read_text()
     assert f"Job {record['job-id']} submitted" in apply_log
     resolved = yaml.safe_load(Path(record["resolved-recipe"]).read_text())
