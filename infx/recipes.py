@@ -149,6 +149,10 @@ def variant_names(recipe: dict) -> list[str]:
     return names
 
 
+def _is_variant_key(key: str) -> bool:
+    return key == "base" or key.startswith(("override_", "zip_override_"))
+
+
 def select_variant(recipe: Any, selector: str | None) -> dict:
     """The one flat recipe a selector picks out of a recipe file."""
     if not isinstance(recipe, dict):
@@ -160,7 +164,9 @@ def select_variant(recipe: Any, selector: str | None) -> dict:
                 "Drop the ':selector' part of CONFIG_FILE, or give the recipe a base: and overrides.",
             )
         return copy.deepcopy(recipe)
-    base = recipe["base"] if isinstance(recipe["base"], dict) else {}
+    # File-level keys beside base: (e.g. `schema: 2`) apply to every variant.
+    file_level = {key: value for key, value in recipe.items() if not _is_variant_key(key)}
+    base = deep_merge(file_level, recipe["base"] if isinstance(recipe["base"], dict) else {})
     if not selector:
         raise RecipeError(
             "the recipe has variants (a top-level 'base:') but CONFIG_FILE names none",

@@ -40,3 +40,10 @@ def test_node_count_includes_dedicated_node(corpus: Path):
     assert recipe_node_count({"roles": {"prefill": {"nodes": 2}, "decode": {"nodes": "colocate"}}}) == 2
     with pytest.raises(RecipeError, match="must specify nodes"):
         recipe_node_count({"roles": {"prefill": {"nodes": 2}, "decode": {}}})
+
+
+def test_file_level_keys_beside_base_apply_to_every_variant():
+    recipe = {"schema": 2, "base": {"name": "r", "roles": {"prefill": {"nodes": 1}}},
+              "zip_override_g": {"roles": {"prefill": {"nodes": [2, 4]}}}}
+    assert select_variant(recipe, "zip_override_g[1]") == {"schema": 2, "name": "r_g_1", "roles": {"prefill": {"nodes": 4}}}
+    assert select_variant(recipe, "base")["schema"] == 2

@@ -1,0 +1,75 @@
+"""``infx launch``: one point on one lane (``--dry-run`` prints the plan and touches nothing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..diagnostics import InfxError, UsageError, render_text
+from .common import fail_json, format_option
+
+
+ORIGINS = {"workspace": "from this repository", "srt-slurm": "ships with the pinned srt-slurm checkout"}
+
+
+def _plan_text(plan: dict) -> str:
+    src = plan["recipe-source"]
+    lines = [
+        f"lane        {plan['lane']}   point {plan['point-id']}",
+        f"route       {plan['route']}",
+        f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} ({plan['srt-slurm']['ref']})",
+        "overlays    " + (", ".join(f"{o['from']} -> {o['to']}" for o in plan["overlays"]) or "none"),
+        "sources     " + (", ".join(f"{s['name']} {s['url']} @ {s['commit']}" for s in plan["sources"]) or "none"),
+        f"recipe      {src['config-file']} ({ORIGINS[src['origin']]}; checked {src['checked']})",
+        f"model       {plan['model']['alias']} -> {plan['model']['path']}",
+        f"job         {plan['job-name']}  partition {plan['partition']}  time {plan['time-limit']}  nodes {plan['node-count']}",
+        f"power       {'yes' if plan['power'] else 'no'}",
+        "argv        " + " ".join(plan["argv"]),
+    ]
+    for item in plan["warnings"]:
+        lines.append(f"warning     {item['message']}")
+    if plan["recipe"] is not None:
+        import yaml
+        lines.append(f"resolved recipe ({plan['resolved-recipe']}):")
+        lines.append(yaml.safe_dump(plan["recipe"], sort_keys=False).rstrip())
+    return "\n".join(lines)
+
+
+@click.command("launch")
+@click.option("--lane", "lane_name", help="Lane name (runners/<lane>.yaml) or a profile path; default: $RUNNER_NAME before its last '_'.")
+@click.option("--point", "point_file", type=click.Path(dir_okay=False), help="One matrix row as JSON; default: $POINT_JSON.")
+@click.option("--dry-run", is_flag=True, help="Print the launch plan; clone, install and submit nothing.")
+@format_option(("text", "json"))
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .).")
+def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
+    """Launch one sweep point on a runner lane."""
+    from ..launch.lane import lane_from_runner_name, load_lane
+    from ..launch.plan import build_plan, load_point
+
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    lane_name = lane_name or (lane_from_runner_name(os.environ["RUNNER_NAME"]) if os.environ.get("RUNNER_NAME") else None)
+    if not lane_name:
+        raise UsageError("no lane given", "Pass --lane NAME or run on a runner whose RUNNER_NAME is <lane>_<n>.")
+    try:
+        lane = load_lane(lane_name, root)
+        point = load_point(point_file)
+        plan = build_plan(lane, point, root)
+    except InfxError as exc:
+        if fmt == "json":
+            click.echo(fail_json(exc.diagnostics))
+            sys.exit(exc.exit_code)
+        raise
+    if dry_run:
+        body = plan.to_json()
+        click.echo(json.dumps(body, indent=2, default=str) if fmt == "json" else _plan_text(body))
+        return
+    from ..launch.run import launch_point
+
+    out = Path(output_dir or os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    for item in plan.warnings:
+        click.echo(render_text([item]), err=True)
+    sys.exit(launch_point(plan, out, root))

@@ -1,0 +1,356 @@
+"""From a point and a lane profile to a LaunchPlan, with every check run before any side effect.
+
+``build_plan`` reads files only (the point, the profile, the in-repo recipe). A recipe that
+ships with srt-slurm itself (the route's ``srt-slurm-recipes``) cannot be read yet: the plan
+marks it deferred and ``resolve_in_checkout`` runs the same checks on it after checkout, before submit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, InfxError, UsageError, error, warning
+from ..points import point_id
+from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
+from ..yamlio import Document, load_yaml, parse_yaml
+from . import checks
+from .lane import Lane, Pin, Route, Source
+from .route import Ambiguous, most_specific
+
+RESOLVED_DIR = "recipes/infx-resolved"  # inside the srt-slurm checkout
+SOURCES_KEY = "infx-sources"  # recipe key naming external sources; stripped before srtctl sees it
+
+
+@dataclass
+class Point:
+    data: dict
+    file: str
+    doc: Document | None = None
+
+    def where(self, path: tuple) -> tuple[int, int] | None:
+        return self.doc.where(path) if self.doc else None
+
+
+def load_point(path: str | None, env: dict | None = None) -> Point:
+    """The point from a JSON file, else from $POINT_JSON. Missing file -> usage error (exit 2)."""
+    env = os.environ if env is None else env
+    if path:
+        file = Path(path)
+        if not file.is_file():
+            raise UsageError(f"no point file at {path}", "Pass --point with a matrix row saved as JSON, or set POINT_JSON.", file=path)
+        text, name = file.read_text(encoding="utf-8", errors="replace"), path
+    elif env.get("POINT_JSON"):
+        text, name = env["POINT_JSON"], "$POINT_JSON"
+    else:
+        raise UsageError("no point given", "Pass --point FILE or set POINT_JSON to one matrix row (JSON).")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InfxError(error(name, (exc.lineno, exc.colno), "point-json", f"the point is not valid JSON: {exc.msg}",
+                              "A point is one matrix row as a JSON object."))
+    if not isinstance(data, dict):
+        raise InfxError(error(name, (1, 1), "point-json", "the point must be a JSON object", "A point is one matrix row."))
+    doc, problems = parse_yaml(text, name)  # JSON is YAML: reuse the loader for line/column of every key
+    return Point(data, name, doc if not problems else None)
+
+
+@dataclass
+class RecipeSource:
+    """Where the recipe file comes from: the workspace now, or the srt-slurm checkout later."""
+
+    ref: RecipeRef
+    origin: str  # "workspace" | "srt-slurm"
+    path: str  # absolute for workspace, relative to the checkout for srt-slurm
+    where: tuple  # location of CONFIG_FILE in the point
+
+
+@dataclass
+class LaunchPlan:
+    lane: Lane
+    point: Point
+    route: Route
+    pin: Pin
+    model: dict
+    recipe_source: RecipeSource
+    recipe: dict | None  # the flat resolved recipe; None while deferred to the checkout
+    sources: list[Source]
+    job_name: str
+    partition: str
+    time_limit: str
+    tags: str
+    power: bool
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def point_id(self) -> str:
+        return point_id(self.point.data)
+
+    @property
+    def resolved_path(self) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.job_name)
+        return f"{RESOLVED_DIR}/{safe}.yaml"
+
+    @property
+    def node_count(self) -> int | None:
+        if self.recipe is not None:
+            return recipe_node_count(self.recipe)
+        value = self.point.data.get("node-count")
+        return int(value) if isinstance(value, int) else None
+
+    def argv(self) -> list[str]:
+        return ["srtctl", "apply", "-f", self.resolved_path, "--tags", self.tags, *self.route.srtctl_flags]
+
+    def recipe_fingerprint(self) -> str | None:
+        if self.recipe is None:
+            return None
+        canonical = json.dumps(self.recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def cluster_config(self, checkout: str, squash_file: str) -> dict:
+        """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
+        slurm = self.lane.slurm
+        containers = {alias: squash_file for alias in self.lane.container_aliases}
+        containers[str(self.point.data.get("image"))] = squash_file
+        return {
+            "default_account": slurm.get("account", ""),
+            "default_partition": self.partition,
+            "default_time_limit": self.time_limit,
+            "gpus_per_node": self.lane.gpus_per_node,
+            "network_interface": "",
+            "srtctl_root": checkout,
+            "default_mounts": dict(self.lane.data.get("container-mounts") or {}),
+            "model_paths": {self.model["alias"]: self.model["path"]},
+            "containers": containers,
+            "use_segment_sbatch_directive": False,
+        }
+
+    def squash_file(self) -> str:
+        image = str(self.point.data.get("image", ""))
+        name = re.sub(r"[/:@#]", "_", image) + ".sqsh"
+        return str(Path(self.lane.data.get("squash-dir", ".")) / name)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": True,
+            "lane": self.lane.name,
+            "point-id": self.point_id,
+            "route": self.route.name,
+            "srt-slurm": self.pin.to_json(),
+            "overlays": [{"from": f, "to": t} for f, t in self.route.overlays],
+            "sources": [s.to_json() for s in self.sources],
+            "recipe-source": {"origin": self.recipe_source.origin, "config-file": self.recipe_source.ref.value,
+                              "path": self.recipe_source.path,
+                              "checked": "now" if self.recipe is not None else "after srt-slurm checkout, before submit"},
+            "recipe": self.recipe,
+            "recipe-fingerprint": self.recipe_fingerprint(),
+            "resolved-recipe": self.resolved_path,
+            "job-name": self.job_name,
+            "partition": self.partition,
+            "time-limit": self.time_limit,
+            "model": {"alias": self.model["alias"], "path": self.model["path"]},
+            "power": self.power,
+            "argv": self.argv(),
+            "node-count": self.node_count,
+            "warnings": [d.to_json() for d in self.warnings],
+        }
+
+
+def scenario_of(point: dict) -> str:
+    return "agentic-coding" if point.get("scenario-type") == "agentic-coding" else "fixed-seq-len"
+
+
+def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
+    """KEY=VALUE settings of every worker block, and where each key was first written."""
+    values: dict[str, list[str]] = {}
+    where: dict[str, tuple] = {}
+    for role in ("prefill", "decode", "worker"):
+        block = point.get(role)
+        if not isinstance(block, dict):
+            continue
+        for index, item in enumerate(block.get("additional-settings") or []):
+            key, _, value = str(item).partition("=")
+            values.setdefault(key, []).append(value)
+            where.setdefault(key, (role, "additional-settings", index))
+    return values, where
+
+
+def _recipe_ref(point: Point, settings: dict, where: dict, diagnostics: list) -> tuple[RecipeRef | None, tuple]:
+    data = point.data
+    eval_only = str(data.get("eval-only", "")).lower() == "true" or settings.get("EVAL_ONLY", [""])[-1].lower() == "true"
+    key = "EVAL_CONFIG_FILE" if eval_only and settings.get("EVAL_CONFIG_FILE") else CONFIG_FILE_KEY
+    values = list(dict.fromkeys(settings.get(key, [])))
+    if not values or not values[0]:
+        diagnostics.append(error(point.file, point.where(("prefill",)), "point-config-file",
+                                 f"CONFIG_FILE is not set for model-prefix={data.get('model-prefix')} precision={data.get('precision')} "
+                                 f"framework={data.get('framework')}",
+                                 "Add CONFIG_FILE=recipes/<engine>/<model>/<file>.yaml[:selector] to additional-settings."))
+        return None, ()
+    if len(values) > 1:
+        diagnostics.append(error(point.file, point.where(where[key]), "point-config-file",
+                                 f"conflicting {key} settings: {', '.join(values)}", "Name the recipe once."))
+        return None, ()
+    return RecipeRef.parse(values[0]), where[key]
+
+
+def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Route | None:
+    try:
+        route = most_specific(lane.routes, facts, lambda r: r.match)
+    except Ambiguous as exc:
+        names = ", ".join(f"{r.name} {r.match}" for r in exc.candidates)
+        diagnostics.append(error(lane.file, lane.route_where(exc.candidates[0]), "lane-route-ambiguous",
+                                 f"several routes match {facts} and none is more specific than the others: {names}",
+                                 "Add a key (precision, power, model-prefix) to the route that should win."))
+        return None
+    if route is None:
+        diagnostics.append(error(point.file, point.where(("framework",)), "lane-no-route",
+                                 f"no route of lane {lane.name} matches {facts}",
+                                 f"Add a route to {lane.file} for this scenario/framework/model."))
+    return route
+
+
+def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict | None:
+    model = most_specific(lane.models, facts, lambda m: m["match"])
+    if model is None:
+        supported = ", ".join(sorted({f"{m['match']['model-prefix']}-{m['match']['precision']}" for m in lane.models}))
+        diagnostics.append(error(point.file, point.where(("model-prefix",)), "lane-unsupported-model",
+                                 f"Unsupported model: {facts.get('model-prefix')}-{facts.get('precision')} on lane {lane.name}",
+                                 f"Supported: {supported}. Add the weights to models: in {lane.file}."))
+    return model
+
+
+def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document | None, diagnostics: list) -> list[Source]:
+    """The route's sources plus the ones the recipe declares, each pinned to a full SHA."""
+    named: list[Source] = [lane.sources[name] for name in route.sources]
+    declared = (variant or {}).get(SOURCES_KEY) or []
+    for index, item in enumerate(declared if isinstance(declared, list) else [declared]):
+        if isinstance(item, str) and item in lane.sources:
+            named.append(lane.sources[item])
+        elif isinstance(item, dict) and {"name", "url", "commit", "dest"} <= set(item) and re.fullmatch(r"[0-9a-f]{40}", str(item["commit"])):
+            named.append(Source(str(item["name"]), str(item["url"]), str(item["commit"]), str(item["dest"])))
+        else:
+            diagnostics.append(error(doc.file, _recipe_where(doc, (SOURCES_KEY, index)), "recipe-source",
+                                     f"{SOURCES_KEY}[{index}] is {item!r}: neither a source of lane {lane.name} nor "
+                                     "{name, url, commit (full 40-hex SHA), dest}",
+                                     f"Name one of: {', '.join(sorted(lane.sources)) or '(none defined)'}, or pin the source to a full commit SHA."))
+    return list({s.name: s for s in named}.values())
+
+
+def _recipe_where(doc: Document, path: tuple) -> tuple[int, int]:
+    """Locate a key of the selected variant in the file (under base: for files with variants)."""
+    return doc.where(("base",) + path if isinstance(doc.data, dict) and "base" in doc.data else path)
+
+
+def select(doc: Document, ref: RecipeRef, point: Point, ref_where: tuple, diagnostics: list) -> dict | None:
+    """The variant CONFIG_FILE selects, or None with a located diagnostic."""
+    try:
+        return select_variant(doc.data, ref.selector)
+    except RecipeError as exc:
+        diagnostics.append(error(point.file, point.where(ref_where), "recipe-selector", f"{ref.value}: {exc}", exc.hint))
+        return None
+
+
+def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, lane: Lane, route: Route,
+                  diagnostics: list) -> tuple[dict, list[Source]]:
+    """Resolve a selected variant (name = job, infx-sources removed) and run every content check on it."""
+    recipe = {key: value for key, value in variant.items() if key != SOURCES_KEY}
+    recipe["name"] = plan_facts["job-name"]
+    ctx = checks.CheckContext(point=point.data, recipe=recipe, lane=lane, model=plan_facts["model"],
+                              power=checks.recipe_uses_power(recipe), recipe_file=doc.file,
+                              recipe_where=lambda path: _recipe_where(doc, path), point_file=point.file, point_where=point.where)
+    diagnostics.extend(checks.run_checks(ctx))
+    return recipe, _sources_for(lane, route, variant, doc, diagnostics)
+
+
+def job_name_for(point: Point, env: dict) -> str:
+    return env.get("RUNNER_NAME") or f"infx-{point_id(point.data)}"
+
+
+def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, today: dt.date | None = None) -> LaunchPlan:
+    """Every check that needs no checkout, collected; raises InfxError with all of them."""
+    env = os.environ if env is None else env
+    data = point.data
+    diagnostics: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    problem = checks.image_problem(data.get("image"))
+    if problem:
+        diagnostics.append(error(point.file, point.where(("image",)), "point-image", problem,
+                                 "Use <registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)."))
+    settings, settings_where = _settings(data)
+    ref, ref_where = _recipe_ref(point, settings, settings_where, diagnostics)
+    facts = {"scenario": scenario_of(data), "framework": data.get("framework"), "model-prefix": data.get("model-prefix"),
+             "precision": data.get("precision")}
+    model = _model_for(lane, facts, point, diagnostics)
+
+    doc = variant = None
+    recipe_path = ref.repo_path(root) if ref else None
+    if recipe_path is not None and recipe_path.is_file():
+        display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
+        doc, problems = load_yaml(recipe_path, display=display)
+        diagnostics.extend(problems)
+        variant = select(doc, ref, point, ref_where, diagnostics) if doc is not None else None
+    power = checks.recipe_uses_power(variant) if variant else False
+    route = _route_for(lane, {**facts, "power": power}, point, diagnostics)
+    if route is None or ref is None:
+        raise InfxError(diagnostics)
+
+    recipe_source = None
+    if doc is not None:
+        recipe_source = RecipeSource(ref, "workspace", str(recipe_path), ref_where)
+    elif any(fnmatch.fnmatchcase(ref.path, pattern) for pattern in route.srt_slurm_recipes):
+        recipe_source = RecipeSource(ref, "srt-slurm", ref.path, ref_where)
+        warnings.append(warning(point.file, point.where(ref_where), "recipe-deferred",
+                                f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit"))
+    elif not recipe_path.exists():
+        diagnostics.append(error(point.file, point.where(ref_where), "recipe-missing",
+                                 f"recipe {ref.path} does not exist (looked at {recipe_path})",
+                                 f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
+                                 "if it ships with srt-slurm."))
+    for index, (source, _) in enumerate(route.overlays):
+        if not (root / RECIPES_DIR / source).is_dir():
+            diagnostics.append(error(lane.file, lane.where("routes", route.index, "overlays", index), "lane-overlay-missing",
+                                     f"route {route.name!r} overlays {source}, which does not exist under {RECIPES_DIR}/",
+                                     "Fix the overlay's from: path, or add the recipe folder."))
+    job_name = job_name_for(point, env)
+    recipe, sources = None, [lane.sources[name] for name in route.sources]
+    if variant is not None and model is not None:
+        recipe, sources = check_variant(variant, doc, {"job-name": job_name, "model": model}, point, lane, route, diagnostics)
+    pin = lane.pins[route.srt_slurm]
+    if pin.commit is None:
+        warnings.append(warning(lane.file, lane.where("srt-slurm", "pins", pin.name, "commit"), "lane-pin-unresolved",
+                                f"srt-slurm pin {pin.name} ({pin.repository} {pin.ref}) has no commit SHA; a launch will refuse it",
+                                f"Resolve it: git ls-remote {pin.repository} {pin.ref}, and write the SHA in {lane.file}."))
+    if diagnostics:
+        raise InfxError(diagnostics)
+    partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
+    date = (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y%m%d")
+    isl, osl = data.get("isl", 0), data.get("osl", 0)
+    tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
+    return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
+                      sources=sources, job_name=job_name, partition=partition,
+                      time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power, warnings=warnings)
+
+
+def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
+    """Resolve and check a recipe that ships with srt-slurm, now that the checkout exists."""
+    if plan.recipe is not None:
+        return
+    doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
+    variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
+    if variant is not None:
+        recipe, sources = check_variant(variant, doc, {"job-name": plan.job_name, "model": plan.model}, plan.point, plan.lane,
+                                        plan.route, diagnostics)
+        if checks.recipe_uses_power(recipe) != plan.power:  # the route was chosen without seeing this recipe
+            diagnostics.append(error(doc.file, _recipe_where(doc, ("telemetry",)), "recipe-power-deferred",
+                                     "this recipe ships with srt-slurm and enables dcgm-power telemetry, but power routing "
+                                     "is decided before checkout",
+                                     "Keep power recipes in this repository so the power route is chosen before anything is fetched."))
+    if diagnostics:
+        raise InfxError(diagnostics)
+    plan.recipe, plan.sources = recipe, sources

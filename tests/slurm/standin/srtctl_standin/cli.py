@@ -1,0 +1,54 @@
+"""`srtctl apply -f RECIPE --tags T [flags]`: render a batch script from the recipe, call the real sbatch.
+
+The job runs the recipe's benchmark.command (bash) on one node of the test cluster and
+writes its log where srt-slurm does: outputs/<job id>/logs/sweep_<job id>.log.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="srtctl")
+    sub = parser.add_subparsers(dest="command", required=True)
+    apply = sub.add_parser("apply")
+    apply.add_argument("-f", "--file", required=True)
+    apply.add_argument("--tags", default="")
+    apply.add_argument("--no-preflight", action="store_true")
+    args = parser.parse_args()
+    if os.environ.get("STANDIN_APPLY_FAIL"):
+        print(f"error: {os.environ['STANDIN_APPLY_FAIL']}")
+        sys.exit(3)
+    cluster = yaml.safe_load(Path("srtslurm.yaml").read_text())
+    recipe = yaml.safe_load(Path(args.file).read_text())
+    time_limit = (recipe.get("slurm") or {}).get("time_limit") or cluster["default_time_limit"]
+    command = (recipe.get("benchmark") or {}).get("command", "true")
+    script = Path("outputs") / f"{recipe['name']}.sbatch"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("\n".join([
+        "#!/bin/bash",
+        f"#SBATCH --job-name={recipe['name']}",
+        f"#SBATCH --partition={cluster['default_partition']}",
+        f"#SBATCH --time={time_limit}",
+        "#SBATCH --nodes=1",
+        "#SBATCH --output=/dev/null",
+        'logs="outputs/$SLURM_JOB_ID/logs"; mkdir -p "$logs"',
+        'exec > "$logs/sweep_$SLURM_JOB_ID.log" 2>&1',
+        f"echo 'tags={args.tags}'",
+        command,
+        "",
+    ]))
+    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr)
+        sys.exit(done.returncode)
+    print(f"✅ Job {done.stdout.strip().split(';')[0]} submitted!")
+
+
+if __name__ == "__main__":
+    main()

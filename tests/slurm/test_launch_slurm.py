@@ -1,0 +1,211 @@
+"""Real launches: the launcher, the stand-in srtctl and the real sbatch/scontrol/scancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+
+pytestmark = pytest.mark.slurm
+
+FIXED_RESULT = ('d="outputs/$SLURM_JOB_ID/logs/isl_8_osl_8"; mkdir -p "$d"; '
+                'echo \'{"ok": 1}\' > "$d/results_concurrency_4_gpus_8.json"; echo benchmark done')
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    """The srt-slurm stand-in as a pinned git repo, shipping one recipe of its own."""
+    base = tmp_path_factory.mktemp("upstream")
+    good = v1_recipe(command=FIXED_RESULT)
+    bad = v1_recipe(command=FIXED_RESULT)
+    bad["backend"]["sglang_config"]["decode"]["tensor-parallel-size"] = 8
+    sha = git_repo(base / "srt-slurm", files={"recipes/upstream/good.yaml": yaml.safe_dump(good),
+                                              "recipes/upstream/bad.yaml": yaml.safe_dump(bad)},
+                   copy_from=REPO / "tests/slurm/standin")
+    extra = git_repo(base / "patched-engine", files={"engine/__init__.py": "VERSION = 'patched'\n"})
+    return {"url": f"file://{base / 'srt-slurm'}", "sha": sha, "source_url": f"file://{base / 'patched-engine'}", "source_sha": extra}
+
+
+@pytest.fixture
+def ws(tmp_path, upstream, slurm_cluster):
+    sources = {
+        "engine": {"url": upstream["source_url"], "commit": upstream["source_sha"], "dest": "configs/engine"},
+        "gone": {"url": f"file://{tmp_path / 'no-such-repo'}", "commit": "b" * 40, "dest": "configs/gone"},
+    }
+    return Workspace(tmp_path, lane_profile(upstream["url"], upstream["sha"], partition=slurm_cluster["partition"], sources=sources))
+
+
+def launch(ws, data, runner="testlane_1", env=None, **kwargs):
+    out = ws.root / "out"
+    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(data)), "--output-dir", str(out),
+                   env={"RUNNER_NAME": runner, **(env or {})}, **kwargs)
+    records = sorted(out.glob("*_launch.json"))
+    return done, (json.loads(records[-1].read_text()) if records else None), out
+
+
+def jobs_named(name):
+    return subprocess.run(["squeue", "-h", "-o", "%i", "--name", name], capture_output=True, text=True).stdout.split()
+
+
+def test_success_stages_results_and_records_provenance(ws, upstream):
+    ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
+    done, record, out = launch(ws, point())
+    assert done.returncode == 0, done.stderr
+    assert record["terminal-state"] == "COMPLETED" and record["slurm-exit-code"] == "0:0" and record["exit-code"] == 0
+    assert record["srt-slurm"]["commit"] == upstream["sha"] and record["route"] == "fixed" and len(record["recipe-fingerprint"]) == 64
+    assert record["sources"] == []  # this recipe declares none: nothing else was fetched
+    name = record["result-name"]
+    assert (out / f"{name}_isl_8_osl_8_conc4_gpus_8.json").is_file()  # B11
+    assert "benchmark done" in done.stdout  # the job log was streamed
+    with tarfile.open(out / "multinode_server_logs.tar.gz") as tar:
+        names = tar.getnames()
+    assert any(n.endswith(f"sweep_{record['job-id']}.log") for n in names) and "./srtctl-apply.log" in names
+    assert {"./resolved-recipe.yaml", "./srtslurm.yaml"} <= set(names)
+    apply_log = (out / "LOGS" / "srtctl-apply.log").read_text()
+    assert f"Job {record['job-id']} submitted" in apply_log
+    resolved = yaml.safe_load(Path(record["resolved-recipe"]).read_text())
+    assert resolved["name"] == "testlane_1"  # B1
+    assert jobs_named("testlane_1") == []
+
+
+def test_non_zero_exit_is_a_failed_launch(ws):
+    ws.recipe("recipe.yaml", v1_recipe(command="echo about to fail; exit 3"))
+    done, record, _ = launch(ws, point())
+    assert done.returncode == 1
+    assert record["terminal-state"] == "FAILED" and record["slurm-exit-code"] == "3:0"
+    assert "step exited non-zero" in done.stderr and "about to fail" in done.stdout
+
+
+def test_srtctl_failure_prints_its_output(ws):
+    ws.recipe("recipe.yaml", v1_recipe())
+    done, record, _ = launch(ws, point(), env={"STANDIN_APPLY_FAIL": "partition quota exceeded"})
+    assert done.returncode == 1 and "partition quota exceeded" in done.stderr and record["job-id"] is None
+
+
+def test_agentic_results_must_report_successful_requests(ws):
+    write = 'echo "{\\"num_requests_successful\\": $N}" > "$INFMAX_WORKSPACE/${RESULT_FILENAME}_conc4.json"'
+    ws.recipe("recipe.yaml", v1_recipe(command="N=5; " + write))
+    done, record, out = launch(ws, point(agentic=True))
+    assert done.returncode == 0, done.stderr
+    assert record["results"] == [f"{record['result-name']}_conc4.json"]
+    (out / f"{record['result-name']}_conc4.json").unlink()
+    ws.recipe("recipe.yaml", v1_recipe(command="N=0; " + write))
+    done, record, _ = launch(ws, point(agentic=True))
+    assert done.returncode == 1 and "num_requests_successful=0" in done.stderr
+
+
+def test_leftover_job_with_the_job_name_is_cancelled_first(ws):
+    leftover = subprocess.run(["sbatch", "--parsable", "--job-name=testlane_7", "-o", "/dev/null", "-t", "1", "--wrap", "sleep 120"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
+    done, record, _ = launch(ws, point(), runner="testlane_7")
+    assert done.returncode == 0, done.stderr
+    assert f"cancelled leftover job(s) named testlane_7: {leftover}" in done.stderr
+    state = subprocess.run(["scontrol", "show", "job", "-o", leftover], capture_output=True, text=True).stdout
+    assert "JobState=CANCELLED" in state and jobs_named("testlane_7") == []
+
+
+def test_sigterm_cancels_the_job_and_collects_logs(ws):
+    ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
+    out = ws.root / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
+           "RUNNER_NAME": "testlane_3"}
+    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
+                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not jobs_named("testlane_3") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    [job] = jobs_named("testlane_3")
+    time.sleep(1.5)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=90)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    record = json.loads(next(out.glob("*_launch.json")).read_text())
+    assert record["job-id"] == job and record["terminal-state"] == "CANCELLED" and "SIGTERM" in record["message"]
+    assert (out / "multinode_server_logs.tar.gz").is_file() and jobs_named("testlane_3") == []
+
+
+def test_time_limit_hit_is_reported(ws):
+    ws.recipe("recipe.yaml", v1_recipe(command="sleep 300", time_limit="1"))
+    done, record, _ = launch(ws, point(), runner="testlane_5", timeout=240)
+    assert done.returncode == 1 and record["terminal-state"] == "TIMEOUT"
+    assert "time limit" in done.stderr
+
+
+# --- sources: only the launches that need them fetch them -------------------------------------
+
+def test_declared_source_is_fetched_verified_and_recorded(ws, upstream):
+    ws.recipe("recipe.yaml", v1_recipe(command='test -f configs/engine/engine/__init__.py && ' + FIXED_RESULT,
+                                       **{"infx-sources": ["engine"]}))
+    done, record, _ = launch(ws, point())
+    assert done.returncode == 0, done.stderr
+    assert record["sources"] == [{"name": "engine", "url": upstream["source_url"], "commit": upstream["source_sha"],
+                                  "dest": "configs/engine", "head": upstream["source_sha"]}]
+    assert "infx-sources" not in yaml.safe_load(Path(record["resolved-recipe"]).read_text())
+
+
+def test_unreachable_source_fails_only_the_launch_that_needs_it(ws, tmp_path):
+    ws.recipe("needs.yaml", v1_recipe(command=FIXED_RESULT, **{"infx-sources": ["gone"]}))
+    ws.recipe("plain.yaml", v1_recipe(command=FIXED_RESULT))
+    done, record, _ = launch(ws, point("recipes/test/needs.yaml"))
+    assert done.returncode == 1 and record["job-id"] is None
+    assert "source gone" in done.stderr and str(tmp_path / "no-such-repo") in done.stderr and "b" * 40 in done.stderr
+    done, record, _ = launch(ws, point("recipes/test/plain.yaml"))
+    assert done.returncode == 0, done.stderr
+
+
+# --- srt-slurm itself ----------------------------------------------------------------------
+
+def test_recipe_shipped_with_srt_slurm_is_checked_after_checkout(ws):
+    ws.recipe("unrelated.yaml", v1_recipe())  # the route's overlay folder
+    done, record, _ = launch(ws, point("recipes/upstream/good.yaml"))
+    assert done.returncode == 0, done.stderr
+    done, record, _ = launch(ws, point("recipes/upstream/bad.yaml"))
+    assert done.returncode == 1 and record["job-id"] is None and "decode tp is 4 in the point but 8" in done.stderr
+
+
+def test_wrong_pin_stops_before_submission(ws, upstream):
+    profile = lane_profile(upstream["url"], "c" * 40, partition="testlane")
+    ws.write_profile(profile)
+    ws.recipe("recipe.yaml", v1_recipe())
+    done, record, _ = launch(ws, point())
+    assert done.returncode == 1 and record["job-id"] is None and "c" * 40 in done.stderr and upstream["url"] in done.stderr
+
+
+def test_failed_install_stops_before_submission(ws, tmp_path):
+    broken = git_repo(tmp_path / "broken", files={"pyproject.toml": "[build-system]\nrequires = []\nbuild-backend = 'nope'\n"})
+    ws.write_profile(lane_profile(f"file://{tmp_path / 'broken'}", broken, partition="testlane"))
+    ws.recipe("recipe.yaml", v1_recipe())
+    done, record, _ = launch(ws, point())
+    assert done.returncode == 1 and record["job-id"] is None and "failed to install srtctl" in done.stderr
+
+
+def test_lane_check_reports_usable_nodes(ws, tmp_path):
+    done = ws.infx("lane", "check", "testlane")
+    assert done.returncode == 0 and "1 of 1 node(s) usable" in done.stdout
+    ws.write_profile(lane_profile("file:///x", "a" * 40, partition="nosuchpartition"))
+    assert ws.infx("lane", "check", "testlane").returncode == 1
+
+
+def test_b10_job_gone_before_its_log_exists(slurm_cluster, tmp_path):
+    from infx.launch.run import LaunchFailed, wait_for_job
+
+    with pytest.raises(LaunchFailed, match="failed before creating its log file"):
+        wait_for_job("987654321", tmp_path / "sweep.log", 0.1)
+
+
+def test_bad_point_touches_nothing(ws, tmp_path):
+    ws.recipe("recipe.yaml", v1_recipe())
+    done, record, out = launch(ws, point(image="Not An Image"))
+    assert done.returncode == 1 and "point-image" in done.stderr
+    assert record is None and not (tmp_path / ".cache").exists() and not out.exists()
