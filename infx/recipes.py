@@ -208,28 +208,31 @@ def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
 # --- node arithmetic ---------------------------------------------------------------------
 
 
-def _dedicated_extra_node(recipe: dict) -> bool:
-    """Whether the job takes one extra node for etcd/nats, the frontend or the benchmark client.
+def _get(recipe: dict, *keys) -> Any:
+    node: Any = recipe
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
 
-    All of these share a single extra node.
+
+def _dedicated_extra_nodes(recipe: dict) -> int:
+    """Extra nodes the job reserves beside its workers: the infra node (etcd/nats, the Mooncake
+    master), a dedicated frontend, a dedicated benchmark client.
+
+    They share one node unless ``benchmark.colocate_with_frontend`` is false.
     """
-    def get(*keys):
-        node: Any = recipe
-        for key in keys:
-            if not isinstance(node, dict):
-                return None
-            node = node.get(key)
-        return node
-
-    return any(
-        (
-            get("infra", "etcd_nats_dedicated_node") is True,
-            get("frontend", "dedicated_node") is True,
-            get("frontend", "placement", "node") == "dedicated",
-            get("benchmark", "client_dedicated_node") is True,
-            get("benchmark", "placement", "node") == "dedicated",
-        )
+    services = recipe.get("services") if isinstance(recipe.get("services"), list) else []
+    infra = _get(recipe, "infra", "etcd_nats_dedicated_node") is True or any(
+        isinstance(s, dict) and _get(s, "placement", "node") == "dedicated" for s in services
     )
+    frontend = _get(recipe, "frontend", "dedicated_node") is True or _get(recipe, "frontend", "placement", "node") == "dedicated"
+    client = _get(recipe, "benchmark", "client_dedicated_node") is True or _get(recipe, "benchmark", "placement", "node") == "dedicated"
+    wanted = sum((infra, frontend, client))
+    if wanted and _get(recipe, "benchmark", "colocate_with_frontend") is not False:
+        return 1
+    return wanted
 
 
 def _role_nodes(role_name: str, role: Any) -> int:
@@ -261,7 +264,7 @@ def recipe_node_count(recipe: dict) -> int:
             "the recipe declares no node counts",
             "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
         )
-    return serving + (1 if _dedicated_extra_node(recipe) else 0)
+    return serving + _dedicated_extra_nodes(recipe)
 
 
 def gpu_nodes(num_worker: int, gpus_per_worker: int, gpus_per_node: int) -> int:

@@ -15,6 +15,7 @@ from infx.launch.srtctl import JOB_ID
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
 
 REPO = Path(__file__).resolve().parents[2]
+SA_SCHEMA2_PIN = "32ef19f7d08297925b0978b4f1ef68bf30ce494d"  # SemiAnalysisAI/srt-slurm with schema-2 services
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +33,17 @@ def plan_for(lane, points, recipe_fragment, runner="gb300-nv_1"):
     return build_plan(lane, Point(row, "point.json"), REPO, env={"RUNNER_NAME": runner})
 
 
+LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"
+
+
 def test_b1_job_name_is_the_runner_name(lane, points):
-    plan = plan_for(lane, points, "disagg-gb300-2p1d-dep8-tp4-c80")
+    plan = plan_for(lane, points, LADDER)
     assert plan.job_name == "gb300-nv_1" and plan.recipe["name"] == "gb300-nv_1"
 
 
 def test_b3_sglang_agentic_needs_only_srt_slurm(lane, points):
-    plan = plan_for(lane, points, "disagg-gb300-2p1d-dep8-tp4-c80")
-    assert plan.route.name == "sglang-dsv4-agentic" and plan.pin.ref == "v1.0.38"
+    plan = plan_for(lane, points, LADDER)
+    assert plan.route.name == "sglang-dsv4-agentic" and plan.pin.commit == SA_SCHEMA2_PIN
     assert plan.route.overlays == (("sglang/deepseek-v4/agentic", "recipes/sglang/deepseek-v4/agentic"),)
     assert plan.sources == []  # no engine fork, no setup script
     assert plan.argv()[-2:] == [plan.tags, "--no-preflight"] and plan.tags.split(",")[:4] == ["gb300-nv", "dsv4", "fp4", "0x0"]
@@ -105,8 +109,8 @@ def test_b11_agentic_results(tmp_path):
     ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-dep4-dep16-5-c1024.yaml", 5),
     ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-15p1d-dep4-dep12-18-c12000.yaml", 18),
 ])
-def test_b12_node_arithmetic(recipe, nodes):
-    _, flat = load_recipe(RecipeRef.parse(recipe), REPO)
+def test_b12_node_arithmetic(recipe, nodes, corpus):
+    _, flat = load_recipe(RecipeRef.parse(recipe), corpus)
     assert recipe_node_count(flat) == nodes
 
 
