@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..config import load_config_set
-from ..diagnostics import Report, error
+from ..diagnostics import Diagnostic, Report, Severity, error
 from ..yamlio import parse_yaml
 from .entry import parse_entry
 from .keys import resolve
@@ -36,12 +37,25 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[dict
         return None, report
     keys = list(config_set.entries)
     resolution = resolve([entry], keys, keys, name, lambda e, n: e.key_positions[n])
-    report.extend(resolution.diagnostics)
+    report.extend(_as_preview(d) for d in resolution.diagnostics)
     if not report.ok:
         return None, report
     plan, problems = build_plan(config_set, [entry], resolution, options, metadata={"base_ref": None, "head_ref": "working tree"}, file=name)
     report.extend(problems)
     return plan, report
+
+
+def _as_preview(diagnostic: Diagnostic) -> Diagnostic:
+    """Without a base there is no telling a key this change deleted from a misspelt one, so
+    the preview warns and plans the rest; `infx changelog validate` decides against the base."""
+    if diagnostic.rule != "config-key-unknown":
+        return diagnostic
+    return replace(
+        diagnostic,
+        severity=Severity.WARNING,
+        message=diagnostic.message + " Not planned; expected if this change deleted it.",
+        hint=diagnostic.hint + " `infx changelog validate --base-ref … --head-ref …` checks the key against the change's base.",
+    )
 
 
 def _cell(row: dict, name: str) -> str:
@@ -60,7 +74,7 @@ def _cell(row: dict, name: str) -> str:
     return "" if value is None else str(value)
 
 
-COLUMNS = ("config-key", "runner", "seq", "topology", "conc", "run-eval", "exp-name")
+COLUMNS = ("config-key", "runner", "seq", "topology", "node-count", "conc", "run-eval", "exp-name")
 
 
 def plan_table(plan: dict) -> str:
