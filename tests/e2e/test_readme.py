@@ -1,0 +1,51 @@
+"""The README's Quick start: exactly two commands, and the first works on a fresh clone."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import venv
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def quick_start_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S)]
+
+
+def test_quick_start_has_exactly_two_commands_and_the_second_is_ci():
+    commands = quick_start_commands()
+    assert len(commands) == 2 and all("\n" not in c for c in commands)
+    assert commands[1] == "bash .ci/run"
+    ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1] == "python3 -m pytest -q"  # the test command the README names
+    assert "`python3 -m pytest -q`" in (REPO / "README.md").read_text()
+
+
+def test_main_job_on_a_fresh_clone(tmp_path: Path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    tools = {"python3": str(env_dir / "bin" / "python3"), "infx": str(env_dir / "bin" / "infx")}
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GITHUB_REPOSITORY")}
+    environment["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    outputs = []
+    # The command is a chain of simple commands; run each as an argv list, in order.
+    for part in quick_start_commands()[0].split("&&"):
+        argv = shlex.split(part)
+        argv[0] = tools.get(argv[0], argv[0])
+        done = subprocess.run(argv, cwd=clone, env=environment, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{part!r} failed:\n{done.stdout}\n{done.stderr}"
+        outputs.append(done.stdout + done.stderr)
+    assert "configs are valid" in outputs[1]
+    plan = outputs[2]
+    assert "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg" in plan
+    ladder = [line.split() for line in plan.splitlines() if "_kvdram-mooncake" in line and "false" in line.split()]
+    assert [row[-3] for row in ladder] == ["120", "480", "960", "1440", "2400"]
+    assert [row[-4] for row in ladder] == ["7", "7", "9", "11", "13"]
