@@ -1,7 +1,7 @@
 """The JSON Schemas under infx/schemas/, applied to loaded YAML documents.
 
 Every schema error becomes a located Diagnostic whose message says what is accepted.
-Valid input is confirmed by the compiled predicate of :mod:`fastschema`; jsonschema (and
+Valid input is confirmed by the compiled check of :mod:`infx.schemacheck`; jsonschema (and
 its import) is only paid for when there is something to report.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from ..diagnostics import Diagnostic, error
 from ..yamlio import Document
-from .fastschema import TYPES, compile_schema
+from ..schemacheck import TYPES, predicate
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -49,7 +49,7 @@ def load_schema(name: str) -> dict:
 
 @lru_cache(maxsize=None)
 def _predicate(name: str, pointer: str | None):
-    return compile_schema(load_schema(name), pointer)
+    return predicate(load_schema(name), pointer, cache_name=f"{name}-schema")
 
 
 @lru_cache(maxsize=None)
@@ -218,7 +218,7 @@ def schema_diagnostics(
         if err.validator == "additionalProperties":
             found = _unknown_keys(err, label, special_keys or {})
         else:
-            rule, explain = KEYWORDS[err.validator]  # fastschema admits no other keyword
+            rule, explain = KEYWORDS[err.validator]  # schemacheck admits no other keyword
             found = [(extra, rule, message, hint) for extra, message, hint in explain(err, label)]
         for extra, rule, message, hint in found:
             diagnostics.append(error(doc.file, doc.where(base + path + extra), rule, prefix + message, hint))

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
-from .cache import read_cached, write_cached
+from ..diskcache import read_cached, write_cached
 from .derive import DeriveError, replica_gpus
 
 CACHE_FILE = "recipe-node-counts-v2.json"

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 
 from infx.matrix import EvalMode, Selection, bucketize
-from infx.matrix.rowschema import compile_schema, row_problems, row_schema
+from infx.matrix.rowschema import row_problems, row_schema
+from infx.schemacheck import compile_check as compile_schema
 from matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
 
 
