@@ -50,3 +50,13 @@ def test_first_problem_says_where_and_what():
     assert first_problem(check, {"name": "x", "env": {"A": 1}}, "doc") == "doc.env.A: 1 is not of type string"
     assert first_problem(check, {"name": "x"}, "doc") is None
     assert compile_check(SCHEMA, "#/$defs/size")(0) == ": 0 is less than 1"
+
+
+def test_cached_code_follows_the_schema(tmp_path, monkeypatch):
+    """The marshal cache is keyed by the generated source: a changed schema never runs old code."""
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path))
+    old = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    new = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5}}}
+    assert compile_check(old, cache_name="t")({"n": 2}) is None
+    assert compile_check(old, cache_name="t")({"n": 2}) is None and len(list(tmp_path.iterdir())) == 1
+    assert compile_check(new, cache_name="t")({"n": 2}) == ".n: 2 is less than 5"
