@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from ..diagnostics import Diagnostic, error
 from ..yamlio import Document
 from ..schemacheck import TYPES, predicate
+from ..suggest import did_you_mean
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -104,13 +105,6 @@ def _accepted(values: Iterable) -> str:
     return ", ".join(json.dumps(v) if not isinstance(v, str) else v for v in values)
 
 
-def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
-    import difflib  # only when there is an error to explain
-
-    close = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
 
@@ -141,7 +135,7 @@ def _required_message(err, subject: str) -> list[Message]:
 def _choice_message(err, subject: str) -> list[Message]:
     enum = err.validator_value if err.validator == "enum" else []
     options = err.schema.get("x-accepted") or ("one of " + _accepted(enum) if enum else _accepted([err.validator_value]))
-    close = _did_you_mean(err.instance, [v for v in enum if isinstance(v, str)])
+    close = did_you_mean(err.instance, [v for v in enum if isinstance(v, str)])
     return [((), f"{subject} must be {options}, not {_value(err.instance)}{close}", "Use one of the accepted values.")]
 
 
@@ -188,7 +182,7 @@ def _unknown_keys(err, subject: str, special: dict[str, str]) -> list[tuple[tupl
         if reason:
             found.append(((key,), "field-not-master", f"{key!r} is not a master config field: {reason}", f"Remove `{key}:`."))
             continue
-        message = f"unknown field {key!r} in {subject}{_did_you_mean(key, allowed)}"
+        message = f"unknown field {key!r} in {subject}{did_you_mean(key, allowed)}"
         hint = f"Accepted here: {', '.join(allowed)}." if allowed else ""
         found.append(((key,), "unknown-key", message, hint))
     return found
