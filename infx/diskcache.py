@@ -30,13 +30,9 @@ def write_cached(name: str, content: bytes) -> None:
     directory = cache_dir()
     if directory is None:
         return
-    import tempfile
+    from .fsio import atomic_write
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.replace(tmp, directory / name)
+        atomic_write(directory / name, content)
     except OSError:
         pass

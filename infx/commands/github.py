@@ -125,7 +125,8 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
-    from ..github.actions import atomic_write, compact_json, write_sharded_outputs, write_step_summary
+    from ..fsio import atomic_write
+    from ..github.actions import compact_json, write_sharded_outputs, write_step_summary
     from ..github.report import read_plan
     from ..github.rerun import select_rows
     from ..points import point_id

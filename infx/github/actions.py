@@ -10,10 +10,10 @@ a workflow can upload the folder as an artifact.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 from pathlib import Path
+
+from ..fsio import atomic_write
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 OUTPUT_BUDGET_BYTES = 900_000  # GitHub: 1 MB of outputs per job, with room for the shard list
@@ -25,18 +25,6 @@ DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours
 
 def compact_json(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def heredoc_delimiter(*payloads: str, token=secrets.token_hex) -> str:
