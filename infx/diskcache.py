@@ -1,5 +1,5 @@
 """A small on-disk cache for work that does not change between runs (recipe node counts,
-the compiled row validator). Best effort: a cache that cannot be read or written only
+compiled schema checks). Best effort: a cache that cannot be read or written only
 costs time. ``INFX_NO_CACHE=1`` turns it off, ``INFX_CACHE_DIR`` moves it."""
 
 from __future__ import annotations
