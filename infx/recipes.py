@@ -208,8 +208,8 @@ def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
 # --- node arithmetic ---------------------------------------------------------------------
 
 
-def _get(recipe: dict, *keys) -> Any:
-    node: Any = recipe
+def nested(node: Any, *keys: Any) -> Any:
+    """``node[k1][k2]…``, or None where a level is missing or not a mapping."""
     for key in keys:
         if not isinstance(node, dict):
             return None
@@ -224,13 +224,13 @@ def _dedicated_extra_nodes(recipe: dict) -> int:
     They share one node unless ``benchmark.colocate_with_frontend`` is false.
     """
     services = recipe.get("services") if isinstance(recipe.get("services"), list) else []
-    infra = _get(recipe, "infra", "etcd_nats_dedicated_node") is True or any(
-        isinstance(s, dict) and _get(s, "placement", "node") == "dedicated" for s in services
+    infra = nested(recipe, "infra", "etcd_nats_dedicated_node") is True or any(
+        isinstance(s, dict) and nested(s, "placement", "node") == "dedicated" for s in services
     )
-    frontend = _get(recipe, "frontend", "dedicated_node") is True or _get(recipe, "frontend", "placement", "node") == "dedicated"
-    client = _get(recipe, "benchmark", "client_dedicated_node") is True or _get(recipe, "benchmark", "placement", "node") == "dedicated"
+    frontend = nested(recipe, "frontend", "dedicated_node") is True or nested(recipe, "frontend", "placement", "node") == "dedicated"
+    client = nested(recipe, "benchmark", "client_dedicated_node") is True or nested(recipe, "benchmark", "placement", "node") == "dedicated"
     wanted = sum((infra, frontend, client))
-    if wanted and _get(recipe, "benchmark", "colocate_with_frontend") is not False:
+    if wanted and nested(recipe, "benchmark", "colocate_with_frontend") is not False:
         return 1
     return wanted
 

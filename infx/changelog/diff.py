@@ -12,12 +12,12 @@ are each recognised for what they are. Two kinds of run judge the result:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cached_property
 
 from ..diagnostics import Diagnostic, error, warning
+from ..jsonfast import canonical
 from ..yamlio import parse_yaml
 from . import contract, policy
 from .entry import Entry, parse_entry
@@ -54,11 +54,11 @@ class Change:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def _identity(item) -> str:
+def _identity(item) -> bytes:
     """What must not change in a historical entry: everything but its pr-link."""
     if isinstance(item, dict):
         item = {k: v for k, v in item.items() if k != "pr-link"}
-    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
+    return canonical(item, default=str)
 
 
 def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None, list[Diagnostic]]:

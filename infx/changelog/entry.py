@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, error, warning
+from ..fsio import atomic_write
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "changelog-entry.schema.json"
@@ -86,7 +87,7 @@ def json_schema() -> dict:
 
 
 def write_schema() -> None:
-    SCHEMA_PATH.write_text(json.dumps(json_schema(), indent=2) + "\n")
+    atomic_write(SCHEMA_PATH, json.dumps(json_schema(), indent=2) + "\n")
 
 
 def _describe(value) -> str:

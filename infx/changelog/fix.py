@@ -8,13 +8,12 @@ canonical link. If the history itself differs from the merge-base, nothing is wr
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, error
+from ..fsio import atomic_write
 from . import contract, policy
 
 PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
@@ -107,24 +106,10 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     if result.text is None:
         return result
     if result.text != current:
-        write_atomically(path, result.text)
+        atomic_write(path, result.text)
     remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
     result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
     return result
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write all of ``text`` or nothing: a temporary file in the same folder, then rename."""
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def refuse(file: str, message: str, hint: str) -> Diagnostic:

@@ -6,11 +6,11 @@ character is literal. Resolution order is master order, de-duplicated per entry.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, error, warning
+from ..suggest import close_matches, did_you_mean_text
 from .entry import Entry
 
 
@@ -27,7 +27,7 @@ def expand(pattern: str, keys: list[str]) -> list[str]:
 
 def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:
     """Close keys for a literal or a pattern (compared without its stars, then by its stem)."""
-    close = difflib.get_close_matches(pattern.replace("*", ""), keys, n=limit, cutoff=0.6)
+    close = close_matches(pattern.replace("*", ""), keys, n=limit, cutoff=0.6)
     if "*" in pattern and not close:
         stem = pattern.split("*", 1)[0]
         close = [k for k in keys if stem and k.startswith(stem[: max(3, len(stem) - 4)])][:limit]
@@ -67,7 +67,7 @@ def resolve(entries: list[Entry], head_keys: list[str], base_keys: list[str], fi
                                                   "Remove it from the entry if the deletion is intended."))
                 continue
             close = suggestions(pattern, head_keys)
-            did_you_mean = f"; did you mean {', '.join(repr(k) for k in close)}?" if close else ""
+            did_you_mean = did_you_mean_text(close)
             if "*" in pattern:
                 message = f"entry {entry.index}: the pattern {pattern!r} matches no key in the master configs{did_you_mean}"
                 hint = "`*` matches any run of characters and the pattern must match a whole key; run `infx matrix --format table` to list keys."

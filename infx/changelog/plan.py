@@ -7,7 +7,6 @@ as the reference's generator calls were grouped.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -62,9 +61,8 @@ def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[
 
 
 def _point_key(row: dict) -> str:
-    if row.get("recipe-fingerprint"):
-        return row["recipe-fingerprint"]
-    return json.dumps({k: v for k, v in row.items() if k not in ("conc", "exp-name")}, sort_keys=True, default=str)
+    """A row's topology (everything but its concurrency and names)."""
+    return row.get("recipe-fingerprint") or _matrix().fingerprint(row)
 
 
 def _concs(row: dict) -> list:

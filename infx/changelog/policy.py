@@ -123,7 +123,9 @@ DOCS_SLUG = "SemiAnalysisAI/InferenceX"
 
 def write_docs() -> None:
     """Regenerate the pr-link section of docs/changelog.md from this module."""
+    from ..fsio import atomic_write
+
     text = DOCS_FILE.read_text()
     head, rest = text.split(DOCS_BEGIN, 1)
     _, tail = rest.split(DOCS_END, 1)
-    DOCS_FILE.write_text(f"{head}{DOCS_BEGIN}\n{rules_markdown(DOCS_SLUG)}\n{DOCS_END}{tail}")
+    atomic_write(DOCS_FILE, f"{head}{DOCS_BEGIN}\n{rules_markdown(DOCS_SLUG)}\n{DOCS_END}{tail}")

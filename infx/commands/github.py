@@ -125,7 +125,9 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
-    from ..github.actions import atomic_write, compact_json, write_sharded_outputs, write_step_summary
+    from ..fsio import atomic_write
+    from ..github.actions import write_sharded_outputs, write_step_summary
+    from ..jsonfast import dumps
     from ..github.report import read_plan
     from ..github.rerun import select_rows
     from ..points import point_id
@@ -143,10 +145,10 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     selected = select_rows(buckets, wanted)
     rows = [row for bucket_rows in selected.values() for row in bucket_rows]
     if plan_output is not None:
-        atomic_write(plan_output, compact_json(rows))
+        atomic_write(plan_output, dumps(rows))
     if fmt == "json":
         if plan_output is None:
-            click.echo(compact_json(rows))
+            click.echo(dumps(rows))
         return
     outputs_path = os.environ.get("GITHUB_OUTPUT")
     runner_temp = os.environ.get("RUNNER_TEMP")

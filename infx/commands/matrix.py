@@ -93,7 +93,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
 
         text = render_json(rows) if fmt == "json" else render_table(buckets)
         if output:
-            from ..github.actions import atomic_write
+            from ..fsio import atomic_write
 
             atomic_write(output, text)
         else:

@@ -62,11 +62,11 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
     if output:
-        from ..changelog.fix import write_atomically
+        from ..fsio import atomic_write
 
         if not output.parent.is_dir():
             raise UsageError(f"--output {output}: the folder {output.parent} does not exist")
-        write_atomically(output, json.dumps(result_plan, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(output, json.dumps(result_plan, indent=2, ensure_ascii=False) + "\n")
     if fmt == "json":
         click.echo(json.dumps(result_plan, ensure_ascii=False))
     elif fmt == "table":
@@ -92,6 +92,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     import os
 
     from ..diagnostics import UsageError
+    from ..fsio import atomic_write
     from ..github import actions
 
     output = os.environ.get("GITHUB_OUTPUT")
@@ -101,7 +102,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     if shard_dir is None:
         shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
     shards = actions.write_sharded_outputs(plan["buckets"], output, shard_dir)
-    actions.atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
+    atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)

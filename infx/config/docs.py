@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+from ..fsio import atomic_write
 from ..yamlio import load_yaml
 from .components import policy_markdown
 from .rules import RULES
@@ -48,7 +49,7 @@ def render(text: str) -> str:
 
 def main() -> None:
     text = CONFIGS_MD.read_text()
-    CONFIGS_MD.write_text(render(text))
+    atomic_write(CONFIGS_MD, render(text))
     print(f"updated {CONFIGS_MD}", file=sys.stderr)
 
 

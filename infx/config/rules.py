@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..diagnostics import Severity
+from ..suggest import close_matches, did_you_mean
 from . import components as policy
 from .normalize import SCENARIO_KINDS, is_legacy_aggregate, legacy_to_worker
 from .schema import dotted
@@ -89,12 +90,6 @@ def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR, needs_
     return register
 
 
-def _close(word: str, options: Iterable[str], n: int = 3) -> list[str]:
-    import difflib  # only when there is an error to explain
-
-    return difflib.get_close_matches(word, list(options), n=n, cutoff=0.5)
-
-
 # --- keys and runners ------------------------------------------------------------------
 
 
@@ -115,7 +110,7 @@ def key_wildcard(ctx: EntryContext):
 def runner_unknown(ctx: EntryContext):
     runner = ctx.entry["runner"]
     if ctx.labels and runner not in ctx.labels:
-        close = _close(runner, ctx.labels)
+        close = close_matches(runner, ctx.labels, n=3, cutoff=0.5)
         suggestion = f"; closest labels: {', '.join(close)}" if close else ""
         yield ("runner",), f"runner {runner!r} is not a label in runners.yaml{suggestion}", \
             f"Use one of the labels, or add `{runner}: [<runner name>, ...]` under labels: in configs/runners.yaml."
@@ -439,8 +434,7 @@ def kv_offload_backend_unknown(ctx: EntryContext):
         return
     for path, kind, value in _components(ctx):
         if kind == "kv-offload-backend" and value["name"] not in ctx.backends:
-            close = _close(value["name"], ctx.backends, n=1)
-            guess = f"; did you mean {close[0]!r}?" if close else ""
+            guess = did_you_mean(value["name"], ctx.backends, n=1, cutoff=0.5)
             yield path + ("name",), f"kv-offload-backend {value['name']!r} is not a known backend (known: {', '.join(ctx.backends)}){guess}", \
                 f"To add one, list it under kv-offload-backends: in configs/components.yaml with `versioning: framework-native` or `versioning: independent` and a description."
 

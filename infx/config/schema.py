@@ -1,7 +1,7 @@
 """The JSON Schemas under infx/schemas/, applied to loaded YAML documents.
 
 Every schema error becomes a located Diagnostic whose message says what is accepted.
-Valid input is confirmed by the compiled predicate of :mod:`fastschema`; jsonschema (and
+Valid input is confirmed by the compiled check of :mod:`infx.schemacheck`; jsonschema (and
 its import) is only paid for when there is something to report.
 """
 
@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 from ..diagnostics import Diagnostic, error
 from ..yamlio import Document
-from .fastschema import TYPES, compile_schema
+from ..schemacheck import TYPES, predicate
+from ..suggest import did_you_mean
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -49,7 +50,7 @@ def load_schema(name: str) -> dict:
 
 @lru_cache(maxsize=None)
 def _predicate(name: str, pointer: str | None):
-    return compile_schema(load_schema(name), pointer)
+    return predicate(load_schema(name), pointer, cache_name=f"{name}-schema")
 
 
 @lru_cache(maxsize=None)
@@ -104,13 +105,6 @@ def _accepted(values: Iterable) -> str:
     return ", ".join(json.dumps(v) if not isinstance(v, str) else v for v in values)
 
 
-def _did_you_mean(word: Any, candidates: Iterable[str]) -> str:
-    import difflib  # only when there is an error to explain
-
-    close = difflib.get_close_matches(str(word), list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
 
@@ -141,7 +135,7 @@ def _required_message(err, subject: str) -> list[Message]:
 def _choice_message(err, subject: str) -> list[Message]:
     enum = err.validator_value if err.validator == "enum" else []
     options = err.schema.get("x-accepted") or ("one of " + _accepted(enum) if enum else _accepted([err.validator_value]))
-    close = _did_you_mean(err.instance, [v for v in enum if isinstance(v, str)])
+    close = did_you_mean(err.instance, [v for v in enum if isinstance(v, str)])
     return [((), f"{subject} must be {options}, not {_value(err.instance)}{close}", "Use one of the accepted values.")]
 
 
@@ -188,7 +182,7 @@ def _unknown_keys(err, subject: str, special: dict[str, str]) -> list[tuple[tupl
         if reason:
             found.append(((key,), "field-not-master", f"{key!r} is not a master config field: {reason}", f"Remove `{key}:`."))
             continue
-        message = f"unknown field {key!r} in {subject}{_did_you_mean(key, allowed)}"
+        message = f"unknown field {key!r} in {subject}{did_you_mean(key, allowed)}"
         hint = f"Accepted here: {', '.join(allowed)}." if allowed else ""
         found.append(((key,), "unknown-key", message, hint))
     return found
@@ -218,7 +212,7 @@ def schema_diagnostics(
         if err.validator == "additionalProperties":
             found = _unknown_keys(err, label, special_keys or {})
         else:
-            rule, explain = KEYWORDS[err.validator]  # fastschema admits no other keyword
+            rule, explain = KEYWORDS[err.validator]  # schemacheck admits no other keyword
             found = [(extra, rule, message, hint) for extra, message, hint in explain(err, label)]
         for extra, rule, message, hint in found:
             diagnostics.append(error(doc.file, doc.where(base + path + extra), rule, prefix + message, hint))

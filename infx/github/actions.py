@@ -9,11 +9,11 @@ a workflow can upload the folder as an artifact.
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
-import tempfile
 from pathlib import Path
+
+from ..fsio import atomic_write
+from ..jsonfast import dumps
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 OUTPUT_BUDGET_BYTES = 900_000  # GitHub: 1 MB of outputs per job, with room for the shard list
@@ -21,22 +21,6 @@ SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
 SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
 SUMMARY_TABLE_ROWS = 25
 DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours estimate
-
-
-def compact_json(value) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def heredoc_delimiter(*payloads: str, token=secrets.token_hex) -> str:
@@ -80,7 +64,7 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
     used = 0
     point_count = 0
     for k, (bucket, index, rows) in enumerate(shard(buckets, max_rows)):
-        payload = compact_json(rows)
+        payload = dumps(rows)
         file_name = f"shard-{k}.json"
         atomic_write(shard_dir / file_name, payload)
         name = f"shard-{k}"
@@ -92,7 +76,7 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
         descriptors.append({"id": f"{bucket}#{index}", "bucket": bucket, "index": index, "rows": len(rows),
                             "output": name if inline else None, "file": file_name})
         point_count += len(rows)
-    write_outputs(github_output_path, {"shards": compact_json(descriptors), **outputs, "point-count": str(point_count)})
+    write_outputs(github_output_path, {"shards": dumps(descriptors), **outputs, "point-count": str(point_count)})
     return descriptors
 
 
@@ -114,7 +98,7 @@ def row_gpu_hours(row: dict) -> float:
 
 
 def _cell(value) -> str:
-    text = (compact_json(value) if isinstance(value, (list, dict)) else str(value))[:200]
+    text = (dumps(value) if isinstance(value, (list, dict)) else str(value))[:200]
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..diagnostics import Diagnostic, error
-from ..recipes import RecipeError, recipe_node_count
+from ..recipes import RecipeError, nested, recipe_node_count
 
 # A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
 # registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
@@ -30,14 +30,6 @@ def image_problem(image: Any) -> str | None:
     if not IMAGE_PATTERN.match(image):
         return f"image {image!r} is not a valid container reference"
     return None
-
-
-def get(node: Any, *keys: Any) -> Any:
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 # --- the recipe's topology, per engine -----------------------------------------------------
@@ -105,7 +97,7 @@ ROLE_NAMES = {"prefill": ("prefill", "prefill", "prefill"), "decode": ("decode",
 
 
 def recipe_engine(recipe: dict) -> str | None:
-    engine = recipe.get("engine") if recipe.get("schema") == 2 else get(recipe, "backend", "type")
+    engine = recipe.get("engine") if recipe.get("schema") == 2 else nested(recipe, "backend", "type")
     return engine if engine in ENGINES else None
 
 
@@ -113,7 +105,7 @@ def role_shape(recipe: dict, role: str) -> RoleShape | None:
     v1_prefix, v1_section, v2_role = ROLE_NAMES[role]
     engine = recipe_engine(recipe)
     if recipe.get("schema") == 2:
-        spec = get(recipe, "roles", v2_role)
+        spec = nested(recipe, "roles", v2_role)
         if not isinstance(spec, dict):
             return None
         workers, args = _int(spec.get("workers")), spec.get("args") or {}
@@ -122,7 +114,7 @@ def role_shape(recipe: dict, role: str) -> RoleShape | None:
         if f"{v1_prefix}_workers" not in resources and f"{v1_prefix}_nodes" not in resources:
             return None
         workers = _int(resources.get(f"{v1_prefix}_workers"))
-        args = get(recipe, "backend", ENGINES[engine][0], v1_section) if engine else None
+        args = nested(recipe, "backend", ENGINES[engine][0], v1_section) if engine else None
     tp = ep = dpa = None
     if engine and isinstance(args, dict):
         tp, ep, dpa = ENGINES[engine][1](args)
@@ -202,7 +194,7 @@ def check_node_count(ctx: CheckContext) -> Iterable[Diagnostic]:
 
 
 def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
-    alias = get(ctx.recipe, "model", "path")
+    alias = nested(ctx.recipe, "model", "path")
     if ctx.model is None or alias is None:
         return
     if alias != ctx.model["alias"]:
@@ -213,7 +205,7 @@ def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
 
 
 def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
-    container = get(ctx.recipe, "model", "container")
+    container = nested(ctx.recipe, "model", "container")
     image = ctx.point.get("image")
     if container is None or container in ctx.lane.container_aliases or container == image:
         return
@@ -225,7 +217,7 @@ def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
 def _pinned_dynamo(recipe: dict) -> tuple[tuple, str] | None:
     dynamo = recipe.get("dynamo")
     for path in (("wheel",), ("version",), ("source", "pypi"), ("source", "wheel"), ("hash",), ("source", "rev")):
-        value = get(dynamo, *path)
+        value = nested(dynamo, *path)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return ("dynamo",) + path, str(value)
     return None
@@ -255,20 +247,20 @@ def check_store_client_env(ctx: CheckContext) -> Iterable[Diagnostic]:
         return
     for var in rule["env"]:
         for role in rule.get("roles", []):
-            if role in (ctx.recipe.get("roles") or {}) and not get(ctx.recipe, "roles", role, "env", var):
+            if role in (ctx.recipe.get("roles") or {}) and not nested(ctx.recipe, "roles", role, "env", var):
                 yield ctx.at_recipe(("roles", role, "env"), "lane-store-client-env",
                                     f"role {role!r} runs a {rule['when-service-type']} client but does not set {var}",
                                     f"Set roles.{role}.env.{var} (e.g. mlx5_0,mlx5_1,mlx5_2,mlx5_3); without it the client "
                                     "falls back to NVLink for same-domain peers and aborts at warm-up.")
         for index, service in services:
-            if service.get("type") in rule.get("service-types", []) and not get(service, "env", var):
+            if service.get("type") in rule.get("service-types", []) and not nested(service, "env", var):
                 yield ctx.at_recipe(("services", index, "env"), "lane-store-client-env",
                                     f"service {service.get('name', index)!r} ({service.get('type')}) does not set {var}",
                                     f"Set services[{index}].env.{var}, as on every store client of this lane.")
 
 
 def service_port(service: dict) -> int | None:
-    port = get(service, "readiness", "port")
+    port = nested(service, "readiness", "port")
     if _int(port) is not None:
         return _int(port)
     argv: list = []
@@ -291,7 +283,7 @@ def check_service_ports(ctx: CheckContext) -> Iterable[Diagnostic]:
     for index, service in _services(ctx.recipe):
         if service.get("type") not in rule["service-types"] or service.get("enabled") is False:
             continue
-        node, port = get(service, "placement", "node") or "head", service_port(service)
+        node, port = nested(service, "placement", "node") or "head", service_port(service)
         if port is None:
             continue
         for other_index, other, other_node, other_port in placed:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error, warning
+from ..jsonfast import canonical
 from ..points import point_id
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
 from ..yamlio import Document, load_yaml, parse_yaml
@@ -110,8 +111,7 @@ class LaunchPlan:
     def recipe_fingerprint(self) -> str | None:
         if self.recipe is None:
             return None
-        canonical = json.dumps(self.recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
 
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""

@@ -9,6 +9,8 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from ..fsio import atomic_write, replacing
+
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
 
 
@@ -60,17 +62,13 @@ def check_agentic(out: Path, name: str, concs: list) -> list[Path]:
 def tar_logs(logs: Path, out: Path) -> Path:
     """``<out>/multinode_server_logs.tar.gz`` and a ``LOGS/`` copy, written atomically."""
     target = out / "multinode_server_logs.tar.gz"
-    tmp = target.with_suffix(".tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
+    with replacing(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
         if logs.is_dir():
             tar.add(logs, arcname=".")
-    tmp.replace(target)
     if logs.is_dir():
         shutil.copytree(logs, out / "LOGS", dirs_exist_ok=True)
     return target
 
 
 def write_record(path: Path, record: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=2, default=str) + "\n")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(record, indent=2, default=str) + "\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from ..fsio import atomic_write
 from ..recipes import RECIPES_DIR
 
 JOB_ID = re.compile(r"Job (\d+)")
@@ -33,11 +34,7 @@ def apply_overlays(overlays, workspace: Path, checkout: Path) -> None:
 
 
 def write_yaml(path: Path, data: dict) -> None:
-    """Atomic write: never leave a half-written file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False))
-    tmp.replace(path)
+    atomic_write(path, yaml.safe_dump(data, sort_keys=False))
 
 
 def install_srtctl(checkout: Path, venv: Path, pip_args: list[str]) -> Path:

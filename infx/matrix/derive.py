@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from decimal import ROUND_FLOOR, Decimal
 
-from .jsonfast import canonical
+from ..jsonfast import canonical
 
 AGENTIC = "agentic-coding"
 FIXED = "fixed-seq-len"

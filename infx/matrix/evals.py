@@ -9,7 +9,7 @@ the row holding the highest eligible concurrency of each topology, with ``eval-c
 from __future__ import annotations
 
 from .derive import AGENTIC, multi_agentic_exp_name
-from .jsonfast import canonical
+from ..jsonfast import canonical
 from .selection import EvalMode
 
 MIN_EVAL_CONC = 16

@@ -3,36 +3,49 @@
 Reading ~250 srt-slurm recipes costs more than the rest of the matrix together, so the
 count of each (recipe file, selector) is kept in a small JSON cache keyed by the file's
 path, size and modification time (nanoseconds): an edited or checked-out recipe gets a
-new key.
+new key. The whole cache belongs to one version of the counting code (a digest of
+infx/recipes.py and the YAML reader it uses): changed code counts afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
+from .. import recipes as _recipes, yamlio as _yamlio
 from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
-from .cache import read_cached, write_cached
+from ..diskcache import read_cached, write_cached
 from .derive import DeriveError, replica_gpus
 
-CACHE_FILE = "recipe-node-counts-v2.json"
+CACHE_FILE = "recipe-node-counts-v3.json"  # {"code": digest of the counting code, "counts": {key: count}}
 CACHE_ENTRIES = 4096  # the newest entries kept: a few checkouts of ~500 recipes
+COUNTING_CODE = (_recipes, _yamlio)  # the modules whose behaviour decides a count
 
+
+def counting_code_digest() -> str:
+    digest = hashlib.sha256()
+    for module in COUNTING_CODE:
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class RecipeNodeCounts:
-    """Node counts of recipes, remembered across runs by file path, size, mtime and selector."""
+    """Node counts of recipes, remembered across runs by file path, size, mtime and selector
+    for one version of the counting code."""
 
     def __init__(self, root: Path):
         self.root = root
         self.saved: dict[str, int | str] = {}  # key -> node count, or the RecipeError message
         self.dirty = False
+        self.code = counting_code_digest()
         try:
             saved = json.loads(read_cached(CACHE_FILE) or b"{}")
-            self.saved = saved if isinstance(saved, dict) else {}
         except ValueError:
-            pass
+            saved = None
+        if isinstance(saved, dict) and saved.get("code") == self.code and isinstance(saved.get("counts"), dict):
+            self.saved = saved["counts"]
 
     def count(self, ref: RecipeRef) -> int | None:
         """Nodes the recipe allocates; None when the file is absent. Raises RecipeError."""
@@ -56,7 +69,7 @@ class RecipeNodeCounts:
     def save(self) -> None:
         if self.dirty:
             newest = dict(list(self.saved.items())[-CACHE_ENTRIES:])
-            write_cached(CACHE_FILE, json.dumps(newest).encode())
+            write_cached(CACHE_FILE, json.dumps({"code": self.code, "counts": newest}).encode())
             self.dirty = False
 
 

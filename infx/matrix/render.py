@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import jsonfast
+from .. import jsonfast
 from .evals import is_agentic, is_multinode
 
 TABLE_COLUMNS = ("config-key", "runner", "workload", "topology", "conc", "exp-name", "eval", "nodes")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import Flag
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
+from ..suggest import close_matches
 from .derive import AGENTIC, FIXED, parse_seq_name
 
 SCENARIO_TYPES = (FIXED, AGENTIC)
@@ -92,9 +93,7 @@ class Selection:
 
 
 def _close(word: str, candidates, what: str) -> str:
-    import difflib  # only on the error path
-
-    matches = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.5)
+    matches = close_matches(word, candidates, n=3, cutoff=0.5)
     return f"Did you mean {', '.join(matches)}?" if matches else f"See the {what} for the names that exist."
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from infx.config import load_config_set
 from infx.config.components import is_image_reference
-from infx.config.fastschema import compile_schema
+from infx.schemacheck import compile_check as compile_schema
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"

@@ -113,3 +113,28 @@ def test_recipe_cache_follows_edits(make_repo):
     write_recipe(repo, "r.yaml", {"resources": {"agg_nodes": 12}})
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
     assert node_counts(repo) == [12]
+
+
+def test_recipe_cache_follows_the_counting_code(make_repo, tmp_path):
+    """A changed infx/recipes.py counts afresh instead of serving counts of the old code."""
+    import json
+    import shutil
+
+    from matrix_helpers import REPO
+
+    repo = make_repo({"r": disagg_entry(["CONFIG_FILE=recipes/r.yaml"])})
+    write_recipe(repo, "r.yaml", {"resources": {"agg_nodes": 2}})
+    code = tmp_path / "code"
+    shutil.copytree(REPO / "infx", code / "infx", ignore=shutil.ignore_patterns("__pycache__"))
+    cache = {"INFX_CACHE_DIR": str(tmp_path / "cache")}
+
+    def counts():
+        result = repo.cli("--format", "json", env={**cache, "PYTHONPATH": str(code)})
+        assert result.returncode == 0, result.stderr
+        return [row["node-count"] for row in json.loads(result.stdout)]
+
+    assert counts() == [2] and counts() == [2]  # the second from the cache
+    with (code / "infx" / "recipes.py").open("a") as module:  # new counting rule: one more node
+        module.write("\n_old_count = recipe_node_count\n\n\ndef recipe_node_count(recipe):\n"
+                     "    return _old_count(recipe) + 1\n")
+    assert counts() == [3]

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 
 from infx.matrix import EvalMode, Selection, bucketize
-from infx.matrix.rowschema import compile_schema, row_problems, row_schema
+from infx.matrix.rowschema import row_problems, row_schema
+from infx.schemacheck import compile_check as compile_schema
 from matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
 
 
@@ -130,7 +131,7 @@ def test_selection_takes_a_lone_string_as_one_value(mixed):
 
 def test_stdlib_json_fallback_is_byte_identical(mixed, monkeypatch):
     """Without orjson the fingerprints and the JSON text are the same (fallback encoder)."""
-    from infx.matrix import jsonfast
+    from infx import jsonfast
 
     rows = mixed.build()
     with_orjson = ([jsonfast.canonical(r) for r in rows], json.loads(jsonfast.dumps(rows)))

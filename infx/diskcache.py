@@ -1,5 +1,5 @@
 """A small on-disk cache for work that does not change between runs (recipe node counts,
-the compiled row validator). Best effort: a cache that cannot be read or written only
+compiled schema checks). Best effort: a cache that cannot be read or written only
 costs time. ``INFX_NO_CACHE=1`` turns it off, ``INFX_CACHE_DIR`` moves it."""
 
 from __future__ import annotations
@@ -30,13 +30,9 @@ def write_cached(name: str, content: bytes) -> None:
     directory = cache_dir()
     if directory is None:
         return
-    import tempfile
+    from .fsio import atomic_write
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.replace(tmp, directory / name)
+        atomic_write(directory / name, content)
     except OSError:
         pass
