@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..config import DEFAULT_MASTER_GLOB, load_config_set, resolve_paths
-from ..diagnostics import UsageError
+from ..config import existing_paths, load_config_set
 from .common import finish, format_option
 
 
@@ -23,13 +22,6 @@ def config() -> None:
 @format_option()
 def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
-    paths = resolve_paths(list(files) or None, runners_path, components_path)
-    if not paths.masters:
-        raise UsageError(f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {Path.cwd()}",
-                         "Run from the repository root, or name the master config files.")
-    missing = paths.missing()
-    if missing:
-        raise UsageError(f"file not found: {', '.join(map(str, missing))}",
-                         "Check the path; with no FILES, infx reads configs/*-master.yaml, configs/runners.yaml and configs/components.yaml.")
+    paths = existing_paths(list(files) or None, runners_path, components_path)
     _, report = load_config_set(paths.masters, paths.runners, paths.components, paths.root)
     finish(report, fmt, success_message="configs are valid")

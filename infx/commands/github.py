@@ -166,23 +166,9 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 def point_id_command(point_path: Path | None, fmt: str) -> None:
     """Print a point's id; with --format github also write it as the output `id`."""
     from ..github.actions import write_outputs
-    from ..points import point_id
+    from ..points import point_id, read_point
 
-    if point_path is not None:
-        try:
-            text = point_path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot read {point_path}: {exc.strerror}", "Pass an existing point JSON file.", str(point_path))
-    else:
-        text = os.environ.get("POINT_JSON", "")
-        if not text:
-            raise UsageError("no point: pass --point FILE or set POINT_JSON", "The workflow sets POINT_JSON from its input.")
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the point is not JSON: {exc}", "Pass one matrix row as a JSON object.", str(point_path or "$POINT_JSON"))
-    if not isinstance(row, dict):
-        raise UsageError("the point is not a JSON object", "Pass one matrix row as a JSON object.", str(point_path or "$POINT_JSON"))
+    row, _, _ = read_point(str(point_path) if point_path else None)
     pid = point_id(row)
     click.echo(pid)
     if fmt == "github":

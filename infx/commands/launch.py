@@ -16,6 +16,12 @@ from .common import fail_json, format_option
 ORIGINS = {"workspace": "from this repository", "srt-slurm": "ships with the pinned srt-slurm checkout"}
 
 
+def _time_limit(plan: dict) -> str:
+    """The limit the job gets: the recipe's own slurm.time_limit wins over the lane's default."""
+    recipe_limit = ((plan["recipe"] or {}).get("slurm") or {}).get("time_limit")
+    return f"{recipe_limit} (recipe)" if recipe_limit else f"{plan['time-limit']} (lane default)"
+
+
 def _plan_text(plan: dict) -> str:
     src = plan["recipe-source"]
     lines = [
@@ -26,7 +32,7 @@ def _plan_text(plan: dict) -> str:
         "sources     " + (", ".join(f"{s['name']} {s['url']} @ {s['commit']}" for s in plan["sources"]) or "none"),
         f"recipe      {src['config-file']} ({ORIGINS[src['origin']]}; checked {src['checked']})",
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
-        f"job         {plan['job-name']}  partition {plan['partition']}  time {plan['time-limit']}  nodes {plan['node-count']}",
+        f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
         "argv        " + " ".join(plan["argv"]),
     ]

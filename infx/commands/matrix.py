@@ -50,7 +50,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
            runner_node_filter, seq_lens, scenario_type, single_node, multi_node, min_conc, max_conc, max_tp, max_ep,
            step_size, no_evals, evals_only, all_evals, fmt, output, shard_dir) -> None:
     """Expand the master configs into sweep points, one GitHub job each."""
-    from ..config import load_config_set
+    from ..config import existing_paths, load_config_set
     from ..matrix import EvalMode, Selection, build_matrix, bucketize
 
     mode = EvalMode.DEFAULT
@@ -69,8 +69,9 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
     selection.check()
     github_paths = _github_paths(output, shard_dir) if fmt == "github" else None
 
+    paths = existing_paths(list(configs) or None, runners_path, components_path)
     try:
-        config_set, report = load_config_set(list(configs) or None, runners_path, components_path)
+        config_set, report = load_config_set(paths.masters, paths.runners, paths.components, paths.root)
         if config_set is None:  # the config diagnostics; never a matrix from invalid data
             raise InfxError(report.sorted())
         notices: list[str] = []

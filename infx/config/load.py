@@ -98,6 +98,25 @@ def resolve_paths(
     )
 
 
+def existing_paths(
+    master_paths: list[Path] | None = None,
+    runners_path: Path | None = None,
+    components_path: Path | None = None,
+) -> ConfigPaths:
+    """``resolve_paths``, refusing (exit 2) when a file to read is missing or there is no master."""
+    from ..diagnostics import UsageError
+
+    paths = resolve_paths(master_paths, runners_path, components_path)
+    if not paths.masters:
+        raise UsageError(f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {Path.cwd()}",
+                         "Run from the repository root, or name the master config files.")
+    missing = paths.missing()
+    if missing:
+        raise UsageError(f"file not found: {', '.join(map(str, missing))}",
+                         "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and configs/components.yaml.")
+    return paths
+
+
 def load_config_set(
     master_paths: list[Path] | None = None,
     runners_path: Path | None = None,

@@ -436,7 +436,7 @@ def kv_offload_backend_unknown(ctx: EntryContext):
         if kind == "kv-offload-backend" and value["name"] not in ctx.backends:
             guess = did_you_mean(value["name"], ctx.backends, n=1, cutoff=0.5)
             yield path + ("name",), f"kv-offload-backend {value['name']!r} is not a known backend (known: {', '.join(ctx.backends)}){guess}", \
-                f"To add one, list it under kv-offload-backends: in configs/components.yaml with `versioning: framework-native` or `versioning: independent` and a description."
+                "To add one, list it under kv-offload-backends: in configs/components.yaml with `versioning: framework-native` or `versioning: independent` and a description."
 
 
 @rule("kv-offload-backend-version-required", "Independently versioned backends (configs/components.yaml) carry `version`.")

@@ -10,15 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, InfxError, UsageError, error, warning
+from ..diagnostics import Diagnostic, InfxError, error, warning
 from ..jsonfast import canonical
-from ..points import point_id
+from ..points import point_id, read_point
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks
@@ -40,24 +39,8 @@ class Point:
 
 
 def load_point(path: str | None, env: dict | None = None) -> Point:
-    """The point from a JSON file, else from $POINT_JSON. Missing file -> usage error (exit 2)."""
-    env = os.environ if env is None else env
-    if path:
-        file = Path(path)
-        if not file.is_file():
-            raise UsageError(f"no point file at {path}", "Pass --point with a matrix row saved as JSON, or set POINT_JSON.", file=path)
-        text, name = file.read_text(encoding="utf-8", errors="replace"), path
-    elif env.get("POINT_JSON"):
-        text, name = env["POINT_JSON"], "$POINT_JSON"
-    else:
-        raise UsageError("no point given", "Pass --point FILE or set POINT_JSON to one matrix row (JSON).")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InfxError(error(name, (exc.lineno, exc.colno), "point-json", f"the point is not valid JSON: {exc.msg}",
-                              "A point is one matrix row as a JSON object."))
-    if not isinstance(data, dict):
-        raise InfxError(error(name, (1, 1), "point-json", "the point must be a JSON object", "A point is one matrix row."))
+    """The point from a JSON file, else from $POINT_JSON, with the position of every key."""
+    data, name, text = read_point(path, env)
     doc, problems = parse_yaml(text, name)  # JSON is YAML: reuse the loader for line/column of every key
     return Point(data, name, doc if not problems else None)
 

@@ -43,7 +43,7 @@ class Fault:
 
 def rate_limit_fault(method: str, pattern: str, reset_in: float) -> Fault:
     return Fault(method, pattern, 403,
-                 {"message": f"API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
+                 {"message": "API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
                   "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
                  {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
                   "X-RateLimit-Reset": str(int(time.time() + reset_in))})

@@ -1,12 +1,11 @@
 """Pinned checkouts against real git repositories (file:// URLs), no network."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from infx.launch.sources import FetchError, cached_checkout, fetch_pinned, head_of
-from launchkit import REPO, git, git_repo
+from launchkit import git, git_repo
 
 
 @pytest.fixture

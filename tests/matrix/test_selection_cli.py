@@ -86,6 +86,8 @@ def test_unknown_flags_and_values_are_usage_errors(mixed):
     assert mixed.cli("--scenario-type", "chat").returncode == 2
     assert mixed.cli("--no-evals", "--evals-only").returncode == 2
     assert mixed.cli("--format", "yaml").returncode == 2
+    missing = mixed.cli("--config", "configs/no-such-master.yaml")
+    assert missing.returncode == 2 and "no-such-master.yaml" in missing.stderr and missing.stdout == ""
 
 
 def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
