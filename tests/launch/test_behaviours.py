@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.gb300_points import gb300_points
 from infx.launch import results
-from infx.launch.lane import load_lane
 from infx.launch.plan import Point, build_plan
 from infx.launch.run import StatusLine
 from infx.launch.srtctl import JOB_ID
@@ -16,16 +14,6 @@ from infx.recipes import RecipeRef, load_recipe, recipe_node_count
 
 REPO = Path(__file__).resolve().parents[2]
 SA_SCHEMA2_PIN = "32ef19f7d08297925b0978b4f1ef68bf30ce494d"  # SemiAnalysisAI/srt-slurm with schema-2 services
-
-
-@pytest.fixture(scope="module")
-def lane():
-    return load_lane("gb300-nv", REPO)
-
-
-@pytest.fixture(scope="module")
-def points():
-    return gb300_points(REPO)
 
 
 def plan_for(lane, points, recipe_fragment, runner="gb300-nv_1"):

@@ -5,23 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.gb300_points import gb300_points
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane, lane_from_runner_name
 from infx.launch.plan import scenario_of
 from infx.launch.route import Ambiguous, matches, most_specific
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def lane():
-    return load_lane("gb300-nv", REPO)
-
-
-@pytest.fixture(scope="module")
-def points():
-    return gb300_points(REPO)
 
 
 def facts(point, power=False):
