@@ -34,8 +34,10 @@ def _plan_text(plan: dict) -> str:
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
         f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
-        "argv        " + " ".join(plan["argv"]),
     ]
+    for step in plan["prepare"]:
+        lines.append(f"prepare     {' '.join(step['argv'])}" + ("   (only when the check above fails)" if step["skip-if-ok"] else ""))
+    lines.append("argv        " + " ".join(plan["argv"]))
     for item in plan["warnings"]:
         lines.append(f"warning     {item['message']}")
     if plan["recipe"] is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
 from ..yamlio import Document, load_yaml
+from .prepare import template_problems
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "lane.schema.json"
 LANES_DIR = "runners"
@@ -77,6 +78,10 @@ class Lane:
         return self.data.get("models", [])
 
     @property
+    def prepare(self) -> dict:
+        return self.data.get("prepare") or {}
+
+    @property
     def container_aliases(self) -> list[str]:
         return list(self.data.get("container-aliases", []))
 
@@ -140,6 +145,7 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
                 diagnostics.append(error(lane.file, lane.where("routes", route.index, "sources"), "lane-unknown-source",
                                          f"route {route.name!r} names source {name!r}, which sources: does not define",
                                          f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}."))
+    diagnostics.extend(template_problems(lane.prepare, lane.file, lane.where))
     return diagnostics
 
 

@@ -20,11 +20,12 @@ from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
 from ..yamlio import Document, load_yaml, parse_yaml
-from . import checks
+from . import checks, prepare
 from .lane import Lane, Pin, Route, Source
 from .route import Ambiguous, most_specific
 
 RESOLVED_DIR = "recipes/infx-resolved"  # inside the srt-slurm checkout
+DRY_RUN_GUARD = "<launch dir>/squash_guard.py"  # the launch copies the guard there
 SOURCES_KEY = "infx-sources"  # recipe key naming external sources; stripped before srtctl sees it
 
 
@@ -101,6 +102,9 @@ class LaunchPlan:
         slurm = self.lane.slurm
         containers = {alias: squash_file for alias in self.lane.container_aliases}
         containers[str(self.point.data.get("image"))] = squash_file
+        for extra in self.lane.prepare.get("images") or []:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
+            if extra.get("alias"):
+                containers[extra["alias"]] = prepare.squash_file(self.lane.data.get("squash-dir", ""), extra["image"])
         return {
             "default_account": slurm.get("account", ""),
             "default_partition": self.partition,
@@ -115,9 +119,12 @@ class LaunchPlan:
         }
 
     def squash_file(self) -> str:
-        image = str(self.point.data.get("image", ""))
-        name = re.sub(r"[/:@#]", "_", image) + ".sqsh"
-        return str(Path(self.lane.data.get("squash-dir", ".")) / name)
+        return prepare.squash_file(self.lane.data.get("squash-dir", ""), str(self.point.data.get("image", "")))
+
+    def prepare_steps(self, guard: str) -> list[prepare.Step]:
+        """The lane's preparation steps for this point; ``guard`` is where squash_guard.py will be."""
+        return prepare.plan_steps(self.lane.prepare, self.lane.data.get("squash-dir", ""), self.partition,
+                                  str(self.point.data.get("image", "")), guard)
 
     def to_json(self) -> dict:
         return {
@@ -139,6 +146,7 @@ class LaunchPlan:
             "time-limit": self.time_limit,
             "model": {"alias": self.model["alias"], "path": self.model["path"]},
             "power": self.power,
+            "prepare": [step.to_json() for step in self.prepare_steps(DRY_RUN_GUARD)],
             "argv": self.argv(),
             "node-count": self.node_count,
             "warnings": [d.to_json() for d in self.warnings],

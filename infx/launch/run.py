@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
-from . import results, slurm
+from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
 from .srtctl import SrtctlError, apply_overlays, install_srtctl, submit, write_yaml
@@ -120,6 +120,18 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     return srtctl, resolved
 
 
+def run_prepare(plan: LaunchPlan, work: Path, checkout: Path, env: dict, record: dict) -> None:
+    """The lane's prepare: steps (squash imports, setup) in the checkout; a failing step stops the launch."""
+    guard = work / prepare.GUARD.name
+    steps = plan.prepare_steps(str(guard))
+    if steps:
+        shutil.copyfile(prepare.GUARD, guard)  # compute nodes see the launch dir, not necessarily infx itself
+    try:
+        prepare.run_steps(steps, checkout, env, work / "logs" / "prepare.log", record["prepare"], say=_say)
+    except prepare.StepFailed as exc:
+        raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}")
+
+
 def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None = None) -> int:
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
@@ -135,7 +147,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None,
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None,
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
     }
@@ -160,6 +172,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         if leftovers:
             _say(f"cancelled leftover job(s) named {plan.job_name}: {', '.join(leftovers)}")
         srtctl, resolved = prepare_checkout(plan, workspace, cache, work, record)
+        phase("checkout-seconds")
+        run_prepare(plan, work, checkout, env, record)
         phase("prepare-seconds")
         record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
         try:
