@@ -209,3 +209,67 @@ def test_bad_point_touches_nothing(ws, tmp_path):
     done, record, out = launch(ws, point(image="Not An Image"))
     assert done.returncode == 1 and "point-image" in done.stderr
     assert record is None and not (tmp_path / ".cache").exists() and not out.exists()
+
+
+# --- prepare: squash imports on the partition, make setup, all before srtctl apply ----------------
+
+STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"  # enroot and unsquashfs cannot be installed here
+GB300_PREPARE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())["prepare"]
+
+
+@pytest.fixture
+def prep(ws, upstream, tmp_path):
+    """The lane with gb300-nv's own prepare: templates, a squash dir, and stand-ins on PATH for the job steps."""
+    squash = tmp_path / "squash"
+    squash.mkdir()
+    profile = lane_profile(upstream["url"], upstream["sha"], partition="testlane")
+    ws.write_profile({**profile, "squash-dir": str(squash), "prepare": GB300_PREPARE})
+    ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
+    env = {"PATH": f"{STANDIN_BIN}{os.pathsep}{os.environ['PATH']}", "STANDIN_ENROOT_LOG": str(tmp_path / "enroot.log")}
+    return {"squash": squash, "env": env, "imports": lambda: [json.loads(line) for line in (tmp_path / "enroot.log").read_text().splitlines()]
+            if (tmp_path / "enroot.log").exists() else []}
+
+
+def outcomes(record):
+    return [(step["name"].split()[0], step["outcome"]) for step in record["prepare"]]
+
+
+def test_missing_squash_is_imported_on_the_partition_and_a_valid_one_is_skipped(ws, prep):
+    (prep["squash"] / "nginx_1.27.4.sqsh").write_text("truncated by a killed import")
+    done, record, out = launch(ws, point(), env=prep["env"])
+    assert done.returncode == 0, done.stderr
+    imports = prep["imports"]()
+    assert [i["uri"] for i in imports] == ["docker://lmsysorg/sglang:v0.5.14-cu130", "docker://nginx:1.27.4"]
+    assert all(i["partition"] == "testlane" and i["job"] for i in imports)  # each ran as a Slurm job step (srun)
+    assert {Path(i["output"]).name for i in imports} == {"lmsysorg_sglang_v0.5.14-cu130.sqsh", "nginx_1.27.4.sqsh"}
+    assert outcomes(record) == [("squash-check", "missing or invalid"), ("squash-import", "passed"),
+                                ("squash-check", "missing or invalid"), ("squash-import", "passed"), ("setup", "passed")]
+    assert all(step["seconds"] > 0 for step in record["prepare"]) and record["timings"]["prepare-seconds"] > 0
+    checkout = Path(record["resolved-recipe"]).parents[2]
+    assert (checkout / "setup-aarch64.done").is_file()  # make setup ARCH=aarch64 ran in the checkout
+    cluster = yaml.safe_load((out / "LOGS" / "srtslurm.yaml").read_text())
+    assert cluster["containers"]["nginx-sqsh"] == str(prep["squash"] / "nginx_1.27.4.sqsh")
+    assert "enroot import" in (out / "LOGS" / "prepare.log").read_text()
+
+    done, record, _ = launch(ws, point(), env=prep["env"])
+    assert done.returncode == 0, done.stderr
+    assert len(prep["imports"]()) == 2  # nothing imported again
+    assert outcomes(record) == [("squash-check", "passed"), ("squash-import", "skipped"),
+                                ("squash-check", "passed"), ("squash-import", "skipped"), ("setup", "passed")]
+
+
+def test_failing_import_stops_the_launch_before_srtctl_apply(ws, prep):
+    done, record, out = launch(ws, point(), env={**prep["env"], "STANDIN_ENROOT_FAIL": "manifest for nginx:1.27.4 unknown"})
+    assert done.returncode == 1 and record["job-id"] is None
+    assert "squash-import lmsysorg/sglang:v0.5.14-cu130" in done.stderr and "manifest for nginx:1.27.4 unknown" in done.stderr
+    assert "manifest for nginx:1.27.4 unknown" in record["message"] and record["prepare"][-1]["outcome"] == "failed"
+    assert "manifest for nginx:1.27.4 unknown" in record["prepare"][-1]["output"]
+    assert not (out / "LOGS" / "srtctl-apply.log").exists() and jobs_named("testlane_1") == []
+    assert "setup" not in [step["name"] for step in record["prepare"]]
+
+
+def test_failing_make_setup_stops_the_launch(ws, prep):
+    done, record, out = launch(ws, point(), env={**prep["env"], "STANDIN_SETUP_FAIL": "nats download refused"})
+    assert done.returncode == 1 and record["job-id"] is None
+    assert "prepare step 'setup' exited" in done.stderr and "nats download refused" in done.stderr
+    assert outcomes(record)[-1] == ("setup", "failed") and not (out / "LOGS" / "srtctl-apply.log").exists()
