@@ -76,6 +76,26 @@ def plan_steps(prepare: dict, squash_dir: str, partition: str, point_image: str,
     return steps
 
 
+def _run(argv: list[str], cwd: Path, env: dict) -> tuple[int, str]:
+    """Exit code and output (stdout and stderr interleaved); a missing program is exit 127."""
+    try:
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as exc:
+        return 127, str(exc)
+    try:
+        output, _ = process.communicate()
+    except BaseException:
+        # Interrupted: SIGTERM first, so srun can cancel its job step itself.
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
+    return process.returncode, output
+
+
 class StepFailed(RuntimeError):
     def __init__(self, step: Step, code: int, output: str):
         super().__init__(f"prepare step {step.name!r} exited {code}: {' '.join(step.argv)}")
@@ -95,12 +115,12 @@ def run_steps(steps: list[Step], cwd: Path, env: dict, log: Path, record: list, 
         say(f"{step.name}: {' '.join(step.argv)}")
         start = time.monotonic()
         try:
-            done = subprocess.run(list(step.argv), cwd=cwd, env=env, capture_output=True, text=True, errors="replace")
-            code, output = done.returncode, done.stdout + done.stderr
-        except OSError as exc:  # the program itself is missing or not executable
-            code, output = 127, str(exc)
-        entry.update({"exit-code": code, "seconds": round(time.monotonic() - start, 3),
-                      "outcome": "passed" if code == 0 else ("missing or invalid" if step.is_check else "failed"), "output": output[-OUTPUT_TAIL:]})
+            code, output = _run(list(step.argv), cwd, env)
+        except BaseException:  # SIGTERM/SIGINT while the step ran; the record says so
+            entry.update({"seconds": round(time.monotonic() - start, 3), "outcome": "interrupted"})
+            raise
+        entry.update({"exit-code": code, "seconds": round(time.monotonic() - start, 3), "output": output[-OUTPUT_TAIL:],
+                      "outcome": "passed" if code == 0 else ("missing or invalid" if step.is_check else "failed")})
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(step.argv)}\n{output}[exit {code}]\n\n")
         if code == 0:

@@ -273,3 +273,26 @@ def test_failing_make_setup_stops_the_launch(ws, prep):
     assert done.returncode == 1 and record["job-id"] is None
     assert "prepare step 'setup' exited" in done.stderr and "nats download refused" in done.stderr
     assert outcomes(record)[-1] == ("setup", "failed") and not (out / "LOGS" / "srtctl-apply.log").exists()
+
+
+def test_sigterm_during_an_import_ends_its_job_step(ws, prep):
+    out = ws.root / "out"
+    env = {**os.environ, **prep["env"], "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root),
+           "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"}
+    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
+                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    queued = lambda: subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
+    deadline = time.monotonic() + 60
+    while "flock" not in " ".join(queued()) and time.monotonic() < deadline:  # the import's srun job
+        time.sleep(0.2)
+    assert "flock" in " ".join(queued())
+    time.sleep(1)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=90)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    record = json.loads(next(out.glob("*_launch.json")).read_text())
+    assert record["prepare"][-1]["name"].startswith("squash-import") and record["prepare"][-1]["outcome"] == "interrupted"
+    deadline = time.monotonic() + 30
+    while queued() != [""] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert queued() == [""]  # no import job step is left behind
