@@ -41,8 +41,7 @@ class Revision:
 @dataclass
 class Change:
     mode: str  # "pr" or "push"
-    base_count: int = 0
-    head_count: int = 0
+    base_count: int = 0  # entries at the base; an added index at or below it landed mid-file
     added: list[Entry] = field(default_factory=list)  # valid added entries, in file order
     added_indexes: list[int] = field(default_factory=list)  # 1-based head positions of every added item
     removed: list[tuple[int, dict]] = field(default_factory=list)  # (1-based base position, data)
@@ -128,9 +127,9 @@ def compare(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr
         problems += parse_problems
         if appended is None:
             return change
-        change.base_count, change.head_count = base_count, base_count + len(appended.items)
         pairs, added, removed = [], list(range(len(appended.items))), []
         head_rev, offset = appended, base_count
+        change.base_count = base_count
     else:
         base_rev, problems_base = _parse(base, f"{file} (base)")
         head_rev, problems_head = _parse(head, file)
@@ -140,7 +139,7 @@ def compare(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr
         if base_rev is None:
             problems += [warning(d.file, (d.line, d.column), d.rule, f"the base revision is not valid: {d.message}") for d in problems_base]
             base_rev = Revision(f"{file} (base)", "", [], [], lambda i, p=(): (1, 1))
-        change.base_count, change.head_count = len(base_rev.items), len(head_rev.items)
+        change.base_count = len(base_rev.items)
         pairs, added, removed = _align(base_rev, head_rev, change, file)
         offset = 0
         _check_history(base, head, base_rev, head_rev, pairs, added, removed, change, file, slug, allow_removal)

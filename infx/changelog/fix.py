@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, error
+from ..diagnostics import Diagnostic
 from ..fsio import atomic_write
 from . import contract, policy
 
@@ -112,5 +112,3 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     return result
 
 
-def refuse(file: str, message: str, hint: str) -> Diagnostic:
-    return error(file, None, "fix-refused", message, hint)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
+from ..github.rerun import SWEEP_WORKFLOW
 
 REPOSITORY_CONFIG = Path("configs") / "infx.yaml"
 
@@ -79,7 +80,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
 
 @github.command("rerun-failed")
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The sweep run whose failed points to rerun.")
-@click.option("--workflow", "workflow_file", default="run-sweep.yml", show_default=True, help="Workflow to dispatch.")
+@click.option("--workflow", "workflow_file", default=SWEEP_WORKFLOW, show_default=True, help="Workflow to dispatch.")
 @click.option("--ref", help="Branch or tag to dispatch on (default: the run's branch).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
 @repo_option

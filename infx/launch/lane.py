@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ class Source:
     dest: str  # relative to the srt-slurm checkout
 
     def to_json(self) -> dict:
-        return {"name": self.name, "url": self.url, "commit": self.commit, "dest": self.dest}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

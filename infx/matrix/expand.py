@@ -107,25 +107,18 @@ def expand_entry(run: Expansion, key: str, entry: dict) -> list[dict]:
     header = {name: entry[name] for name in HEADER}
     scenarios = entry.get("scenarios") or {}
     rows: list[dict] = []
-    wanted = selection.scenario_types
-    if not wanted or FIXED in wanted:
-        for index, sequence in enumerate(scenarios.get(FIXED) or []):
-            if selection.seq_lens and (sequence["isl"], sequence["osl"]) not in selection.seq_pairs:
+    for kind, (single, multi) in EXPANDERS.items():
+        if selection.scenario_types and kind not in selection.scenario_types:
+            continue
+        expand = multi if multinode else single
+        for index, scenario in enumerate(scenarios.get(kind) or []):
+            if kind == FIXED and selection.seq_lens and (scenario["isl"], scenario["osl"]) not in selection.seq_pairs:
                 continue
-            expand = _multi_fixed if multinode else _single_fixed
-            for position, search in enumerate(sequence["search-space"]):
+            for position, search in enumerate(scenario["search-space"]):
                 try:
-                    rows.extend(expand(run, key, entry, header, runners, sequence, search))
+                    rows.extend(expand(run, key, entry, header, runners, scenario, search))
                 except DeriveError as exc:
-                    run.fail(key, (FIXED, index, "search-space", position), exc)
-    if not wanted or AGENTIC in wanted:
-        for index, item in enumerate(scenarios.get(AGENTIC) or []):
-            expand = _multi_agentic if multinode else _single_agentic
-            for position, search in enumerate(item["search-space"]):
-                try:
-                    rows.extend(expand(run, key, entry, header, runners, item, search))
-                except DeriveError as exc:
-                    run.fail(key, (AGENTIC, index, "search-space", position), exc)
+                    run.fail(key, (kind, index, "search-space", position), exc)
     return rows
 
 
@@ -250,3 +243,7 @@ def _multi_agentic(run, key, entry, header, runners, item, search):
                 "run-eval": False, "node-count": nodes, "config-key": key,
             })
     return rows
+
+
+# scenario kind -> (single-node expander, multinode expander), in emission order
+EXPANDERS = {FIXED: (_single_fixed, _multi_fixed), AGENTIC: (_single_agentic, _multi_agentic)}
