@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.harness import report, time_command  # noqa: E402
 
-CORPUS = REPO.parent / "shared" / "corpus" / "inferencex-2026-08"
+CORPUS = REPO / "tests" / "data" / "inferencex-2026-08"
 TARGET_SECONDS = 0.3
 
 

@@ -25,9 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench.harness import report, time_command  # noqa: E402
-from corpus import patched_corpus  # noqa: E402
+from corpus import CORPUS, patched_corpus  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "inferencex-2026-08"
 MASTERS = ("nvidia-master.yaml", "amd-master.yaml")
 TARGET_S = 0.3
 SCALE = 10

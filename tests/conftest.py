@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from corpus import CORPUS
+
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus" / "inferencex-2026-08"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

@@ -9,6 +9,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+# Third-party data the suite reads, kept in the repository (sources and licences: data/NOTICE.md).
+DATA = Path(__file__).resolve().parent / "data"
+CORPUS = DATA / "inferencex-2026-08"
+HISTORY_BUNDLE = DATA / "inferencex-2026-08-changelog-history.bundle"
+SRT_SLURM_BUNDLE = DATA / "srt-slurm" / "nvidia-srt-slurm.bundle"
+
 # Runner labels the corpus master configs use but its runners.yaml does not declare.
 MISSING_RUNNER_LABELS = {
     "gb300-nv": ["gb300-nv_0", "gb300-nv_1", "gb300-nv_2"],

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
-from ..github.rerun import SWEEP_WORKFLOW
+from ..workflows.rerun import SWEEP_WORKFLOW
 
 REPOSITORY_CONFIG = Path("configs") / "infx.yaml"
 
@@ -54,9 +54,9 @@ def github() -> None:
 @repo_option
 def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
-    from ..github import api
-    from ..github.report import build_comment, read_plan
-    from ..github.rerun import outcomes, outcomes_from_names
+    from ..workflows import api
+    from ..workflows.report import build_comment, read_plan
+    from ..workflows.rerun import outcomes, outcomes_from_names
     from ..points import point_id
 
     slug = repository_slug(repo)
@@ -86,9 +86,9 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
 @repo_option
 def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool, repo: str | None) -> None:
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid."""
-    from ..github import api
-    from ..github.report import OUTCOME_OK, plan_buckets
-    from ..github.rerun import dispatch_inputs, launch_id, outcomes
+    from ..workflows import api
+    from ..workflows.report import OUTCOME_OK, plan_buckets
+    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
     from ..points import point_id
 
     slug = repository_slug(repo)
@@ -127,10 +127,10 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
     from ..fsio import atomic_write
-    from ..github.actions import write_sharded_outputs, write_step_summary
+    from ..workflows.actions import write_sharded_outputs, write_step_summary
     from ..jsonfast import dumps
-    from ..github.report import read_plan
-    from ..github.rerun import select_rows
+    from ..workflows.report import read_plan
+    from ..workflows.rerun import select_rows
     from ..points import point_id
 
     wanted = {part for part in points_text.replace(",", " ").split() if part}
@@ -166,7 +166,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
 def point_id_command(point_path: Path | None, fmt: str) -> None:
     """Print a point's id; with --format github also write it as the output `id`."""
-    from ..github.actions import write_outputs
+    from ..workflows.actions import write_outputs
     from ..points import point_id, read_point
 
     row, _, _ = read_point(str(point_path) if point_path else None)

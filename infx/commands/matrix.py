@@ -104,7 +104,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
 
 
 def _write_github(buckets: dict, outputs_path: Path, shard_dir: Path) -> None:
-    from ..github.actions import write_sharded_outputs, write_step_summary
+    from ..workflows.actions import write_sharded_outputs, write_step_summary
 
     shards = write_sharded_outputs(buckets, outputs_path, shard_dir)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

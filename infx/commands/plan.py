@@ -93,7 +93,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
 
     from ..diagnostics import UsageError
     from ..fsio import atomic_write
-    from ..github import actions
+    from ..workflows import actions
 
     output = os.environ.get("GITHUB_OUTPUT")
     if not output:

@@ -20,9 +20,11 @@ import pytest
 from infx.changelog.diff import compare
 from infx.changelog.keys import resolve
 
+from corpus import HISTORY_BUNDLE
+
 from .conftest import SLUG
 
-BUNDLE = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inferencex-2026-08-changelog-history.bundle"
+BUNDLE = HISTORY_BUNDLE
 MASTERS = ("configs/amd-master.yaml", "configs/nvidia-master.yaml")
 TOP_LEVEL_KEY = re.compile(r"^([^\s#][^:\n]*):", re.MULTILINE)  # master keys are the unindented mapping keys
 KNOWN_NON_CANONICAL = {"https://github.com/SemiAnalysisAI/InferenceX/pull/2305/changes",

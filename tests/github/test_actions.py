@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infx.github.actions import (
+from infx.workflows.actions import (
     MAX_SHARD_ROWS,
     SUMMARY_LIMIT_BYTES,
     format_outputs,

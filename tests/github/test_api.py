@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from infx.github import api
-from infx.github.report import MARKER
-from infx.github.rerun import artifact_name, launch_id, launch_marker
+from infx.workflows import api
+from infx.workflows.report import MARKER
+from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 from infx.points import point_id
 
 from github_helpers import rows, run_cli, write_plan
@@ -203,7 +203,7 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
     repo, run = api.get_run(client(github), SLUG, 4242)
     failed = [point_id(r) for r in plan_rows]
     launch = launch_id(4242, failed)
-    from infx.github.rerun import dispatch_inputs
+    from infx.workflows.rerun import dispatch_inputs
 
     new_run, created = api.dispatch_once(repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
     assert created and launch_marker(launch) in new_run.display_title

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from infx.github.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
-from infx.github.rerun import (ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows)
+from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
+from infx.workflows.rerun import (ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows)
 from infx.points import point_id
 
 from github_helpers import row, rows, run_cli, write_plan

@@ -456,7 +456,7 @@ def dispatch_title(inputs: dict) -> str:
 
 
 def test_a_rerun_title_carries_its_launch_marker():
-    from infx.github.rerun import launch_marker
+    from infx.workflows.rerun import launch_marker
 
     inputs = {**DISPATCH_INPUTS, "rerun-of": "4242", "points": "a b", "launch-id": "0123456789abcdef"}
     assert launch_marker("0123456789abcdef") in dispatch_title(inputs)
@@ -466,7 +466,7 @@ def test_a_rerun_title_carries_its_launch_marker():
 def test_artifact_names_agree_with_the_point_workflow(tmp_path):
     import sys
 
-    from infx.github.rerun import artifact_name
+    from infx.workflows.rerun import artifact_name
     from infx.points import point_id
 
     point = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}

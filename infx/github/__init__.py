@@ -1,1 +1,0 @@
-"""GitHub Actions plumbing (step outputs, summaries, shards) and, later, the GitHub API."""
