@@ -362,6 +362,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         try:
             _cleanup(plan, client, record, checkout, logs, out)
         finally:
+            if record["signals"] and code == 0:  # a signal always ends the launch as interrupted, even during cleanup
+                code = 128 + signal.Signals[record["signals"][0]].value
+                record["message"] += f"; {record['signals'][0]} received while cleaning up"
             record["exit-code"] = code
             record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
             results.write_record(out / f"{name}_launch.json", record)
