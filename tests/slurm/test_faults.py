@@ -55,10 +55,25 @@ def infx_env(ws: Workspace, runner: str, extra: dict | None = None) -> dict:
             "RUNNER_NAME": runner, **(extra or {})}
 
 
-def start(ws: Workspace, data: dict, runner: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
-                             "--output-dir", str(ws.root / "out")], cwd=ws.root, env=infx_env(ws, runner, env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@pytest.fixture
+def start(ws):
+    """Starts ``infx launch`` in the background; at teardown (a failed test) a launch still running is
+    killed and its job cancelled, so no test leaves a process or a job behind."""
+    started = []
+
+    def launch(data: dict, runner: str, env: dict | None = None, out: str = "out") -> subprocess.Popen:
+        process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
+                                    "--output-dir", str(ws.root / out)], cwd=ws.root, env=infx_env(ws, runner, env),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started.append((process, runner))
+        return process
+
+    yield launch
+    for process, runner in started:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        subprocess.run(["scancel", "--name", runner], capture_output=True)
 
 
 def finish(process: subprocess.Popen, timeout: float = 120) -> str:
@@ -67,8 +82,8 @@ def finish(process: subprocess.Popen, timeout: float = 120) -> str:
     return stderr
 
 
-def the_record(ws: Workspace) -> dict:
-    [path] = (ws.root / "out").glob("*_launch.json")
+def the_record(ws: Workspace, out: str = "out") -> dict:
+    [path] = (ws.root / out).glob("*_launch.json")
     return json.loads(path.read_text())
 
 
@@ -121,11 +136,11 @@ def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_clu
 
 # --- failed and hanging Slurm commands ---------------------------------------------------------
 
-def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_path):
+def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_path, start):
     running = tmp_path / "running"
     ws.recipe("recipe.yaml", v1_recipe(command=f"touch {running}; sleep 3; {FIXED_RESULT}"))
     env = {**faults["env"], "FAULT_SQUEUE_FAIL": "3", "FAULT_SQUEUE_WHEN": str(running)}
-    process = start(ws, point(), "testlane_21", env)
+    process = start(point(), "testlane_21", env)
     stderr = finish(process)
     record = the_record(ws)
     assert process.returncode == 0, stderr
@@ -134,9 +149,9 @@ def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_pat
     assert stderr.count("a failed query is not the job's end") == 3 and "Unable to contact slurm controller" in stderr
 
 
-def test_cleanup_that_slurm_does_not_confirm_is_recorded_not_hidden(ws, faults):
+def test_cleanup_that_slurm_does_not_confirm_is_recorded_not_hidden(ws, faults, start):
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
-    process = start(ws, point(), "testlane_22", {**faults["env"], "FAULT_SCANCEL_FAIL": "1000"})
+    process = start(point(), "testlane_22", {**faults["env"], "FAULT_SCANCEL_FAIL": "1000"})
     [job] = wait_for(lambda: jobs_named("testlane_22"), 60, "the job")
     wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
     process.send_signal(signal.SIGTERM)
@@ -177,10 +192,10 @@ def test_a_slurm_command_that_hangs_times_out(ws, faults):
 
 # --- jobs Slurm does not end on its own --------------------------------------------------------
 
-def test_a_requeued_job_ends_as_slurm_says(ws, tmp_path):
+def test_a_requeued_job_ends_as_slurm_says(ws, tmp_path, start):
     ran = tmp_path / "ran-once"
     ws.recipe("recipe.yaml", v1_recipe(command=f"if [ -e {ran} ]; then {FIXED_RESULT}; else touch {ran}; sleep 120; fi"))
-    process = start(ws, point(), "testlane_24")
+    process = start(point(), "testlane_24")
     [job] = wait_for(lambda: jobs_named("testlane_24"), 60, "the job")
     wait_for(ran.exists, 30, "the first run")
     subprocess.run(["scontrol", "requeue", job], check=True)
@@ -195,28 +210,43 @@ def test_a_requeued_job_ends_as_slurm_says(ws, tmp_path):
     assert f"job {job}: PENDING" in stderr  # it was seen waiting again after the requeue, not taken as ended
 
 
-def test_requeue_hold_past_infx_deadline_is_cancelled_and_recorded(ws, upstream):
+def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, start):
+    """REQUEUE_HOLD, and a requeue after the node went down, wait forever in Slurm: infx's deadline
+    (time limit 1 min + margin 2 s, from submission) cancels them and records why. Both run at once."""
     ws.write_profile(lane_profile(upstream["url"], upstream["sha"], partition="testlane", **{"deadline-margin-seconds": 2}))
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 300", time_limit="1"))
-    process = start(ws, point(), "testlane_25")
-    [job] = wait_for(lambda: jobs_named("testlane_25"), 60, "the job")
-    wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
-    subprocess.run(["scontrol", "requeuehold", job], check=True)
-    stderr = finish(process, timeout=150)
-    record = the_record(ws)
-    assert process.returncode == 1, stderr
-    assert record["deadline"] == {"time-limit": "1", "margin-seconds": 2.0, "seconds": 62.0, "passed": True}
-    assert record["job-id"] == job and record["terminal-state"] == "CANCELLED"
-    assert "infx's deadline passed" in record["message"] and "infx cancelled it" in record["message"]
-    assert state_of(job) == "CANCELLED" and jobs_named("testlane_25") == []
+    held = start(point(), "testlane_25", out="held")
+    [held_job] = wait_for(lambda: jobs_named("testlane_25"), 60, "the first job")  # one at a time: they share the checkout cache
+    downed = start(point(), "testlane_31", out="downed")
+    [downed_job] = wait_for(lambda: jobs_named("testlane_31"), 60, "the second job")
+    wait_for(lambda: state_of(held_job) == state_of(downed_job) == "RUNNING", 30, "both jobs to run")
+    [node] = squeue("-j", downed_job, "-o", "%N")
+    subprocess.run(["scontrol", "requeuehold", held_job], check=True)
+    try:
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=infx-test"], check=True)
+        wait_for(lambda: state_of(downed_job) == "PENDING", 30, "the job on the downed node to be requeued")
+        stderr = {"held": finish(held, timeout=150), "downed": finish(downed, timeout=150)}
+    finally:
+        # ReturnToService=2 may already have brought it back, and then RESUME is refused: the state below decides
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], capture_output=True)
+        node_state = lambda: subprocess.run(["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True).stdout.strip()
+        wait_for(lambda: node_state() == "idle", 60, "the node to return")
+    for out, process, job in (("held", held, held_job), ("downed", downed, downed_job)):
+        record = the_record(ws, out)
+        assert process.returncode == 1, stderr[out]
+        assert record["deadline"] == {"time-limit": "1", "margin-seconds": 2.0, "seconds": 62.0, "passed": True}
+        assert record["job-id"] == job and record["terminal-state"] == "CANCELLED"
+        assert "infx's deadline passed" in record["message"] and "infx cancelled it" in record["message"]
+        assert state_of(job) == "CANCELLED"
+    assert jobs_named("testlane_25") == jobs_named("testlane_31") == []
 
 
 # --- a signal in every phase: the job ends as Slurm says or is cancelled, and is recorded -------
 
-def test_sigterm_during_apply_before_sbatch_leaves_nothing(ws, tmp_path):
+def test_sigterm_during_apply_before_sbatch_leaves_nothing(ws, tmp_path, start):
     mark = tmp_path / "apply-mark"
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
-    process = start(ws, point(), "testlane_26", {"STANDIN_APPLY_SLEEP_BEFORE": "60", "STANDIN_APPLY_MARK": str(mark)})
+    process = start(point(), "testlane_26", {"STANDIN_APPLY_SLEEP_BEFORE": "60", "STANDIN_APPLY_MARK": str(mark)})
     wait_for(mark.exists, 60, "srtctl apply")
     process.send_signal(signal.SIGTERM)
     stderr = finish(process)
@@ -226,10 +256,10 @@ def test_sigterm_during_apply_before_sbatch_leaves_nothing(ws, tmp_path):
     assert record["cleanup"]["confirmed"] is True and jobs_named("testlane_26") == []
 
 
-def test_sigterm_during_apply_after_sbatch_finds_the_job_by_name(ws, tmp_path):
+def test_sigterm_during_apply_after_sbatch_finds_the_job_by_name(ws, tmp_path, start):
     mark = tmp_path / "apply-mark"
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
-    process = start(ws, point(), "testlane_27", {"STANDIN_APPLY_SLEEP_AFTER": "60", "STANDIN_APPLY_MARK": str(mark)})
+    process = start(point(), "testlane_27", {"STANDIN_APPLY_SLEEP_AFTER": "60", "STANDIN_APPLY_MARK": str(mark)})
     wait_for(mark.exists, 60, "srtctl apply to have submitted")
     [job] = jobs_named("testlane_27")
     process.send_signal(signal.SIGTERM)
@@ -240,12 +270,12 @@ def test_sigterm_during_apply_after_sbatch_finds_the_job_by_name(ws, tmp_path):
     assert state_of(job) == "CANCELLED" and jobs_named("testlane_27") == []
 
 
-def test_sigterm_while_pending_cancels_the_job(ws):
+def test_sigterm_while_pending_cancels_the_job(ws, start):
     blocker = sbatch("--exclusive", "-t", "5", "--job-name=blocker", "--wrap", "sleep 300")
     try:
         wait_for(lambda: state_of(blocker) == "RUNNING", 30, "the blocker to hold the node")
         ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
-        process = start(ws, point(), "testlane_28")
+        process = start(point(), "testlane_28")
         [job] = wait_for(lambda: jobs_named("testlane_28"), 60, "the job")
         wait_for(lambda: state_of(job) == "PENDING", 10, "the job to pend")
         time.sleep(1)
@@ -260,9 +290,9 @@ def test_sigterm_while_pending_cancels_the_job(ws):
     assert jobs_named("testlane_28") == []
 
 
-def test_sigint_then_sigterm_while_running_cancels_once_and_exits_cleanly(ws):
+def test_sigint_then_sigterm_while_running_cancels_once_and_exits_cleanly(ws, start):
     ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
-    process = start(ws, point(), "testlane_29")
+    process = start(point(), "testlane_29")
     [job] = wait_for(lambda: jobs_named("testlane_29"), 60, "the job")
     wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
     time.sleep(1)
@@ -276,11 +306,11 @@ def test_sigint_then_sigterm_while_running_cancels_once_and_exits_cleanly(ws):
     assert (ws.root / "out" / "multinode_server_logs.tar.gz").is_file() and jobs_named("testlane_29") == []
 
 
-def test_sigterm_during_collection_finishes_collecting_and_records_it(ws):
+def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start):
     # 40 MB of incompressible log make the collection (copy + gzip) last long enough to be hit
     big = 'head -c 40000000 /dev/urandom > "outputs/$SLURM_JOB_ID/logs/big.bin"; '
     ws.recipe("recipe.yaml", v1_recipe(command=big + FIXED_RESULT))
-    process = start(ws, point(), "testlane_30")
+    process = start(point(), "testlane_30")
     lines = []
     for line in process.stderr:
         lines.append(line)
