@@ -218,13 +218,15 @@ def _cancel_job(client: slurm.Slurm, record: dict) -> None:
 
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
     """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded."""
-    job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
-    for step, action in (("copy the job logs", lambda: record["job-id"] and job_logs.is_dir()
-                          and shutil.copytree(job_logs, logs / "job", dirs_exist_ok=True)),
-                         ("tar the logs", lambda: results.tar_logs(logs, out))):
+    def copy_job_logs() -> None:
+        job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
+        if record["job-id"] and job_logs.is_dir():
+            shutil.copytree(job_logs, logs / "job", dirs_exist_ok=True)
+
+    for step, action in (("copy the job logs", copy_job_logs), ("tar the logs", lambda: results.tar_logs(logs, out))):
         try:
             action()
-        except (OSError, shutil.Error, tarfile.TarError) as exc:
+        except (OSError, shutil.Error, tarfile.TarError) as exc:  # e.g. a FIFO the job left in its logs
             record["cleanup"]["errors"].append(f"could not {step}: {exc}")
             _say(f"WARNING: could not {step}: {exc}")
     if plan.pin.commit is None:  # refused before anything reached Slurm

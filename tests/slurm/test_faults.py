@@ -325,3 +325,13 @@ def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start)
     with __import__("tarfile").open(ws.root / "out" / "multinode_server_logs.tar.gz") as tar:
         assert "./job/big.bin" in tar.getnames()  # the collection was finished, not abandoned
     assert jobs_named("testlane_30") == []
+
+
+def test_a_fifo_in_the_job_logs_is_recorded_not_a_crash(ws, start):
+    ws.recipe("recipe.yaml", v1_recipe(command='mkfifo "outputs/$SLURM_JOB_ID/logs/pipe"; ' + FIXED_RESULT))
+    process = start(point(), "testlane_32")
+    stderr = finish(process)
+    record = the_record(ws)
+    assert process.returncode == 0, stderr  # the results were staged; only the log copy is incomplete
+    assert any("could not copy the job logs" in e and "named pipe" in e for e in record["cleanup"]["errors"]), record["cleanup"]
+    assert record["cleanup"]["confirmed"] is True and (ws.root / "out" / "multinode_server_logs.tar.gz").is_file()
