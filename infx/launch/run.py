@@ -269,7 +269,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     }
     phase_start = time.monotonic()
     activity = "starting"  # what the launch is doing; names the phase a signal interrupted
-    cleaning = False
+    deferred = False  # once the job has ended (collecting, cleaning up), a signal is noted, not raised
+    noted_while = ""
 
     def phase(label: str) -> None:
         nonlocal phase_start
@@ -278,9 +279,11 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         phase_start = now
 
     def on_signal(signum, _frame):
+        nonlocal noted_while
         record["signals"].append(signal.Signals(signum).name)
-        if cleaning or len(record["signals"]) > 1:  # the first signal already ends the launch: finish cleaning up
-            _say(f"{signal.Signals(signum).name} received while {activity}; finishing the cleanup first")
+        if deferred or len(record["signals"]) > 1:  # the first signal already ends the launch: finish what is under way
+            noted_while = noted_while or activity
+            _say(f"{signal.Signals(signum).name} received while {activity}; finishing that first")
             return
         raise Interrupted(signum)
 
@@ -331,7 +334,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
             if not state.succeeded:
                 raise LaunchFailed(f"job {job_id}: {state.message()}")
-            activity = f"collecting the results of job {job_id}"
+            activity, deferred = f"collecting the results of job {job_id}", True  # local and short: never half-done
             _say(activity)
             job_logs = checkout / "outputs" / job_id / "logs"
             if plan.point.data.get("scenario-type") == "agentic-coding":
@@ -343,7 +346,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             _say(record["message"])
             code = 0
         except Interrupted as exc:
-            cleaning = True
+            deferred = True
             code = 128 + exc.signum
             record["message"] = f"interrupted by {exc} while {activity}"
             if record["job-id"] is None and activity.startswith("submitting"):
@@ -352,21 +355,21 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             if record["job-id"]:
                 _cancel_job(client, record)
         except (LaunchFailed, results.ResultError, slurm.SlurmUnavailable) as exc:
-            cleaning = True
+            deferred = True
             record["message"] = str(exc) if not isinstance(exc, slurm.SlurmUnavailable) else f"cannot ask Slurm: {exc}"
             _say(f"FAILED: {record['message']}")
     except Interrupted as exc:  # the first signal landed inside a handler above
         code = 128 + exc.signum
         record["message"] = (record["message"] + "; " if record["message"] else "") + f"interrupted by {exc} while {activity}"
     finally:
-        cleaning = True
+        deferred = True
         activity = "cleaning up"
         try:
             _cleanup(plan, client, record, checkout, logs, out)
         finally:
-            if record["signals"] and code == 0:  # a signal always ends the launch as interrupted, even during cleanup
+            if record["signals"] and code == 0:  # a signal always ends the launch as interrupted, even after the job
                 code = 128 + signal.Signals[record["signals"][0]].value
-                record["message"] += f"; {record['signals'][0]} received while cleaning up"
+                record["message"] += f"; {record['signals'][0]} received while {noted_while}"
             record["exit-code"] = code
             record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
             results.write_record(out / f"{name}_launch.json", record)
