@@ -79,11 +79,11 @@ def _exit_code(value) -> str:
 
 
 def _state_name(value) -> str:
-    if isinstance(value, str):
+    if isinstance(value, str) and value:
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
         return next((flag for flag in FLAG_PRECEDENCE if flag in value), value[0])
-    return "UNKNOWN"
+    raise SlurmUnavailable(f"squeue --json printed a job_state infx cannot read: {value!r}")  # no answer, not an end
 
 
 def job_state_from_json(job: dict) -> JobState:

@@ -336,3 +336,25 @@ def test_a_fifo_in_the_job_logs_is_recorded_not_a_crash(ws, start):
     assert process.returncode == 0, stderr  # the results were staged; only the log copy is incomplete
     assert any("could not copy the job logs" in e and "named pipe" in e for e in record["cleanup"]["errors"]), record["cleanup"]
     assert record["cleanup"]["confirmed"] is True and (ws.root / "out" / "multinode_server_logs.tar.gz").is_file()
+
+
+# --- the readers, on the shapes Slurm prints ------------------------------------------------------
+
+@pytest.mark.parametrize("text, seconds", [("1", 60), ("1:00", 60), ("0:30", 30), ("4:00:00", 14400), ("2-0", 172800),
+                                           ("1-2:30", 95400), ("1-0:0:5", 86405), (90, 5400), ("UNLIMITED", None)])
+def test_slurm_time_limits_in_seconds(text, seconds):
+    from infx.launch.slurm import time_limit_seconds
+
+    assert time_limit_seconds(text) == seconds
+
+
+def test_squeue_json_job_states_and_exit_codes():
+    from infx.launch.slurm import SlurmUnavailable, job_state_from_json
+
+    assert job_state_from_json({"job_state": "FAILED", "exit_code": 768, "state_reason": "NonZeroExitCode"}).exit_code == "3:0"
+    assert job_state_from_json({"job_state": "FAILED", "exit_code": 9}).exit_code == "0:9"
+    newer = {"job_state": ["PENDING", "REQUEUED"], "exit_code": {"return_code": {"number": 0}, "signal": {"id": {"number": 0}}}}
+    assert job_state_from_json(newer).state == "REQUEUED" and job_state_from_json(newer).exit_code == "0:0"
+    with pytest.raises(SlurmUnavailable, match="cannot read"):  # not a shape Slurm prints: no answer, never an end
+        job_state_from_json({"job_state": 7, "exit_code": "0:0"})
+    assert not job_state_from_json({"job_state": "COMPLETED", "exit_code": True}).succeeded
