@@ -243,6 +243,22 @@ def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, star
 
 # --- a signal in every phase: the job ends as Slurm says or is cancelled, and is recorded -------
 
+def test_sigterm_before_submission_leaves_nothing_and_is_recorded(ws, upstream, tmp_path, start):
+    mark = tmp_path / "setup-mark"
+    slow_setup = ["python3", "-c", f"import pathlib, time; pathlib.Path({str(mark)!r}).touch(); time.sleep(60)"]
+    ws.write_profile({**lane_profile(upstream["url"], upstream["sha"], partition="testlane"), "prepare": {"setup": slow_setup}})
+    ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
+    process = start(point(), "testlane_33")
+    wait_for(mark.exists, 60, "the prepare step")
+    process.send_signal(signal.SIGTERM)
+    stderr = finish(process)
+    record = the_record(ws)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert record["job-id"] is None and record["message"] == "interrupted by SIGTERM while preparing"
+    assert record["prepare"][-1]["outcome"] == "interrupted" and record["cleanup"]["confirmed"] is True
+    assert not (ws.root / "out" / "LOGS" / "srtctl-apply.log").exists() and jobs_named("testlane_33") == []
+
+
 def test_sigterm_during_apply_before_sbatch_leaves_nothing(ws, tmp_path, start):
     mark = tmp_path / "apply-mark"
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
