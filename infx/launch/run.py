@@ -267,6 +267,17 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
     }
+    record_path = out / f"{name}_launch.json"
+
+    def save(final: bool = False) -> None:
+        """The record as known so far (exit-code null), so even a SIGKILL after submission leaves the job id behind."""
+        try:
+            results.write_record(record_path, record)
+        except OSError as exc:
+            if final:
+                raise
+            _say(f"WARNING: could not write the launch record so far ({exc}); it is written again at the end")
+
     phase_start = time.monotonic()
     activity = "starting"  # what the launch is doing; names the phase a signal interrupted
     deferred = False  # once the job has ended (collecting, cleaning up), a signal is noted, not raised
@@ -315,6 +326,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             submitted = time.monotonic()
             (logs / "srtctl-apply.log").write_text(submission.output)
             record["job-id"] = job_id = submission.job_id
+            save()
             _say(f"submitted job {job_id} ({plan.job_name})")
             phase("submit-seconds")
             activity = f"waiting for job {job_id}"
@@ -329,7 +341,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 _cancel_job(client, record)
                 raise LaunchFailed(f"job {job_id}: still {seen} when infx's deadline passed ({record['deadline']['seconds']:g} s "
                                    f"after submission: time limit {record['deadline']['time-limit']} + margin "
-                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it (now {record['terminal-state']})")
+                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it (now {record['terminal-state'] or 'unconfirmed'})")
             phase("run-seconds")
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
             if not state.succeeded:
@@ -351,6 +363,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             record["message"] = f"interrupted by {exc} while {activity}"
             if record["job-id"] is None and activity.startswith("submitting"):
                 record["job-id"] = _submitted_job(client, plan.job_name)
+            save()  # a runner sends SIGKILL seconds after SIGTERM; the cancel below waits for Slurm
             _say(record["message"] + (f"; cancelling job {record['job-id']}" if record["job-id"] else ""))
             if record["job-id"]:
                 _cancel_job(client, record)
@@ -372,7 +385,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 record["message"] += f"; {record['signals'][0]} received while {noted_while}"
             record["exit-code"] = code
             record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
-            results.write_record(out / f"{name}_launch.json", record)
+            save(final=True)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
     return code

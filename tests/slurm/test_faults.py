@@ -374,3 +374,18 @@ def test_squeue_json_job_states_and_exit_codes():
     with pytest.raises(SlurmUnavailable, match="cannot read"):  # not a shape Slurm prints: no answer, never an end
         job_state_from_json({"job_state": 7, "exit_code": "0:0"})
     assert not job_state_from_json({"job_state": "COMPLETED", "exit_code": True}).succeeded
+
+
+def test_sigkill_after_submission_still_leaves_the_job_id_recorded(ws, start):
+    ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
+    process = start(point(), "testlane_34")
+    [job] = wait_for(lambda: jobs_named("testlane_34"), 60, "the job")
+    record = wait_for(lambda: list((ws.root / "out").glob("*_launch.json")) and the_record(ws), 30, "the record so far")
+    process.kill()  # a runner's last resort: nothing of infx runs after this
+    process.communicate()
+    try:
+        assert record["job-id"] == job and record["exit-code"] is None and record["job-name"] == "testlane_34"
+        assert the_record(ws)["job-id"] == job  # what is left on disk names the job someone must cancel
+    finally:
+        subprocess.run(["scancel", job], check=True)
+        wait_for(lambda: not jobs_named("testlane_34"), 30, "the job to go")
