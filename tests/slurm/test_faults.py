@@ -122,7 +122,9 @@ def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_clu
     fooling = "JobState=COMPLETED ExitCode=0:0 Reason=None"
     workdir = tmp_path / fooling
     workdir.mkdir()
-    job = sbatch("--comment", fooling, "--chdir", str(workdir), "-t", "1", "--wrap", "sleep 4; exit 3")
+    script = tmp_path / "fooling.sbatch"
+    script.write_text(f'#!/bin/bash\n#SBATCH --comment="{fooling}"\n#SBATCH --time=1\nsleep 4; exit 3\n')
+    job = sbatch("--chdir", str(workdir), str(script))
     wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
     text = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True).stdout
     assert text.index("JobState=RUNNING") < text.rindex("JobState=COMPLETED")  # the trap is real: free text says COMPLETED last
