@@ -61,6 +61,12 @@ SHAPES: dict[str, Shape] = {shape.name: shape for shape in (
     # Git urls: https everywhere; file:// only where a lane's git-protocols allows it (tests).
     Shape("git-url", rf"(?:https://{_HOST}{_URL_PATH}|file://{_URL_PATH})",
           "https://<host>/<path> (or file:///<path> where the lane's git-protocols lists file)"),
+    # A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
+    # registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
+    Shape("image", r"(?:[a-z0-9.-]+(?::[0-9]+)?[/#])?"
+                   r"[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+                   r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
+          "<registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)"),
     Shape("commit", r"[0-9a-f]{40}", "a full 40-hex commit SHA"),
     Shape("sha256", r"sha256:[0-9a-f]{64}", "sha256:<64 hex digits>"),
 )}

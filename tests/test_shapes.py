@@ -121,3 +121,17 @@ def test_config_validate_refuses_hostile_launch_settings_located(tmp_path, setti
 
 def test_the_bundled_master_config_passes_as_shipped():
     assert _validate(REPO / "configs" / "nvidia-master.yaml").returncode == 0
+
+
+@pytest.mark.parametrize("field, value", [("model-prefix", "../dsv4"), ("precision", "fp4;x"),
+                                          ("image", "lmsysorg/sglang:v0.5.14\\n#SBATCH --x")])
+def test_config_validate_refuses_names_that_reach_file_names_and_tags(tmp_path, field, value):
+    text = (REPO / "configs" / "nvidia-master.yaml").read_text()
+    start = text.index(f"  {field}: ")
+    end = text.index("\n", start)
+    bad = tmp_path / "nvidia-master.yaml"
+    bad.write_text(text[:start] + f'  {field}: "{value}"' + text[end:])
+    done = _validate(bad)
+    body = json.loads(done.stdout)
+    assert done.returncode == 1 and body["diagnostics"][0]["rule"] == "bad-format"
+    assert body["diagnostics"][0]["line"] == text[:start].count("\n") + 1 and field in body["diagnostics"][0]["message"]

@@ -106,3 +106,9 @@ def test_environment_values_that_become_names_are_checked(ws, tmp_path, key):
     ws.recipe("recipe.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point()), env={key: "x\n#SBATCH --uid=0"})
     assert code == 1 and body["diagnostics"][0]["rule"] == "env-shape" and body["diagnostics"][0]["file"] == f"${key}"
+
+
+def test_an_image_with_a_newline_is_refused(ws, tmp_path):
+    ws.recipe("recipe.yaml", v1_recipe())
+    found = assert_refused_without_side_effects(ws, ws.point(point(image="lmsysorg/sglang:v0.5.14-cu130\n")), "point-image", tmp_path)
+    assert "not a valid container reference" in found["message"]
