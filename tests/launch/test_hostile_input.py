@@ -112,3 +112,10 @@ def test_an_image_with_a_newline_is_refused(ws, tmp_path):
     ws.recipe("recipe.yaml", v1_recipe())
     found = assert_refused_without_side_effects(ws, ws.point(point(image="lmsysorg/sglang:v0.5.14-cu130\n")), "point-image", tmp_path)
     assert "not a valid container reference" in found["message"]
+
+
+@pytest.mark.parametrize("field, value", [("recipe-fingerprint", "../../../escape"), ("conc", ["1/../../x"]), ("isl", "8;rm")])
+def test_fields_that_build_the_point_id_and_tags_are_checked(ws, tmp_path, field, value):
+    ws.recipe("recipe.yaml", v1_recipe())
+    found = assert_refused_without_side_effects(ws, ws.point(point(**{field: value})), "point-shape", tmp_path)
+    assert "point id" in found["message"] or "tag" in found["message"]
