@@ -275,11 +275,11 @@ def boundary_problems(point: Point, settings: dict, settings_where: dict, env: d
                                          f"Write {key}=<{shapes.accepted(shape)}>."))
     # The point id names the work directory, the default job name and every result file; the
     # tags go to srtctl. Both are built from point fields that have no string shape of their own.
-    derived = ((point_id(point.data), ("recipe-fingerprint",), "the point id (from recipe-fingerprint and conc)"),
-               (f"{point.data.get('isl', 0)}x{point.data.get('osl', 0)}", ("isl",), "the isl x osl tag"))
-    for value, path, what in derived:
+    derived = ((point_id(point.data), "the point id (from recipe-fingerprint and conc)", "recipe-fingerprint"),
+               (f"{point.data.get('isl', 0)}x{point.data.get('osl', 0)}", "the isl x osl tag", "isl"))
+    for value, what, key in derived:
         if problem := shapes.problem("name", value, what):
-            diagnostics.append(error(point.file, point.where(path), "point-shape", problem,
+            diagnostics.append(error(point.file, point.where((key,)), "point-shape", problem,
                                      "recipe-fingerprint is 64 hex digits, conc and isl/osl are whole numbers, as the matrix writes them."))
     for key, shape, what in ENV_SHAPES:
         if env.get(key) and (problem := shapes.problem(shape, env[key], what)):
