@@ -170,10 +170,10 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     """
     checkout, logs = work / "srt-slurm", work / "logs"
     try:
-        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout)
+        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout, protocols=plan.lane.git_protocols)
         resolve_in_checkout(plan, checkout)
         for source in plan.sources:
-            head = fetch_pinned(source.name, source.url, source.commit, checkout / source.dest)
+            head = fetch_pinned(source.name, source.url, source.commit, Path(source.dest), root=checkout, protocols=plan.lane.git_protocols)
             record["sources"].append({**source.to_json(), "head": head})
     except InfxError as exc:
         raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
