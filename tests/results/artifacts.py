@@ -75,3 +75,14 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
     return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
                           cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def agentic_for(row: dict, conc: int, **changes) -> dict:
+    """The AgentX aggregate fixture with the point's own topology and concurrency (as the job
+    that ran the point would have written it)."""
+    from infx.results.collect import point_topology
+
+    data = agentic(**changes)
+    data.update(point_topology(row))
+    data["conc"] = conc
+    return data
