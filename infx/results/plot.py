@@ -111,7 +111,7 @@ def draw_png(chart: Chart, path: Path) -> None:
             axes.scatter([x for x, _ in points], [y for _, y in points], color=color, alpha=0.4, s=18)
             frontier = pareto_frontier(points)
             axes.plot([x for x, _ in frontier], [y for _, y in frontier], marker="o", color=color,
-                      drawstyle="steps-post" if len(frontier) > 1 else "default", label=f"{name} frontier")
+                      drawstyle="steps-pre" if len(frontier) > 1 else "default", label=f"{name} frontier")
         axes.set_xlabel("interactivity (tok/s/user)")
         axes.set_ylabel("throughput per GPU (tok/s)")
         axes.set_title(chart.title, fontsize=10)
