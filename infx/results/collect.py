@@ -299,7 +299,12 @@ def expand_folders(paths: list[Path]) -> list[Path]:
 def collect(paths: list[Path]) -> Collected:
     result = Collected()
     for folder in expand_folders(paths):
-        rows, verdict = collect_point(folder)
+        try:
+            rows, verdict = collect_point(folder)
+        except (ValueError, TypeError, KeyError, AttributeError, ZeroDivisionError) as exc:
+            # A hand-edited or foreign launch record: say so instead of failing the whole collection.
+            rows, verdict = [], PointVerdict(folder.name, INVALID, [f"the launch record or a result file is malformed "
+                                                                     f"({type(exc).__name__}: {exc})"])
         result.rows.extend(rows)
         result.points.append(verdict)
     return result

@@ -74,7 +74,7 @@ def mermaid(chart: Chart) -> str:
         xs = [xs[round(i * step)] for i in range(MERMAID_POINTS)]
     top = max((y for frontier in frontiers.values() for _, y in frontier), default=1.0)
     names = [name for name in SERIES if name in frontiers]
-    lines = [f"**{chart.title}**: Pareto frontier, throughput per GPU against interactivity "
+    lines = [f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity "
              f"(lines in order: {', '.join(names)})", "", "```mermaid", "xychart-beta",
              f'    title "{_quote(chart.title)}"',
              f'    x-axis "interactivity (tok/s/user)" [{", ".join(_label(x) for x in xs)}]',
@@ -85,7 +85,8 @@ def mermaid(chart: Chart) -> str:
 
 
 def _quote(text: str) -> str:
-    return text.replace('"', "'")
+    """Config keys and scenarios inside a Mermaid string: nothing that could end the string or the block."""
+    return re.sub(r"[^A-Za-z0-9 ._/:+·-]", "_", text)
 
 
 def _label(x: float) -> str:

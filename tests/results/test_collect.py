@@ -218,3 +218,16 @@ def test_csv_and_a_folder_of_downloaded_artifacts(tmp_path):
     lines = done.stdout.splitlines()
     assert len(lines) == 3 and lines[0].startswith("config-key,point-id,")
     assert '"{""name"":""dynamo-router""' in lines[1]  # nested values as JSON
+
+
+def test_a_malformed_launch_record_is_an_invalid_point_not_a_crash(tmp_path):
+    folder = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4]), {staged(4): sa_bench(MULTINODE_4)})
+    good = point_folder(tmp_path / "more", bundled_row(VLLM_DISAGG, 1, conc=[8]), {staged(8): sa_bench(MULTINODE_8)})
+    record = next(folder.glob("*_launch.json"))
+    data = json.loads(record.read_text())
+    data["point"]["prefill"]["tp"] = "eight"
+    record.write_text(json.dumps(data))
+    done = run_cli("results", "collect", str(folder), str(good), "--format", "table")
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "malformed" in done.stderr or "schema refuses" in done.stderr
+    assert len(done.stdout.splitlines()) == 2  # the good point's row still comes out
