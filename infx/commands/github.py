@@ -68,7 +68,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     ids = [point_id(row) for rows in buckets.values() for row in rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
-    comparison, charts = _results_inputs(comparison_path, charts_path)
+    comparison, charts = results_inputs(comparison_path, charts_path)
     status, run_url, logs_links = None, None, {}
     if results_dir is not None:
         if not results_dir.is_dir():
@@ -85,7 +85,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
 
 
-def _results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
+def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
     """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
     comparison = None
     if comparison_path is not None:

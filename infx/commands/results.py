@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option("--output", type=click.Path(path_type=Path), help="Write here (default: stdout).")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric regressed beyond the threshold.")
 @click.option("--repo", help="OWNER/NAME for finding the baseline (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
-def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo) -> None:
+@click.option("--save-baseline", type=click.Path(path_type=Path),
+              help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
+def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline) -> None:
     """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each."""
     from ..results.compare import compare, load_results
 
@@ -89,6 +92,11 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
         found = find_baseline(repository_slug(repo), sorted({r["config-key"] for r in head_results.rows}), baseline_run)
         base_rows, source, notices = found.rows, found.source, found.notices
     comparison = compare(base_rows, head_results, threshold, source, notices)
+    if save_baseline is not None:
+        from ..fsio import atomic_write
+        from ..results.render import FORMAT
+
+        atomic_write(save_baseline, json.dumps({"format": FORMAT, "rows": base_rows, "points": [], "baseline": source}) + "\n")
     for notice in comparison.notices:
         click.echo(f"notice: {notice}", err=True)
     _write(output, comparison.to_json_text() if fmt == "json" else comparison.to_markdown())
@@ -111,3 +119,25 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
     base = load_results(list(baseline)).rows if baseline else []
     charts = plot(base, head, output)
     click.echo(f"infx results plot: {len(charts)} chart(s) in {output}", err=True)
+
+
+@results.command("summary")
+@click.option("--comparison", "comparison_path", required=True, type=click.Path(path_type=Path),
+              help="JSON from `infx results compare --format json`.")
+@click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
+@click.option("--output", type=click.Path(path_type=Path), help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
+def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
+    """The step summary: the comparison table and the charts, within GitHub's summary limit."""
+    from ..workflows.report import comparison_markdown
+    from .github import results_inputs
+
+    comparison, charts = results_inputs(comparison_path, charts_path)
+    _write(output, comparison_markdown(comparison, charts, run_url=_run_url()))
+
+
+def _run_url() -> str | None:
+    """This Actions run's page (its artifact list is where a failed point's logs are), when in one."""
+    import os
+
+    server, slug, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    return f"{server}/{slug}/actions/runs/{run}" if server.startswith("https://") and slug.count("/") == 1 and run.isdigit() else None

@@ -75,8 +75,12 @@ def test_compare_against_the_found_baseline_gives_the_seed_figures(sweeps):
     assert "the newest successful sweep on `main` per config key (runs [900](https://github.com/acme/bench/actions/runs/900))" in done.stdout
     for tput, ttft in SEED_FIGURES.values():
         assert f"({tput} 🔺)" in done.stdout and f"({ttft} 🔺)" in done.stdout
-    pinned = run_cli("results", "compare", "--head", head, "--baseline-run", "900", "--format", "json", env=env_for(server))
+    saved = Path(head).parent / "found-baseline.json"
+    pinned = run_cli("results", "compare", "--head", head, "--baseline-run", "900", "--format", "json",
+                     "--save-baseline", str(saved), env=env_for(server))
     assert pinned.returncode == 0, pinned.stderr
+    kept = json.loads(saved.read_text())
+    assert len(kept["rows"]) == 3 and kept["baseline"]["run-id"] == 900  # what `plot --baseline` then reads
     data = json.loads(pinned.stdout)
     assert data["baseline"]["kind"] == "run" and data["baseline"]["run-id"] == 900 and data["counts"]["improved"] == 3
 

@@ -106,3 +106,17 @@ def test_report_refuses_an_unreadable_comparison(tmp_path):
     done = run_cli("github", "report", "--pr", "7", "--plan", str(tmp_path / "plan.json"), "--comparison",
                    str(tmp_path / "c.json"), env={"GITHUB_TOKEN": "x", "GITHUB_REPOSITORY": SLUG})
     assert done.returncode == 2 and "is not a comparison" in done.stderr
+
+
+def test_the_summary_command_renders_comparison_and_charts(sweep, tmp_path):
+    (tmp_path / "comparison.json").write_text(sweep["comparison"].to_json_text())
+    done = run_cli("results", "summary", "--comparison", str(tmp_path / "comparison.json"),
+                   "--charts", str(sweep["root"] / "charts" / "charts.md"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("### Results against the baseline")
+    assert done.stdout.count("```mermaid") == sweep["chart_count"] and len(done.stdout.encode()) <= SUMMARY_LIMIT
+    # In a run, each failed point links to the run's artifact list.
+    in_run = run_cli("results", "summary", "--comparison", str(tmp_path / "comparison.json"),
+                     env={"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "77"})
+    failed = next(p for p in sweep["head"].points if p.status == "failed")
+    assert f"[{failed.artifact}](https://github.com/{SLUG}/actions/runs/77#artifacts)" in in_run.stdout
