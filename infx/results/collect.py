@@ -292,7 +292,11 @@ def expand_folders(paths: list[Path]) -> list[Path]:
             folders.append(path)
             continue
         children = sorted(p for p in path.iterdir() if p.is_dir())
-        folders.extend(children if children else [path])
+        if children:
+            folders.extend(children)
+        elif any(path.iterdir()):  # a point's folder without a launch record: reported as failed
+            folders.append(path)
+        # an empty folder (no artifact was downloaded) holds no point
     return folders
 
 

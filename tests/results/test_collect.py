@@ -231,3 +231,10 @@ def test_a_malformed_launch_record_is_an_invalid_point_not_a_crash(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert "malformed" in done.stderr or "schema refuses" in done.stderr
     assert len(done.stdout.splitlines()) == 2  # the good point's row still comes out
+
+
+def test_an_empty_download_folder_holds_no_point(tmp_path):
+    (tmp_path / "points").mkdir()
+    done = run_cli("results", "collect", str(tmp_path / "points"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["points"] == [] and "0 rows from 0 of 0 points" in done.stderr
