@@ -89,7 +89,7 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
         from ..workflows.baseline import find_baseline
         from .github import repository_slug
 
-        found = find_baseline(repository_slug(repo), sorted({r["config-key"] for r in head_results.rows}), baseline_run)
+        found = find_baseline(repository_slug(repo), sorted({str(r["config-key"]) for r in head_results.rows if r.get("config-key")}), baseline_run)
         base_rows, source, notices = found.rows, found.source, found.notices
     comparison = compare(base_rows, head_results, threshold, source, notices)
     if save_baseline is not None:
