@@ -238,3 +238,29 @@ def test_an_empty_download_folder_holds_no_point(tmp_path):
     done = run_cli("results", "collect", str(tmp_path / "points"))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["points"] == [] and "0 rows from 0 of 0 points" in done.stderr
+
+
+def test_the_published_schema_is_valid_and_jsonschema_agrees_with_the_compiled_check(tmp_path):
+    import copy
+
+    import jsonschema
+
+    from infx.results.schema import result_row_schema
+
+    jsonschema.Draft202012Validator.check_schema(result_row_schema())
+    validator = jsonschema.Draft202012Validator(result_row_schema())
+    fixed = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4]), {staged(4): sa_bench(MULTINODE_4)})
+    agentx = point_folder(tmp_path / "a", bundled_row(LADDER), {"{name}_conc120.json": agentic()})
+    rows = collect([fixed, agentx]).rows
+    assert len(rows) == 2
+    broken = []
+    for row in rows:
+        for key, value in (("tput_per_gpu", -1.0), ("conc", 0), ("run-id", "x"), ("srt-slurm-commit", "main"),
+                           ("num_requests_successful", 0), ("prefill_dp_attention", True), ("scenario-type", "other")):
+            if key in row:
+                changed = copy.deepcopy(row)
+                changed[key] = value
+                broken.append(changed)
+    for row in rows + broken:
+        assert (result_row_problem(row) is None) == (not list(validator.iter_errors(row))), row.get("point-id")
+    assert all(result_row_problem(row) for row in broken)
