@@ -51,8 +51,12 @@ def github() -> None:
 @click.option("--results", "results_dir", type=click.Path(path_type=Path),
               help="Folder of downloaded point artifacts (point-<id>[-failed]); adds each point's outcome.")
 @click.option("--run-id", type=click.IntRange(min=1), help="Read each point's outcome from this run's artifacts.")
+@click.option("--comparison", "comparison_path", type=click.Path(path_type=Path),
+              help="JSON from `infx results compare --format json`: adds the table against the baseline.")
+@click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
 @repo_option
-def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None, repo: str | None) -> None:
+def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
+           comparison_path: Path | None, charts_path: Path | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
     from ..workflows.report import build_comment, read_plan
@@ -64,18 +68,43 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     ids = [point_id(row) for rows in buckets.values() for row in rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
-    status, run_url = None, None
+    comparison, charts = results_inputs(comparison_path, charts_path)
+    status, run_url, logs_links = None, None, {}
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
         status = outcomes_from_names(ids, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
-        status = outcomes(ids, api.artifact_infos(api.run_artifacts(run)))
+        artifacts = api.run_artifacts(run)
+        status = outcomes(ids, api.artifact_infos(artifacts))
         run_url = run.html_url
-    body = build_comment(buckets, status, run_url)
+        logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
+    body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
+
+
+def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
+    """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
+    comparison = None
+    if comparison_path is not None:
+        try:
+            comparison = json.loads(comparison_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({exc})",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+        if not isinstance(comparison, dict) or "matches" not in comparison:
+            raise UsageError(f"--comparison {comparison_path} is not a comparison",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+    charts = None
+    if charts_path is not None:
+        from ..results.plot import read_chart_blocks
+
+        if not charts_path.is_file():
+            raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
+        charts = read_chart_blocks(charts_path)
+    return comparison, charts
 
 
 @github.command("rerun-failed")
