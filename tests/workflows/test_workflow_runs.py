@@ -93,12 +93,13 @@ def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled"
     return run
 
 
+def point_jobs(run: Executor, result: str | None = None):
+    """The run-point jobs (`…/points[k]/launch`) that ran, or that ended with ``result``."""
+    return [job for job in run.jobs if job.path.endswith("/launch") and job.result == (result or job.result)]
+
+
 def launched_points(run: Executor) -> list[dict]:
-    return [json.loads(job.inputs["point"]) for job in run.find("*points[*]") if "point" in job.inputs]
-
-
-def point_jobs(run: Executor):
-    return [job for job in run.jobs if job.path.endswith("/launch")]
+    return [json.loads(job.inputs["point"]) for job in point_jobs(run) if job.result != "skipped"]
 
 
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
