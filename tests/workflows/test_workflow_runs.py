@@ -84,11 +84,11 @@ def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = N
 
 
 def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
-           fork: bool = False, run_id: int = 9001) -> Executor:
+           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN) -> Executor:
     event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork)
     gh.state.add_run(run_id, head_branch="pr", event="pull_request")
     run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=DRY_RUN)
+                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables)
     run.results = run.run()
     return run
 
