@@ -78,7 +78,10 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
         run_url = run.html_url
     plan_document = read_json(plan_path)
     mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
-    lane_gate = read_json(lane_gate_path).get("lanes") if lane_gate_path is not None else None
+    lane_gate = None
+    if lane_gate_path is not None:
+        gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
+        lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
     body = build_comment(buckets, status, run_url, mode=mode, lane_gate=lane_gate)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)

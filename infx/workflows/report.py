@@ -63,15 +63,15 @@ def read_plan(path: Path) -> dict[str, list[dict]]:
     return plan_buckets(read_json(path))
 
 
-def read_json(path: Path):
-    """A plan (or lane gate) document, or a located usage error."""
+def read_json(path: Path, what: str = "plan file",
+              hint: str = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."):
+    """A JSON document infx wrote earlier (a plan, a lane gate), or a located usage error."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"plan file {path} does not exist", "Pass the JSON written by `infx plan --format json`.", str(path))
+        raise UsageError(f"{what} {path} does not exist", hint, str(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"plan file {path} is not readable JSON: {exc}",
-                         "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`.", str(path))
+        raise UsageError(f"{what} {path} is not readable JSON: {exc}", hint, str(path))
 
 
 def row_gpu_hours(row: dict) -> float:
