@@ -132,6 +132,15 @@ class Executor:
         finally:
             self.engine.close()
 
+    def run_called(self, workflow: str, inputs: dict) -> dict[str, str]:
+        """Run a reusable workflow on its own, as a `workflow_call` with these inputs."""
+        tree = self.engine.parse(self.workspace / workflow)
+        inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, inputs)
+        try:
+            return self.run_jobs(workflow, tree, inputs, prefix="")
+        finally:
+            self.engine.close()
+
     @staticmethod
     def _with_defaults(declared: dict, given: dict) -> dict:
         unknown = set(given) - set(declared)
@@ -220,7 +229,7 @@ class Executor:
                 continue
             step_env = {**env, **{k: _env_text(v) for k, v in self.engine.value(step.get("env") or {}, step_context).items()}}
             if "run" in step:
-                outcome, outputs, exported, paths = self.run_script(step, step_env, temp, record, extra_path)
+                outcome, outputs, exported, paths = self.run_script(step, index, step_env, temp, record, extra_path)
                 env.update(exported)
                 extra_path = paths + extra_path
             else:
@@ -233,10 +242,10 @@ class Executor:
         record.outputs = {k: _env_text(v) for k, v in self.engine.value(job.get("outputs") or {}, context).items()}
         return record.result, record.outputs
 
-    def run_script(self, step: dict, env: dict, temp: Path, record: Job, extra_path: list[str]):
+    def run_script(self, step: dict, index: int, env: dict, temp: Path, record: Job, extra_path: list[str]):
         if isinstance(step["run"], dict):
             raise RuntimeError(f"{record.path}: an expression inside a `run:` script: {step['run']}")
-        files = {name: temp / f"{name.lower()}-{len(record.log)}" for name in
+        files = {name: temp.parent / f"{temp.name}.{name.lower()}-{index}" for name in
                  ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY")}
         for file in files.values():
             file.write_text("")

@@ -263,3 +263,23 @@ def subprocess_infx(repo: Path, *args: str) -> str:
                           env={**_env(), "PYTHONPATH": str(PROJECT)})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
+
+
+def test_a_shard_past_the_inline_outputs_is_loaded_from_the_plan_artifact(main_repo: Path, tmp_path: Path):
+    """Level 2 of the fan-out for a shard that is only a file (too large for a job output, or
+    past the 64 outputs the setup declares): the `load` job reads it from `sweep-plan`."""
+    rows = bundled_rows()[:3]
+    sha = git(main_repo, "rev-parse", "HEAD")
+    run = Executor(main_repo, tmp_path / "run", "push", {"ref": "refs/heads/main", "before": sha, "after": sha},
+                   sha=sha, repository=SLUG, run_id=9300)
+    shards = run.artifacts / "sweep-plan" / "infx-shards"
+    shards.mkdir(parents=True)
+    (shards / "shard-70.json").write_text(json.dumps(rows))
+    results = run.run_called(".github/workflows/sweep-shard.yml",
+                             {"shard-id": "multi_node/8k1k#9", "rows": "", "shard-file": "shard-70.json", "dry-run": True})
+    assert results == {"load": "success", "points": "success"}, _logs(run)
+    assert sorted(map(point_id, launched_points(run))) == sorted(map(point_id, rows))
+    inline = Executor(main_repo, tmp_path / "inline", "push", {"before": sha}, sha=sha, repository=SLUG, run_id=9301)
+    assert inline.run_called(".github/workflows/sweep-shard.yml", {"shard-id": "x#0", "rows": json.dumps(rows[:1]),
+                                                                   "shard-file": "shard-0.json", "dry-run": True}) == {
+        "load": "skipped", "points": "success"}
