@@ -62,7 +62,8 @@ def server(monkeypatch):
         yield gh
 
 
-def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False) -> dict:
+def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False,
+               draft: bool = False) -> dict:
     """The fields of a pull_request event GitHub sends, as its documentation shapes them."""
     head, base = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "main")
     owner = "stranger" if fork else SLUG.split("/")[0]
@@ -70,7 +71,7 @@ def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = N
     payload = {
         "action": action, "number": PR,
         "pull_request": {
-            "number": PR, "state": "open", "draft": False, "title": "GB300 ladder on Mooncake",
+            "number": PR, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
             "labels": [{"id": 100 + i, "name": n, "color": "ededed", "default": False} for i, n in enumerate(labels)],
             "head": {"ref": "pr", "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
             "base": {"ref": "main", "sha": base, "repo": repository},
@@ -84,8 +85,8 @@ def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = N
 
 
 def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
-           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN) -> Executor:
-    event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork)
+           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False) -> Executor:
+    event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork, draft)
     gh.state.add_run(run_id, head_branch="pr", event="pull_request")
     run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
                    ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables)
@@ -124,6 +125,8 @@ def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Pat
     body = comments[0]["body"]
     assert "Launch: yes" in body and "`sweep-enabled`" in body and "trimmed" in body
     assert f"✅ ok: **{len(planned)}**" in body
+    setup_summary = next(job.summary for job in run.jobs if job.path == "setup")
+    assert "## infx plan" in setup_summary and "**Launch: yes** (label `sweep-enabled`)" in setup_summary
     assert run.concurrency == {"group": f"run-sweep-pr-{PR}", "cancel-in-progress": True}
 
 
@@ -222,15 +225,16 @@ def test_no_primary_label_or_skip_sweep_plans_and_reports_but_launches_nothing(c
     run = pr_run(change, tmp_path, server, labels, action="synchronize")
     assert run.results["setup"] == "success" and run.results["report-plan"] == "success", _logs(run)
     assert run.results["sweep"] == run.results["canary"] == run.results["report-results"] == "skipped"
-    assert not launched_points(run)
+    assert not launched_points(run) and not self_hosted_jobs(run)
     mode = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["mode"]
     assert mode["dispatch"] is False
     body = server.state.comments[PR][0]["body"]
     assert "Launch: no" in body and ("[skip-sweep]" in body if case == "skip-sweep" else "add one of the labels" in body)
 
 
-def test_a_fork_pull_request_reaches_no_job(change: Path, tmp_path: Path, server):
-    run = pr_run(change, tmp_path, server, ["sweep-enabled"], fork=True)
+@pytest.mark.parametrize("kind", ["fork", "draft"])
+def test_a_fork_or_draft_pull_request_reaches_no_job(kind, change: Path, tmp_path: Path, server):
+    run = pr_run(change, tmp_path, server, ["sweep-enabled"], fork=kind == "fork", draft=kind == "draft")
     assert set(run.results.values()) == {"skipped"} and not self_hosted_jobs(run)
 
 
@@ -250,6 +254,7 @@ def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, se
     git(change, "commit", "-qam", "lane profile without the canary's runner label")
     run = pr_run(change, tmp_path, server, ["full-sweep-enabled"], label="full-sweep-enabled")
     assert run.results["canary"] == "failure", _logs(run)
+    assert [job.inputs["shard-id"] for job in run.jobs if job.path == "canary"] == ["canary"]
     assert run.results["sweep"] == "skipped" and run.results["report-results"] == "success"
     assert [point_id(p) for p in launched_points(run)] == [canary_id]
     body = server.state.comments[PR][0]["body"]
