@@ -14,7 +14,9 @@ What stands in for GitHub, and only that:
   does nothing;
 - the runner's `python`: the test's interpreter with infx importable from the project under
   test (PYTHONPATH), so `pip install .` (which needs PyPI) and `python -m venv` are no-ops.
-Jobs run one after another; a matrix with fail-fast starts no instance after a failure.
+Jobs run in `needs` order; the instances of a matrix without fail-fast run side by side (at
+most one script per core at a time), those of a fail-fast matrix one after another, so
+none starts after a failure.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,11 +47,13 @@ class Engine:
             raise RuntimeError("node and the npm packages are needed: run `npm ci` at the repository root (.ci/run does)")
         self.process = subprocess.Popen([node, str(ENGINE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.parsed: dict[Path, dict] = {}
+        self.lock = threading.Lock()  # one request at a time on the pipe
 
     def ask(self, request: dict):
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
+        with self.lock:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            answer = json.loads(self.process.stdout.readline())
         if "error" in answer:
             raise RuntimeError(f"engine: {answer['error']}\nrequest: {json.dumps(request)[:2000]}")
         return answer
@@ -113,6 +119,8 @@ class Executor:
         self.jobs: list[Job] = []
         self.bin = self._runner_bin()
         self.run_name = self.concurrency = None
+        self.scripts = threading.Semaphore(os.cpu_count() or 2)  # scripts running at once
+        self.checkout_lock = threading.Lock()  # the shared workspace and the server's fixtures
 
     # --- the workflow level -----------------------------------------------------------------
 
@@ -175,21 +183,27 @@ class Executor:
         strategy = self.engine.value(job.get("strategy") or {}, context)
         combos = _combinations(strategy.get("matrix"))
         fail_fast = strategy.get("fail-fast", True) is not False
-        results, outputs = [], {}
-        for index, matrix in enumerate(combos):
-            instance = f"{path}[{index}]" if matrix is not None else path
-            if fail_fast and "failure" in results:
-                results.append("cancelled")
-                self.jobs.append(Job(instance, workflow, "cancelled", matrix=matrix))
-                continue
+        def instance(index: int, matrix) -> tuple[str, dict]:
+            job_path = f"{path}[{index}]" if matrix is not None else path
             job_context = {**context, "matrix": matrix or {},
                            "strategy": {"fail-fast": fail_fast, "job-index": index, "job-total": len(combos), "max-parallel": len(combos)}}
             if "uses" in job:
-                result, job_outputs = self.call(workflow, job, job_context, instance)
-            else:
-                result, job_outputs = self.run_steps(workflow, job, job_context, instance, matrix)
-            results.append(result)
-            outputs = job_outputs or outputs  # as on GitHub, one instance's outputs win
+                return self.call(workflow, job, job_context, job_path)
+            return self.run_steps(workflow, job, job_context, job_path, matrix)
+
+        finished: list[tuple[str, dict]] = []
+        if fail_fast or len(combos) == 1:
+            for index, matrix in enumerate(combos):
+                if any(result == "failure" for result, _ in finished):
+                    finished.append(("cancelled", {}))
+                    self.jobs.append(Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix))
+                else:
+                    finished.append(instance(index, matrix))
+        else:
+            with ThreadPoolExecutor(max_workers=min(len(combos), 8)) as pool:
+                finished = list(pool.map(instance, range(len(combos)), combos))
+        results = [result for result, _ in finished]
+        outputs = next((o for _, o in reversed(finished) if o), {})  # as on GitHub, one instance's outputs win
         overall = "failure" if "failure" in results else "cancelled" if "cancelled" in results else "success"
         return overall, outputs
 
@@ -256,8 +270,9 @@ class Executor:
                       "GITHUB_API_URL": self.github["api_url"], "PYTHONPATH": str(PROJECT),
                       "PATH": os.pathsep.join(extra_path + [str(self.bin), os.environ["PATH"]]),
                       **{k: str(v) for k, v in files.items()}}
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=self.workspace,
-                              env={**runner_env, **env}, capture_output=True, text=True, timeout=300)
+        with self.scripts:
+            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=self.workspace,
+                                  env={**runner_env, **env}, capture_output=True, text=True, timeout=300)
         record.log += f"--- {step.get('name', step.get('id', 'run'))} (exit {done.returncode})\n{done.stdout}{done.stderr}"
         record.summary += files["GITHUB_STEP_SUMMARY"].read_text()
         outputs = read_command_file(files["GITHUB_OUTPUT"].read_text())
@@ -268,8 +283,11 @@ class Executor:
     def run_action(self, step: dict, context: dict, temp: Path, record: Job) -> str:
         action = step["uses"].split("@", 1)[0]
         given = self.engine.value(step.get("with") or {}, context)
-        if action == "actions/checkout":
-            subprocess.run(["git", "checkout", "-q", "--force", "--detach", self.github["sha"]], cwd=self.workspace, check=True)
+        if action == "actions/checkout":  # every job shares the one workspace, at the event's commit
+            with self.checkout_lock:
+                head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=self.workspace, capture_output=True, text=True).stdout.strip()
+                if head != self.github["sha"]:
+                    subprocess.run(["git", "checkout", "-q", "--force", "--detach", self.github["sha"]], cwd=self.workspace, check=True)
             return "success"
         if action == "actions/setup-python":
             return "success"
@@ -299,7 +317,8 @@ class Executor:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, destination)
         if self.server is not None:
-            self.server.state.add_artifact(int(self.github["run_id"]), name)
+            with self.checkout_lock:
+                self.server.state.add_artifact(int(self.github["run_id"]), name)
         return "success"
 
     def download(self, given: dict, record: Job) -> str:
