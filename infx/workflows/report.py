@@ -62,14 +62,18 @@ def plan_buckets(data) -> dict[str, list[dict]]:
 
 
 def read_plan(path: Path) -> dict[str, list[dict]]:
+    return plan_buckets(read_json(path))
+
+
+def read_json(path: Path, what: str = "plan file",
+              hint: str = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."):
+    """A JSON document infx wrote earlier (a plan, a lane gate), or a located usage error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"plan file {path} does not exist", "Pass the JSON written by `infx plan --format json`.", str(path))
+        raise UsageError(f"{what} {path} does not exist", hint, str(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"plan file {path} is not readable JSON: {exc}",
-                         "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`.", str(path))
-    return plan_buckets(data)
+        raise UsageError(f"{what} {path} is not readable JSON: {exc}", hint, str(path))
 
 
 def row_gpu_hours(row: dict) -> float:
@@ -127,12 +131,18 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
                   run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
-                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None) -> str:
-    """The whole comment body, starting with the marker, at most `budget` characters."""
+                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: dict | None = None,
+                  lane_gate: dict | None = None) -> str:
+    """The whole comment body, starting with the marker, at most `budget` characters.
+
+    ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
+    ``comparison``/``charts``: the results against the baseline (infx results compare/plot).
+    """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
     head = [MARKER, "### infx sweep plan", "",
             f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
+    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets)
     tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
                     [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
     points = [(name, row) for name, rows in buckets.items() for row in rows]
@@ -157,6 +167,27 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
         head.extend(comparison_head(comparison))
         tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
     return _fit("\n".join(head), tables, budget)
+
+
+def _mode_lines(mode: dict | None) -> list[str]:
+    if not mode:
+        return []
+    from .labels import Mode, describe
+
+    return ["", describe(Mode.from_json(mode))]
+
+
+def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:
+    if not lane_gate:
+        return []
+    from .lanegate import render_lines
+
+    per_lane: dict[str, int] = {}
+    for rows in buckets.values():
+        for row in rows:
+            per_lane[row.get("runner")] = per_lane.get(row.get("runner"), 0) + 1
+    lines = render_lines(lane_gate, per_lane)
+    return ["", "#### Lane check", "", *lines] if lines else []
 
 
 # --- results: the comparison with the baseline and the charts -----------------------------------
