@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
 from github_server import SLUG, LocalGitHub  # noqa: E402
-from test_workflows import load, run_step  # noqa: E402
-from workflow_expressions import Context, condition, render  # noqa: E402
+from executor import Engine  # noqa: E402
+from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
 
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
 
@@ -22,17 +22,24 @@ from test_compare import LADDER, SEED, SEED_FIGURES, ladder_results  # noqa: E40
 
 
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
-    steps = {s.get("id") or s.get("name"): s for s in load("run-point.yml")["jobs"]["launch"]["steps"]}
-    check = steps["results"]
-    assert "infx results collect" in check["run"]
-    assert condition(check["if"], Context(values={"inputs": {"dry-run": False}}))
-    assert not condition(check["if"], Context(values={"inputs": {"dry-run": True}}))
-    upload = next(s for s in steps.values() if "upload-artifact" in s.get("uses", ""))
-    for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
-                                    ("failure", "skipped", "-failed")):
-        ctx = Context(values={"steps": {"point": {"outputs": {"id": "abc-c4"}}, "launch": {"outcome": launch},
-                                        "results": {"outcome": results}}})
-        assert render(upload["with"]["name"], ctx) == f"point-abc-c4{suffix}"
+    """Evaluated by GitHub's own evaluator: the check runs unless dry, and its failure names the artifact."""
+    assert "infx results collect" in next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"]
+                                          if s.get("id") == "results")["run"]
+    engine = Engine()
+    try:
+        steps = engine.parse(WORKFLOWS / "run-point.yml")["jobs"]["launch"]["steps"]
+        check = next(s for s in steps if s.get("id") == "results")
+        status = {"success": True}
+        assert engine.condition(check["if"], {"inputs": {"dry-run": False}}, status)
+        assert not engine.condition(check["if"], {"inputs": {"dry-run": True}}, status)
+        upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
+        for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
+                                        ("failure", "skipped", "-failed")):
+            ctx = {"steps": {"point": {"outputs": {"id": "abc-c4"}}, "launch": {"outcome": launch},
+                             "results": {"outcome": results}}}
+            assert engine.value(upload["with"]["name"], ctx) == f"point-abc-c4{suffix}"
+    finally:
+        engine.close()
 
 
 def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
