@@ -106,7 +106,7 @@ def launched_points(run: Executor) -> list[dict]:
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
     run = pr_run(change, tmp_path, server, ["sweep-enabled"])
     assert run.results == {"setup": "success", "report-plan": "success", "lanes": "skipped", "lane-gate": "skipped",
-                           "canary": "skipped", "sweep": "success", "report-results": "success"}, _logs(run)
+                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "success"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["primary-label"] == "sweep-enabled" and plan["mode"]["trim-conc"] is True
     planned = [row for rows in plan["buckets"].values() for row in rows]
@@ -196,7 +196,7 @@ def test_push_to_main_gates_and_sweeps_the_merged_change(main_repo: Path, tmp_pa
     run = Executor(main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN)
     run.results = run.run()
     assert run.results == {"setup": "success", "report-plan": "skipped", "lanes": "skipped", "lane-gate": "skipped",
-                           "canary": "skipped", "sweep": "success", "report-results": "skipped"}, _logs(run)
+                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "skipped"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["dispatch"] is True and plan["mode"]["trim-conc"] is False
     assert sorted(map(point_id, launched_points(run))) == sorted(point_id(r) for rows in plan["buckets"].values() for r in rows)
