@@ -38,7 +38,7 @@ def main() -> None:
             configs = patched_corpus(CORPUS, Path(tmp)) / "configs"
             components, codes = configs / "components.yaml", (0,)
         else:
-            configs, components, codes = CORPUS / "configs", REPO / "configs" / "components.yaml", (1,)
+            configs, components, codes = CORPUS / "configs", REPO / "infx" / "config" / "components.yaml", (1,)
         argv = [sys.executable, "-m", "infx", "config", "validate",
                 str(configs / "nvidia-master.yaml"), str(configs / "amd-master.yaml"),
                 "--runners", str(configs / "runners.yaml"), "--components", str(components)]

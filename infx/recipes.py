@@ -13,7 +13,6 @@ materialise the one flat recipe it submits.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,8 +264,3 @@ def recipe_node_count(recipe: dict) -> int:
             "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
         )
     return serving + _dedicated_extra_nodes(recipe)
-
-
-def gpu_nodes(num_worker: int, gpus_per_worker: int, gpus_per_node: int) -> int:
-    """Nodes a role needs by GPU arithmetic alone (no recipe)."""
-    return math.ceil(num_worker * gpus_per_worker / gpus_per_node)

@@ -3,13 +3,14 @@ reference/matrix.md §4–§5, built here from those facts, not from infx's outp
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections import Counter
 
 import pytest
 
-from corpus import patched_corpus
+from corpus import REFERENCE_ROWS, patched_corpus
 from infx.config import load_config_set
 from infx.matrix import EvalMode, Selection, bucketize, build_matrix
 from matrix_helpers import CORPUS, run_cli
@@ -37,6 +38,21 @@ def config_set(corpus_repo):
 @pytest.fixture(scope="module")
 def rows(config_set):
     return build_matrix(config_set)
+
+
+# Fields infx adds to the reference's rows (docs/matrix.md); every other field is the reference's.
+INFX_FIELDS = {"config-key", "recipe-fingerprint", "node-count"}
+
+
+def test_rows_equal_the_reference_generators(rows):
+    """The unmodified corpus (runner labels declared) expands to the reference's rows, field by field, in order."""
+    expected = json.loads(gzip.decompress(REFERENCE_ROWS.read_bytes()))
+    assert len(rows) == len(expected) == 1820
+    for index, (row, reference) in enumerate(zip(rows, expected)):
+        core = {key: value for key, value in row.items() if key not in INFX_FIELDS}
+        assert core == reference, (index, row["config-key"])
+    legacy = [r for r in rows if r["config-key"] == "dsv4-fp4-gb200-dynamo-vllm-mtp2"]
+    assert legacy[0]["disagg"] is True and legacy[0]["decode"]["num-worker"] == 0  # the aggregated point, as the reference runs it
 
 
 def bucket_sizes(rows):
