@@ -1,4 +1,4 @@
-"""Random mutations of valid configs never crash the validator, and the fast schema check agrees with jsonschema."""
+"""Random mutations of valid configs never crash the validator, and jsonschema-rs agrees with jsonschema."""
 
 from __future__ import annotations
 
