@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..diagnostics import Diagnostic, Report, Severity, error
-from ..yamlio import Document, load_yaml
+from ..yamlcache import load_yaml_cached
+from ..yamlio import Document
 from .normalize import normalize_entry
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
@@ -52,7 +53,7 @@ def repo_root_of(master_path: Path) -> Path:
 
 def _load(path: Path, report: Report, what: str) -> Document | None:
     """Load one YAML file; an empty file or one that is not a mapping is reported here."""
-    doc, problems = load_yaml(path, display=str(path))
+    doc, problems = load_yaml_cached(path, display=str(path))  # read by every command: cached by content
     report.extend(problems)
     if doc is None:
         return None

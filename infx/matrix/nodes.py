@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .. import recipes as _recipes, yamlio as _yamlio
-from ..recipes import RecipeError, RecipeRef, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
+from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
 from ..diskcache import read_cached, write_cached
 from ..workers import gpu_nodes, replica_gpus
 from .derive import DeriveError
@@ -58,7 +58,7 @@ class RecipeNodeCounts:
         key = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}:{ref.selector or ''}"
         if key not in self.saved:
             try:
-                self.saved[key] = recipe_node_count(load_recipe(ref, self.root)[1])
+                self.saved[key] = recipe_node_count(recipe_for_counting(ref, self.root))
             except (RecipeError, ValueError, TypeError) as exc:  # odd node fields are ValueError/TypeError
                 self.saved[key] = str(exc)
             self.dirty = True
