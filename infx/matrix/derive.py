@@ -22,8 +22,11 @@ MIB = 1_048_576
 GB = Decimal(10) ** 9
 SEQ_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
 SEQ_BY_NAME = {name: pair for pair, name in SEQ_NAMES.items()}
-# Fields a recipe fingerprint leaves out: the same topology at another concurrency is the same recipe.
-NOT_FINGERPRINTED = frozenset({"conc", "exp-name", "recipe-fingerprint"})
+# A point's topology is its row without what varies between the concurrencies of one
+# configuration: the concurrency, the name derived from it, and the eval marks (run-eval,
+# eval-conc) the default policy puts on some concurrencies. The one definition: the row's
+# fingerprint, the eval policy's groups and the planner's points all use it.
+NOT_TOPOLOGY = frozenset({"conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint"})
 
 
 class DeriveError(ValueError):
@@ -150,7 +153,12 @@ def total_cpu_dram_gb(mode: str, utilization, runners: dict, runner: str, gpu_co
     return int(budget.to_integral_value(rounding=ROUND_FLOOR))
 
 
+def topology(row: dict) -> bytes:
+    """The canonical JSON of a row's topology (the row without NOT_TOPOLOGY)."""
+    return canonical({key: value for key, value in row.items() if key not in NOT_TOPOLOGY})
+
+
 def fingerprint(row: dict) -> str:
-    """SHA-256 of the row's canonical JSON without concurrency and names (the shared contract)."""
-    body = {key: value for key, value in row.items() if key not in NOT_FINGERPRINTED}
-    return hashlib.sha256(canonical(body)).hexdigest()
+    """The row's ``recipe-fingerprint``: SHA-256 of its topology; every concurrency of one
+    topology shares it (``infx.points.point_id`` adds the concurrency)."""
+    return hashlib.sha256(topology(row)).hexdigest()

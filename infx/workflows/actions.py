@@ -93,9 +93,18 @@ def row_gpu_hours(row: dict) -> float:
     return row_gpus(row) * seconds * runs / 3600
 
 
-def _cell(value) -> str:
-    text = (dumps(value) if isinstance(value, (list, dict)) else str(value))[:200]
+CELL_LIMIT = 200  # characters of one table cell, before escaping
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` as one cell of a Markdown table: cut to CELL_LIMIT, then ``\\`` and ``|`` escaped,
+    line breaks made spaces (the one escaping rule of every table infx writes)."""
+    text = text[:CELL_LIMIT]
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+
+
+def _cell(value) -> str:
+    return markdown_cell(dumps(value) if isinstance(value, (list, dict)) else str(value))
 
 
 SUMMARY_COLUMNS = ("config-key", "runner", "conc", "exp-name", "run-eval")

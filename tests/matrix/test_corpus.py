@@ -109,7 +109,7 @@ def test_throughput_points_survive_eval_modes(config_set, rows):
 
 
 def expected_fingerprint(row):
-    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "recipe-fingerprint")}
+    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint")}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -181,6 +181,20 @@ def test_cli_json_matches_the_api(corpus_repo, rows):
                       "--format", "json"], cwd=corpus_repo)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == rows
+
+
+def test_one_topology_keeps_its_fingerprint_across_concurrencies_and_eval_marks(rows):
+    """Every row of a topology (all but conc, names and eval marks) shares one fingerprint, eval-marked or not."""
+    from infx.matrix.derive import topology
+
+    by_topology: dict = {}
+    for row in rows:
+        by_topology.setdefault(topology(row), set()).add(row["recipe-fingerprint"])
+    assert all(len(prints) == 1 for prints in by_topology.values())
+    assert len({p for prints in by_topology.values() for p in prints}) == len(by_topology)
+    marked = {r["recipe-fingerprint"] for r in rows if r["run-eval"]}
+    unmarked = {r["recipe-fingerprint"] for r in rows if not r["run-eval"]}
+    assert marked & unmarked  # topologies with an eval at one concurrency and none at another
 
 
 def test_rows_pass_jsonschema(rows, config_set):

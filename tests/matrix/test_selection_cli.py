@@ -115,9 +115,11 @@ def test_fingerprint_is_the_contract_canonical_form(image):
     from infx.matrix.derive import fingerprint
 
     row = {"image": image, "conc": 4, "exp-name": "x", "prefill": {"tp": 4, "ep": 1}, "run-eval": False}
-    body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
+    body = {"image": image, "prefill": {"ep": 1, "tp": 4}}
     expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
     assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
+    assert fingerprint({**row, "run-eval": True, "eval-conc": 4}) == expected  # eval marks are not the topology
+    assert fingerprint({**row, "eval-only": True}) != expected  # an eval-only job is another job
 
 
 def test_selection_takes_a_lone_string_as_one_value(mixed):
