@@ -8,8 +8,6 @@ diagnostic. Each rule lives here once; docs/config.md and configs/CONFIGS.md cit
 
 from __future__ import annotations
 
-import json
-import re
 from functools import cached_property
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -202,32 +200,18 @@ def _gpus_per_node(ctx: EntryContext) -> int | None:
         return None
 
 
-_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./=:+-]*$")
-_STR_TAG = "tag:yaml.org,2002:str"
+def _yaml_block(data: dict) -> str:
+    """``data`` as the YAML a config author would write (block mappings, flow leaf lists)."""
+    import yaml  # already loaded by the YAML reader
 
-
-def _yaml_scalar(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        import yaml  # already loaded by the YAML reader
-
-        plain = _PLAIN.match(value) and yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
-        return value if plain else json.dumps(value)  # a JSON string is always a valid YAML scalar
-    return str(value)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True).rstrip("\n")
 
 
 def new_spelling(ctx: EntryContext, item: dict) -> str:
     """The worker: + num-nodes: form of a legacy aggregated entry, as YAML lines."""
     worker = legacy_to_worker(item)["worker"]
     per_node = _gpus_per_node(ctx)
-    nodes = gpu_nodes(1, role_gpus(worker), per_node) if per_node else "<nodes>"
-    lines = ["worker:"]
-    for name, value in worker.items():
-        shown = "[" + ", ".join(map(_yaml_scalar, value)) + "]" if isinstance(value, list) else _yaml_scalar(value)
-        lines.append(f"  {name}: {shown}")
-    lines.append(f"num-nodes: {nodes}")
-    return "\n".join(lines)
+    return _yaml_block({"worker": worker, "num-nodes": gpu_nodes(1, role_gpus(worker), per_node) if per_node else "<nodes>"})
 
 
 @rule("legacy-aggregate", "The legacy aggregated spelling (prefill + decode num-worker 0) is accepted with a warning.",
@@ -250,8 +234,6 @@ def _aggregated_in_disagg(ctx: EntryContext, item: dict) -> bool:
 
 def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
     """The aggregated entry an aggregated point of a disagg entry belongs in, as YAML."""
-    import yaml  # already loaded by the YAML reader
-
     point = {k: v for k, v in legacy_to_worker(se.entry).items() if k != "kv-p2p-transfer"}
     per_node = _gpus_per_node(ctx)
     point = {"worker": point.pop("worker"), "num-nodes": gpu_nodes(1, role_gpus(se.entry["prefill"]), per_node)
@@ -259,8 +241,7 @@ def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
     header = {k: v for k, v in ctx.entry.items() if k not in ("scenarios", "kv-p2p-transfer")}
     scenario = {k: v for k, v in se.scenario.items() if k != "search-space"}
     entry = {**header, "disagg": False, "scenarios": {se.kind: [{**scenario, "search-space": [point]}]}}
-    return yaml.safe_dump({f"{ctx.key}-agg": entry}, sort_keys=False, default_flow_style=None, width=1000,
-                          allow_unicode=True).rstrip("\n")
+    return _yaml_block({f"{ctx.key}-agg": entry})
 
 
 @rule("aggregated-point-in-disagg", "An aggregated point (decode num-worker 0) belongs in an aggregated entry, not a `disagg: true` one.",
