@@ -306,7 +306,9 @@ def recipe_for_counting(ref: RecipeRef, root: Path) -> dict:
     if part is not None:
         doc, problems = parse_yaml(part, str(path))
         if not problems and (doc.data is None or isinstance(doc.data, dict)):
-            return select_variant(doc.data or {}, ref.selector)
+            data = doc.data or {}
+            # a file without variants is its own recipe; the count only reads it, so no copy
+            return data if "base" not in data and not ref.selector else select_variant(data, ref.selector)
     return load_recipe(ref, root)[1]
 
 

@@ -204,7 +204,9 @@ def _yaml_block(data: dict) -> str:
     """``data`` as the YAML a config author would write (block mappings, flow leaf lists)."""
     import yaml  # already loaded by the YAML reader
 
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=1000, allow_unicode=True).rstrip("\n")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: every legacy point gets one
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=1000,
+                     allow_unicode=True).rstrip("\n")
 
 
 def new_spelling(ctx: EntryContext, item: dict) -> str:
