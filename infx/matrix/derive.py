@@ -158,7 +158,7 @@ def topology(row: dict) -> bytes:
     return canonical({key: value for key, value in row.items() if key not in NOT_TOPOLOGY})
 
 
-def fingerprint(row: dict) -> str:
+def topology_fingerprint(row: dict) -> str:
     """The row's ``recipe-fingerprint``: SHA-256 of its topology; every concurrency of one
     topology shares it (``infx.points.point_id`` adds the concurrency)."""
     return hashlib.sha256(topology(row)).hexdigest()

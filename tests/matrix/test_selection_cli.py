@@ -112,7 +112,7 @@ def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
 def test_fingerprint_is_the_contract_canonical_form(image):
     import hashlib
 
-    from infx.matrix.derive import fingerprint
+    from infx.matrix.derive import topology_fingerprint as fingerprint
 
     row = {"image": image, "conc": 4, "exp-name": "x", "prefill": {"tp": 4, "ep": 1}, "run-eval": False}
     body = {"image": image, "prefill": {"ep": 1, "tp": 4}}
