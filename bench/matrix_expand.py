@@ -37,7 +37,8 @@ def scaled_copy(repo: Path, destination: Path, factor: int) -> Path:
     """The corpus with every master entry repeated ``factor`` times under new keys."""
     (destination / "configs").mkdir(parents=True)
     for name in ("runners.yaml", "components.yaml"):
-        (destination / "configs" / name).write_bytes((repo / "configs" / name).read_bytes())
+        if (repo / "configs" / name).is_file():  # the corpus has no components.yaml: the shipped policy
+            (destination / "configs" / name).write_bytes((repo / "configs" / name).read_bytes())
     (destination / "benchmarks").symlink_to(repo / "benchmarks")
     for master in MASTERS:
         entries = yaml.load((repo / "configs" / master).read_text(), Loader=yaml.CSafeLoader)
