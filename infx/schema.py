@@ -113,7 +113,11 @@ def schema_errors(name: str, instance: Any, pointer: str | None = None) -> list[
     ready, _ = _json_ready(instance)
     root = _root(name, pointer)
     found = []
-    for err in validator(name, pointer).iter_errors(ready):
+    try:
+        errors = list(validator(name, pointer).iter_errors(ready))
+    except ValueError as exc:  # a value JSON cannot hold (YAML gives none today): say so, never raise
+        return [SchemaError("", None, {}, instance, (), f"cannot be checked: {exc}", {})]
+    for err in errors:
         location = list(err.schema_path)
         keyword = str(location[-1]) if location else ""
         schema = _schema_at(root, location[:-1])
