@@ -101,3 +101,23 @@ def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
     for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
         path = corpus / "configs" / name
         assert load_yaml(path)[0].data == yaml.load(path.read_text(), Loader=yaml.SafeLoader)
+
+
+def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_path):
+    """`infx config validate` from the corpus's root, as a user would run it: defaults, no components.yaml."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = patched_corpus(corpus, tmp_path)
+    repo = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run([sys.executable, "-m", "infx", "config", "validate", "--format", "json"], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(repo), "INFX_CACHE_DIR": str(tmp_path / "cache")},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["ok"] is True
+    severities = {(d["rule"], d["severity"]) for d in body["diagnostics"]}
+    assert severities == {("legacy-aggregate", "warning"), ("aggregated-point-in-disagg", "warning"),
+                          ("components-default", "notice")}
