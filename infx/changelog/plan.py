@@ -61,8 +61,8 @@ def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[
 
 
 def _point_key(row: dict) -> str:
-    """A row's topology (everything but its concurrency and names)."""
-    return row.get("recipe-fingerprint") or _matrix().fingerprint(row)
+    """A row's topology (infx.matrix.derive.topology: everything but its concurrency, names and eval marks)."""
+    return row.get("recipe-fingerprint") or _matrix().topology_fingerprint(row)
 
 
 def _concs(row: dict) -> list:

@@ -13,27 +13,11 @@ import click
 from ..diagnostics import UsageError
 from ..workflows.rerun import SWEEP_WORKFLOW
 
-REPOSITORY_CONFIG = Path("configs") / "infx.yaml"
-
-
 def repository_slug(option: str | None) -> str:
-    """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml."""
-    if option:
-        slug = option
-    elif os.environ.get("GITHUB_REPOSITORY"):
-        slug = os.environ["GITHUB_REPOSITORY"]
-    else:
-        slug = ""
-        if REPOSITORY_CONFIG.is_file():
-            from ..yamlio import load_yaml
+    """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
+    from ..changelog.policy import resolve_slug
 
-            document, _ = load_yaml(REPOSITORY_CONFIG)
-            if document is not None and isinstance(document.data, dict):
-                slug = str(document.data.get("repository") or "")
-    if slug.count("/") != 1 or not all(slug.split("/")):
-        raise UsageError(f"no usable repository slug ({slug or 'none given'})",
-                         "Pass --repo OWNER/NAME, or set GITHUB_REPOSITORY, or `repository:` in configs/infx.yaml.")
-    return slug
+    return resolve_slug(option, Path("."))[0]
 
 
 repo_option = click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")

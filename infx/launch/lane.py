@@ -210,17 +210,10 @@ def find_lane(root: Path, selector: str | None = None, runner: object = None,
 
 
 def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    import jsonschema  # deferred: 0.1 s, only paid when a profile is loaded
+    from ..schema import schema_diagnostics  # the one validation path for infx's schemas
 
-    schema = json.loads(SCHEMA_PATH.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    diagnostics = []
-    for problem in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
-        path = tuple(problem.absolute_path)
-        where = ".".join(str(p) for p in path) or "(top level)"
-        diagnostics.append(error(doc.file, doc.where(path), "lane-schema", f"{where}: {problem.message}",
-                                 "See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys."))
-    return diagnostics
+    return schema_diagnostics("lane", doc, doc.data, root_label="(top level)", rule="lane-schema",
+                              hint="See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys.")
 
 
 def _cross_checks(lane: Lane) -> list[Diagnostic]:

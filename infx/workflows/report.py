@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..diagnostics import UsageError
 from ..points import point_id
+from .actions import markdown_cell
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
@@ -85,7 +86,7 @@ def row_gpu_hours(row: dict) -> float:
 def _cell(value) -> str:
     if isinstance(value, list):
         value = "x".join(str(v) for v in value)
-    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")[:200]
+    return markdown_cell(str(value if value is not None else ""))
 
 
 class Table:
