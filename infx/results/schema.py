@@ -1,28 +1,17 @@
-"""The published result-row schema (infx/schemas/result-row.schema.json), loaded and checked the
-same way as the matrix row schema (infx/matrix/rowschema.py), so a change of checker there
-applies here too."""
+"""The published result-row schema (infx/schemas/result-row.schema.json), checked on every
+collected row through the one validation path (infx/schema.py), as the matrix rows are."""
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-from pathlib import Path
+from ..schema import first_problem, load_schema
 
-from ..schemacheck import Check, compile_check, first_problem
-
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "result-row.schema.json"
+RESULT_ROW_SCHEMA = "result-row"
 
 
-@lru_cache(maxsize=1)
 def result_row_schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text())
-
-
-@lru_cache(maxsize=1)
-def result_row_validator() -> Check:
-    return compile_check(result_row_schema(), cache_name="result-row-validator")
+    return load_schema(RESULT_ROW_SCHEMA)
 
 
 def result_row_problem(row: dict) -> str | None:
     """The row's first problem against the schema, or None."""
-    return first_problem(result_row_validator(), row, "row")
+    return first_problem(RESULT_ROW_SCHEMA, row, "row")
