@@ -1,4 +1,5 @@
-"""``infx lane check LANE``: does the lane's partition have nodes that are up and not drained?"""
+"""``infx lane check LANE`` (does the lane's partition have usable nodes?), ``infx lane validate``
+(the profiles themselves) and ``infx lane pins`` (are the srt-slurm pins still what their refs name?)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from pathlib import Path
 
 import click
 
-from .common import format_option
+from .common import finish, format_option
 
 
 @click.group("lane")
 def lane() -> None:
-    """Check a runner lane before a sweep."""
+    """Check, validate and pin runner lanes (runners/<lane>.yaml)."""
 
 
 @lane.command("check")
@@ -34,3 +35,14 @@ def check(name: str, fmt: str) -> None:
     else:
         click.echo(f"lane {profile.name}: partition {health.partition}: {health.summary()}")
     sys.exit(0 if health.ok else 1)
+
+
+@lane.command("validate")
+@click.argument("lanes", nargs=-1, metavar="[LANE|PATH]...")
+@format_option()
+def validate(lanes: tuple[str, ...], fmt: str) -> None:
+    """Validate lane profiles (default: every runners/*.yaml): schema, cross-checks, full pins, one lane per label."""
+    from ..launch.lane import validate_lanes
+
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    finish(validate_lanes(list(lanes), root), fmt, success_message="lane profiles are valid")

@@ -218,10 +218,23 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     ws = Workspace(tmp_path, lane_profile("file:///nonexistent", None))
     ws.recipe("recipe.yaml", v1_recipe())
     done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"))
-    assert done.returncode == 1 and "no commit SHA" in done.stderr
-    assert not (tmp_path / ".cache").exists()
+    # The profile itself is invalid: located at the pin's commit, with the command that fills it in.
+    commit_line = (tmp_path / "runners/testlane.yaml").read_text().splitlines().index("      commit: null") + 1
+    assert done.returncode == 1 and f"runners/testlane.yaml:{commit_line}:" in done.stderr
+    assert "error[lane-schema]: srt-slurm.pins.standin.commit" in done.stderr and "infx lane pins LANE --update" in done.stderr
+    assert not (tmp_path / ".cache").exists() and not (tmp_path / "out").exists()
+    # Defence in depth: a plan whose pin has no SHA (a profile built in code) never launches.
+    from dataclasses import replace
+
+    from infx.launch.run import launch_point
+
+    ws.write_profile(lane_profile("file:///nonexistent", "a" * 40))
+    plan = plan_of(ws, point())
+    plan.pin = replace(plan.pin, commit=None)
+    assert launch_point(plan, tmp_path / "out", ws.root, env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]}) == 1
     record = json.loads(next((tmp_path / "out").glob("*_launch.json")).read_text())
-    assert record["job-id"] is None and record["exit-code"] == 1
+    assert record["job-id"] is None and record["exit-code"] == 1 and "no commit SHA" in record["message"]
+    assert not (tmp_path / ".cache").exists()
 
 
 def test_every_gb300_point_of_the_master_config_plans(tmp_path):
