@@ -6,6 +6,7 @@ usage problem (exit 2), reported as :class:`~infx.diagnostics.UsageError`.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -107,3 +108,23 @@ def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
         return False
     done = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths, check=False)
     return done.returncode == 0 and not done.stdout.strip()
+
+
+# Remote git (ls-remote, fetch) runs with this environment: no prompt can block a job, no
+# system or user configuration (credential helpers, url rewrites, hooks) applies, and only
+# these transports are allowed (never ext::, which runs a command).
+REMOTE_PROTOCOLS = "https:ssh:git:file"
+_PASSED_THROUGH = ("PATH", "LANG", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY",
+                   "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def remote_env(home: Path) -> dict[str, str]:
+    """The environment for git talking to a remote; ``home`` is an empty private directory."""
+    env = {key: os.environ[key] for key in _PASSED_THROUGH if key in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({
+        "HOME": str(home), "XDG_CONFIG_HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+        "GIT_ALLOW_PROTOCOL": REMOTE_PROTOCOLS, "GIT_PROTOCOL_FROM_USER": "0", "LC_ALL": "C",
+    })
+    return env

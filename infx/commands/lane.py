@@ -46,3 +46,31 @@ def validate(lanes: tuple[str, ...], fmt: str) -> None:
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     finish(validate_lanes(list(lanes), root), fmt, success_message="lane profiles are valid")
+
+
+@lane.command("pins")
+@click.argument("name", metavar="LANE")
+@click.option("--check", "check_only", is_flag=True, help="Report pins whose ref no longer names the recorded commit (exit 1 on a moved tag, "
+              "a missing ref or an unreachable repository; a moved branch is a warning).")
+@click.option("--update", is_flag=True, help="Write the commits the refs name now (only the commit values change); nothing is "
+              "written when any pin has an error.")
+@format_option(("text", "json"))
+def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
+    """Check or refresh the srt-slurm pins of LANE (a lane name, a runner label or a profile path) with git ls-remote."""
+    import json
+
+    from ..diagnostics import UsageError, render_text
+    from ..launch.lane import find_lane
+    from ..launch.pins import run_pins, summary_lines
+
+    if check_only == update:
+        raise UsageError("pass exactly one of --check and --update", "infx lane pins LANE --check, or infx lane pins LANE --update.")
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    result = run_pins(find_lane(root, selector=name), update=update)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo("\n".join(summary_lines(result, update)))
+        if result.report.diagnostics:
+            click.echo(render_text(result.report.sorted()), err=True)
+    sys.exit(result.report.exit_code)
