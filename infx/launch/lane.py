@@ -329,6 +329,7 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
     known = {entry.path.resolve(): entry for entry in entries}
     named = [known[path.resolve()] for path in dict.fromkeys(paths) if path.resolve() in known]
     report.extend(duplicate_label_diagnostics(entries, concerning=named))
+    report.extend(_undeclared_labels(named, root))
     for entry in named:
         data = entry.doc.data if entry.doc is not None else None
         declared = data.get("lane") if isinstance(data, dict) else None
@@ -337,3 +338,18 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
                              f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
                              f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: {entry.name}."))
     return report
+
+
+def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]:
+    """A runner label configs/runners.yaml does not declare can never be a point's runner: the
+    lane would silently serve nothing under that name (a typo, usually)."""
+    from ..config import DEFAULT_RUNNERS
+
+    runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
+    labels = runners.data.get("labels") if not problems and isinstance(runners.data, dict) else None
+    if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
+        return []
+    return [error(display_path(entry.path), entry.label_where(label), "lane-label-undeclared",
+                  f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name it{did_you_mean(label, labels)}",
+                  f"Use a label {DEFAULT_RUNNERS} declares, or add it there first.")
+            for entry in entries for label in entry.labels if label not in labels]

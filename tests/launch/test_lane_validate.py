@@ -60,3 +60,17 @@ def test_set_rules_over_runners_dir(tmp_path):
     assert infx("lane", "validate", "copy.yaml", cwd=tmp_path).returncode == 0
     done = infx("lane", "validate", "nowhere", cwd=tmp_path)
     assert done.returncode == 2 and "names no lane" in done.stderr
+
+
+def test_a_runner_label_runners_yaml_does_not_declare_fails(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "runners.yaml").write_text((REPO / "configs" / "runners.yaml").read_text())
+    (tmp_path / "runners").mkdir()
+    text = BUNDLED.replace('"cluster:gb300-nv"]', '"cluster:gb300nv"]')
+    (tmp_path / "runners" / "gb300-nv.yaml").write_text(text)
+    done = infx("lane", "validate", "--format", "json", cwd=tmp_path)
+    [d] = json.loads(done.stdout)["diagnostics"]
+    assert done.returncode == 1 and d["rule"] == "lane-label-undeclared" and (d["file"], d["line"]) == ("runners/gb300-nv.yaml", 6)
+    assert "did you mean 'cluster:gb300-nv'" in d["message"]
+    (tmp_path / "runners" / "gb300-nv.yaml").write_text(BUNDLED)
+    assert infx("lane", "validate", cwd=tmp_path).returncode == 0
