@@ -82,10 +82,13 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The sweep run whose failed points to rerun.")
 @click.option("--workflow", "workflow_file", default=SWEEP_WORKFLOW, show_default=True, help="Workflow to dispatch.")
 @click.option("--ref", help="Branch or tag to dispatch on (default: the run's branch).")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="The pull request being rerun (its branch's runs are accepted).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
 @repo_option
-def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool, repo: str | None) -> None:
-    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid."""
+def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo: str | None) -> None:
+    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
+
+    RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
     from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
@@ -95,6 +98,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     settings = api.settings_from_env()
     gh = api.connect(settings)
     repository, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {api.pull_branch(repository, pr_number)} if pr_number else set())
     artifacts = api.run_artifacts(run)
     buckets = plan_buckets(api.download_plan(run, artifacts))
     ids = list(dict.fromkeys(point_id(row) for rows in buckets.values() for row in rows))
@@ -115,6 +119,22 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     where = getattr(new_run, "html_url", None) or "(run not listed yet)"
     verb = "dispatched" if created else "already dispatched earlier:"
     click.echo(f"infx github rerun-failed: {len(failed)} of {len(ids)} points; {verb} launch {launch} {where}", err=True)
+
+
+@github.command("check-rerun")
+@click.option("--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download.")
+@click.option("--ref", "ref_name", required=True, help="The branch this rerun runs on ($GITHUB_REF_NAME).")
+@repo_option
+def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
+    """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
+    workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
+    from ..workflows import api
+
+    slug = repository_slug(repo)
+    gh = api.connect(api.settings_from_env())
+    _, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {ref_name})
+    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {run.head_branch}; its plan may be reused", err=True)
 
 
 @github.command("select-points")

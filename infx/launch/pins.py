@@ -1,7 +1,8 @@
 """``infx lane pins``: are the srt-slurm pins of a lane profile still what their refs name?
 
-``check_pins`` asks each pin's repository (``git ls-remote``, argv only, ``git.remote_env``)
-what its ref points at now. A tag that moved is an error (the pinned content changed under
+``run_pins`` asks each pin's repository (``git ls-remote``) what its ref points at now, with
+git called exactly as the checkout calls it (:mod:`infx.launch.sources`: argv only, no system
+or user config, no prompts or helpers, only the lane's ``git-protocols``) and a time limit. A tag that moved is an error (the pinned content changed under
 the same name); a branch that moved is a warning that says how far (a blobless fetch of the
 branch counts the commits); a ref that is gone or a repository that cannot be reached is an
 error. ``update_pins`` writes the refs' commits into the profile, rewriting only the commit
@@ -23,19 +24,18 @@ from pathlib import Path
 
 import yaml
 
+from .. import shapes
 from ..diagnostics import InfxError, Report, error, warning
 from ..fsio import atomic_write
-from ..git import remote_env
+from ..git import NO_HELPERS
 from ..yamlio import Document, load_yaml, parse_yaml
 from .lane import display_path
+from .sources import _env as remote_env, _protocol_options  # the one way infx talks to a remote
 
 PINS_PATH = ("srt-slurm", "pins")
-SHA = re.compile(r"^[0-9a-f]{40}$")
 # A ref as git-check-ref-format accepts it, narrowed: no leading '-', no '..', '@{', '^', '~',
 # ':', '?', '*', '[', '\\', spaces or control characters.
 REF = re.compile(r"^(?!-)(?!.*\.\.)(?!.*@\{)(?!.*//)[A-Za-z0-9._/+@-]+(?<![./])$")
-# Repository URLs: a URL of an allowed transport, or scp-like user@host:path; never an option.
-REPOSITORY = re.compile(r"^(?:(?:https|ssh|git|file)://[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$")
 REMOTE_TIMEOUT = 120  # seconds per git call; an unreachable host must not hang a job
 
 
@@ -69,7 +69,7 @@ class PinsReport:
                 "updated": [p.name for p in self.updated], "diagnostics": [d.to_json() for d in self.report.sorted()]}
 
 
-def _read(path: Path) -> tuple[Document, list[PinStatus], Report]:
+def _read(path: Path) -> tuple[Document, list[PinStatus], tuple[str, ...], Report]:
     doc, problems = load_yaml(path, display=display_path(path))
     if problems:
         raise InfxError(problems)
@@ -79,24 +79,30 @@ def _read(path: Path) -> tuple[Document, list[PinStatus], Report]:
     if not isinstance(pins, dict) or not pins:
         raise InfxError(error(doc.file, doc.where(PINS_PATH), "lane-pin", "the profile has no srt-slurm.pins mapping",
                               "A lane profile names its srt-slurm checkouts under srt-slurm.pins (docs/launch.md)."))
+    protocols = data.get("git-protocols") or shapes.DEFAULT_GIT_PROTOCOLS
+    if not (isinstance(protocols, list) and all(p in shapes.GIT_PROTOCOLS for p in protocols)):
+        protocols = shapes.DEFAULT_GIT_PROTOCOLS  # `infx lane validate` reports a bad git-protocols
     statuses = []
     for name, spec in pins.items():
         where = doc.where((*PINS_PATH, name))
         spec = spec if isinstance(spec, dict) else {}
         repository, ref, commit = spec.get("repository"), spec.get("ref"), spec.get("commit")
-        problem = None
-        if not isinstance(repository, str) or not REPOSITORY.match(repository):
-            problem = f"pin {name}: repository {repository!r} is not a git URL infx accepts (https://, ssh://, git://, file:// or user@host:path)"
-        elif not isinstance(ref, str) or not REF.match(ref):
+        problem = shapes.url_problem(repository, tuple(protocols), f"pin {name}: repository")
+        if problem is None and not (isinstance(ref, str) and REF.match(ref)):
             problem = f"pin {name}: ref {ref!r} is not a branch, tag or commit name"
-        elif commit is not None and not (isinstance(commit, str) and SHA.match(commit)):
-            problem = f"pin {name}: commit {commit!r} is not a full 40-hex commit id"
+        if problem is None and commit is not None:
+            problem = shapes.problem("commit", commit, f"pin {name}: commit")
         status = PinStatus(str(name), str(repository), str(ref), commit if isinstance(commit, str) else None)
         if problem:
-            report.add(error(doc.file, where, "lane-pin", problem, "Each pin is {repository: URL, ref: tag|branch|commit, commit: 40-hex}."))
+            report.add(error(doc.file, where, "lane-pin", problem, "Each pin is {repository: URL, ref: tag|branch|commit, commit: 40-hex}; "
+                             "a scheme other than https needs the lane's git-protocols."))
             status = replace(status, status="invalid")
         statuses.append(status)
-    return doc, statuses, report
+    return doc, statuses, tuple(protocols), report
+
+
+def _is_commit(value: str) -> bool:
+    return shapes.problem("commit", value, "") is None
 
 
 def _patterns(ref: str) -> list[str]:
@@ -105,9 +111,10 @@ def _patterns(ref: str) -> list[str]:
     return [f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}", f"refs/heads/{ref}"]
 
 
-def _git(argv: list[str], env: dict, cwd: Path | None = None) -> tuple[int, str, str]:
+def _git(argv: list[str], protocols: tuple[str, ...], cwd: Path | None = None) -> tuple[int, str, str]:
     try:
-        done = subprocess.run(["git", *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=REMOTE_TIMEOUT)
+        done = subprocess.run(["git", *NO_HELPERS, *_protocol_options(protocols), *argv], cwd=cwd, env=remote_env(protocols),
+                              capture_output=True, text=True, timeout=REMOTE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return 124, "", f"no answer within {REMOTE_TIMEOUT} s"
     except FileNotFoundError:
@@ -130,42 +137,42 @@ def _resolve(pin: PinStatus, refs: dict[str, str]) -> PinStatus:
     return pin
 
 
-def _branch_distance(pin: PinStatus, env: dict, scratch: Path) -> str:
+def _branch_distance(pin: PinStatus, protocols: tuple[str, ...], scratch: Path) -> str:
     """How far the branch moved from the recorded commit, from a blobless fetch of the branch."""
     repo = scratch / f"distance-{pin.name}"
-    code, _, err = _git(["init", "-q", "--bare", str(repo)], env)
+    code, _, err = _git(["init", "-q", "--bare", "--template=", str(repo)], protocols)
     branch = pin.ref if pin.ref.startswith("refs/") else f"refs/heads/{pin.ref}"
     if code == 0:
-        code, _, err = _git(["fetch", "-q", "--no-tags", "--filter=blob:none", "--", pin.repository, f"+{branch}:refs/pin"], env, cwd=repo)
+        code, _, err = _git(["fetch", "-q", "--no-tags", "--filter=blob:none", "--", pin.repository, f"+{branch}:refs/pin"], protocols, cwd=repo)
     if code != 0:
         return f"moved from {pin.recorded} to {pin.remote} (how far is unknown: git fetch failed: {_first_line(err)})"
     # Membership in the branch's commit list, not `cat-file -e`: a blobless fetch makes the
     # remote a promisor, and asking for a missing object would fetch it lazily.
-    _, history, _ = _git(["rev-list", "refs/pin"], env, cwd=repo)
+    _, history, _ = _git(["rev-list", "refs/pin"], protocols, cwd=repo)
     if pin.recorded not in history.split():
         return (f"moved from {pin.recorded} to {pin.remote}, and the recorded commit is no longer in the branch's history "
                 "(the branch was rewritten or force-pushed)")
-    _, count, _ = _git(["rev-list", "--count", f"{pin.recorded}..{pin.remote}"], env, cwd=repo)
+    _, count, _ = _git(["rev-list", "--count", f"{pin.recorded}..{pin.remote}"], protocols, cwd=repo)
     return f"is {count.strip()} commit{'s' if count.strip() != '1' else ''} ahead of the recorded {pin.recorded} (now {pin.remote})"
 
 
-def _query(statuses: list[PinStatus], env: dict) -> list[PinStatus]:
+def _query(statuses: list[PinStatus], protocols: tuple[str, ...]) -> list[PinStatus]:
     """One ls-remote per repository, asking only for the refs its pins name."""
     by_repository: dict[str, list[PinStatus]] = {}
     for pin in statuses:
-        if pin.status != "invalid" and not SHA.match(pin.ref):
+        if pin.status != "invalid" and not _is_commit(pin.ref):
             by_repository.setdefault(pin.repository, []).append(pin)
     answers: dict[str, tuple[dict[str, str] | None, str]] = {}
     for repository, pins in by_repository.items():
         patterns = list(dict.fromkeys(p for pin in pins for p in _patterns(pin.ref)))
-        code, out, err = _git(["ls-remote", "--", repository, *patterns], env)
+        code, out, err = _git(["ls-remote", "--", repository, *patterns], protocols)
         refs = {name: sha for sha, _, name in (line.partition("\t") for line in out.splitlines()) if name} if code == 0 else None
         answers[repository] = (refs, _first_line(err))
     resolved = []
     for pin in statuses:
         if pin.status == "invalid":
             resolved.append(pin)
-        elif SHA.match(pin.ref):  # a commit is its own pin: nothing to ask
+        elif _is_commit(pin.ref):  # a commit is its own pin: nothing to ask
             resolved.append(replace(pin, kind="commit", remote=pin.ref))
         else:
             refs, why = answers[pin.repository]
@@ -173,7 +180,8 @@ def _query(statuses: list[PinStatus], env: dict) -> list[PinStatus]:
     return resolved
 
 
-def _verdicts(pins: list[PinStatus], doc: Document, report: Report, env: dict, scratch: Path, updating: bool) -> list[PinStatus]:
+def _verdicts(pins: list[PinStatus], doc: Document, report: Report, protocols: tuple[str, ...], scratch: Path,
+              updating: bool) -> list[PinStatus]:
     judged = []
     for pin in pins:
         where = doc.where((*PINS_PATH, pin.name, "commit"))
@@ -206,7 +214,7 @@ def _verdicts(pins: list[PinStatus], doc: Document, report: Report, env: dict, s
                              "A tag should never move: find out why upstream. Pin a new tag, or, once the new commit is "
                              "validated, write it here by hand; --update does not follow a moved tag."))
         else:
-            pin = replace(pin, status="moved", detail=_branch_distance(pin, env, scratch))
+            pin = replace(pin, status="moved", detail=_branch_distance(pin, protocols, scratch))
             if not updating:
                 report.add(warning(doc.file, where, "lane-pin-branch-moved", f"{label}: the branch {pin.detail}",
                                    "The pinned commit still launches as recorded. To follow the branch, validate the route "
@@ -263,12 +271,9 @@ def _expected(data: dict, commits: dict[str, str]) -> dict:
 
 def run_pins(path: Path, update: bool) -> PinsReport:
     """``--check`` (update False) or ``--update`` of the pins of the profile at ``path``."""
-    doc, statuses, report = _read(path)
+    doc, statuses, protocols, report = _read(path)
     with tempfile.TemporaryDirectory(prefix="infx-pins-") as scratch:
-        home = Path(scratch) / "home"
-        home.mkdir()
-        env = remote_env(home)
-        pins = _verdicts(_query(statuses, env), doc, report, env, Path(scratch), update)
+        pins = _verdicts(_query(statuses, protocols), doc, report, protocols, Path(scratch), update)
     updated = []
     if update and report.ok:
         updated = [pin for pin in pins if pin.status in ("unrecorded", "moved")]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..diagnostics import InfxError, error
 from .report import MARKER
-from .rerun import PLAN_ARTIFACT, PLAN_FILE, ArtifactInfo, launch_marker
+from .rerun import PLAN_ARTIFACT, PLAN_FILE, TRUSTED_BRANCH, ArtifactInfo, RunFacts, launch_marker, untrusted_reason
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_MAX_WAIT = 300.0  # seconds infx waits for a rate limit to reset before giving up
@@ -176,6 +176,34 @@ def get_run(gh, slug: str, run_id: int):
         run = repo.get_workflow_run(run_id)
         run.head_branch  # noqa: B018 - fetch now so a 404 is reported here
     return repo, run
+
+
+def run_facts(run) -> RunFacts:
+    """The run's workflow, repository, head repository and branch, from the API objects."""
+    with calling(f"reading workflow run {run.id}"):
+        repository, head = run.repository, run.head_repository
+        return RunFacts(run.id, run.path, repository.full_name if repository else None,
+                        head.full_name if head else None, run.head_branch)
+
+
+def pull_branch(repo, pr_number: int) -> str:
+    """The head branch of pull request ``pr_number``; a fork's pull request has none we trust."""
+    with calling(f"reading pull request #{pr_number} of {repo.full_name}"):
+        pull = repo.get_pull(pr_number)
+        head_repo = pull.head.repo.full_name if pull.head.repo else None
+        branch = pull.head.ref
+    if head_repo != repo.full_name:
+        raise _fail(f"pull request #{pr_number} comes from {head_repo or 'a deleted repository'}, not {repo.full_name}: "
+                    "its sweeps never run on the self-hosted runners, so there is nothing to rerun")
+    return branch
+
+
+def require_trusted(run, slug: str, branches: set[str]) -> None:
+    """Refuse (exit 1) a run whose plan must not drive a sweep (rules: rerun.untrusted_reason)."""
+    reason = untrusted_reason(run_facts(run), slug, {TRUSTED_BRANCH, *branches})
+    if reason:
+        raise InfxError(error("<github>", None, "github-untrusted-run", reason,
+                              f"Rerun a run of the sweep workflow of {slug} on {TRUSTED_BRANCH} or on the pull request's own branch."))
 
 
 def run_artifacts(run) -> list:

@@ -56,6 +56,7 @@ class GitHubState:
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self.pulls: set[int] = set()
+        self.pull_heads: dict[int, tuple[str, str]] = {}  # number -> (head branch, head repository)
         self.comments: dict[int, list[dict]] = {}
         self.runs: dict[int, dict] = {}
         self.artifacts: dict[int, list[dict]] = {}
@@ -69,8 +70,9 @@ class GitHubState:
 
     # --- fixtures the tests build ---------------------------------------------------------
 
-    def add_pull(self, number: int) -> None:
+    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str = SLUG) -> None:
         self.pulls.add(number)
+        self.pull_heads[number] = (head_ref, head_repo)
         self.comments.setdefault(number, [])
 
     def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
@@ -86,8 +88,10 @@ class GitHubState:
                 "user": {"login": login, "id": 1, "type": "Bot"}, "author_association": "NONE",
                 "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
 
-    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push") -> dict:
+    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
+                path: str = ".github/workflows/run-sweep.yml", repository: str = SLUG, head_repository: str = SLUG) -> dict:
         run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
+               "path": path, "repository": self.repository(repository), "head_repository": self.repository(head_repository),
                "head_sha": "c" * 40, "display_title": title, "event": event, "status": "completed",
                "conclusion": "failure", "workflow_id": 77, "run_number": run_id % 1000, "run_attempt": 1,
                "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
@@ -122,6 +126,12 @@ class GitHubState:
 
     # --- the API --------------------------------------------------------------------------
 
+    def repository(self, slug: str) -> dict:
+        owner, name = slug.split("/")
+        return {"id": 1 if slug == SLUG else 2, "node_id": f"R_{slug}", "name": name, "full_name": slug,
+                "owner": {"login": owner, "id": 2, "type": "Organization"}, "private": False,
+                "url": f"{self.base}/repos/{slug}", "html_url": f"https://github.com/{slug}", "default_branch": "main"}
+
     def workflow(self, ident: str) -> dict:
         return {"id": 77, "node_id": "W_77", "name": "Run sweep", "path": ".github/workflows/run-sweep.yml",
                 "state": "active", "url": f"{self.base}/repos/{SLUG}/actions/workflows/{ident}",
@@ -142,7 +152,8 @@ class GitHubState:
             return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
                              "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
                              "html_url": f"https://github.com/{SLUG}/pull/{number}",
-                             "head": {"ref": "feature", "sha": "d" * 40}, "base": {"ref": "main", "sha": "b" * 40}}
+                             "head": {"ref": self.pull_heads[number][0], "sha": "d" * 40, "repo": self.repository(self.pull_heads[number][1])},
+                             "base": {"ref": "main", "sha": "b" * 40, "repo": self.repository(SLUG)}}
         if match := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
             number = int(match.group(1))
             if number not in self.pulls:

@@ -48,8 +48,9 @@ def remote(pristine, tmp_path):
 
 
 def copy_profile(tmp_path, remote, text=BUNDLED):
-    lines = [line for line in text.replace(NVIDIA, remote.as_uri()).splitlines(keepends=True)
-             if not re.match(r"^    (sa-schema2|power-producer): ", line)]
+    """The bundled profile with the NVIDIA pins on ``remote`` (file://, which the lane then allows)."""
+    text = text.replace(NVIDIA, remote.as_uri()).replace("\nslurm:\n", "\ngit-protocols: [https, file]\n\nslurm:\n", 1)
+    lines = [line for line in text.splitlines(keepends=True) if not re.match(r"^    (sa-schema2|power-producer): ", line)]
     path = tmp_path / "lane.yaml"
     path.write_text("".join(lines))
     return path
@@ -154,6 +155,7 @@ def test_update_fills_missing_commits_keeping_every_other_byte(remote, tmp_path)
     template = (
         "# a hand-written profile: comments, odd spacing and styles stay as they are\n"
         "lane: x   # trailing comment\n"
+        "git-protocols: [file]\n"
         "srt-slurm:\n"
         "  pins:\n"
         f"    flow-null: {{repository: \"{url}\", ref: {ref25},   commit: @A@}}   # keep me\n"
@@ -195,7 +197,11 @@ def test_git_runs_without_the_users_config_or_prompts(remote, tmp_path):
     for url in ("ext::sh -c touch% pwned", "--upload-pack=touch pwned"):
         path.write_text(copy_profile(tmp_path, remote).read_text().replace(remote.as_uri(), url, 1))
         done = pins(path, "--check")
-        assert done.returncode == 1 and "error[lane-pin]" in done.stderr and "is not a git URL infx accepts" in done.stderr
+        assert done.returncode == 1 and "error[lane-pin]" in done.stderr and f"repository {url!r} is not https://" in done.stderr
+    # file:// only where the lane's git-protocols lists it.
+    path.write_text(copy_profile(tmp_path, remote).read_text().replace("git-protocols: [https, file]\n", ""))
+    done = pins(path, "--check")
+    assert done.returncode == 1 and "which this lane does not allow" in done.stderr
     assert not list(tmp_path.rglob("pwned"))
 
 
