@@ -279,3 +279,17 @@ def test_recipe_declared_sources_show_in_the_dry_run(tmp_path):
     ws.recipe("bad.yaml", v1_recipe(**{"infx-sources": ["nope", {"name": "x", "url": "u", "commit": "main", "dest": "d"}]}))
     code, body = ws.dry_run(ws.point(point("recipes/test/bad.yaml")))
     assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-source", "recipe-source"]
+
+
+def test_a_hosted_runner_name_only_labels_a_dry_run(ws, tmp_path):
+    """run-point.yml dry-runs on a GitHub-hosted runner, whose RUNNER_NAME ("GitHub Actions 7") is no job name."""
+    ws.recipe("recipe.yaml", v1_recipe())
+    hosted = {"RUNNER_NAME": "GitHub Actions 7", "RUNNER_ENVIRONMENT": "github-hosted"}
+    code, body = ws.dry_run(ws.point(point()), env=hosted)
+    assert code == 0 and body["job-name"].startswith("infx-")
+    assert [w["rule"] for w in body["warnings"]] == ["env-runner-name-unused"]
+    # Elsewhere the name is checked as for a launch; a launch always checks it.
+    code, body = ws.dry_run(ws.point(point()), env={"RUNNER_NAME": "GitHub Actions 7"})
+    assert code == 1 and body["diagnostics"][0]["rule"] == "env-shape"
+    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"), env=hosted)
+    assert done.returncode == 1 and "error[env-shape]" in done.stderr and not (tmp_path / ".cache").exists()

@@ -55,8 +55,9 @@ def test_the_launch_step_dry_runs_every_bundled_row(rows, tmp_path):
         assert env["LANE"] == row["runner"] and json.loads(env["POINT_JSON"]) == row and env["DRY_RUN"] == "true"
         temp = tmp_path / f"row-{index:03d}"
         temp.mkdir()
-        # A GitHub-hosted runner's name: it names the job, never the lane.
-        done = run_step(script, temp, {**env, "RUNNER_NAME": "GitHub Actions 7", "INFX_CACHE_DIR": str(tmp_path / "cache")})
+        # The GitHub-hosted runner a dry run gets: its name never picks the lane (nor names the job).
+        hosted = {"RUNNER_NAME": "GitHub Actions 7", "RUNNER_ENVIRONMENT": "github-hosted"}
+        done = run_step(script, temp, {**env, **hosted, "INFX_CACHE_DIR": str(tmp_path / "cache")})
         plan_file = temp / "point" / "launch-plan.json"
         plan = json.loads(plan_file.read_text()) if plan_file.is_file() and plan_file.stat().st_size else None
         return row, done, plan
