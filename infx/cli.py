@@ -27,6 +27,7 @@ COMMANDS = {
     "launch": ("infx.commands.launch", "launch", "Launch one sweep point on a runner lane."),
     "lane": ("infx.commands.lane", "lane", "Check, validate and pin runner lanes (runners/<lane>.yaml)."),
     "github": ("infx.commands.github", "github", "Report to a PR and rerun failed points via the GitHub API."),
+    "results": ("infx.commands.results", "results", "Collect, validate, compare and plot sweep results."),
 }
 
 

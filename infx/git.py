@@ -132,3 +132,8 @@ def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
         return False
     done = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths, check=False)
     return done.returncode == 0 and not done.stdout.strip()
+
+
+def commit_message(repo: Path, commit: str) -> str:
+    """The full message of ``commit`` (already resolved)."""
+    return _git(repo, "log", "-1", "--format=%B", commit).stdout.decode(errors="replace")

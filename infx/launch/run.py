@@ -266,6 +266,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
+        # Provenance for `infx results collect`: the Actions run and attempt this launch belongs to.
+        "run-id": int(env["GITHUB_RUN_ID"]) if env.get("GITHUB_RUN_ID", "").isdigit() else None,
+        "run-attempt": int(env["GITHUB_RUN_ATTEMPT"]) if env.get("GITHUB_RUN_ATTEMPT", "").isdigit() else None,
     }
     record_path = out / f"{name}_launch.json"
 

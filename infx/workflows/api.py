@@ -215,15 +215,20 @@ def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     return [ArtifactInfo(a.name, a.size_in_bytes, a.expired) for a in artifacts]
 
 
+def download_artifact(run, artifact) -> bytes:
+    """The artifact's zip archive, with the run's token (GitHub redirects to blob storage)."""
+    with calling(f"downloading artifact {artifact.name} of run {run.id}"):
+        _, _, chunks = run.requester.getStream(artifact.archive_download_url, chunk_size=65536)
+        return b"".join(chunks)
+
+
 def download_plan(run, artifacts: list):
     """plan.json out of the run's sweep-plan artifact."""
     plan = next((a for a in artifacts if a.name == PLAN_ARTIFACT and not a.expired), None)
     if plan is None:
         raise _fail(f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
                     "and is it younger than the artifact retention period?")
-    with calling(f"downloading artifact {PLAN_ARTIFACT} of run {run.id}"):
-        _, _, chunks = run.requester.getStream(plan.archive_download_url, chunk_size=65536)
-        data = b"".join(chunks)
+    data = download_artifact(run, plan)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return json.loads(archive.read(PLAN_FILE))

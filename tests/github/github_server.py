@@ -197,6 +197,9 @@ class GitHubState:
             return 204, {}, None
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/runs", path):
             runs = [r for r in self.runs.values() if not query.get("event") or r["event"] == query["event"][0]]
+            runs = [r for r in runs if not query.get("branch") or r["head_branch"] == query["branch"][0]]
+            if query.get("status"):  # GitHub's `status` filter also takes a conclusion (success, failure, …)
+                runs = [r for r in runs if query["status"][0] in (r["status"], r["conclusion"])]
             runs.sort(key=lambda r: -r["id"])  # newest first, as GitHub lists them
             return 200, {}, {"total_count": len(runs), "workflow_runs": runs}
         return 404, {}, {"message": f"Not Found (the test server does not implement {method} {path})"}
