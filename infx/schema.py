@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import jsonschema_rs
 
@@ -294,13 +294,14 @@ def schema_diagnostics(
     root_label: str = "the file",
     special_keys: dict[str, str] | None = None,
     rule: str | None = None,
-    hint: str | None = None,
+    hint: str | Callable[[tuple], str] | None = None,
 ) -> list[Diagnostic]:
     """All schema errors of ``instance`` (found at ``base`` inside ``doc``), located.
 
     ``prefix`` starts every message (e.g. the master key); ``root_label`` names the
     instance itself; ``special_keys`` maps unknown keys to a reason (rule field-not-master).
-    ``rule`` / ``hint``, when given, replace the keyword's rule id / hint (one rule per file kind).
+    ``rule`` / ``hint``, when given, replace the keyword's rule id / hint (one rule per file kind);
+    a callable ``hint`` chooses it from the error's instance path.
     """
     if is_valid(name, instance, pointer):
         return []
@@ -314,6 +315,7 @@ def schema_diagnostics(
             found = [(extra, keyword_rule, message, text) for extra, message, text in explain(err, label)]
         for extra, found_rule, message, text in found:
             where = doc.where(base + _original_path(instance, err.path + extra))
+            chosen = hint(tuple(err.path)) if callable(hint) else hint
             diagnostics.append(error(doc.file, where, rule or found_rule, prefix + message,
-                                     hint if hint is not None else text))
+                                     chosen if chosen is not None else text))
     return list(dict.fromkeys(diagnostics))  # one diagnostic per problem, in the validator's order

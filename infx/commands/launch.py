@@ -57,14 +57,16 @@ def _plan_text(plan: dict) -> str:
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
     from ..launch.lane import find_lane, load_lane_file
-    from ..launch.plan import build_plan, load_point
+    from ..launch.plan import build_plan, dry_run_env, load_point
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    env, notes = dry_run_env(dict(os.environ)) if dry_run else (dict(os.environ), [])
     try:
         point = load_point(point_file)
         lane = load_lane_file(find_lane(root, selector=lane_name, runner=point.data.get("runner"),
                                         runner_at=(point.file, point.where(("runner",)))))
-        plan = build_plan(lane, point, root)
+        plan = build_plan(lane, point, root, env=env)
+        plan.warnings.extend(notes)
     except InfxError as exc:
         if fmt == "json":
             click.echo(fail_json(exc.diagnostics))

@@ -326,6 +326,20 @@ def job_name_for(point: Point, env: dict) -> str:
     return env.get("RUNNER_NAME") or f"infx-{point_id(point.data)}"
 
 
+def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
+    """The environment a dry run plans with. run-point.yml dry-runs on a GitHub-hosted runner
+    ($RUNNER_ENVIRONMENT=github-hosted), which launches nothing and is named like "GitHub
+    Actions 7": its name is no lane runner's job name, so the plan names the job infx-<point
+    id> and says so. Anywhere else $RUNNER_NAME is checked (`env-shape`) as for a launch."""
+    name = env.get("RUNNER_NAME")
+    if env.get("RUNNER_ENVIRONMENT") != "github-hosted" or not name:
+        return env, []
+    kept = {key: value for key, value in env.items() if key != "RUNNER_NAME"}
+    return kept, [warning("$RUNNER_NAME", None, "env-runner-name-unused",
+                          f"$RUNNER_NAME {name!r} names a GitHub-hosted runner, not a lane runner; the dry run names the job infx-<point id>",
+                          "A real launch runs on the lane's self-hosted runner and names its job after that runner.")]
+
+
 def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, today: dt.date | None = None) -> LaunchPlan:
     """Every check that needs no checkout, collected; raises InfxError with all of them."""
     env = os.environ if env is None else env
