@@ -147,9 +147,11 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None,
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None, "result-key": plan.result_key(),
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
+        "run": {"id": env.get("GITHUB_RUN_ID"), "attempt": env.get("GITHUB_RUN_ATTEMPT"),
+                "repository": env.get("GITHUB_REPOSITORY"), "sha": env.get("GITHUB_SHA")},
     }
     phase_start = time.monotonic()
 
@@ -176,6 +178,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         run_prepare(plan, work, checkout, env, record)
         phase("prepare-seconds")
         record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
+        record["result-key"] = plan.result_key()
         try:
             submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
         except SrtctlError as exc:

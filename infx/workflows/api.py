@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..diagnostics import InfxError, error
 from .report import MARKER
-from .rerun import PLAN_ARTIFACT, PLAN_FILE, ArtifactInfo, launch_marker
+from .rerun import PLAN_ARTIFACT, PLAN_FILE, SWEEP_WORKFLOW, ArtifactInfo, launch_marker
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_MAX_WAIT = 300.0  # seconds infx waits for a rate limit to reset before giving up
@@ -225,3 +225,101 @@ def dispatch_once(repo, workflow_file: str, ref: str, inputs: dict, launch: str,
     if created is True:  # a server that answers 204 without the run's details (older GHES)
         return find_launch(workflow, workflow_file, launch), True
     return created, True
+
+
+# --- reuse: stored results by result key, from trusted runs only ----------------------------------
+
+
+class RunTrust:
+    """Whether a workflow run's artifacts may stand in for a launch: produced by this repository's
+    own sweep workflow, not from a fork, on a commit that is on main or one of the trusted pull
+    request's commits (the PR being swept, or the PR a push to main merged — squash merges leave
+    the PR's commits off main). Decisions are cached per run and per commit."""
+
+    def __init__(self, repo, slug: str, main_ref: str, trusted_shas: set[str]):
+        self.repo, self.slug, self.main_ref, self.trusted_shas = repo, slug, main_ref, trusted_shas
+        self._runs: dict[int, str] = {}
+        self._on_main: dict[str, bool] = {}
+
+    def _reachable_from_main(self, sha: str) -> bool:
+        if sha not in self._on_main:
+            with calling(f"comparing {sha[:12]} with {self.main_ref}"):
+                status = self.repo.compare(sha, self.main_ref).status
+            self._on_main[sha] = status in ("ahead", "identical")  # main is at or ahead of sha
+        return self._on_main[sha]
+
+    def refusal(self, run_id: int) -> str:
+        """"" when trusted, else why not."""
+        if run_id not in self._runs:
+            with calling(f"reading workflow run {run_id} of {self.slug}"):
+                run = self.repo.get_workflow_run(run_id)
+                path, repository = run.path or "", run.repository.full_name if run.repository else ""
+                head_repository = run.head_repository.full_name if run.head_repository else repository
+                sha = run.head_sha
+            if not path.endswith(f"/{SWEEP_WORKFLOW}"):
+                why = f"produced by {path or 'an unknown workflow'}, not .github/workflows/{SWEEP_WORKFLOW}"
+            elif repository != self.slug or head_repository != self.slug:
+                why = f"its run's code came from {head_repository or 'another repository'}, not {self.slug}"
+            elif sha not in self.trusted_shas and not self._reachable_from_main(sha):
+                why = f"its commit {sha[:12]} is neither on {self.main_ref} nor a commit of the trusted pull request"
+            else:
+                why = ""
+            self._runs[run_id] = why
+        return self._runs[run_id]
+
+
+def trusted_pr_shas(repo, pr_number: int | None, push_commit: str | None) -> set[str]:
+    """The commits of the PR being swept, or of the PRs a pushed commit belongs to (same repository only)."""
+    pulls = []
+    if pr_number is not None:
+        with calling(f"reading pull request #{pr_number}"):
+            pulls.append(repo.get_pull(pr_number))
+    if push_commit:
+        with calling(f"listing the pull requests of commit {push_commit[:12]}"):
+            pulls.extend(repo.get_commit(push_commit).get_pulls())
+    shas: set[str] = set()
+    for pull in pulls:
+        with calling(f"listing the commits of #{pull.number}"):
+            if pull.head.repo is not None and pull.head.repo.full_name != repo.full_name:
+                continue  # a fork's commits are never trusted
+            shas.update(commit.sha for commit in pull.get_commits())
+    return shas
+
+
+def stored_results(repo, names: dict[str, str], trust: RunTrust, max_age_days: float | None, now) -> dict[str, list]:
+    """key -> [Stored] for the artifacts named `point-<key>` in the repository, each judged usable or not."""
+    from .reuse import Stored, refusal_for_age
+
+    found: dict[str, list] = {}
+    for key, name in names.items():
+        with calling(f"listing artifacts named {name}"):
+            artifacts = list(repo.get_artifacts(name=name))
+        for artifact in artifacts:
+            if artifact.name != name:
+                continue
+            run_id = artifact.workflow_run.id if artifact.workflow_run is not None else None
+            refusal = ("expired" if artifact.expired else refusal_for_age(artifact.created_at, max_age_days, now)
+                       or ("no workflow run recorded" if run_id is None else trust.refusal(run_id)))
+            found.setdefault(key, []).append(Stored(key, name, run_id, artifact.created_at, None, refusal,
+                                                    artifact.archive_download_url))
+    return found
+
+
+def download_artifact(requester, url: str, dest) -> None:
+    """Unzip one artifact into ``dest``; members that would land outside it are refused."""
+    from pathlib import Path
+
+    with calling(f"downloading {url}"):
+        _, _, chunks = requester.getStream(url, chunk_size=65536)
+        data = b"".join(chunks)
+    dest = Path(dest)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for member in archive.infolist():
+                target = (dest / member.filename).resolve()
+                if not target.is_relative_to(dest.resolve()):
+                    raise _fail(f"artifact at {url} holds {member.filename!r}, outside its folder: refused")
+            dest.mkdir(parents=True, exist_ok=True)
+            archive.extractall(dest)
+    except zipfile.BadZipFile as exc:
+        raise _fail(f"artifact at {url} is not a zip archive ({exc})") from None
