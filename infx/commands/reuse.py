@@ -14,19 +14,16 @@ from .common import format_option
 
 
 def _lane_resolver(root: Path):
-    from ..launch.lane import load_lane
-    from ..yamlio import load_yaml
+    """Row -> its Lane, by the one lane-resolution rule; each profile loaded once."""
+    from ..launch.lane import find_lane, load_lane
 
     lanes: dict = {}
 
-    def lane_of(row: dict):  # TODO(merge): the lane resolver of infx/launch/lane.py
-        label = str(row.get("runner", ""))
-        if label not in lanes:
-            for path in sorted((root / "runners").glob("*.yaml")):
-                doc, _ = load_yaml(path)
-                if label in (doc.data.get("runner-labels") or []):
-                    lanes[label] = load_lane(str(path), root)
-        return lanes[label]
+    def lane_of(row: dict):
+        path = find_lane(root, runner=row.get("runner"))
+        if path not in lanes:
+            lanes[path] = load_lane(str(path), root)
+        return lanes[path]
 
     return lane_of
 
