@@ -27,6 +27,7 @@ COMMANDS = {
     "launch": ("infx.commands.launch", "launch", "Launch one sweep point on a runner lane."),
     "lane": ("infx.commands.lane", "lane", "Check a runner lane before a sweep."),
     "github": ("infx.commands.github", "github", "Report to a PR and rerun failed points via the GitHub API."),
+    "results": ("infx.commands.results", "results", "Collect, validate, compare and plot sweep results."),
     "reuse": ("infx.commands.reuse", "reuse", "Reuse valid results of unchanged points instead of running them again."),
 }
 

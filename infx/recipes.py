@@ -48,11 +48,15 @@ class RecipeRef:
         path, sep, selector = value.partition(":")
         return cls(value, path, selector if sep else None)
 
-    def repo_path(self, root: Path) -> Path:
-        """Where the recipe lives in this repository (``recipes/`` maps to the recipes dir)."""
+    def tree_path(self) -> str:
+        """The path inside the recipe tree (``recipes/`` and the full prefix both map to it)."""
         if self.path.startswith(RECIPES_DIR + "/"):
-            return root / self.path
-        return root / RECIPES_DIR / self.path.removeprefix("recipes/")
+            return self.path.removeprefix(RECIPES_DIR + "/")
+        return self.path.removeprefix("recipes/")
+
+    def repo_path(self, root: Path) -> Path:
+        """Where the recipe lives in this repository."""
+        return root / RECIPES_DIR / self.tree_path()
 
 
 def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:

@@ -51,8 +51,12 @@ def github() -> None:
 @click.option("--results", "results_dir", type=click.Path(path_type=Path),
               help="Folder of downloaded point artifacts (point-<id>[-failed]); adds each point's outcome.")
 @click.option("--run-id", type=click.IntRange(min=1), help="Read each point's outcome from this run's artifacts.")
+@click.option("--comparison", "comparison_path", type=click.Path(path_type=Path),
+              help="JSON from `infx results compare --format json`: adds the table against the baseline.")
+@click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
 @repo_option
-def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None, repo: str | None) -> None:
+def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
+           comparison_path: Path | None, charts_path: Path | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
     from ..workflows.report import build_comment, read_plan
@@ -64,28 +68,56 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     ids = [point_id(row) for rows in buckets.values() for row in rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
-    status, run_url = None, None
+    comparison, charts = results_inputs(comparison_path, charts_path)
+    status, run_url, logs_links = None, None, {}
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
         status = outcomes_from_names(ids, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
-        status = outcomes(ids, api.artifact_infos(api.run_artifacts(run)))
+        artifacts = api.run_artifacts(run)
+        status = outcomes(ids, api.artifact_infos(artifacts))
         run_url = run.html_url
-    body = build_comment(buckets, status, run_url)
+        logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
+    body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
+
+
+def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
+    """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
+    comparison = None
+    if comparison_path is not None:
+        try:
+            comparison = json.loads(comparison_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({exc})",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+        if not isinstance(comparison, dict) or "matches" not in comparison:
+            raise UsageError(f"--comparison {comparison_path} is not a comparison",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+    charts = None
+    if charts_path is not None:
+        from ..results.plot import read_chart_blocks
+
+        if not charts_path.is_file():
+            raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
+        charts = read_chart_blocks(charts_path)
+    return comparison, charts
 
 
 @github.command("rerun-failed")
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The sweep run whose failed points to rerun.")
 @click.option("--workflow", "workflow_file", default=SWEEP_WORKFLOW, show_default=True, help="Workflow to dispatch.")
 @click.option("--ref", help="Branch or tag to dispatch on (default: the run's branch).")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="The pull request being rerun (its branch's runs are accepted).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
 @repo_option
-def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool, repo: str | None) -> None:
-    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid."""
+def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo: str | None) -> None:
+    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
+
+    RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
     from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
@@ -95,6 +127,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     settings = api.settings_from_env()
     gh = api.connect(settings)
     repository, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {api.pull_branch(repository, pr_number)} if pr_number else set())
     artifacts = api.run_artifacts(run)
     buckets = plan_buckets(api.download_plan(run, artifacts))
     ids = list(dict.fromkeys(point_id(row) for rows in buckets.values() for row in rows))
@@ -115,6 +148,22 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     where = getattr(new_run, "html_url", None) or "(run not listed yet)"
     verb = "dispatched" if created else "already dispatched earlier:"
     click.echo(f"infx github rerun-failed: {len(failed)} of {len(ids)} points; {verb} launch {launch} {where}", err=True)
+
+
+@github.command("check-rerun")
+@click.option("--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download.")
+@click.option("--ref", "ref_name", required=True, help="The branch this rerun runs on ($GITHUB_REF_NAME).")
+@repo_option
+def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
+    """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
+    workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
+    from ..workflows import api
+
+    slug = repository_slug(repo)
+    gh = api.connect(api.settings_from_env())
+    _, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {ref_name})
+    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {run.head_branch}; its plan may be reused", err=True)
 
 
 @github.command("select-points")

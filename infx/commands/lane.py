@@ -24,11 +24,11 @@ def check(name: str, fmt: str) -> None:
     import json
 
     from ..launch.lane import load_lane
-    from ..launch.slurm import partition_health
+    from ..launch.slurm import Slurm
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     profile = load_lane(name, root)
-    health = partition_health(profile.slurm["partition"])
+    health = Slurm.for_lane(profile.slurm).partition_health(profile.slurm["partition"])
     if fmt == "json":
         click.echo(json.dumps({"ok": health.ok, "lane": profile.name, **health.to_json()}))
     else:

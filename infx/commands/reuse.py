@@ -95,7 +95,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
         def fetch(item):
             folder = target / item.artifact
             if not folder.is_dir():
-                api.download_artifact(repository.requester, item.download_url, folder)
+                api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
             return folder
 
         decision = reuse_lib.select(rows, keys, stored, fetch)

@@ -6,28 +6,18 @@ the launch and the tests all run the same list. They read data only; nothing her
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from .. import shapes
 from ..diagnostics import Diagnostic, error
 from ..recipes import RecipeError, nested, recipe_node_count
-
-# A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
-# registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
-IMAGE_PATTERN = re.compile(
-    r"^(?:(?P<registry>[a-z0-9.-]+(?::[0-9]+)?)[/#])?"
-    r"(?P<path>[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
-    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
-)
-
 
 def image_problem(image: Any) -> str | None:
     if not isinstance(image, str) or not image:
         return "the point has no image"
-    if not IMAGE_PATTERN.match(image):
+    if shapes.problem("image", image, "image"):  # the shape is infx/shapes.py's
         return f"image {image!r} is not a valid container reference"
     return None
 

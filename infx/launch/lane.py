@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import shapes
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, UsageError, error
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
@@ -82,6 +83,11 @@ class Lane:
     @property
     def prepare(self) -> dict:
         return self.data.get("prepare") or {}
+
+    @property
+    def git_protocols(self) -> tuple[str, ...]:
+        """The url schemes git may use for this lane's checkouts (https unless the profile adds more)."""
+        return tuple(self.data.get("git-protocols") or shapes.DEFAULT_GIT_PROTOCOLS)
 
     @property
     def container_aliases(self) -> list[str]:
@@ -243,6 +249,13 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
                 diagnostics.append(error(lane.file, lane.where("routes", route.index, "sources"), "lane-unknown-source",
                                          f"route {route.name!r} names source {name!r}, which sources: does not define",
                                          f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}."))
+    urls = [(("srt-slurm", "pins", pin.name, "repository"), pin.repository, f"srt-slurm pin {pin.name}") for pin in lane.pins.values()]
+    urls += [(("sources", source.name, "url"), source.url, f"source {source.name}") for source in lane.sources.values()]
+    for path, url, what in urls:
+        problem = shapes.url_problem(url, lane.git_protocols, what)
+        if problem:
+            diagnostics.append(error(lane.file, lane.where(*path), "lane-git-protocol", problem,
+                                     "Use an https:// url, or list the scheme under git-protocols: (file is meant for tests)."))
     diagnostics.extend(template_problems(lane.prepare, lane.file, lane.where))
     return diagnostics
 

@@ -14,6 +14,8 @@ from ..points import point_id
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
+SUMMARY_LIMIT = 1_048_576  # GitHub drops a step summary larger than 1 MiB (bytes; cut by characters here, with room)
+SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # a character may take up to 4 bytes in UTF-8
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
 GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
 NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
@@ -83,15 +85,30 @@ def _cell(value) -> str:
 
 
 class Table:
-    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
-        self.title, self.header, self.rows = title, header, rows
+    def __init__(self, title: str, header: list[str], rows: list[list[str]], note: str = ""):
+        self.title, self.header, self.rows, self.note = title, header, rows, note
         self.shown = len(rows)
 
     def render(self) -> str:
-        lines = [self.title, "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines = [self.title, ""] + ([self.note, ""] if self.note else [])
+        lines += ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
         lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in self.rows[: self.shown]]
         if self.shown < len(self.rows):
-            lines.append(f"\n_… and {len(self.rows) - self.shown} more rows not shown (comment size limit)._")
+            lines.append(f"\n_… and {len(self.rows) - self.shown} more rows not shown (size limit)._")
+        return "\n".join(lines)
+
+
+class Blocks(Table):
+    """Whole Markdown blocks (charts) cut like table rows: the last ones go first, counted."""
+
+    def __init__(self, title: str, blocks: list[str]):
+        super().__init__(title, [], blocks)
+
+    def render(self) -> str:
+        lines = [self.title, ""] + self.rows[: self.shown]
+        if self.shown < len(self.rows):
+            lines.append(f"_… and {len(self.rows) - self.shown} more charts not shown (size limit); "
+                         "all of them are in the sweep's results artifact._")
         return "\n".join(lines)
 
 
@@ -109,7 +126,8 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 
 
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
-                  run_url: str | None = None, budget: int = COMMENT_BUDGET) -> str:
+                  run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
+                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters."""
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
@@ -134,4 +152,93 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     else:
         tables.append(Table("#### Points", ["point", "bucket", "config-key", "runner", "conc"],
                             [[point_id(r), b, r.get("config-key"), r.get("runner"), r.get("conc")] for b, r in points]))
+    if comparison is not None:
+        head.append("")
+        head.extend(comparison_head(comparison))
+        tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
     return _fit("\n".join(head), tables, budget)
+
+
+# --- results: the comparison with the baseline and the charts -----------------------------------
+
+VERDICT_LABELS = {"regressed": "🔻 regressed", "improved": "🔺 improved", "within": "➖ within"}
+STATUS_LABELS = {"failed": "❌ failed", "invalid": "⚠️ invalid"}
+
+
+def percent(change: float | None) -> str:
+    """`+13.2 %`, `−21.6 %` (a true minus sign), `n/a` without a baseline value."""
+    if change is None:
+        return "n/a"
+    text = f"{change * 100:+.1f} %"
+    return text.replace("-", "\u2212")
+
+
+def _value(value: float | None, scale: float) -> str:
+    if value is None:
+        return "n/a"
+    shown = value * scale
+    return f"{shown:,.1f}" if abs(shown) >= 10 else f"{shown:.3g}"
+
+
+def _baseline_line(comparison: dict) -> str:
+    source = comparison.get("baseline") or {}
+    if source.get("kind") == "run":
+        where = f"[run {source.get('run-id')}]({source['url']})" if source.get("url") else f"run {source.get('run-id')}"
+        return f"Baseline: {where} of `{source.get('workflow', 'the sweep')}` on `{source.get('branch', 'main')}`."
+    if source.get("kind") == "runs":
+        runs = ", ".join(f"[{r['run-id']}]({r['url']})" if r.get("url") else str(r["run-id"]) for r in source.get("runs", []))
+        return f"Baseline: the newest successful sweep on `main` per config key (runs {runs})."
+    if source.get("kind") == "files":
+        return "Baseline: " + ", ".join(f"`{p}`" for p in source.get("paths", [])) + "."
+    return "Baseline: none found."
+
+
+def comparison_head(comparison: dict) -> list[str]:
+    counts = comparison.get("counts", {})
+    threshold = comparison.get("threshold", 0) * 100
+    lines = ["### Results against the baseline", "", _baseline_line(comparison)]
+    lines += [f"> **Notice:** {notice}" for notice in comparison.get("notices", [])]
+    lines += ["", f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
+              f"**{counts.get('improved', 0)}** · {VERDICT_LABELS['within']} ±{threshold:g} %: **{counts.get('within', 0)}**"
+              f" · new: **{counts.get('new', 0)}** · gone: **{counts.get('gone', 0)}**"
+              f" · without a valid result: **{counts.get('without a valid result', 0)}**"]
+    return lines
+
+
+def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None) -> list[Table]:
+    """Points without a valid result (one line each, with a link to the logs), then the matched
+    rows most-changed first, then new and gone rows."""
+    metrics = comparison.get("metrics", [])
+    links = logs_links or {}
+    failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
+
+    def logs(point: dict) -> str:
+        url = links.get(point.get("artifact")) or (f"{run_url}#artifacts" if run_url else None)
+        return f"[{point.get('artifact')}]({url})" if url else str(point.get("artifact"))
+
+    tables = [Table("#### Points without a valid result", ["", "point", "config-key", "why", "logs"],
+                    [[STATUS_LABELS.get(p["status"], p["status"]), p.get("point-id") or "?", p.get("config-key") or "?",
+                      "; ".join(p.get("reasons") or [])[:300], logs(p)] for p in failed])]
+    header = ["", "config-key", "scenario", "topology", "conc"] + [f"{m['label']} ({m['unit']})" for m in metrics]
+    rows = []
+    for match in comparison.get("matches", []):
+        cells = []
+        for m in metrics:
+            change = match["metrics"].get(m["id"], {})
+            mark = {"improved": " 🔺", "regressed": " 🔻"}.get(change.get("judgement"), "")
+            cells.append(f"{_value(change.get('head'), m['scale'])} ({percent(change.get('change'))}{mark})")
+        rows.append([VERDICT_LABELS[match["verdict"]], match["config-key"], match["scenario"], match["topology"],
+                     match["conc"]] + cells)
+    tables.append(Table("#### Matched points, most changed first", header, rows,
+                        "Each cell: the head value (the change against the baseline)."))
+    for kind in ("new", "gone"):
+        tables.append(Table(f"#### {kind.capitalize()} points", ["config-key", "scenario", "topology", "conc"],
+                            [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])]))
+    return tables
+
+
+def comparison_markdown(comparison: dict, charts: list[str] | None = None, logs_links: dict[str, str] | None = None,
+                        run_url: str | None = None, budget: int = SUMMARY_BUDGET) -> str:
+    """The step summary: the comparison and the charts, at most `budget` characters."""
+    tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else [])
+    return _fit("\n".join(comparison_head(comparison)), tables, budget)

@@ -47,7 +47,7 @@ class Stored:
     created_at: dt.datetime | None = None
     folder: Path | None = None  # its contents, once downloaded
     refusal: str = ""  # why it may not be used at all ("" = usable if valid)
-    download_url: str = ""
+    handle: object = None  # the API's artifact object, for downloading (opaque here)
 
 
 @dataclass
@@ -137,7 +137,7 @@ def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.date
         for record_path in folder.glob(LAUNCH_RECORD_GLOB):
             try:
                 record = json.loads(record_path.read_text(encoding="utf-8"))
-                run = int((record.get("run") or {}).get("id") or 0) or None
+                run = record.get("run-id") if isinstance(record.get("run-id"), int) else None
                 created = dt.datetime.fromisoformat(record["timings"]["finished"])
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 pass

@@ -57,7 +57,7 @@ def artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int = 1, fin
         files = dict(list(files.items())[:-1])
     record = {"lane": "gb300-nv", "point-id": point_id(row), "result-key": key, "exit-code": exit_code,
               "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),
-              "run": {"id": run_id}, "timings": {"started": finished, "finished": finished}}
+              "run-id": run_id, "timings": {"started": finished, "finished": finished}}
     return {f"{name}_launch.json": json.dumps(record), **files}
 
 
@@ -224,6 +224,7 @@ def test_github_newest_valid_result_wins(tmp_path, ladder, github):
 @pytest.mark.parametrize("run, why", [
     ({"path": ".github/workflows/other.yml"}, "not .github/workflows/run-sweep.yml"),
     ({"head_repository": "mallory/bench"}, "came from mallory/bench"),
+    ({"repository": "mallory/bench"}, "belongs to mallory/bench"),
     ({"sha": STRAY_SHA}, "neither on main nor a commit of the trusted pull request"),
 ])
 def test_github_untrusted_runs_are_not_reused(tmp_path, ladder, github, run, why):
@@ -251,7 +252,7 @@ def test_github_a_merge_to_main_reuses_the_pr_s_results(tmp_path, ladder, github
 
 def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github):
     key = key_for(ladder[0])
-    github.state.pull_head_repo[9] = "mallory/bench"
+    github.state.add_pull(9, head_repo="mallory/bench")
     store(github, 501, ladder[0], key, sha=PR_SHA)
     got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
                  "--download", str(tmp_path / "dl"), env=env_for(github))

@@ -8,9 +8,18 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
+
+
+def _pause(variable: str, when: str) -> None:
+    """Test hook: sleep before/after sbatch, first writing STANDIN_APPLY_MARK so a test knows where apply is."""
+    if os.environ.get(variable):
+        if os.environ.get("STANDIN_APPLY_MARK"):
+            Path(os.environ["STANDIN_APPLY_MARK"]).write_text(when)
+        time.sleep(float(os.environ[variable]))
 
 
 def main() -> None:
@@ -43,10 +52,12 @@ def main() -> None:
         command,
         "",
     ]))
+    _pause("STANDIN_APPLY_SLEEP_BEFORE", "before")
     done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
         print(done.stdout + done.stderr)
         sys.exit(done.returncode)
+    _pause("STANDIN_APPLY_SLEEP_AFTER", "after")
     print(f"✅ Job {done.stdout.strip().split(';')[0]} submitted!")
 
 
