@@ -28,6 +28,7 @@ COMMANDS = {
     "lane": ("infx.commands.lane", "lane", "Check, validate and pin runner lanes (runners/<lane>.yaml)."),
     "github": ("infx.commands.github", "github", "Report to a PR and rerun failed points via the GitHub API."),
     "results": ("infx.commands.results", "results", "Collect, validate, compare and plot sweep results."),
+    "reuse": ("infx.commands.reuse", "reuse", "Reuse valid results of unchanged points instead of running them again."),
 }
 
 

@@ -98,6 +98,11 @@ class LaunchPlan:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
 
+    def result_key(self) -> str | None:
+        from .resultkey import result_key
+
+        return result_key(self)
+
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
         slurm = self.lane.slurm
@@ -141,6 +146,7 @@ class LaunchPlan:
                               "checked": "now" if self.recipe is not None else "after srt-slurm checkout, before submit"},
             "recipe": self.recipe,
             "recipe-fingerprint": self.recipe_fingerprint(),
+            "result-key": self.result_key(),
             "resolved-recipe": self.resolved_path,
             "job-name": self.job_name,
             "partition": self.partition,

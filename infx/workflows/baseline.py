@@ -50,7 +50,7 @@ def rows_in_archive(data: bytes) -> list[dict] | None:
 
 def run_rows(api, run) -> list[dict] | None:
     artifact = results_artifact(api.run_artifacts(run))
-    return rows_in_archive(api.download_artifact(run, artifact)) if artifact is not None else None
+    return rows_in_archive(api.download_artifact(artifact)) if artifact is not None else None
 
 
 def _run_source(run) -> dict:

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from ..diagnostics import InfxError, error
 from ..points import point_id
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
+from .trust import SWEEP_WORKFLOW, SWEEP_WORKFLOW_PATH, TRUSTED_BRANCH, RunFacts, untrusted_reason  # noqa: F401  (re-exported)
 
 ARTIFACT_PREFIX = "point-"
 FAILED_SUFFIX = "-failed"
 PLAN_ARTIFACT = "sweep-plan"  # uploaded by run-sweep.yml's setup job: plan.json + infx-shards/
 PLAN_FILE = "plan.json"
-SWEEP_WORKFLOW = "run-sweep.yml"
-SWEEP_WORKFLOW_PATH = f".github/workflows/{SWEEP_WORKFLOW}"
-TRUSTED_BRANCH = "main"
 DISPATCH_INPUTS_LIMIT = 65_535  # GitHub: characters of a dispatch's inputs payload
 
 
@@ -31,37 +29,6 @@ class ArtifactInfo:
     name: str
     size_in_bytes: int
     expired: bool
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """What GitHub says about a run whose plan a rerun would reuse (None where it says nothing)."""
-
-    run_id: int
-    workflow_path: str | None  # e.g. .github/workflows/run-sweep.yml (GitHub may append @<ref>)
-    repository: str | None  # OWNER/NAME the run belongs to
-    head_repository: str | None  # OWNER/NAME the run's code came from (a fork's, for fork PRs)
-    head_branch: str | None
-
-
-def untrusted_reason(run: RunFacts, slug: str, branches: set[str]) -> str | None:
-    """Why the plan artifact of ``run`` must not drive a sweep, or None when it may.
-
-    A plan decides what runs on the self-hosted runners, so it is taken only from this
-    repository's sweep workflow, run on code of this repository, on ``main`` or on the
-    branch of the PR being rerun (``branches``). Any other run id (another workflow, a
-    fork's pull request, an unrelated branch) could carry a plan written by anyone."""
-    path = (run.workflow_path or "").partition("@")[0]
-    checks = (
-        (path == SWEEP_WORKFLOW_PATH, f"it is a run of {run.workflow_path or 'an unknown workflow'}, not {SWEEP_WORKFLOW_PATH}"),
-        (run.repository == slug, f"it belongs to {run.repository or 'an unknown repository'}, not {slug}"),
-        (run.head_repository == slug, f"its code came from {run.head_repository or 'an unknown repository'}, not {slug}"),
-        (run.head_branch in branches, f"it ran on branch {run.head_branch!r}, not on {' or '.join(sorted(branches))}"),
-    )
-    reasons = [reason for ok, reason in checks if not ok]
-    if not reasons:
-        return None
-    return f"run {run.run_id} cannot be rerun from its plan: {'; '.join(reasons)}"
 
 
 def artifact_name(row: dict, succeeded: bool = True) -> str:

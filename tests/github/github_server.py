@@ -62,6 +62,9 @@ class GitHubState:
         self.artifacts: dict[int, list[dict]] = {}
         self.blobs: dict[int, bytes] = {}
         self.dispatches: list[dict] = []
+        self.on_main: set[str] = set()  # commits reachable from main (compare answers "ahead" for them)
+        self.pull_commits: dict[int, list[str]] = {}
+        self.commit_pulls: dict[str, list[int]] = {}
         self.title_for_dispatch = lambda inputs: "Manual sweep"
         self._ids = iter(range(1000, 10**9))
 
@@ -89,10 +92,11 @@ class GitHubState:
                 "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
 
     def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
-                path: str = ".github/workflows/run-sweep.yml", repository: str = SLUG, head_repository: str = SLUG) -> dict:
+                head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str = SLUG,
+                head_repository: str = SLUG) -> dict:
         run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
                "path": path, "repository": self.repository(repository), "head_repository": self.repository(head_repository),
-               "head_sha": "c" * 40, "display_title": title, "event": event, "status": "completed",
+               "head_sha": head_sha, "display_title": title, "event": event, "status": "completed",
                "conclusion": "failure", "workflow_id": 77, "run_number": run_id % 1000, "run_attempt": 1,
                "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
                "html_url": f"https://github.com/{SLUG}/actions/runs/{run_id}",
@@ -103,15 +107,18 @@ class GitHubState:
         self.artifacts.setdefault(run_id, [])
         return run
 
-    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None) -> dict:
+    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None,
+                     created_at: str = "2026-11-30T00:00:00Z") -> dict:
         aid = self.next_id()
+        run = self.runs.get(run_id, {})
         artifact = {"id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name, "size_in_bytes": size,
                     "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
                     "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
                     "expired": expired, "digest": "sha256:" + "0" * 64,
-                    "created_at": "2026-11-30T00:00:00Z", "expires_at": "2027-02-28T00:00:00Z",
-                    "updated_at": "2026-11-30T00:00:00Z",
-                    "workflow_run": {"id": run_id, "head_branch": "main", "head_sha": "c" * 40}}
+                    "created_at": created_at, "expires_at": "2027-02-28T00:00:00Z",
+                    "updated_at": created_at,
+                    "workflow_run": {"id": run_id, "head_branch": run.get("head_branch", "main"),
+                                     "head_sha": run.get("head_sha", "c" * 40)}}
         self.artifacts[run_id].append(artifact)
         if files is not None:
             buffer = io.BytesIO()
@@ -120,6 +127,10 @@ class GitHubState:
                     archive.writestr(file_name, content)
             self.blobs[aid] = buffer.getvalue()
         return artifact
+
+    def _commit(self, sha: str) -> dict:
+        return {"sha": sha, "node_id": f"C_{sha}", "url": f"{self.base}/repos/{SLUG}/commits/{sha}",
+                "html_url": f"https://github.com/{SLUG}/commit/{sha}", "commit": {"message": "a commit"}, "parents": []}
 
     def requests_to(self, method: str, pattern: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
@@ -149,11 +160,27 @@ class GitHubState:
             number = int(match.group(1))
             if number not in self.pulls:
                 return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
+            commits = self.pull_commits.get(number, ["d" * 40])
             return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
                              "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
                              "html_url": f"https://github.com/{SLUG}/pull/{number}",
-                             "head": {"ref": self.pull_heads[number][0], "sha": "d" * 40, "repo": self.repository(self.pull_heads[number][1])},
+                             "head": {"ref": self.pull_heads[number][0], "sha": commits[-1], "repo": self.repository(self.pull_heads[number][1])},
                              "base": {"ref": "main", "sha": "b" * 40, "repo": self.repository(SLUG)}}
+        if match := re.fullmatch(rf"{repo}/pulls/(\d+)/commits", path):
+            return 200, {}, [self._commit(sha) for sha in self.pull_commits.get(int(match.group(1)), [])]
+        if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})/pulls", path):
+            return 200, {}, [self.handle("GET", f"{repo}/pulls/{n}", {}, None)[2] for n in self.commit_pulls.get(match.group(1), [])]
+        if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})", path):
+            return 200, {}, self._commit(match.group(1))
+        if match := re.fullmatch(rf"{repo}/compare/([0-9a-f]{{40}})\.\.\.(.+)", path):
+            status = "ahead" if match.group(2) == "main" and match.group(1) in self.on_main else "diverged"
+            return 200, {}, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1, "commits": [], "files": [],
+                             "url": f"{self.base}{path}", "html_url": f"https://github.com/{SLUG}/compare/{match.group(1)}...{match.group(2)}"}
+        if path == f"{repo}/actions/artifacts" and method == "GET":
+            wanted = (query.get("name") or [None])[0]
+            found = [a for artifacts in self.artifacts.values() for a in artifacts if wanted in (None, a["name"])]
+            found.sort(key=lambda a: a["created_at"], reverse=True)  # newest first, as GitHub lists them
+            return 200, {}, {"total_count": len(found), "artifacts": found}
         if match := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
             number = int(match.group(1))
             if number not in self.pulls:
