@@ -9,8 +9,9 @@ Partition ``testlane`` is the machine itself (one node). Partition ``gb300local`
 MULTI_NODES nodes shaped like GB300 nodes as srt-slurm's batch scripts ask for them (144 CPUs,
 4 GPUs each): Slurm's multiple-slurmd mode, one ``slurmd -N <node>`` per node on this host, each
 with its own port (``NodeHostname`` = this host); ``SlurmdParameters=config_overrides`` makes
-each slurmd report the configured shape, not the hardware's. Their daemons start only for the
-tests that ask for ``slurm_multinode``, so a real srtctl job needing 2-13 nodes is scheduled and
+each slurmd report the configured shape, not the hardware's; their prolog creates the
+directory of the job's --output file (see the comment at ``prolog``). Their daemons start only for the
+tests that ask for ``slurm_multinode``, so a real srtctl job needing up to 18 nodes is scheduled and
 started by real Slurm (its steps run on this host).
 """
 
@@ -27,7 +28,7 @@ import pytest
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo", "squeue", "scancel")
 PARTITION = "testlane"
 MULTI_PARTITION = "gb300local"
-MULTI_NODES = [f"gb{index:02d}" for index in range(1, 14)]  # the bundled points need up to 13 nodes
+MULTI_NODES = [f"gb{index:02d}" for index in range(1, 19)]  # the bundled points need 1 to 18 nodes
 
 
 def _free_port() -> int:
@@ -78,7 +79,21 @@ def slurm_cluster(tmp_path_factory):
     key.chmod(0o400)
     munge_socket = base / "munge" / "munge.socket"
     hostname = socket.gethostname().split(".")[0]
+    # The site prolog of the GB300-shaped nodes creates the directory of the job's --output file
+    # before the batch script starts. srt-slurm's batch scripts write to
+    # outputs/<job id>/logs/sweep_<job id>.log; the sa-submission and aflowers branches never create
+    # that directory, and v1.0.x create it only after sbatch returned, while this Slurm (22.05)
+    # does not create it either: on an idle node the job would fail without a log.
     conf = base / "slurm.conf"
+    prolog = base / "prolog.sh"
+    prolog.write_text("\n".join([
+        "#!/bin/sh",
+        f"export SLURM_CONF={conf} PATH=/usr/local/bin:/usr/bin:/bin",
+        'case "$SLURMD_NODENAME" in ' + MULTI_NODES[0][:2] + "*) ;; *) exit 0;; esac",
+        'out=$(scontrol show job -o "$SLURM_JOB_ID" | sed -n "s/.* StdOut=\\([^ ]*\\).*/\\1/p")',
+        'case "$out" in /*) mkdir -p "$(dirname "$out")";; esac',
+        "exit 0", ""]))
+    prolog.chmod(0o755)
     conf.write_text("\n".join([
         "ClusterName=infxtest",
         f"SlurmctldHost={hostname}",
@@ -90,7 +105,7 @@ def slurm_cluster(tmp_path_factory):
         "SchedulerType=sched/backfill", "MpiDefault=none",
         "AccountingStorageType=accounting_storage/none", "JobAcctGatherType=jobacct_gather/none",
         "JobCompType=jobcomp/none", "MinJobAge=3600", "ReturnToService=2", "KillWait=2",
-        "GresTypes=gpu",
+        "GresTypes=gpu", f"Prolog={prolog}",
         f"StateSaveLocation={base / 'state'}", f"SlurmdSpoolDir={base / 'spool' / '%n'}",
         f"SlurmctldPidFile={base / 'run' / 'slurmctld.pid'}", f"SlurmdPidFile={base / 'run' / 'slurmd-%n.pid'}",
         f"SlurmctldLogFile={base / 'log' / 'slurmctld.log'}", f"SlurmdLogFile={base / 'log' / 'slurmd-%n.log'}",
@@ -158,3 +173,26 @@ def slurm_multinode(slurm_cluster):
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@pytest.fixture(scope="session")
+def srtctl_cache(tmp_path_factory):
+    """infx's cache seeded from the srt-slurm bundle, with the real srtctl installed per pinned NVIDIA commit.
+
+    Exactly what a runner without network does (`infx lane cache-seed gb300-nv --from BUNDLE
+    --srtctl`); pip fetches srtctl's dependencies from PyPI (about 20 s a commit, once a session).
+    """
+    import json
+    import sys
+    from pathlib import Path
+
+    from corpus import SRT_SLURM_BUNDLE
+
+    repo = Path(__file__).resolve().parents[2]
+    base = tmp_path_factory.mktemp("infx-cache")
+    env = {**os.environ, "PYTHONPATH": str(repo), "INFX_CACHE_DIR": str(base), "GITHUB_WORKSPACE": str(repo)}
+    done = subprocess.run([sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE),
+                           "--srtctl", "--format", "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout + done.stderr
+    pins = {p["pin"]: p for p in json.loads(done.stdout)["pins"]}
+    return {"base": base, "pins": pins}
