@@ -62,7 +62,8 @@ def _srtctl_text(check: dict | None) -> str:
 @format_option(("text", "json"))
 @click.option("--output-dir", type=click.Path(file_okay=False),
               help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .); a dry run that runs "
-                   "srtctl keeps its sbatch script under $RUNNER_TEMP or this dir, in .infx-launch/<point id>-dry-run/.")
+                   "srtctl keeps its sbatch script in .infx-launch/<point id>-dry-run/ under $RUNNER_TEMP, else this dir, "
+                   "else $INFX_CACHE_DIR/dry-runs.")
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
     from ..launch.lane import lane_from_runner_name, load_lane
@@ -81,12 +82,11 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
             click.echo(fail_json(exc.diagnostics))
             sys.exit(exc.exit_code)
         raise
-    out = Path(output_dir or os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     if dry_run:
         from ..launch.dryrun import enrich
 
         try:
-            body = enrich(plan, root, dict(os.environ), out)
+            body = enrich(plan, root, dict(os.environ), Path(output_dir).resolve() if output_dir else None)
         except InfxError as exc:
             if fmt == "json":
                 click.echo(fail_json(exc.diagnostics))
@@ -96,6 +96,7 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
         return
     from ..launch.run import launch_point
 
+    out = Path(output_dir or os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     for item in plan.warnings:
         click.echo(render_text([item]), err=True)
     sys.exit(launch_point(plan, out, root))

@@ -24,9 +24,11 @@ OUTPUT_TAIL = 4000
 KEPT = ("srtslurm.yaml",)  # besides the script and srtctl's output; the staged copy itself is removed
 
 
-def dry_run_dir(plan: LaunchPlan, env: dict, out: Path) -> Path:
-    """Where a dry run stages and keeps its files: beside where the launch would put its work dir."""
-    return Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-dry-run"
+def dry_run_dir(plan: LaunchPlan, env: dict, out: Path | None) -> Path:
+    """Where a dry run stages and keeps its files: where the launch would put its work dir
+    ($RUNNER_TEMP, else an explicit --output-dir), else in the cache, never in the workspace."""
+    parent = Path(env["RUNNER_TEMP"]) if env.get("RUNNER_TEMP") else out if out else cache.cache_base(env) / "dry-runs"
+    return parent / ".infx-launch" / f"{plan.point_id}-dry-run"
 
 
 def resolve_from_cache(plan: LaunchPlan, env: dict) -> Path | None:
@@ -40,7 +42,7 @@ def resolve_from_cache(plan: LaunchPlan, env: dict) -> Path | None:
     return checkout
 
 
-def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: dict, out: Path) -> dict:
+def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: dict, out: Path | None) -> dict:
     """Run the cached srtctl's dry run on the staged recipe; a rejection is an InfxError."""
     base = cache.cache_base(env)
     srtctl = cache.cached_srtctl(base, plan.pin.commit)
@@ -77,7 +79,7 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
     return body
 
 
-def enrich(plan: LaunchPlan, workspace: Path, env: dict, out: Path) -> dict:
+def enrich(plan: LaunchPlan, workspace: Path, env: dict, out: Path | None) -> dict:
     """The dry-run body: the plan, with cached recipes resolved and the srtctl check when possible."""
     checkout = resolve_from_cache(plan, env)
     body = plan.to_json()

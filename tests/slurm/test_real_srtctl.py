@@ -86,13 +86,16 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
     assert set(checked) == set(NVIDIA_PINS) and sum(checked.values()) == 61, checked
 
 
-def test_text_dry_run_names_the_kept_script(srtctl_cache, gb300_rows, tmp_path):
+def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, gb300_rows, tmp_path):
     row, _ = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.50")
-    done, _ = dry_run(row, srtctl_cache["base"], tmp_path, fmt="text")
+    path = tmp_path / "point.json"
+    path.write_text(json.dumps(row))
+    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"])  # no --output-dir
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if line.startswith("srtctl ")]
     script = Path(re.search(r"sbatch script: (\S+);", line).group(1))
     assert "dry-run accepted" in line and script.is_file() and "#SBATCH --nodes=" in script.read_text()
+    assert script.is_relative_to(srtctl_cache["base"] / "dry-runs") and not (REPO / ".infx-launch").exists()
 
 
 def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srtctl_cache, gb300_rows, tmp_path):
