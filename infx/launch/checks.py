@@ -22,6 +22,17 @@ def image_problem(image: Any) -> str | None:
     return None
 
 
+def image_spellings(image: str) -> set[str]:
+    """The image and its other registry notation: ``nvcr.io#nvidia/x`` (enroot) names ``nvcr.io/nvidia/x``."""
+    match = IMAGE_PATTERN.match(image)
+    registry = match.group("registry") if match else None
+    # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
+    if not registry or not (image[len(registry)] == "#" or "." in registry or ":" in registry or registry == "localhost"):
+        return {image}
+    rest = image[len(registry) + 1:]
+    return {f"{registry}/{rest}", f"{registry}#{rest}"}
+
+
 # --- the recipe's topology, per engine -----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -197,7 +208,7 @@ def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
 def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
     container = nested(ctx.recipe, "model", "container")
     image = ctx.point.get("image")
-    if container is None or container in ctx.lane.container_aliases or container == image:
+    if container is None or container in ctx.lane.container_aliases or (isinstance(image, str) and container in image_spellings(image)):
         return
     yield ctx.at_recipe(("model", "container"), "recipe-image",
                         f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the lane",

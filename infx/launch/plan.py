@@ -107,7 +107,8 @@ class LaunchPlan:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
         slurm = self.lane.slurm
         containers = {alias: squash_file for alias in self.lane.container_aliases}
-        containers[str(self.point.data.get("image"))] = squash_file
+        for spelling in sorted(checks.image_spellings(str(self.point.data.get("image")))):  # a recipe may use either
+            containers[spelling] = squash_file
         for extra in self.lane.prepare.get("images") or []:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
             if extra.get("alias"):
                 containers[extra["alias"]] = prepare.squash_file(self.lane.data.get("squash-dir", ""), extra["image"])
@@ -426,6 +427,12 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     if problem:
         raise InfxError(error(plan.point.file, plan.point.where(plan.recipe_source.where), "point-setting-shape", problem,
                               "A recipe that ships with srt-slurm is a file inside the checkout."))
+    if not (checkout / plan.recipe_source.path).is_file():
+        raise InfxError([error(plan.point.file, plan.point.where(plan.recipe_source.where), "recipe-missing",
+                               f"recipe {plan.recipe_source.path} is neither in this repository nor in srt-slurm at "
+                               f"{plan.pin.name} ({plan.pin.ref} {plan.pin.commit})",
+                               f"Fix CONFIG_FILE, add the recipe to this repository, or remove it from srt-slurm-recipes "
+                               f"of route {plan.route.name!r} in {plan.lane.file}.")])
     doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
     variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
     if variant is not None:

@@ -20,7 +20,8 @@ from ..diagnostics import InfxError, render_text
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
-from .srtctl import SrtctlError, apply_overlays, install_srtctl, submit, write_yaml
+from .cache import cached_srtctl
+from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
 
@@ -179,12 +180,13 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
     except FetchError as exc:
         raise LaunchFailed(str(exc))
-    resolved = checkout / plan.resolved_path
     try:
-        apply_overlays(plan.route.overlays, workspace, checkout)
-        write_yaml(resolved, plan.recipe)
-        write_yaml(checkout / "srtslurm.yaml", plan.cluster_config(str(checkout), plan.squash_file()))
-        srtctl = install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+        resolved = stage_checkout(plan, workspace, checkout)
+        # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
+        # else a private venv per launch, installed from this checkout.
+        srtctl = cached_srtctl(cache.parent, plan.pin.commit) or \
+            install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+        record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
         raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")

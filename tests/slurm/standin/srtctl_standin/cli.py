@@ -53,12 +53,20 @@ def main() -> None:
         "",
     ]))
     _pause("STANDIN_APPLY_SLEEP_BEFORE", "before")
-    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
+    print(f"🚀 Submitting: {recipe['name']}")
+    done = subprocess.run(["sbatch", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
-        print(done.stdout + done.stderr)
+        print(f"❌ sbatch failed: {done.stderr}")
         sys.exit(done.returncode)
+    # What srt-slurm's srtctl does and prints (v1.0.25 … v1.0.50): the job id is the last word of
+    # sbatch's "Submitted batch job <id>", then the lines below.
+    job_id = done.stdout.strip().split()[-1]
     _pause("STANDIN_APPLY_SLEEP_AFTER", "after")
-    print(f"✅ Job {done.stdout.strip().split(';')[0]} submitted!")
+    log_dir = Path.cwd() / "outputs" / job_id / "logs"
+    print(f"✅ Job {job_id} submitted!")
+    print(f"📁 Logs: {log_dir}")
+    print(f"📋 Monitor: tail -f {log_dir}/sweep_{job_id}.log")
+    print(f"📊 Queue: squeue --job {job_id}")
 
 
 if __name__ == "__main__":
