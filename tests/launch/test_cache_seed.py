@@ -90,28 +90,15 @@ def dry_run(point: dict, cache: Path, tmp: Path) -> tuple[int, dict, str]:
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
-# Named by 3 rows of configs/nvidia-master.yaml and listed as srt-slurm recipes of route vllm-agentic,
-# but shipped by no srt-slurm commit in the bundle: the reference project deleted them from its own
-# recipes (2026-08-14, "remove purged model support") and kept the config entries. Only a seeded
-# cache can tell; the dry run then says so instead of deferring to a launch that would fail.
-RECIPES_NOWHERE = {"recipes/vllm/deepseek-v4/agentic/disagg-gb300-1p6d-dep4-tp4-agentic.yaml",
-                   "recipes/vllm/deepseek-v4/agentic/disagg-gb300-4p1d-dep4-dep8-24-c4096-agentic.yaml"}
-
-
 def config_file(point: dict) -> str:
     return next(s for s in point["prefill"]["additional-settings"] if s.startswith("CONFIG_FILE=")).split("=", 1)[1]
 
 
 def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, points, lane, tmp_path):
     cache, _ = seeded
-    from_checkout, nowhere = 0, 0
+    from_checkout = 0
     for index, point in enumerate(points):
         code, body, err = dry_run(point, cache, tmp_path)
-        if config_file(point) in RECIPES_NOWHERE:
-            nowhere += 1
-            assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-missing"], body
-            assert "nor in srt-slurm at nvidia-v1.0.36" in body["diagnostics"][0]["message"]
-            continue
         assert code == 0, (index, point["config-key"], body, err)
         assert body["recipe"] is not None and len(body["recipe-fingerprint"]) == 64, point["config-key"]
         assert "recipe-deferred" not in {w["rule"] for w in body["warnings"]}
@@ -122,7 +109,20 @@ def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, 
             assert body["recipe-source"]["checked"] == "now"
         if body["srt-slurm"]["pin"] not in NVIDIA_PINS:  # not in the bundle: as before, no checkout, no srtctl
             assert body["recipe-source"]["checkout"] is None and body["srtctl-dry-run"]["checked"] is False
-    assert from_checkout == 26 and nowhere == 3  # 26 trt-dsv4-fixed rows: recipes/DeepSeek-V4-Pro/** of sa-submission-q2-2026
+    assert from_checkout == 26  # 26 trt-dsv4-fixed rows: recipes/DeepSeek-V4-Pro/** of sa-submission-q2-2026
+
+
+def test_a_srt_slurm_recipe_the_pinned_commit_lacks_is_refused_in_the_dry_run(seeded, points, tmp_path):
+    """The reference once kept config entries whose srt-slurm recipes it had deleted (2026-08-14,
+    "remove purged model support"); only a seeded cache can tell, and the dry run then says so
+    instead of deferring to a launch that would fail after checkout."""
+    cache, _ = seeded
+    row = next(p for p in points if config_file(p).startswith("recipes/DeepSeek-V4-Pro/"))
+    missing = "recipes/DeepSeek-V4-Pro/purged-recipe.yaml"  # matches the route's recipes/DeepSeek-V4-Pro/**
+    settings = [f"CONFIG_FILE={missing}" if s.startswith("CONFIG_FILE=") else s for s in row["prefill"]["additional-settings"]]
+    code, body, _ = dry_run({**row, "prefill": {**row["prefill"], "additional-settings": settings}}, cache, tmp_path)
+    assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-missing"], body
+    assert f"recipe {missing} is neither in this repository nor in srt-slurm at nvidia-sa-submission-q2-2026" in body["diagnostics"][0]["message"]
 
 
 def test_without_the_cache_the_srt_slurm_recipe_stays_deferred(points, tmp_path):

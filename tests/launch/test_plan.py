@@ -249,7 +249,7 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path):
             build_plan(lane, load_point(str(path), {}), REPO, env={})
         except InfxError as exc:
             failures[path.name] = [d.message for d in exc.diagnostics]
-    assert failures == {} and len(paths) == 71  # 66 fixed-seq-len and agentic points + the 5-point Mooncake ladder
+    assert failures == {} and len(paths) == 68  # 63 fixed-seq-len and agentic points + the 5-point Mooncake ladder
     done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(paths[0]), "--dry-run",
                            "--format", "json"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True

@@ -23,14 +23,7 @@ import yaml
 from launchkit import REPO
 
 NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
-# Named by 3 bundled rows but shipped nowhere (see tests/launch/test_cache_seed.py): no recipe for srtctl.
-RECIPES_NOWHERE = {"recipes/vllm/deepseek-v4/agentic/disagg-gb300-1p6d-dep4-tp4-agentic.yaml",
-                   "recipes/vllm/deepseek-v4/agentic/disagg-gb300-4p1d-dep4-dep8-24-c4096-agentic.yaml"}
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
-
-
-def config_file(point: dict) -> str:
-    return next(s for s in point["prefill"]["additional-settings"] if s.startswith("CONFIG_FILE=")).split("=", 1)[1]
 
 
 def infx(*argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -63,8 +56,6 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
     assert all(srtctl_cache["pins"][name]["srtctl"] for name in NVIDIA_PINS)
     checked: dict[str, int] = {}
     for row, plan in gb300_rows:
-        if config_file(row) in RECIPES_NOWHERE:
-            continue
         done, body = dry_run(row, cache, tmp_path)
         assert done.returncode == 0, (row["config-key"], body, done.stderr)
         check = body["srtctl-dry-run"]
@@ -82,7 +73,7 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
         assert yaml.safe_load((kept / "resolved-recipe.yaml").read_text()) == body["recipe"]
         assert yaml.safe_load((kept / "srtslurm.yaml").read_text())["model_paths"] == {body["model"]["alias"]: body["model"]["path"]}
         checked[plan.pin.name] = checked.get(plan.pin.name, 0) + 1
-    # every NVIDIA pin is exercised; 61 rows = 64 on NVIDIA routes minus the 3 whose recipe exists nowhere
+    # every NVIDIA pin is exercised, by the 61 bundled rows on NVIDIA routes
     assert set(checked) == set(NVIDIA_PINS) and sum(checked.values()) == 61, checked
 
 
@@ -147,7 +138,7 @@ def one_row_per_nvidia_route(gb300_rows) -> list:
     """The bundled row with the fewest nodes of each NVIDIA route (the first of those)."""
     chosen: dict[str, tuple] = {}
     for row, plan in gb300_rows:
-        if plan.pin.name in NVIDIA_PINS and config_file(row) not in RECIPES_NOWHERE:
+        if plan.pin.name in NVIDIA_PINS:
             best = chosen.get(plan.route.name)
             if best is None or row["node-count"] < best[0]["node-count"]:
                 chosen[plan.route.name] = (row, plan)

@@ -67,7 +67,7 @@ def run_script(script: str, env: dict, temp) -> subprocess.CompletedProcess:
 
 
 def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):
-    assert len(rows) == 71 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
+    assert len(rows) == 68 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
     steps = [launch_step(engine, row) for row in rows]
     assert all("infx launch" in script and "--dry-run" in script for script, _ in steps)
 

@@ -179,7 +179,7 @@ def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Pa
     assert run.results["setup"] == "success" and run.results["sweep"] == "success", _logs(run)
     assert run.results["lanes"] == "skipped" and run.results["report-plan"] == "skipped"
     rows = bundled_rows()
-    assert len(rows) == 71
+    assert len(rows) == 68
     launched = launched_points(run)
     assert sorted(map(point_id, launched)) == sorted(map(point_id, rows))  # each once, none lost
     assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in point_jobs(run)), _logs(run)
