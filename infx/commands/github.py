@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
-from ..workflows.rerun import SWEEP_WORKFLOW
+from ..workflows.trust import SWEEP_WORKFLOW
 
 def repository_slug(option: str | None) -> str:
     """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
@@ -51,7 +51,8 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
 
     slug = repository_slug(repo)
     buckets = read_plan(plan_path)
-    ids = [point_id(row) for rows in buckets.values() for row in rows]
+    plan_rows = [row for rows in buckets.values() for row in rows]
+    ids = [point_id(row) for row in plan_rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
     comparison, charts = results_inputs(comparison_path, charts_path)
@@ -59,11 +60,11 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
-        status = outcomes_from_names(ids, [p.name for p in results_dir.iterdir()])
+        status = outcomes_from_names(plan_rows, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
         artifacts = api.run_artifacts(run)
-        status = outcomes(ids, api.artifact_infos(artifacts))
+        status = outcomes(plan_rows, api.artifact_infos(artifacts))
         run_url = run.html_url
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
     plan_document = read_json(plan_path)
@@ -72,8 +73,9 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     if lane_gate_path is not None:
         gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
         lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
+    reuse = plan_document.get("reuse") if isinstance(plan_document, dict) else None
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
-                         mode=mode, lane_gate=lane_gate)
+                         mode=mode, lane_gate=lane_gate, reuse=reuse)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
 
@@ -123,8 +125,9 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     api.require_trusted(run, slug, {api.pull_branch(repository, pr_number)} if pr_number else set())
     artifacts = api.run_artifacts(run)
     buckets = plan_buckets(api.download_plan(run, artifacts))
-    ids = list(dict.fromkeys(point_id(row) for rows in buckets.values() for row in rows))
-    status = outcomes(ids, api.artifact_infos(artifacts))
+    plan_rows = list({point_id(row): row for rows in buckets.values() for row in rows}.values())
+    ids = [point_id(row) for row in plan_rows]
+    status = outcomes(plan_rows, api.artifact_infos(artifacts))
     failed = [pid for pid in ids if status[pid] != OUTCOME_OK]
     for pid in failed:
         click.echo(f"{status[pid]}\t{pid}")
@@ -207,8 +210,10 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 @click.option("--point", "point_path", type=click.Path(path_type=Path), help="Point JSON file (default: $POINT_JSON).")
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
 def point_id_command(point_path: Path | None, fmt: str) -> None:
-    """Print a point's id; with --format github also write it as the output `id`."""
+    """Print a point's id; with --format github also write the outputs `id` and `artifact`
+    (the name its result artifact gets: `point-<result key>` once the plan carries one)."""
     from ..workflows.actions import write_outputs
+    from ..workflows.rerun import artifact_name
     from ..points import point_id, read_point
 
     row, _, _ = read_point(str(point_path) if point_path else None)
@@ -217,7 +222,7 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
     if fmt == "github":
         if not os.environ.get("GITHUB_OUTPUT"):
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
-        write_outputs(os.environ["GITHUB_OUTPUT"], {"id": pid})
+        write_outputs(os.environ["GITHUB_OUTPUT"], {"id": pid, "artifact": artifact_name(row)})
     sys.stdout.flush()
 
 

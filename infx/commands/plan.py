@@ -29,12 +29,17 @@ from ..workflows.labels import EVENTS
 @click.option("--event", type=click.Choice(EVENTS), help="The triggering event (default: pull_request with --pr-number or no refs, else push).")
 @click.option("--rows", "rows_path", type=click.Path(path_type=Path),
               help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.")
+@click.option("--reuse-github", is_flag=True,
+              help="Leave out points whose result key has a valid result among the repository's artifacts (trusted runs only).")
+@click.option("--reuse-artifacts", "reuse_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="The same, over a folder of downloaded point artifacts.")
+@click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
 @click.option("--output", type=click.Path(path_type=Path), help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
 def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,
-         labels, labels_json, event, rows_path, fmt, output, shard_dir) -> None:
+         labels, labels_json, event, rows_path, reuse_github, reuse_dir, no_reuse, fmt, output, shard_dir) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
@@ -54,9 +59,15 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
     event = event or ("push" if base_ref is not None and pr_number is None else
                       "workflow_dispatch" if rows_path is not None else "pull_request")
+    if reuse_github and reuse_dir is not None:
+        raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
     mode, problems = _mode(event, labels, labels_json, head_ref)
     if problems:
         _fail(Report(problems), fmt or "text")
+    if no_reuse:
+        from dataclasses import replace
+
+        mode = replace(mode, reuse=False, why=mode.why + ("option --no-reuse",))
     options = PlanOptions(evals_only=evals_only or mode.evals_only, all_evals=all_evals or mode.all_evals,
                           trim_conc=trim_conc or mode.trim_conc)
     if rows_path is not None:
@@ -87,7 +98,10 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         click.echo(text, err=fmt != "github")
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
-    result_plan = apply_mode(result_plan, mode)
+    if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
+        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None,
+                             head_ref if event == "push" else None)
+    result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run
     if output:
         from ..fsio import atomic_write
 
@@ -125,6 +139,29 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
         repo = toplevel(Path.cwd())
         message = commit_message(repo, resolve(repo, head_ref))
     return resolve_mode(event, names, message)
+
+
+def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, pushed: str | None) -> dict:
+    """The plan without the points whose result key already has a valid stored result."""
+    import os
+
+    from ..workflows import reuse
+
+    root = _root(Path.cwd())
+    if folder is not None:
+        source = reuse.FolderSource(folder)
+    else:
+        from ..changelog.policy import resolve_slug
+        from ..git import resolve
+
+        slug, _ = resolve_slug(repo_slug, root)
+        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None,
+                                    download_dir=Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused")
+    rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
+    decision = reuse.decide(rows, root, source)
+    click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
+               f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
+    return reuse.reduced_plan(plan, decision)
 
 
 def _fail(report, fmt: str) -> None:
@@ -168,6 +205,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         "dispatch": str(mode["dispatch"]).lower(), "fail-fast": str(mode["fail-fast"]).lower(),
         "primary-label": mode["primary-label"] or "", "canary": dumps(canary),
         "lanes": dumps(lanes if mode["dispatch"] else []),
+        "reused": str(len((plan.get("reuse") or {}).get("reused", []))),
     })
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -176,5 +214,8 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         with open(summary, "a", encoding="utf-8") as handle:
             canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
             handle.write(f"\n{describe(Mode.from_json(mode))}{canary_line}\n")
+            from ..workflows.report import reuse_markdown
+
+            handle.write(("\n" + reuse_markdown(plan.get("reuse"))) if plan.get("reuse", {}).get("reused") else "")
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -11,21 +10,6 @@ import click
 
 from ..diagnostics import UsageError
 from .common import format_option
-
-
-def _lane_resolver(root: Path):
-    """Row -> its Lane, by the one lane-resolution rule; each profile loaded once."""
-    from ..launch.lane import find_lane, load_lane
-
-    lanes: dict = {}
-
-    def lane_of(row: dict):
-        path = find_lane(root, runner=row.get("runner"))
-        if path not in lanes:
-            lanes[path] = load_lane(str(path), root)
-        return lanes[path]
-
-    return lane_of
 
 
 def _table(decision) -> str:
@@ -64,52 +48,27 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
            fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
-    from ..launch.resultkey import keys_for_rows
     from ..workflows import reuse as reuse_lib
     from ..workflows.report import plan_buckets, read_plan
 
     if bool(artifacts_dir) == use_github:
         raise UsageError("give exactly one of --artifacts DIR and --github", "Say where stored results are looked up.")
+    if artifacts_dir is not None and not artifacts_dir.is_dir():
+        raise UsageError(f"--artifacts {artifacts_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     buckets = read_plan(plan_path)
     rows = [row for bucket_rows in buckets.values() for row in bucket_rows]
-    keys = keys_for_rows(rows, root, _lane_resolver(root))
-    now = dt.datetime.now(dt.timezone.utc)
     if artifacts_dir is not None:
-        if not artifacts_dir.is_dir():
-            raise UsageError(f"--artifacts {artifacts_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
-        decision = reuse_lib.select(rows, keys, reuse_lib.stored_in_folder(artifacts_dir, max_age, now))
+        source = reuse_lib.FolderSource(artifacts_dir, max_age)
     else:
-        from ..workflows import api
         from .github import repository_slug
 
-        slug = repository_slug(repo)
-        gh = api.connect(api.settings_from_env())
-        with api.calling(f"reading repository {slug}"):
-            repository = gh.get_repo(slug)
-        trust = api.RunTrust(repository, slug, main_ref, api.trusted_pr_shas(repository, pr_number, push_commit))
-        names = {key: reuse_lib.result_artifact_name(key) for key, _ in keys.values() if key}
-        stored = api.stored_results(repository, names, trust, max_age, now)
-        target = download_dir or Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused"
-
-        def fetch(item):
-            folder = target / item.artifact
-            if not folder.is_dir():
-                api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
-            return folder
-
-        decision = reuse_lib.select(rows, keys, stored, fetch)
-    reused_ids = {item["point-id"] for item in decision.reused}
-    from ..points import point_id
-
-    dispatch_keys = {point_id(row): row.get("result-key") for row in decision.dispatch}
-    reduced = {name: [{**row, **({"result-key": dispatch_keys[point_id(row)]} if dispatch_keys.get(point_id(row)) else {})}
-                      for row in bucket_rows if point_id(row) not in reused_ids]
-               for name, bucket_rows in buckets.items()}
-    reduced = {name: bucket_rows for name, bucket_rows in reduced.items() if bucket_rows}
+        source = reuse_lib.GitHubSource(repository_slug(repo), pr_number, push_commit, main_ref,
+                                        download_dir or Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused", max_age)
+    decision = reuse_lib.decide(rows, root, source)
+    reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)
     if plan_output is not None:
-        atomic_write(plan_output, json.dumps({"buckets": reduced, "point-count": len(decision.dispatch),
-                                              "reuse": decision.to_json()}, indent=1) + "\n")
+        atomic_write(plan_output, json.dumps(reduced, indent=1) + "\n")
     if fmt == "table":
         click.echo(_table(decision))
     elif fmt == "json":
@@ -120,7 +79,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
         outputs_path, runner_temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
         if not outputs_path or not runner_temp:
             raise UsageError("--format github needs $GITHUB_OUTPUT and $RUNNER_TEMP", "Run it inside GitHub Actions.")
-        write_sharded_outputs(plan_buckets({"buckets": reduced}) if reduced else {}, outputs_path, Path(runner_temp) / "infx-shards")
+        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(runner_temp) / "infx-shards")
         write_outputs(outputs_path, {"reused-count": str(len(decision.reused)), "gpu-hours-saved": str(decision.gpu_hours_saved)})
     click.echo(f"infx reuse select: {len(decision.reused)} reused, {len(decision.dispatch)} to dispatch, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)

@@ -16,8 +16,9 @@ from ..jsonfast import canonical
 RESULT_FORMAT = 1
 
 # Point fields that name or summarise, never change what runs: exp-name is a label; the row's
-# recipe-fingerprint and node-count are derived from fields and the recipe, which are keyed as content.
-COSMETIC_POINT_FIELDS = frozenset({"exp-name", "recipe-fingerprint", "node-count"})
+# recipe-fingerprint and node-count are derived from fields and the recipe, which are keyed as content;
+# result-key is this key itself, as the plan carries it to the launch.
+COSMETIC_POINT_FIELDS = frozenset({"exp-name", "recipe-fingerprint", "node-count", "result-key"})
 # The resolved recipe's `name` is the Slurm job name (the runner's name): where it ran, not what.
 COSMETIC_RECIPE_FIELDS = frozenset({"name"})
 # srtslurm.yaml's srtctl_root is the per-launch checkout folder.

@@ -200,7 +200,7 @@ def pull_branch(repo, pr_number: int) -> str:
 
 
 def require_trusted(run, slug: str, branches: set[str]) -> None:
-    """Refuse (exit 1) a run whose plan must not drive a sweep (rules: rerun.untrusted_reason)."""
+    """Refuse (exit 1) a run whose plan must not drive a sweep (rules: trust.untrusted_reason)."""
     reason = untrusted_reason(run_facts(run), slug, {TRUSTED_BRANCH, *branches})
     if reason:
         raise InfxError(error("<github>", None, "github-untrusted-run", reason,

@@ -17,7 +17,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 
-from .rerun import SWEEP_WORKFLOW
+from .trust import SWEEP_WORKFLOW
 
 RESULTS_ARTIFACT = "sweep-results"
 RESULTS_FILE = "results.json"

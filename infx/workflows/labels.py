@@ -23,6 +23,7 @@ class Mode:
     fail_fast: bool = False
     evals_only: bool = False
     all_evals: bool = False
+    reuse: bool = True
     primary_label: str | None = None
     why: tuple[str, ...] = field(default=(), compare=False)  # the rows that applied, for the summary
 
@@ -67,6 +68,8 @@ TABLE: tuple[Trigger, ...] = (
             "Only the eval points of the planned configs (no throughput points)."),
     Trigger("modifier", "all-evals", {"all_evals": True},
             "Only eval points, widened to every eval configuration."),
+    Trigger("modifier", "no-reuse", {"reuse": False},
+            "Run every planned point, even one whose result key already has a valid result (docs/workflows.md, Reuse)."),
     Trigger("commit-marker", SKIP_MARKER, {"dispatch": False},
             "In the PR head commit's message: plan and report, launch nothing."),
 )
@@ -114,11 +117,13 @@ def describe(mode: Mode) -> str:
         parts.append("fail-fast")
     if mode.evals_only or mode.all_evals:
         parts.append("all evals only" if mode.all_evals else "evals only")
+    if not mode.reuse:
+        parts.append("no reuse of earlier results")
     source = f"label `{mode.primary_label}`" if mode.primary_label else "this event"
     return f"**Launch: yes** ({source}): " + ", ".join(parts) + "."
 
 
-MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals")
+MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "reuse")
 
 
 def render_table() -> str:

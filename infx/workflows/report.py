@@ -133,19 +133,22 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
                   run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
                   charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: dict | None = None,
-                  lane_gate: dict | None = None) -> str:
+                  lane_gate: dict | None = None, reuse: dict | None = None) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
     ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
-    ``comparison``/``charts``: the results against the baseline (infx results compare/plot).
+    ``comparison``/``charts``: the results against the baseline (infx results compare/plot);
+    ``reuse``: the plan's reused points (infx reuse), which do not run.
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
     head = [MARKER, "### infx sweep plan", "",
             f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
-    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets)
+    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse)
     tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
                     [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
+    if reuse and reuse.get("reused"):
+        tables.append(reuse_table(reuse))
     points = [(name, row) for name, rows in buckets.items() for row in rows]
     if outcomes is not None:
         status = {point_id(row): outcomes.get(point_id(row), OUTCOME_MISSING) for _, row in points}
@@ -168,6 +171,29 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
         head.extend(comparison_head(comparison))
         tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
     return _fit("\n".join(head), tables, budget)
+
+
+def reuse_lines(reuse: dict | None) -> list[str]:
+    """One sentence: how many points were reused instead of run, and the GPU-hours saved."""
+    if not reuse or not reuse.get("reused"):
+        return []
+    runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
+    origin = f" (from run {', '.join(runs)})" if runs else ""
+    return ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
+                f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+
+
+def reuse_table(reuse: dict) -> Table:
+    return Table("#### Reused points (not run again)", ["point", "result key", "from run", "artifact", "GPU-hours"],
+                 [[item["point-id"], item["result-key"][:16], item.get("source-run") or "?", item["artifact"],
+                   f"{item.get('gpu-hours', 0):,.1f}"] for item in reuse["reused"]])
+
+
+def reuse_markdown(reuse: dict | None) -> str:
+    """The step summary's reuse section (empty when nothing was reused)."""
+    if not reuse or not reuse.get("reused"):
+        return ""
+    return "\n".join(reuse_lines(reuse)[1:] + ["", reuse_table(reuse).render()]) + "\n"
 
 
 def _mode_lines(mode: dict | None) -> list[str]:

@@ -1,8 +1,9 @@
 """Which points of a sweep need running again, decided per point from its artifact.
 
-A point's job uploads one artifact named from its point id (infx.points.point_id):
-`point-<id>` when the launch succeeded, `point-<id>-failed` otherwise. A point counts as
-done only when `point-<id>` exists, has not expired and is not empty; the run's overall
+A point's job uploads one artifact named after the point (`artifact_stem`: its result key
+when the plan carries one, else its point id): `point-<stem>` when the launch succeeded,
+`point-<stem>-failed` otherwise. A point counts as done only when `point-<stem>` exists,
+has not expired and is not empty; the run's overall
 conclusion is never consulted (a cancelled run can hold good points, a green one can
 lack a result).
 """
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from ..diagnostics import InfxError, error
 from ..points import point_id
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
-from .trust import SWEEP_WORKFLOW, SWEEP_WORKFLOW_PATH, TRUSTED_BRANCH, RunFacts, untrusted_reason  # noqa: F401  (re-exported)
 
 ARTIFACT_PREFIX = "point-"
 FAILED_SUFFIX = "-failed"
@@ -31,11 +31,17 @@ class ArtifactInfo:
     expired: bool
 
 
+def artifact_stem(row: dict) -> str:
+    """What a point's artifact is named after: its result key once the plan carries one (reuse
+    finds stored results by it, docs/workflows.md), else its point id."""
+    return row.get("result-key") or point_id(row)
+
+
 def artifact_name(row: dict, succeeded: bool = True) -> str:
-    return f"{ARTIFACT_PREFIX}{point_id(row)}{'' if succeeded else FAILED_SUFFIX}"
+    return f"{ARTIFACT_PREFIX}{artifact_stem(row)}{'' if succeeded else FAILED_SUFFIX}"
 
 
-def outcomes(planned_ids: list[str], artifacts: list[ArtifactInfo]) -> dict[str, str]:
+def outcomes(rows: list[dict], artifacts: list[ArtifactInfo]) -> dict[str, str]:
     """point id -> ok | failed | missing (no valid result: never ran, expired or empty)."""
     by_name: dict[str, ArtifactInfo] = {}
     for artifact in artifacts:
@@ -43,20 +49,20 @@ def outcomes(planned_ids: list[str], artifacts: list[ArtifactInfo]) -> dict[str,
         if known is None or (known.expired and not artifact.expired):  # a re-upload wins
             by_name[artifact.name] = artifact
     result = {}
-    for pid in planned_ids:
-        good = by_name.get(f"{ARTIFACT_PREFIX}{pid}")
+    for row in rows:
+        good = by_name.get(artifact_name(row))
         if good is not None and not good.expired and good.size_in_bytes > 0:
-            result[pid] = OUTCOME_OK
-        elif f"{ARTIFACT_PREFIX}{pid}{FAILED_SUFFIX}" in by_name:
-            result[pid] = OUTCOME_FAILED
+            result[point_id(row)] = OUTCOME_OK
+        elif artifact_name(row, succeeded=False) in by_name:
+            result[point_id(row)] = OUTCOME_FAILED
         else:
-            result[pid] = OUTCOME_MISSING
+            result[point_id(row)] = OUTCOME_MISSING
     return result
 
 
-def outcomes_from_names(planned_ids: list[str], names: list[str]) -> dict[str, str]:
+def outcomes_from_names(rows: list[dict], names: list[str]) -> dict[str, str]:
     """The same decision over downloaded artifact folders (`--results DIR`)."""
-    return outcomes(planned_ids, [ArtifactInfo(name, 1, False) for name in names])
+    return outcomes(rows, [ArtifactInfo(name, 1, False) for name in names])
 
 
 def launch_id(run_id: int, failed_ids: list[str]) -> str:

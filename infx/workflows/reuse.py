@@ -19,16 +19,14 @@ from typing import Callable
 
 from ..points import point_id
 from .report import row_gpu_hours
+from .rerun import ARTIFACT_PREFIX, artifact_name
 
-RESULT_ARTIFACT_PREFIX = "point-"
-FAILED_SUFFIX = "-failed"
-RESULT_KEY = re.compile(r"[0-9a-f]{64}")
-RESULT_ARTIFACT = re.compile(rf"{RESULT_ARTIFACT_PREFIX}(?P<key>[0-9a-f]{{64}})")
+RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
 LAUNCH_RECORD_GLOB = "*_launch.json"
 
 
 def result_artifact_name(key: str, succeeded: bool = True) -> str:
-    return f"{RESULT_ARTIFACT_PREFIX}{key}{'' if succeeded else FAILED_SUFFIX}"
+    return artifact_name({"result-key": key}, succeeded)
 
 
 def key_of_artifact(name: str) -> str | None:
@@ -151,3 +149,84 @@ def refusal_for_age(created_at: dt.datetime | None, max_age_days: float | None, 
         return ""
     age = (now - created_at).total_seconds() / 86400
     return f"{age:.1f} days old, older than --max-age {max_age_days:g}" if age > max_age_days else ""
+
+
+# --- the whole decision for a plan: keys, stored results, reuse or dispatch ------------------------
+
+
+@dataclass(frozen=True)
+class FolderSource:
+    """Stored results in a folder of downloaded artifacts."""
+
+    folder: Path
+    max_age_days: float | None = None
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    """Stored results among the repository's artifacts, from trusted runs only (api.RunTrust)."""
+
+    slug: str
+    pr_number: int | None = None  # the PR being swept: its commits are trusted
+    push_commit: str | None = None  # a commit pushed to main: the commits of the PR it merged are trusted
+    main_ref: str = "main"
+    download_dir: Path = Path("infx-reused")
+    max_age_days: float | None = None
+
+
+def lane_resolver(root: Path):
+    """Row -> its Lane, by the one lane-resolution rule; each profile loaded once."""
+    from ..launch.lane import find_lane, load_lane
+
+    lanes: dict = {}
+
+    def lane_of(row: dict):
+        path = find_lane(root, runner=row.get("runner"))
+        if path not in lanes:
+            lanes[path] = load_lane(str(path), root)
+        return lanes[path]
+
+    return lane_of
+
+
+def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, now: dt.datetime | None = None) -> Decision:
+    """Reuse or dispatch for every planned row: the rows' keys from the launch planner, then the
+    stored results under them (a GitHub source downloads only the candidates it judges)."""
+    from ..launch.resultkey import keys_for_rows
+
+    now = now or dt.datetime.now(dt.timezone.utc)
+    keys = keys_for_rows(rows, root, lane_resolver(root))
+    if isinstance(source, FolderSource):
+        return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))
+    from . import api
+
+    gh = api.connect(api.settings_from_env())
+    with api.calling(f"reading repository {source.slug}"):
+        repository = gh.get_repo(source.slug)
+    trust = api.RunTrust(repository, source.slug, source.main_ref,
+                         api.trusted_pr_shas(repository, source.pr_number, source.push_commit))
+    names = {key: result_artifact_name(key) for key, _ in keys.values() if key}
+    stored = api.stored_results(repository, names, trust, source.max_age_days, now)
+
+    def fetch(item: Stored) -> Path:
+        folder = source.download_dir / item.artifact
+        if not folder.is_dir():
+            api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
+        return folder
+
+    return select(rows, keys, stored, fetch)
+
+
+def reduced_plan(plan: dict, decision: Decision) -> dict:
+    """The plan without the reused points (buckets kept), every dispatched row with its result
+    key, and the decision itself under `reuse` for the summary and the PR comment."""
+    reused = {item["point-id"] for item in decision.reused}
+    keyed = {point_id(row): row["result-key"] for row in decision.dispatch if row.get("result-key")}
+    buckets = {}
+    for name, rows in plan["buckets"].items():
+        kept = [{**row, "result-key": keyed[point_id(row)]} if point_id(row) in keyed else row
+                for row in rows if point_id(row) not in reused]
+        if kept:
+            buckets[name] = kept
+    summary = {key: value for key, value in decision.to_json().items() if key != "dispatch"}
+    return {**plan, "buckets": buckets, "point-count": sum(map(len, buckets.values())), "reuse": summary}

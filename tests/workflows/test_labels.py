@@ -18,7 +18,7 @@ from infx.workflows.actions import row_gpu_hours
 from infx.workflows.labels import LABELS, PRIMARY_LABELS, render_table, resolve_mode
 
 REPO = Path(__file__).resolve().parents[2]
-MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "primary-label", "why"}
+MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "reuse", "primary-label", "why"}
 
 
 @pytest.mark.parametrize("labels, expected", [
@@ -30,12 +30,13 @@ MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-
     (["full-sweep-fail-fast-no-canary"], dict(dispatch=True, fail_fast=True)),
     (["evals-only"], dict(evals_only=True)),
     (["all-evals", "non-canary-full-sweep-enabled", "documentation"], dict(dispatch=True, all_evals=True)),
+    (["sweep-enabled", "no-reuse"], dict(dispatch=True, trim_conc=True, reuse=False)),
 ])
 def test_each_pull_request_label_gives_its_mode(labels, expected):
     mode, problems = resolve_mode("pull_request", labels)
     assert problems == []
-    flags = {name: getattr(mode, name) for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals")}
-    assert flags == {**dict.fromkeys(flags, False), **expected}
+    flags = {name: getattr(mode, name) for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "reuse")}
+    assert flags == {**dict.fromkeys(flags, False), "reuse": True, **expected}
     assert mode.primary_label == next((label for label in labels if label in PRIMARY_LABELS), None)
 
 
