@@ -24,12 +24,13 @@ def image_problem(image: Any) -> str | None:
 
 def image_spellings(image: str) -> set[str]:
     """The image and its other registry notation: ``nvcr.io#nvidia/x`` (enroot) names ``nvcr.io/nvidia/x``."""
-    match = IMAGE_PATTERN.match(image)
-    registry = match.group("registry") if match else None
-    # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
-    if not registry or not (image[len(registry)] == "#" or "." in registry or ":" in registry or registry == "localhost"):
+    cut = min((i for i in (image.find("/"), image.find("#")) if i >= 0), default=-1)
+    if cut < 0 or shapes.problem("image", image, "image"):
         return {image}
-    rest = image[len(registry) + 1:]
+    registry, rest = image[:cut], image[cut + 1:]
+    # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
+    if not (image[cut] == "#" or "." in registry or ":" in registry or registry == "localhost"):
+        return {image}
     return {f"{registry}/{rest}", f"{registry}#{rest}"}
 
 
