@@ -158,7 +158,9 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
         source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None,
                                     download_dir=Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused")
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
-    decision = reuse.decide(rows, root, source)
+    decision = reuse.decide(rows, root, source, lookup_may_fail=True)
+    if decision.notice:
+        click.echo(f"warning[plan-reuse-unavailable]: {decision.notice}", err=True)
     click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
     return reuse.reduced_plan(plan, decision)
@@ -216,6 +218,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
             handle.write(f"\n{describe(Mode.from_json(mode))}{canary_line}\n")
             from ..workflows.report import reuse_markdown
 
-            handle.write(("\n" + reuse_markdown(plan.get("reuse"))) if plan.get("reuse", {}).get("reused") else "")
+            reuse_text = reuse_markdown(plan.get("reuse"))
+            handle.write("\n" + reuse_text if reuse_text else "")
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 

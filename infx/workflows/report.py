@@ -175,6 +175,8 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
 
 def reuse_lines(reuse: dict | None) -> list[str]:
     """One sentence: how many points were reused instead of run, and the GPU-hours saved."""
+    if reuse and reuse.get("notice"):
+        return ["", f"♻️ No reuse: {reuse['notice']}."]
     if not reuse or not reuse.get("reused"):
         return []
     runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
@@ -191,9 +193,10 @@ def reuse_table(reuse: dict) -> Table:
 
 def reuse_markdown(reuse: dict | None) -> str:
     """The step summary's reuse section (empty when nothing was reused)."""
-    if not reuse or not reuse.get("reused"):
-        return ""
-    return "\n".join(reuse_lines(reuse)[1:] + ["", reuse_table(reuse).render()]) + "\n"
+    lines = reuse_lines(reuse)[1:]
+    if reuse and reuse.get("reused"):
+        lines += ["", reuse_table(reuse).render()]
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _mode_lines(mode: dict | None) -> list[str]:

@@ -53,6 +53,7 @@ class Decision:
     reused: list[dict] = field(default_factory=list)
     dispatch: list[dict] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # point id -> why it is dispatched
+    notice: str = ""  # why no stored result could be looked up at all
 
     @property
     def gpu_hours_saved(self) -> float:
@@ -60,7 +61,7 @@ class Decision:
 
     def to_json(self) -> dict:
         return {"reused": self.reused, "dispatch": self.dispatch, "dispatch-reasons": self.reasons,
-                "gpu-hours-saved": self.gpu_hours_saved}
+                "gpu-hours-saved": self.gpu_hours_saved, **({"notice": self.notice} if self.notice else {})}
 
 
 def _conc_list(row: dict) -> list:
@@ -189,15 +190,33 @@ def lane_resolver(root: Path):
     return lane_of
 
 
-def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, now: dt.datetime | None = None) -> Decision:
+def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, now: dt.datetime | None = None,
+           lookup_may_fail: bool = False) -> Decision:
     """Reuse or dispatch for every planned row: the rows' keys from the launch planner, then the
-    stored results under them (a GitHub source downloads only the candidates it judges)."""
+    stored results under them (a GitHub source downloads only the candidates it judges).
+
+    ``lookup_may_fail``: when the stored results cannot be listed at all (no token, GitHub
+    down), every point is dispatched with its key and the decision says why, instead of failing:
+    reuse saves GPU-hours, it must never stop a sweep."""
+    from ..diagnostics import InfxError
     from ..launch.resultkey import keys_for_rows
 
     now = now or dt.datetime.now(dt.timezone.utc)
     keys = keys_for_rows(rows, root, lane_resolver(root))
     if isinstance(source, FolderSource):
         return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))
+    try:
+        stored, fetch = _on_github(source, keys, now)
+    except InfxError as exc:
+        if not lookup_may_fail:
+            raise
+        decision = select(rows, keys, {})
+        decision.notice = f"stored results could not be looked up, so every point runs: {exc.diagnostics[0].message}"
+        return decision
+    return select(rows, keys, stored, fetch)
+
+
+def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     from . import api
 
     gh = api.connect(api.settings_from_env())
@@ -214,7 +233,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
             api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
         return folder
 
-    return select(rows, keys, stored, fetch)
+    return stored, fetch
 
 
 def reduced_plan(plan: dict, decision: Decision) -> dict:

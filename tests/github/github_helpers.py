@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from infx.points import point_id
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +40,25 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "INFX_"))}
     return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
                           cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def result_files(row: dict, name: str) -> dict[str, str]:
+    concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+    if row.get("scenario-type") == "agentic-coding":
+        return {f"{name}_conc{c}.json": json.dumps({"num_requests_successful": 40, "num_requests_failed": 0}) for c in concs}
+    return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{row['node-count'] * 4}.json": json.dumps({"median_tpot_ms": 20.0})
+            for c in concs}
+
+
+def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int = 1, finished: str = "2026-11-30T10:00:00+00:00",
+                   drop_conc: bool = False) -> dict[str, str]:
+    """What run-point uploads for one point: the launch record and the staged result files, as
+    infx launch writes them (the launch itself runs on the real local Slurm in tests/slurm)."""
+    name = f"{row['exp-name']}_{point_id(row)}"
+    files = result_files(row, name) if exit_code == 0 else {}
+    if drop_conc:
+        files = dict(list(files.items())[:-1])
+    record = {"lane": "gb300-nv", "point-id": point_id(row), "result-key": key, "exit-code": exit_code,
+              "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),
+              "run-id": run_id, "timings": {"started": finished, "finished": finished}}
+    return {f"{name}_launch.json": json.dumps(record), **files}

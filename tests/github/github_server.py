@@ -73,9 +73,9 @@ class GitHubState:
 
     # --- fixtures the tests build ---------------------------------------------------------
 
-    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str = SLUG) -> None:
+    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str | None = None) -> None:
         self.pulls.add(number)
-        self.pull_heads[number] = (head_ref, head_repo)
+        self.pull_heads[number] = (head_ref, head_repo or SLUG)  # SLUG read now: tests may set it
         self.comments.setdefault(number, [])
 
     def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
@@ -92,8 +92,9 @@ class GitHubState:
                 "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
 
     def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
-                head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str = SLUG,
-                head_repository: str = SLUG) -> dict:
+                head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str | None = None,
+                head_repository: str | None = None) -> dict:
+        repository, head_repository = repository or SLUG, head_repository or SLUG
         run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
                "path": path, "repository": self.repository(repository), "head_repository": self.repository(head_repository),
                "head_sha": head_sha, "display_title": title, "event": event, "status": "completed",

@@ -19,7 +19,7 @@ from infx.launch.plan import Point, build_plan
 from infx.points import point_id
 from infx.workflows.reuse import judge, result_artifact_name
 
-from github_helpers import REPO, run_cli
+from github_helpers import REPO, result_artifact_files as artifact_files, run_cli
 from github_server import SLUG, LocalGitHub
 
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
@@ -38,27 +38,6 @@ def ladder() -> list[dict]:
 
 def key_for(row: dict, root: Path = REPO) -> str:
     return build_plan(load_lane("gb300-nv", root), Point(row, "<test>"), root, env={}).result_key()
-
-
-def result_files(row: dict, name: str) -> dict[str, str]:
-    concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
-    if row.get("scenario-type") == "agentic-coding":
-        return {f"{name}_conc{c}.json": json.dumps({"num_requests_successful": 40, "num_requests_failed": 0}) for c in concs}
-    return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{row['node-count'] * 4}.json": json.dumps({"median_tpot_ms": 20.0})
-            for c in concs}
-
-
-def artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int = 1, finished: str = "2026-11-30T10:00:00+00:00",
-                   drop_conc: bool = False) -> dict[str, str]:
-    """What run-point uploads for one point: the launch record and the staged result files."""
-    name = f"{row['exp-name']}_{point_id(row)}"
-    files = result_files(row, name) if exit_code == 0 else {}
-    if drop_conc:
-        files = dict(list(files.items())[:-1])
-    record = {"lane": "gb300-nv", "point-id": point_id(row), "result-key": key, "exit-code": exit_code,
-              "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),
-              "run-id": run_id, "timings": {"started": finished, "finished": finished}}
-    return {f"{name}_launch.json": json.dumps(record), **files}
 
 
 def write_artifact(root: Path, files: dict[str, str], name: str) -> Path:

@@ -35,9 +35,9 @@ def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
         upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
         for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
                                         ("failure", "skipped", "-failed")):
-            ctx = {"steps": {"point": {"outputs": {"id": "abc-c4"}}, "launch": {"outcome": launch},
+            ctx = {"steps": {"point": {"outputs": {"id": "abc-c4", "artifact": "point-abc"}}, "launch": {"outcome": launch},
                              "results": {"outcome": results}}}
-            assert engine.value(upload["with"]["name"], ctx) == f"point-abc-c4{suffix}"
+            assert engine.value(upload["with"]["name"], ctx) == f"point-abc{suffix}"
     finally:
         engine.close()
 

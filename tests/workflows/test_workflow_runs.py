@@ -18,6 +18,7 @@ from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E
 from executor import PROJECT, Executor  # noqa: E402
 
 from infx.points import point_id  # noqa: E402
+from infx.workflows.rerun import artifact_name  # noqa: E402
 
 SLUG = "SemiAnalysisAI/InferenceX"  # the bundled configs/infx.yaml names it; the pr-link policy checks it
 PR = 3187
@@ -116,8 +117,10 @@ def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Pat
     launches = point_jobs(run)
     assert sorted(point_id(p) for p in launched_points(run)) == sorted(point_id(r) for r in planned)
     assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in launches), _logs(run)
-    for row in planned:
-        launch_plan = json.loads((run.artifacts / f"point-{point_id(row)}" / "launch-plan.json").read_text())
+    for row in planned:  # each artifact named after the row's result key, which the plan gave it
+        assert len(row["result-key"]) == 64
+        launch_plan = json.loads((run.artifacts / artifact_name(row) / "launch-plan.json").read_text())
+        assert launch_plan["result-key"] == row["result-key"]
         assert launch_plan["node-count"] == row["node-count"]
     # The sticky comment: one, with the mode and every point's outcome.
     comments = server.state.comments[PR]
@@ -183,8 +186,10 @@ def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Pa
     launched = launched_points(run)
     assert sorted(map(point_id, launched)) == sorted(map(point_id, rows))  # each once, none lost
     assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in point_jobs(run)), _logs(run)
+    planned = {point_id(r): r for rows_ in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
+               for r in rows_}
     for row in rows:  # the launch plan of each, routed by its own runner label
-        launch_plan = json.loads((run.artifacts / f"point-{point_id(row)}" / "launch-plan.json").read_text())
+        launch_plan = json.loads((run.artifacts / artifact_name(planned[point_id(row)]) / "launch-plan.json").read_text())
         assert launch_plan["ok"] is True and launch_plan["point-id"] == point_id(row)
     assert {row["runner"] for row in rows} == set(json.loads(run.jobs[0].outputs["lanes"]))
     assert run.run_name == "Manual sweep "  # no config-key globs: every row
@@ -288,3 +293,40 @@ def test_a_shard_past_the_inline_outputs_is_loaded_from_the_plan_artifact(main_r
     assert inline.run_called(".github/workflows/sweep-shard.yml", {"shard-id": "x#0", "rows": json.dumps(rows[:1]),
                                                                    "shard-file": "shard-0.json", "dry-run": True}) == {
         "load": "skipped", "points": "success"}
+
+
+def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_runs_everything(change: Path, tmp_path: Path, server):
+    """Reuse through the whole workflow: the first PR sweep plans keyed points; once valid results
+    are stored under those keys by a trusted run (this repository's sweep on the PR's own commit),
+    the next sweep of the same plan launches nothing, says so, and hands the stored results on;
+    the `no-reuse` label runs every point again."""
+    from github_helpers import result_artifact_files
+
+    first = pr_run(change, tmp_path / "first", server, ["sweep-enabled"], run_id=9001)
+    assert first.results["sweep"] == "success", _logs(first)
+    planned = [r for rows in json.loads((first.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values() for r in rows]
+    assert planned and all(len(row["result-key"]) == 64 for row in planned)
+    head = git(change, "rev-parse", "HEAD")
+    server.state.add_pull(PR)
+    server.state.pull_commits[PR] = [head]
+    server.state.add_run(8000, head_branch="pr", event="pull_request", head_sha=head)
+    for row in planned:  # what the launches of an earlier, real sweep of these points uploaded
+        server.state.add_artifact(8000, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=8000))
+
+    second = pr_run(change, tmp_path / "second", server, ["sweep-enabled"], run_id=9002)
+    assert second.results["setup"] == "success" and second.results["sweep"] == "skipped", _logs(second)
+    assert not launched_points(second) and not point_jobs(second)
+    plan = json.loads((second.artifacts / "sweep-plan" / "plan.json").read_text())
+    assert plan["point-count"] == 0 and sorted(item["result-key"] for item in plan["reuse"]["reused"]) == \
+        sorted(row["result-key"] for row in planned)
+    assert {item["source-run"] for item in plan["reuse"]["reused"]} == {8000}
+    assert sorted(p.name for p in (second.artifacts / "sweep-reused").iterdir()) == sorted(artifact_name(r) for r in planned)
+    summary = next(job.summary for job in second.jobs if job.path == "setup")
+    assert f"{len(planned)} points reused" in summary and "GPU-hours saved" in summary and "(from run 8000)" in summary
+    body = server.state.comments[PR][0]["body"]
+    assert f"{len(planned)} points reused" in body and "Reused points (not run again)" in body
+
+    forced = pr_run(change, tmp_path / "forced", server, ["sweep-enabled", "no-reuse"], run_id=9003)
+    assert forced.results["sweep"] == "success", _logs(forced)
+    assert sorted(map(point_id, launched_points(forced))) == sorted(map(point_id, planned))
+    assert "no reuse of earlier results" in next(job.summary for job in forced.jobs if job.path == "setup")

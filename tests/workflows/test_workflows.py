@@ -166,9 +166,10 @@ def test_point_reaches_infx_only_through_the_environment(engine):
     # The artifact name carries the outcome that reruns and the PR report read.
     parsed_upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
     name = lambda outcome: engine.value(parsed_upload["with"]["name"], {  # noqa: E731
-        "steps": {"point": {"outputs": {"id": "0123456789abcdef-c4"}}, "launch": {"outcome": outcome}}})
-    assert name("success") == "point-0123456789abcdef-c4"
-    assert name("failure") == name("cancelled") == "point-0123456789abcdef-c4-failed"
+        "steps": {"point": {"outputs": {"id": "0123456789abcdef-c4", "artifact": "point-" + "e" * 64}},
+                  "launch": {"outcome": outcome}}})
+    assert name("success") == "point-" + "e" * 64
+    assert name("failure") == name("cancelled") == "point-" + "e" * 64 + "-failed"
 
 
 def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engine):
@@ -319,19 +320,23 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     from infx.workflows.rerun import artifact_name
     from infx.points import point_id
 
-    point = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
-    result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
-                            capture_output=True, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point),
-                                 "GITHUB_OUTPUT": str(tmp_path / "out")})
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == point_id(point)
-    outputs = (tmp_path / "out").read_text()
-    assert f"\n{point_id(point)}\n" in outputs
+    from executor import read_command_file
+
     upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
-    for outcome, succeeded in (("success", True), ("failure", False)):
-        ctx = {"steps": {"point": {"outputs": {"id": point_id(point)}}, "launch": {"outcome": outcome}}}
-        assert engine.value(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
+    planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
+    for point in (planned, {**planned, "result-key": "a" * 64}):  # before and after infx reuse keyed it
+        out = tmp_path / f"out-{len(point)}"
+        result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
+                                capture_output=True, text=True, cwd=REPO,
+                                env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == point_id(point)
+        outputs = read_command_file(out.read_text())
+        assert outputs == {"id": point_id(point), "artifact": artifact_name(point)}
+        for outcome, succeeded in (("success", True), ("failure", False)):
+            ctx = {"steps": {"point": {"outputs": outputs}, "launch": {"outcome": outcome}}}
+            assert engine.value(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
+    assert artifact_name({**planned, "result-key": "a" * 64}) == "point-" + "a" * 64
 
 
 # --- the setup and load scripts, run for real -------------------------------------------------
