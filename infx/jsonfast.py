@@ -29,3 +29,42 @@ def dumps(value) -> str:
     if orjson is not None:
         return orjson.dumps(value).decode()
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+MAX_DEPTH = 200  # as for YAML (infx.yamlio.MAX_DEPTH): deeper data would overflow recursive readers downstream
+
+
+class JSONProblem(ValueError):
+    """Text that is not one JSON document infx can use, with where (1-based) when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+def parse(text: str | bytes):
+    """One JSON document, or JSONProblem: syntax errors located, integers longer than Python
+    reads (4,300 digits) and nesting deeper than MAX_DEPTH refused instead of raising
+    whatever the decoder happens to raise."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
+    except UnicodeDecodeError as exc:
+        raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:  # the integer digit limit, and nothing else json.loads raises
+        raise JSONProblem(f"a number is too long to read ({str(exc).split(':')[0]})") from None
+    _check_depth(data)
+    return data
+
+
+def _check_depth(data) -> None:
+    level = [data]
+    for _ in range(MAX_DEPTH + 1):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return
+    raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels")

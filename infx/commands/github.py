@@ -12,6 +12,7 @@ import click
 
 from ..diagnostics import UsageError
 from ..workflows.rerun import SWEEP_WORKFLOW
+from .common import OUTPUT_FILE
 
 REPOSITORY_CONFIG = Path("configs") / "infx.yaml"
 
@@ -120,7 +121,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
 @github.command("select-points")
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json.")
 @click.option("--points", "points_text", required=True, help="Point ids separated by spaces (or commas).")
-@click.option("--output", "plan_output", type=click.Path(path_type=Path), help="Write the selected plan (JSON rows) here.")
+@click.option("--output", "plan_output", type=OUTPUT_FILE, help="Write the selected plan (JSON rows) here.")
 @click.option("--format", "fmt", type=click.Choice(["json", "github"]), default="json", show_default=True)
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:

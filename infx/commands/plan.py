@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import render
+from .common import OUTPUT_FILE
 
 
 @click.command()
@@ -23,7 +24,7 @@ from ..diagnostics import render
 @click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
-@click.option("--output", type=click.Path(path_type=Path), help="Write the JSON plan to this file as well.")
+@click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
 def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt, output, shard_dir) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.

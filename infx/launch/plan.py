@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, InfxError, error, warning
+from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
@@ -281,7 +282,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
 
     doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
-    if recipe_path is not None and recipe_path.is_file():
+    if recipe_path is not None and is_file(recipe_path):  # never raises: a 300-character CONFIG_FILE is just not a file
         display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
         doc, problems = load_yaml(recipe_path, display=display)
         diagnostics.extend(problems)
@@ -298,9 +299,9 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
         recipe_source = RecipeSource(ref, "srt-slurm", ref.path, ref_where)
         warnings.append(warning(point.file, point.where(ref_where), "recipe-deferred",
                                 f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit"))
-    elif not recipe_path.exists():
+    else:  # missing, or a folder: either way there is no recipe to read
         diagnostics.append(error(point.file, point.where(ref_where), "recipe-missing",
-                                 f"recipe {ref.path} does not exist (looked at {recipe_path})",
+                                 f"recipe {ref.path} is not a file (looked at {recipe_path})",
                                  f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
                                  "if it ships with srt-slurm."))
     for index, (source, _) in enumerate(route.overlays):

@@ -16,18 +16,13 @@ import time
 from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
+from ..interrupts import Interrupted
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
 from .srtctl import SrtctlError, apply_overlays, install_srtctl, submit, write_yaml
 
 EXIT_FAILED = 1
-
-
-class Interrupted(Exception):
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 class LaunchFailed(Exception):
@@ -160,6 +155,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         phase_start = now
 
     def on_signal(signum, _frame):
+        for other in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut the cancel and the record short
+            signal.signal(other, signal.SIG_IGN)
         raise Interrupted(signum)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
