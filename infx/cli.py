@@ -16,12 +16,12 @@ import click
 
 from . import __version__
 from .diagnostics import EXIT_USAGE, Diagnostic, InfxError, render_text
-from .interrupts import raise_on_sigterm
+from . import interrupts
 
 EXIT_INTERNAL = 70  # a bug in infx, not a problem with the input
 # Errors of the file system itself, even when the OSError names no file (a write() that fails).
 FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
-SHOWN_PATH = 200  # characters of a path (or an error text) shown; a 5,000-character name is cut
+SHOWN_TEXT = 200  # characters of an internal error's text shown
 
 # name -> (module, attribute, one-line help shown by `infx --help` without importing it)
 COMMANDS = {
@@ -61,7 +61,7 @@ def cli(write_through_symlinks: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one error handler around every command."""
-    raise_on_sigterm()
+    interrupts.install()
     try:
         code = cli.main(args=argv, prog_name="infx", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -69,14 +69,14 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # bad flags, missing arguments: usage errors
         exc.show()
         code = EXIT_USAGE
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click's name for a KeyboardInterrupt (Ctrl-C or a signal)
         click.echo("Aborted.", err=True)
-        code = 130
+        code = interrupts.exit_code_of(exc)
     except InfxError as exc:
         click.echo(render_text(exc.diagnostics), err=True)
         code = exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or an Interrupted signal: 128 + its number
-        code = getattr(exc, "exit_code", 130)
+        code = interrupts.exit_code_of(exc)
     except BrokenPipeError:
         code = 0
     except (OSError, RuntimeError) as exc:
@@ -105,10 +105,7 @@ def unusable_file(exc: BaseException) -> Diagnostic | None:
         file, reason = exc.filename, exc.strerror or str(exc)
         if exc.filename2:
             file = f"{exc.filename} -> {exc.filename2}"
-    shown = str(file) if file is not None else "<command line>"
-    if len(shown) > SHOWN_PATH:
-        shown = shown[:SHOWN_PATH] + f"…({len(str(file)):,} characters)"
-    return Diagnostic(shown, None, None, "file-unusable", f"cannot use this path: {reason}",
+    return Diagnostic(str(file) if file is not None else "<command line>", None, None, "file-unusable", f"cannot use this path: {reason}",
                       "Name an existing regular file to read, or a new path or regular file in a writable folder with "
                       "free space to write.")
 
@@ -116,8 +113,8 @@ def unusable_file(exc: BaseException) -> Diagnostic | None:
 def internal_error(exc: Exception) -> None:
     """A bug: say so in one line (the traceback only on request) and exit 70."""
     text = str(exc)
-    if len(text) > SHOWN_PATH:
-        text = text[:SHOWN_PATH] + "…"
+    if len(text) > SHOWN_TEXT:
+        text = text[:SHOWN_TEXT] + "…"
     click.echo(f"infx: internal error ({type(exc).__name__}: {text}). This is a bug in infx, not in your input.", err=True)
     if os.environ.get("INFX_DEBUG"):
         traceback.print_exc()

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import signal
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+
 
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM received; a KeyboardInterrupt so that ``except Exception`` never swallows it."""
@@ -19,11 +22,25 @@ class Interrupted(KeyboardInterrupt):
 
 
 def raise_interrupted(signum: int, _frame) -> None:
+    """The first SIGINT or SIGTERM unwinds; later ones are ignored, so a second signal (Ctrl-C,
+    then the runner's SIGTERM) cannot cut a cleanup short or land in the interpreter's shutdown."""
+    for other in SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
     raise Interrupted(signum)
 
 
-def raise_on_sigterm() -> None:
-    """SIGTERM (what CI runners and `timeout` send) unwinds like Ctrl-C instead of killing the
-    process where it stands; a handler someone else installed is kept."""
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, raise_interrupted)
+def install() -> None:
+    """Route SIGINT and SIGTERM (what CI runners and `timeout` send) to raise_interrupted; a
+    handler someone else installed is kept."""
+    for signum in SIGNALS:
+        if signal.getsignal(signum) is _DEFAULTS[signum]:
+            signal.signal(signum, raise_interrupted)
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """128 + the signal behind a KeyboardInterrupt (or click's Abort raised from one); 130 for Ctrl-C."""
+    while exc is not None:
+        if isinstance(exc, Interrupted):
+            return exc.exit_code
+        exc = exc.__cause__ or exc.__context__
+    return 128 + signal.SIGINT

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
-from ..interrupts import Interrupted
+from ..interrupts import Interrupted, raise_interrupted
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
@@ -154,12 +154,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         record["timings"][label] = round(now - phase_start, 3)
         phase_start = now
 
-    def on_signal(signum, _frame):
-        for other in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut the cancel and the record short
-            signal.signal(other, signal.SIG_IGN)
-        raise Interrupted(signum)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    # A second signal is ignored (raise_interrupted), so it cannot cut the cancel and the record short.
+    previous = {s: signal.signal(s, raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
     code = EXIT_FAILED
     try:
         if plan.pin.commit is None:

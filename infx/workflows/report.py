@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..diagnostics import UsageError
-from ..points import point_id
+from ..diagnostics import InfxError, UsageError, error
+from ..fsio import read_bytes
+from ..jsonfast import JSONProblem, parse
+from ..points import point_id, type_problem
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
@@ -59,15 +61,29 @@ def plan_buckets(data) -> dict[str, list[dict]]:
     return buckets
 
 
+PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
+
+
 def read_plan(path: Path) -> dict[str, list[dict]]:
+    """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
+    not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_bytes(path)
     except FileNotFoundError:
-        raise UsageError(f"plan file {path} does not exist", "Pass the JSON written by `infx plan --format json`.", str(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"plan file {path} is not readable JSON: {exc}",
-                         "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`.", str(path))
-    return plan_buckets(data)
+        raise UsageError("the plan file does not exist", PLAN_HINT, str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the plan file: {getattr(exc, 'strerror', None) or exc}", PLAN_HINT, str(path)) from None
+    try:
+        data = parse(raw)
+    except JSONProblem as exc:
+        raise InfxError(error(str(path), (exc.line or 1, exc.column), "plan-json", f"cannot read the plan: {exc.message}", PLAN_HINT)) from None
+    buckets = plan_buckets(data)
+    for name, rows in buckets.items():
+        for index, row in enumerate(rows):
+            found = type_problem(row)
+            if found is not None:
+                raise InfxError(error(str(path), None, "plan-row-type", f"bucket {name!r} row {index}: {found[1]}", PLAN_HINT))
+    return buckets
 
 
 def row_gpu_hours(row: dict) -> float:
