@@ -18,7 +18,10 @@ def canonical(value, default=None) -> bytes:
     ``default`` turns other values (e.g. YAML dates) into JSON; such values take the standard
     library path, whose output for them orjson does not reproduce."""
     if orjson is not None and default is None:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # an integer past 64 bits, nesting past 255: the standard library takes it
+            text = b"\x80"
         if text.isascii():  # orjson writes UTF-8; only non-ASCII text needs the escaping encoder
             return text
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=default).encode("ascii")
@@ -27,7 +30,10 @@ def canonical(value, default=None) -> bytes:
 def dumps(value) -> str:
     """Compact JSON text of the rows (order kept)."""
     if orjson is not None:
-        return orjson.dumps(value).decode()
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library writes it
+            pass
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -83,7 +83,7 @@ def type_problem(data, shape: dict | None = None, path: tuple = ()) -> tuple[tup
     types = shape["types"]
     if types and not any(JSON_TYPES[t](data) for t in types):
         where = ".".join(str(p) for p in path) or "the point"
-        return path, f"{where} is {type(data).__name__} {_shown(data)}; a matrix row has {' or '.join(sorted(types))} here"
+        return path, f"{where} is {_json_type(data)} {_shown(data)}; a matrix row has {' or '.join(sorted(types))} here"
     if isinstance(data, dict):
         for key, value in data.items():
             child = shape["properties"].get(key)
@@ -94,6 +94,10 @@ def type_problem(data, shape: dict | None = None, path: tuple = ()) -> tuple[tup
             if found := type_problem(value, shape["items"], path + (index,)):
                 return found
     return None
+
+
+def _json_type(value) -> str:
+    return next((name for name in ("null", "boolean", "integer", "number", "string", "array", "object") if JSON_TYPES[name](value)), "value")
 
 
 def _shown(value) -> str:

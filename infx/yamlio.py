@@ -70,6 +70,7 @@ _ACCEPTED = {
 }
 _EXPLICIT_SHAPES = {tag: regexp for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
                     for tag, regexp in resolvers if tag in (_TAG + "bool", _TAG + "null")}
+MAX_INT_BITS = 14_000  # about 4,200 decimal digits: Python's limit for turning an int into text is 4,300
 SHOWN_SCALAR = 60  # characters of an offending scalar quoted in a message
 
 
@@ -136,7 +137,10 @@ class _Builder:
             try:
                 if shape is not None and not shape.match(node.value):
                     raise KeyError(node.value)
-                return construct(node)
+                value = construct(node)
+                if type(value) is int and value.bit_length() > MAX_INT_BITS:  # 0x… has no digit limit, but printing it does
+                    raise ValueError("more than 4,300 decimal digits")
+                return value
             except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError) as exc:
                 accepted = _ACCEPTED.get(node.tag)
                 if not isinstance(exc, ValueError) or isinstance(exc, yaml.YAMLError):

@@ -85,9 +85,9 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
 
 def row_gpus(row: dict) -> int:
     """GPUs a point occupies: tp·pp·pcp on one node, or every worker replica of a multinode point."""
-    if "prefill" in row:
-        return sum(w.get("num-worker", 0) * w["tp"] * w.get("pp", 1) * w.get("pcp-size", 1)
-                   for w in (row["prefill"], row["decode"]))
+    if "prefill" in row:  # a key a hand-edited plan lacks counts as its default, like every other here
+        return sum(w.get("num-worker", 0) * w.get("tp", 1) * w.get("pp", 1) * w.get("pcp-size", 1)
+                   for w in (row["prefill"], row.get("decode") or {}))
     return row.get("tp", 1) * row.get("pp", 1) * row.get("pcp-size", 1)
 
 

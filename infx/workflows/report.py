@@ -77,13 +77,28 @@ def read_plan(path: Path) -> dict[str, list[dict]]:
         data = parse(raw)
     except JSONProblem as exc:
         raise InfxError(error(str(path), (exc.line or 1, exc.column), "plan-json", f"cannot read the plan: {exc.message}", PLAN_HINT)) from None
-    buckets = plan_buckets(data)
-    for name, rows in buckets.items():
-        for index, row in enumerate(rows):
-            found = type_problem(row)
-            if found is not None:
-                raise InfxError(error(str(path), None, "plan-row-type", f"bucket {name!r} row {index}: {found[1]}", PLAN_HINT))
-    return buckets
+    if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
+        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
+    if not isinstance(data, (list, dict)):
+        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT))
+    for where, row in _rows_in(data):  # before bucketing: bucket names are made from row values
+        found = type_problem(row)
+        if found is not None:
+            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where}: {found[1]}", PLAN_HINT))
+    return plan_buckets(data)
+
+
+def _rows_in(data, where: str = "$"):
+    """(JSON path, row) of every object in a list that has a row's keys, however deep."""
+    if isinstance(data, list):
+        for index, item in enumerate(data):
+            if isinstance(item, dict) and any(key in item for key in ROW_KEYS):
+                yield f"{where}[{index}]", item
+            else:
+                yield from _rows_in(item, f"{where}[{index}]")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _rows_in(value, f"{where}.{key}")
 
 
 def row_gpu_hours(row: dict) -> float:

@@ -31,6 +31,8 @@ class Outcome:
 
     def problem(self) -> str | None:
         """Why this outcome breaks the documented contract, or None."""
+        if self.code == -1:
+            return "a hang"
         if self.code not in ALLOWED_EXITS:
             return f"exit {self.code}"
         if "Traceback (most recent call last)" in self.stderr + self.stdout or "internal error" in self.stderr:
@@ -38,18 +40,33 @@ class Outcome:
         return None
 
 
-def run_infx(argv: list[str], cwd: Path, env: dict | None = None, input: str | None = None) -> Outcome:
-    """``infx ARGV`` in ``cwd``, in this process: exit code and output."""
+class Hang(BaseException):
+    """A command still running after its time (BaseException: no handler of infx catches it)."""
+
+
+def _hang(signum, frame):
+    raise Hang()
+
+
+def run_infx(argv: list[str], cwd: Path, env: dict | None = None, input: str | None = None, timeout: float = 30) -> Outcome:
+    """``infx ARGV`` in ``cwd``, in this process: exit code and output; a command still running
+    after ``timeout`` seconds is stopped and reported as a hang (exit -1)."""
     environment = {name: None for name in CLEARED} | {"INFX_DEBUG": None} | (env or {})
-    previous_dir, previous_handlers = os.getcwd(), {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous_dir, previous_handlers = os.getcwd(), {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
     with CliRunner().isolation(input=input, env=environment) as (out, err, _):
         os.chdir(cwd)
+        signal.signal(signal.SIGALRM, _hang)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             main(argv)
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except Hang:
+            code = -1
+            sys.stderr.write(f"\n[test harness] still running after {timeout} s: a hang\n")
         finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
             os.chdir(previous_dir)
             for signum, handler in previous_handlers.items():
                 signal.signal(signum, handler)

@@ -63,7 +63,7 @@ def test_additional_settings_of_the_wrong_type(work, bundled_point, tmp_path):
     row["prefill"]["additional-settings"] = 5
     path = _point(tmp_path, json.dumps(row, indent=1))
     line = next(n for n, text in enumerate(Path(path).read_text().splitlines(), 1) if '"additional-settings"' in text)
-    expect(dry_run(work, path), 1, f"{path}:{line}:", "error[point-type]: prefill.additional-settings is int 5; a matrix row has array here")
+    expect(dry_run(work, path), 1, f"{path}:{line}:", "error[point-type]: prefill.additional-settings is integer 5; a matrix row has array here")
 
 
 @pytest.mark.parametrize("config_file", ["recipes/vllm/deepseek-v4", "recipes/" + "x" * 300 + ".yaml", "recipes/" + "d/" * 3000 + "r.yaml"])
