@@ -3,6 +3,7 @@ ends a command."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Iterable
@@ -30,7 +31,10 @@ class OutputFile(click.ParamType):
         try:
             return write_target(Path(value), through_symlink=through)
         except (OSError, ValueError) as exc:
-            self.fail(f"{str(value)[:200]!r} {getattr(exc, 'strerror', None) or exc}", param, ctx)
+            reason = getattr(exc, "strerror", None) or str(exc)
+            if not through and os.path.islink(value):
+                reason = "is a symbolic link; to replace the file it points to, run `infx --write-through-symlinks …`"
+            self.fail(f"{str(value)[:200]!r} {reason}", param, ctx)
 
 
 OUTPUT_FILE = OutputFile()
