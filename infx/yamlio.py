@@ -242,6 +242,42 @@ def _expanded_size(root: yaml.Node, limit: int) -> int | None:
     return None if total > limit else total
 
 
+# PyYAML's C composer recurses without Python's recursion check: 50,000 nested `[` overflow the
+# C stack (a segfault). Nesting that deep is refused from the event stream, which is flat.
+COMPOSE_SAFE_DEPTH = 10_000  # 20,000 levels compose fine; half of that keeps a margin
+INDENT_BOUND = 2_000  # indentation assumed for every line unless one is indented deeper
+_DEEP_INDENT = "\n" + " " * INDENT_BOUND
+_COMPACT = re.compile(r"(?:[-?][ \t]+){2,}")  # `- - - x`: nesting within one line
+_COMPACT_PAIR = re.compile(r"[-?][ \t]+[-?]")  # without one the (slower) findall finds nothing
+
+
+def _depth_bound(text: str) -> int:
+    """An upper bound of the nesting depth, cheap for real files: every flow bracket, two block
+    levels per indentation column (a mapping and its sequence share one), and compact nesting."""
+    if _DEEP_INDENT in text or text.startswith(_DEEP_INDENT[1:]):
+        return COMPOSE_SAFE_DEPTH + 1
+    flow = text.count("[") + text.count("{")
+    compact = max(map(len, _COMPACT.findall(text)), default=0) if _COMPACT_PAIR.search(text) else 0
+    return flow + 2 * (INDENT_BOUND + 1) + compact + 2
+
+
+def _too_deep(text: str, file: str) -> Diagnostic | None:
+    if _depth_bound(text) <= COMPOSE_SAFE_DEPTH:
+        return None
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return error(file, _mark(event), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # compose reports the syntax error at its position
+    return None
+
+
 def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diagnostic]]:
     """Parse one YAML document. Returns (document, []) or (None, [diagnostic])."""
     if isinstance(text, bytes):
@@ -256,6 +292,9 @@ def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diag
     elif len(text) > MAX_BYTES:
         return None, [error(file, None, "yaml-too-large", f"the document is {len(text):,} characters; the limit is {MAX_BYTES:,}")]
     text = text.removeprefix("\ufeff")
+    too_deep = _too_deep(text, file)
+    if too_deep is not None:
+        return None, [too_deep]
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:

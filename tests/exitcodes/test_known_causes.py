@@ -189,3 +189,13 @@ def test_signals_unwind_a_command_and_the_first_one_sets_the_exit_code(work, sig
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     assert done.returncode == code, done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 50_000 + "]" * 50_000 + "\n", "- " * 50_000 + "x\n",
+                                  "".join(" " * level + "k:\n" for level in range(2_500))], ids=["flow", "compact", "indented"])
+def test_yaml_nested_past_what_the_c_composer_survives(work, text):
+    """50,000 nested flow sequences overflowed PyYAML's C composer (a segfault, not even exit 70):
+    run as a process, so a regression cannot take the test session with it."""
+    (work / "configs" / "deep-master.yaml").write_text(text)
+    done = run_process(["config", "validate", "configs/deep-master.yaml"], work)
+    assert done.returncode == 1 and "error[yaml-too-deep]: nesting is deeper than 200 levels" in done.stderr, done.stderr
