@@ -199,3 +199,10 @@ def test_yaml_nested_past_what_the_c_composer_survives(work, text):
     (work / "configs" / "deep-master.yaml").write_text(text)
     done = run_process(["config", "validate", "configs/deep-master.yaml"], work)
     assert done.returncode == 1 and "error[yaml-too-deep]: nesting is deeper than 200 levels" in done.stderr, done.stderr
+
+
+def test_a_quoted_number_of_4301_digits_where_another_type_belongs(work):
+    """Found by the nightly property run: explaining the type error re-read the string as YAML."""
+    text = (work / "configs" / "nvidia-master.yaml").read_text().replace("multinode: true", f'multinode: "{"9" * 4301}"', 1)
+    (work / "configs" / "nvidia-master.yaml").write_text(text)
+    expect(run_infx(["config", "validate"], work), 1, "multinode must be")
