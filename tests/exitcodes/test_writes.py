@@ -219,3 +219,16 @@ def test_reads_refuse_what_would_block_or_never_end(tmp_path):
     assert time.monotonic() - started < 5
     (tmp_path / "f").write_bytes(b"12345")
     assert fsio.read_bytes(tmp_path / "f") == b"12345" and fsio.read_bytes(tmp_path / "f", limit=2) == b"123"
+
+
+def test_a_fifo_planted_in_the_cache_is_a_miss_not_a_hang(tmp_path, monkeypatch):
+    from infx import diskcache
+
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    os.mkfifo(tmp_path / "entry")
+    assert diskcache.read_cached("entry") is None
+    diskcache.write_cached("entry", b"fresh")  # refused: a FIFO is not replaced
+    assert stat.S_ISFIFO((tmp_path / "entry").stat().st_mode)
+    diskcache.write_cached("other", b"fresh")
+    assert diskcache.read_cached("other") == b"fresh"
