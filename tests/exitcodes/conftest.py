@@ -53,17 +53,13 @@ def full_folder(tmp_path):
 
 def fill(folder: Path) -> None:
     """Write into ``folder`` until its file system is full."""
-    with open(folder / f"filler-{uuid.uuid4().hex}", "wb") as handle:
+    for size in (65536, 4096, 1):  # big blocks, then the last few bytes
         try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
+            with open(folder / f"filler-{uuid.uuid4().hex}", "wb", buffering=0) as handle:
+                while True:
+                    handle.write(b"\0" * size)
         except OSError:
             pass
-    try:  # and the last few blocks
-        (folder / "filler-tail").write_bytes(b"\0" * 4096)
-    except OSError:
-        pass
 
 
 def unprivileged_prefix() -> list[str]:
