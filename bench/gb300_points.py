@@ -1,7 +1,7 @@
 """The gb300-nv points of ``configs/nvidia-master.yaml``, built with the matrix API.
 
 Shared by the launcher's tests and ``bench/launch_dry_run.py``: exactly the rows the sweep
-would hand to the lane (every multinode row whose runner label belongs to the lane).
+would hand to the lane (every multinode row whose runner label the lane's profile declares).
 """
 
 from __future__ import annotations
@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-LANE_LABELS = ("gb300-nv", "gb300", "cluster:gb300-nv")
+LANE = "gb300-nv"
 
 
 def gb300_points(root: Path | None = None) -> list[dict]:
     from infx.config import load_config_set
+    from infx.launch.lane import read_entry
     from infx.matrix import EvalMode, Selection, build_matrix
 
     config_set, report = load_config_set(root=root)
     assert config_set is not None, report.sorted()
-    rows = build_matrix(config_set, selection=Selection(runner_types=LANE_LABELS, node_types=("multi-node",)), evals=EvalMode.NONE)
+    labels = read_entry(Path(root or ".") / "runners" / f"{LANE}.yaml").labels  # the labels the lane's profile declares
+    rows = build_matrix(config_set, selection=Selection(runner_types=labels, node_types=("multi-node",)), evals=EvalMode.NONE)
     return [row for row in rows if "prefill" in row]
 
 

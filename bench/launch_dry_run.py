@@ -1,4 +1,5 @@
-"""`infx launch --dry-run` for every gb300-nv point of configs/nvidia-master.yaml: whole process, per point.
+"""`infx launch --dry-run` for every gb300-nv point of configs/nvidia-master.yaml: whole process, per point,
+the lane found from the point's runner label (no --lane), as a workflow without an override does.
 
 Target (issue 5): under 0.5 s wall per point including interpreter start. Prints the median
 over all points (each point timed several runs) and the slowest point's median.
@@ -25,7 +26,7 @@ def main() -> None:
         paths = write_points(Path(tmp), REPO)
         medians = []
         for path in paths:
-            stats = time_command([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(path),
+            stats = time_command([sys.executable, "-m", "infx", "launch", "--point", str(path),
                                   "--dry-run", "--format", "json"], runs=runs, warmup=0, cwd=REPO, env={"RUNNER_NAME": ""})
             medians.append(stats["median"])
     overall = {"runs": len(medians), "min": min(medians), "median": statistics.median(medians), "max": max(medians)}

@@ -1,4 +1,4 @@
-"""``infx lane check NAME``: does the lane's partition have nodes that are up and not drained?"""
+"""``infx lane check LANE``: does the lane's partition have nodes that are up and not drained?"""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ def lane() -> None:
 
 
 @lane.command("check")
-@click.argument("name")
+@click.argument("name", metavar="LANE")
 @format_option(("text", "json"))
 def check(name: str, fmt: str) -> None:
-    """Report whether the lane's Slurm partition has usable nodes (exit 1 when none)."""
+    """Report whether the Slurm partition of LANE (a lane name, any of its runner labels, or a profile path) has usable nodes (exit 1 when none)."""
     import json
 
     from ..launch.lane import load_lane

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import InfxError, UsageError, render_text
+from ..diagnostics import InfxError, render_text
 from .common import fail_json, format_option
 
 
@@ -48,23 +48,22 @@ def _plan_text(plan: dict) -> str:
 
 
 @click.command("launch")
-@click.option("--lane", "lane_name", help="Lane name (runners/<lane>.yaml) or a profile path; default: $RUNNER_NAME before its last '_'.")
+@click.option("--lane", "lane_name", help="Override the lane: a lane name (runners/<lane>.yaml), a runner label a profile "
+              "declares, or a profile path; default: the lane whose runner-labels declare the point's `runner`.")
 @click.option("--point", "point_file", type=click.Path(dir_okay=False), help="One matrix row as JSON; default: $POINT_JSON.")
 @click.option("--dry-run", is_flag=True, help="Print the launch plan; clone, install and submit nothing.")
 @format_option(("text", "json"))
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .).")
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
-    from ..launch.lane import lane_from_runner_name, load_lane
+    from ..launch.lane import find_lane, load_lane_file
     from ..launch.plan import build_plan, load_point
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    lane_name = lane_name or (lane_from_runner_name(os.environ["RUNNER_NAME"]) if os.environ.get("RUNNER_NAME") else None)
-    if not lane_name:
-        raise UsageError("no lane given", "Pass --lane NAME or run on a runner whose RUNNER_NAME is <lane>_<n>.")
     try:
-        lane = load_lane(lane_name, root)
         point = load_point(point_file)
+        lane = load_lane_file(find_lane(root, selector=lane_name, runner=point.data.get("runner"),
+                                        runner_at=(point.file, point.where(("runner",)))))
         plan = build_plan(lane, point, root)
     except InfxError as exc:
         if fmt == "json":

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import Diagnostic, InfxError, UsageError, error
+from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, UsageError, error
+from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
 
@@ -92,17 +94,113 @@ class Lane:
         return self.where("routes", route.index)
 
 
-def lane_path(name_or_path: str, root: Path) -> Path:
-    """``gb300-nv`` -> ``<root>/runners/gb300-nv.yaml``; a path to a .yaml file is used as given."""
-    if name_or_path.endswith((".yaml", ".yml")) or "/" in name_or_path:
-        return Path(name_or_path)
-    return root / LANES_DIR / f"{name_or_path}.yaml"
+# A lane name is a file name under runners/: no separators, no leading dot or dash.
+_LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def lane_from_runner_name(runner_name: str) -> str:
-    """``gb300-nv_1`` -> ``gb300-nv`` (the prefix before the last underscore)."""
-    head, sep, _ = runner_name.rpartition("_")
-    return head if sep else runner_name
+@dataclass(frozen=True)
+class LaneEntry:
+    """One profile as the resolver sees it: its name (the file stem), labels and parsed document.
+
+    Built from the YAML alone, without the schema, so resolving a label costs a parse per
+    profile, not a validation (the chosen profile is validated when it is loaded)."""
+
+    name: str
+    path: Path
+    labels: tuple[str, ...]
+    doc: Document | None
+    problems: tuple[Diagnostic, ...] = ()
+
+    def label_where(self, label: str) -> tuple[int, int] | None:
+        if self.doc is None:
+            return None
+        raw = self.doc.data.get("runner-labels") if isinstance(self.doc.data, dict) else None
+        index = raw.index(label) if isinstance(raw, list) and label in raw else None
+        return self.doc.where(("runner-labels",) if index is None else ("runner-labels", index))
+
+
+def read_entry(path: Path) -> LaneEntry:
+    doc, problems = load_yaml(path, display=str(path))
+    data = doc.data if doc is not None else None
+    raw = data.get("runner-labels") if isinstance(data, dict) else None
+    labels = tuple(label for label in raw if isinstance(label, str)) if isinstance(raw, list) else ()
+    return LaneEntry(path.stem, path, labels, doc, tuple(problems))
+
+
+def lane_entries(root: Path) -> list[LaneEntry]:
+    """Every ``runners/*.yaml`` profile of the repository, by file name."""
+    return [read_entry(path) for path in sorted((root / LANES_DIR).glob("*.yaml"))]
+
+
+def label_claims(entries: list[LaneEntry]) -> dict[str, list[LaneEntry]]:
+    """runner label -> the profiles that declare it (more than one is an error in the profiles)."""
+    claims: dict[str, list[LaneEntry]] = {}
+    for entry in entries:
+        for label in dict.fromkeys(entry.labels):
+            claims.setdefault(label, []).append(entry)
+    return claims
+
+
+def duplicate_label_diagnostics(entries: list[LaneEntry]) -> list[Diagnostic]:
+    """One located error per declaration of a label that two or more profiles declare."""
+    diagnostics = []
+    for label, owners in label_claims(entries).items():
+        if len(owners) > 1:
+            for entry in owners:
+                others = ", ".join(str(other.path) for other in owners if other is not entry)
+                diagnostics.append(error(str(entry.path), entry.label_where(label), "lane-label-duplicate",
+                                         f"runner label {label!r} is declared by this profile and by {others}",
+                                         "A runner label must name exactly one lane: keep it in one profile's runner-labels."))
+    return diagnostics
+
+
+def _lanes_and_labels(entries: list[LaneEntry]) -> str:
+    return "\n".join(f"{entry.name}: {', '.join(entry.labels) or '(no runner-labels)'}" for entry in entries) or \
+        f"(none: {LANES_DIR}/ has no *.yaml profile)"
+
+
+def lane_for_label(label: str, root: Path, at: tuple[str, tuple[int, int] | None] = ("<command line>", None),
+                   unknown: str = "runner label {label!r} names no lane: no {lanes}/*.yaml declares it in runner-labels") -> Path:
+    """The profile whose ``runner-labels`` declare ``label``; exit 2 when none (located ``at``
+    the label's origin: the command line or the point's ``runner``), exit 1 when two do."""
+    entries = lane_entries(root)
+    owners = label_claims(entries).get(label, [])
+    if len(owners) > 1:
+        raise InfxError(duplicate_label_diagnostics(owners))
+    if owners:
+        return owners[0].path
+    broken = [problem for entry in entries for problem in entry.problems]
+    if broken:  # the label may be declared in a profile that cannot be read
+        raise InfxError(broken)
+    all_labels = [name for entry in entries for name in (entry.name, *entry.labels)]
+    raise InfxError(error(at[0], at[1], "lane-unknown-label",
+                          unknown.format(label=label, lanes=LANES_DIR) + did_you_mean(label, all_labels),
+                          f"Lanes and their runner labels:\n{_lanes_and_labels(entries)}\n"
+                          "Add the label to a profile's runner-labels, or pass --lane with a lane name, a label or a profile path."),
+                    exit_code=EXIT_USAGE)
+
+
+def find_lane(root: Path, selector: str | None = None, runner: object = None,
+              runner_at: tuple[str, tuple[int, int] | None] = ("<point>", None)) -> Path:
+    """The one lane-resolution rule: the profile path for an explicit ``selector`` (``--lane``:
+    a lane name, a profile path, or any runner label a profile declares), else for the point's
+    ``runner`` label (found ``runner_at``) through the profiles' ``runner-labels``."""
+    if selector:
+        if _LANE_NAME.match(selector) and (root / LANES_DIR / f"{selector}.yaml").is_file():
+            return root / LANES_DIR / f"{selector}.yaml"
+        looks_like_path = selector.endswith((".yaml", ".yml")) or "/" in selector
+        if looks_like_path and Path(selector).is_file():
+            return Path(selector)
+        if looks_like_path:
+            raise UsageError(f"no lane profile at {selector}", "Pass an existing profile path, a lane name or a runner label.",
+                             file=selector)
+        return lane_for_label(selector, root, unknown="--lane {label!r} names no lane: there is no {lanes}/{label}.yaml, "
+                              "and no {lanes}/*.yaml declares it in runner-labels")
+    if not isinstance(runner, str) or not runner:
+        raise InfxError(error(runner_at[0], runner_at[1], "lane-unknown-label", "the point has no runner label to find its lane by",
+                              "A matrix row carries `runner`; or pass --lane with a lane name, a runner label or a profile path."),
+                        exit_code=EXIT_USAGE)
+    return lane_for_label(runner, root, runner_at)
 
 
 def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
@@ -149,9 +247,13 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
     return diagnostics
 
 
-def load_lane(name_or_path: str, root: Path) -> Lane:
-    """Load and validate a lane profile; a missing file is a usage error (exit 2), a bad one exit 1."""
-    path = lane_path(name_or_path, root)
+def load_lane(selector: str, root: Path) -> Lane:
+    """Find (``find_lane``) and load a lane profile: a lane name, a runner label or a path."""
+    return load_lane_file(find_lane(root, selector=selector))
+
+
+def load_lane_file(path: Path) -> Lane:
+    """Load and validate one profile; a missing file is a usage error (exit 2), a bad one exit 1."""
     if not path.is_file():
         raise UsageError(f"no lane profile at {path}", f"Create {LANES_DIR}/<lane>.yaml, or pass --lane with an existing lane name.",
                          file=str(path))

@@ -207,8 +207,11 @@ def test_point_from_env_and_usage_errors(ws):
     assert done.returncode == 0 and json.loads(done.stdout)["route"] == "fixed"
     assert ws.infx("launch", "--lane", "testlane", "--point", "missing.json", "--dry-run").returncode == 2
     assert ws.infx("launch", "--lane", "nolane", "--point", str(ws.point(point())), "--dry-run").returncode == 2
-    done = ws.infx("launch", "--point", str(ws.point(point())), "--dry-run", "--format", "json", env={"RUNNER_NAME": "testlane_0"})
-    assert done.returncode == 0 and json.loads(done.stdout)["job-name"] == "testlane_0"
+    # Without --lane the lane comes from the point's runner label; RUNNER_NAME only names the job.
+    done = ws.infx("launch", "--point", str(ws.point(point())), "--dry-run", "--format", "json", env={"RUNNER_NAME": "other-lane_0"})
+    assert done.returncode == 0 and json.loads(done.stdout)["job-name"] == "other-lane_0" and json.loads(done.stdout)["lane"] == "testlane"
+    done = ws.infx("launch", "--point", str(ws.point(point(runner="testlan"))), "--dry-run", env={"RUNNER_NAME": "testlane_0"})
+    assert done.returncode == 2 and "runner label 'testlan' names no lane" in done.stderr and "testlane: testlane" in done.stderr
 
 
 def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):

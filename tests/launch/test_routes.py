@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from infx.diagnostics import InfxError
-from infx.launch.lane import load_lane, lane_from_runner_name
+from infx.launch.lane import load_lane
 from infx.launch.plan import scenario_of
 from infx.launch.route import Ambiguous, matches, most_specific
 
@@ -57,11 +57,6 @@ def test_incomparable_matches_are_ambiguous():
     with pytest.raises(Ambiguous):
         most_specific(entries, {"a": 1, "b": 2, "c": 3}, lambda e: e)
     assert most_specific(entries + [{"a": 1, "b": 2, "c": 3}], {"a": 1, "b": 2, "c": 3}, lambda e: e) == {"a": 1, "b": 2, "c": 3}
-
-
-def test_b1_lane_from_runner_name():
-    assert lane_from_runner_name("gb300-nv_1") == "gb300-nv"
-    assert lane_from_runner_name("gb300-nv") == "gb300-nv"
 
 
 def test_profile_schema_errors_are_located(tmp_path):
