@@ -197,7 +197,7 @@ def _changelog_fix_and_plan(repo, data):
 test_changelog_fix_and_plan, test_changelog_fix_and_plan_nightly = properties(25)(_changelog_fix_and_plan)
 
 
-# --- point JSON: launch --dry-run and github point-id -------------------------------------
+# --- point JSON and lane profiles: launch --dry-run and github point-id ----------------------
 
 
 def _launch_dry_run(repo, rows, data):
@@ -215,6 +215,22 @@ def _launch_dry_run(repo, rows, data):
 
 
 test_launch_dry_run, test_launch_dry_run_nightly = properties(150)(_launch_dry_run)
+
+
+LANE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())
+
+
+def _lane_profile(repo, rows, data):
+    """A hostile lane profile (`--lane PATH`) with a real point."""
+    profile = repo / "hostile-lane.yaml"
+    profile.write_text(data.draw(yaml_text(LANE)), encoding="utf-8", errors="surrogatepass")
+    point = repo / "valid-point.json"
+    point.write_text(json.dumps(data.draw(st.sampled_from([row for row in rows if row["runner"] == "gb300-nv"]))))
+    argv = ["launch", "--lane", str(profile), "--point", str(point), "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_lane_profile, test_lane_profile_nightly = properties(60)(_lane_profile)
 
 
 # --- plan JSON: github select-points and github report -----------------------------------
