@@ -84,7 +84,8 @@ def write_target(path: Path | str, through_symlink: bool = False) -> Path:
 
 
 def _temporary_pid(name: str, prefix: str) -> int | None:
-    match = re.fullmatch(re.escape(prefix) + r"(?:(\d+)\.)?[^.]+" + re.escape(TEMP_SUFFIX), name)
+    # tempfile.mkstemp's random part: 8 of [a-z0-9_]; nothing else in the folder is taken for one of ours
+    match = re.fullmatch(re.escape(prefix) + r"(?:(\d+)\.)?[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX), name)
     if match is None:
         return -1  # not one of ours
     return int(match[1]) if match[1] else None

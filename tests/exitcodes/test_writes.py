@@ -90,12 +90,14 @@ def test_a_killed_runs_temporary_is_removed_by_the_next_write_of_that_file(tmp_p
     legacy.write_text("older half")
     other = tmp_path / ".b.json.1.tmp"
     other.write_text("not ours")
+    lookalike = tmp_path / f".{target.name}.notes.tmp"  # not a name mkstemp makes
+    lookalike.write_text("someone's")
     try:
         assert left.exists() and legacy.exists()
         fsio.atomic_write(target, "new")
         assert target.read_text() == "new"
         assert not left.exists() and not legacy.exists()
-        assert live_temporary.exists() and other.exists()
+        assert live_temporary.exists() and other.exists() and lookalike.exists()
     finally:
         alive.kill()
         alive.wait(timeout=30)
