@@ -1,7 +1,8 @@
 """Files read and written so that nothing is lost: a reader (or a crash) sees the old file or
 the new one, never half of one, and nothing but a regular file is read or replaced.
 
-- Reads take regular files only: a FIFO would block forever and /dev/zero never ends.
+- Reads and appends take regular files only: a FIFO would block forever, /dev/zero never
+  ends.
 - Writes go to a temporary file in the same folder (``.NAME.<pid>.<random>.tmp``), which is
   fsynced, renamed over the target, and the folder fsynced, so the rename survives a crash.
   The temporary file is removed on every exit that runs code; one left by a killed process
@@ -61,6 +62,29 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
         raise
     with handle:
         return handle.read(-1 if limit is None else limit + 1)
+
+
+def append(path: Path | str, text: str) -> None:
+    """Append ``text`` (UTF-8) to a regular file (created if missing) in one write: what
+    $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY take. A FIFO (which would block until a reader
+    came), a device or a folder raises UnusablePath before a byte is written."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    if not stat.S_ISREG(mode):  # said before opening: a FIFO without a reader would only answer ENXIO
+        raise UnusablePath(path, f"is {kind(mode)}, not a regular file")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnusablePath(path, f"is {kind(mode)}, not a regular file")
+        os.set_blocking(descriptor, True)
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(descriptor, data):]
+    finally:
+        os.close(descriptor)
 
 
 def write_target(path: Path | str, through_symlink: bool = False) -> Path:

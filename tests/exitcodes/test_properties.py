@@ -119,10 +119,14 @@ def _config_validate(repo, data):
 test_config_validate, test_config_validate_nightly = properties(150)(_config_validate)
 
 
-def _matrix(repo, data):
-    text, fmt = data.draw(yaml_text(ONE_ENTRY)), data.draw(st.sampled_from(["json", "table"]))
+def _matrix(repo, odd, data):
+    text, fmt = data.draw(yaml_text(ONE_ENTRY)), data.draw(st.sampled_from(["json", "table", "github"]))
     argv = ["matrix", "--config", _config_case(repo, text), "--format", fmt]
-    assert_contract(run_infx(argv, repo), argv)
+    env = {}
+    if fmt == "github":  # the files GitHub names, as odd as the runner makes them
+        paths = st.one_of(odd.strategy(), st.just(str(repo / "outputs")))
+        env = {"GITHUB_OUTPUT": data.draw(paths), "GITHUB_STEP_SUMMARY": data.draw(paths), "RUNNER_TEMP": data.draw(paths)}
+    assert_contract(run_infx(argv, repo, env=env), argv)
 
 
 test_matrix, test_matrix_nightly = properties(60)(_matrix)
@@ -248,7 +252,8 @@ def _select_points(repo, rows, odd, data):
 
     plan = repo / "hostile-plan.json"
     plan.write_text(_plan_text(data, rows), encoding="utf-8", errors="surrogatepass")
-    ids = data.draw(st.lists(st.one_of(st.sampled_from([point_id(r) for r in rows]), ARGV_TEXT), min_size=1, max_size=3))
+    known = st.sampled_from([point_id(r) for r in rows])
+    ids = data.draw(st.one_of(st.lists(known, min_size=1, max_size=3), st.lists(st.one_of(known, ARGV_TEXT), min_size=1, max_size=3)))
     argv = ["github", "select-points", "--plan", str(plan), "--points", " ".join(ids)]
     fmt = data.draw(st.sampled_from(["json", "github"]))
     env = {}

@@ -234,3 +234,19 @@ def test_a_fifo_planted_in_the_cache_is_a_miss_not_a_hang(tmp_path, monkeypatch)
     assert stat.S_ISFIFO((tmp_path / "entry").stat().st_mode)
     diskcache.write_cached("other", b"fresh")
     assert diskcache.read_cached("other") == b"fresh"
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_github_outputs_that_are_a_fifo_or_a_device_are_refused_not_waited_on(work, tmp_path, variable):
+    """$GITHUB_OUTPUT naming a FIFO blocked `infx matrix --format github` forever."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    outputs = tmp_path / "outputs"
+    for target, kind in ((fifo, "a FIFO"), ("/dev/full", "a character device")):
+        env = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "RUNNER_TEMP": str(tmp_path),
+               variable: str(target)}
+        done = run_infx(["matrix", "--config", "configs/nvidia-master.yaml", "--format", "github"], work, env=env, timeout=20)
+        assert done.code == 2 and f"is {kind}, not a regular file" in done.stderr, done.stderr
+    env = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "RUNNER_TEMP": str(tmp_path)}
+    assert run_infx(["matrix", "--config", "configs/nvidia-master.yaml", "--format", "github"], work, env=env).code == 0
+    assert "shards<<" in outputs.read_text() and (tmp_path / "summary.md").read_text()
