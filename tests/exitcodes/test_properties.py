@@ -331,6 +331,7 @@ def _every_option(repo, odd, data):
             argv += [param.opts[0], data.draw(_value(param, odd))]
     if path == ("launch",):
         argv.append("--dry-run")  # a real launch would submit to Slurm
+    argv = data.draw(st.sampled_from([[], ["--write-through-symlinks"]])) + argv  # and the root's own option
     assert_contract(run_infx(argv, repo), argv)
 
 
