@@ -6,6 +6,7 @@ fingerprint hashes: rows (matrix), resolved recipes (launch), changelog items (d
 from __future__ import annotations
 
 import json
+import math
 
 try:
     import orjson
@@ -37,6 +38,7 @@ def dumps(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+INT_RANGE = (-(2**63), 2**64)  # what orjson (canonical, dumps) can write
 MAX_DEPTH = 200  # as for YAML (infx.yamlio.MAX_DEPTH): deeper data would overflow recursive readers downstream
 
 
@@ -49,9 +51,9 @@ class JSONProblem(ValueError):
 
 
 def parse(text: str | bytes):
-    """One JSON document, or JSONProblem: syntax errors located, integers longer than Python
-    reads (4,300 digits) and nesting deeper than MAX_DEPTH refused instead of raising
-    whatever the decoder happens to raise."""
+    """One JSON document, or JSONProblem: syntax errors located; integers past 64 bits, NaN and
+    infinities, and nesting deeper than MAX_DEPTH refused instead of raising whatever the
+    decoder (or a consumer, later) happens to raise."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -62,13 +64,20 @@ def parse(text: str | bytes):
         raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:  # the integer digit limit, and nothing else json.loads raises
         raise JSONProblem(f"a number is too long to read ({str(exc).split(':')[0]})") from None
-    _check_depth(data)
+    _check_shape(data)
     return data
 
 
-def _check_depth(data) -> None:
+def _check_shape(data) -> None:
+    """Nesting within MAX_DEPTH, integers within 64 bits, floats finite: what every consumer
+    (orjson, arithmetic on counts) can take. One walk, level by level, no recursion."""
     level = [data]
     for _ in range(MAX_DEPTH + 1):
+        for item in level:
+            if type(item) is int and not INT_RANGE[0] <= item < INT_RANGE[1]:
+                raise JSONProblem("a number is outside the 64-bit integer range")
+            if type(item) is float and not math.isfinite(item):
+                raise JSONProblem("a number is not finite (NaN, Infinity or past 1.8e308)")
         level = [child for item in level if isinstance(item, (dict, list))
                  for child in (item.values() if isinstance(item, dict) else item)]
         if not level:

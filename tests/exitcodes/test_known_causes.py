@@ -206,3 +206,12 @@ def test_a_quoted_number_of_4301_digits_where_another_type_belongs(work):
     text = (work / "configs" / "nvidia-master.yaml").read_text().replace("multinode: true", f'multinode: "{"9" * 4301}"', 1)
     (work / "configs" / "nvidia-master.yaml").write_text(text)
     expect(run_infx(["config", "validate"], work), 1, "multinode must be")
+
+
+@pytest.mark.parametrize("number", ["18446744073709551616", "1e400", "NaN", "-Infinity"])
+def test_numbers_no_consumer_can_take_in_a_point_or_a_plan(work, bundled_point, tmp_path, number):
+    """Found by the property run: a plan row with a 4,000-digit tp overflowed the GPU-hour estimate."""
+    text = json.dumps(bundled_point).replace('"tp": 4', f'"tp": {number}', 1)
+    expect(dry_run(work, _point(tmp_path, text)), 1, "error[point-json]")
+    plan = _point(tmp_path, f"[{text}]", "plan.json")
+    expect(run_infx(["github", "select-points", "--plan", plan, "--points", "x"], work), 1, "error[plan-json]")
