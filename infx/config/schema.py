@@ -112,7 +112,7 @@ def _reads_as(text: str, names: list[str]) -> bool:
     """Whether ``text`` without quotes would be a YAML value of one of the JSON types ``names``."""
     from ..yamlio import parse_yaml  # the one YAML reader: no error escapes it (a 5,000-digit number is a problem, not a crash)
 
-    document, problems = parse_yaml(text, "")
+    document, _ = parse_yaml(text, "")
     return document is not None and any(TYPES[name](document.data) for name in names)
 
 

@@ -5,7 +5,6 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..diagnostics import InfxError, UsageError, error

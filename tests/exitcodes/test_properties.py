@@ -24,7 +24,7 @@ from infx.cli import COMMANDS, cli
 
 from .conftest import fill
 from .harness import REPO, appended_entry, bundled_repository, git, run_infx
-from .hostile import ARGV_TEXT, HOSTILE_TEXT, OddFiles, json_text, yaml_text
+from .hostile import ARGV_TEXT, OddFiles, json_text, yaml_text
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
 CHANGELOG = "perf-changelog.yaml"
