@@ -208,7 +208,15 @@ def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Rout
 
 
 def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict | None:
-    model = most_specific(lane.models, facts, lambda m: m["match"])
+    try:
+        model = most_specific(lane.models, facts, lambda m: m["match"])
+    except Ambiguous as exc:  # two models: entries match alike, as two routes can
+        first = lane.models.index(exc.candidates[0])
+        diagnostics.append(error(lane.file, lane.where("models", first), "lane-model-ambiguous",
+                                 f"several models: entries match {facts} and none is more specific: "
+                                 f"{', '.join(str(m['match']) for m in exc.candidates)}",
+                                 "Keep one entry per model-prefix and precision, or add a key to the one that should win."))
+        return None
     if model is None:
         supported = ", ".join(sorted({f"{m['match']['model-prefix']}-{m['match']['precision']}" for m in lane.models}))
         diagnostics.append(error(point.file, point.where(("model-prefix",)), "lane-unsupported-model",

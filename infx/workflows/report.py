@@ -80,10 +80,20 @@ def read_plan(path: Path) -> dict[str, list[dict]]:
         raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
     if not isinstance(data, (list, dict)):
         raise InfxError(error(str(path), (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT))
+    if isinstance(data, list) and not _is_rows(data) and data:
+        raise InfxError(error(str(path), (1, 1), "plan-json", f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
+                              PLAN_HINT))
+    from ..matrix.buckets import bucket_of  # the one rule that names a row's bucket
+
     for where, row in _rows_in(data):  # before bucketing: bucket names are made from row values
         found = type_problem(row)
         if found is not None:
             raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where}: {found[1]}", PLAN_HINT))
+        try:
+            bucket_of(row)
+        except KeyError as missing:
+            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where} has no {missing}, which its bucket is named from",
+                                  PLAN_HINT)) from None
     return plan_buckets(data)
 
 

@@ -215,3 +215,26 @@ def test_numbers_no_consumer_can_take_in_a_point_or_a_plan(work, bundled_point, 
     expect(dry_run(work, _point(tmp_path, text)), 1, "error[point-json]")
     plan = _point(tmp_path, f"[{text}]", "plan.json")
     expect(run_infx(["github", "select-points", "--plan", plan, "--points", "x"], work), 1, "error[plan-json]")
+
+
+@pytest.mark.parametrize("plan", ["[{}]", "[1]", "ROW-WITHOUT-ISL"])
+def test_plans_whose_rows_cannot_be_bucketed(work, bundled_point, tmp_path, plan):
+    """Found by the nightly property run: bucketing read a row's isl without asking."""
+    if plan == "ROW-WITHOUT-ISL":
+        row = dict(bundled_point)
+        del row["isl"]
+        plan = json.dumps([row])
+    path = _point(tmp_path, plan, "plan.json")
+    expect(run_infx(["github", "select-points", "--plan", path, "--points", "x"], work), 1, "error[plan-")
+
+
+def test_a_lane_whose_models_match_alike(work, bundled_point, tmp_path):
+    """Found by the nightly property run: two equal `models:` entries escaped as an internal error."""
+    import yaml
+
+    profile = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())
+    profile["models"].append(dict(profile["models"][0]))
+    path = tmp_path / "lane.yaml"
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    done = run_infx(["launch", "--lane", str(path), "--point", _point(tmp_path, bundled_point), "--dry-run"], work)
+    expect(done, 1, "error[lane-model-ambiguous]")

@@ -211,7 +211,8 @@ def _launch_dry_run(repo, rows, data):
     point = repo / "hostile-point.json"
     point.write_text(text, encoding="utf-8", errors="surrogatepass")
     argv = ["launch", "--lane", "gb300-nv", "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
-    env = {"POINT_JSON": text.replace("\x00", "")} if where == "env" else {}
+    # An environment variable is bytes: no NUL, and text that is not UTF-8 arrives as surrogate escapes.
+    env = {"POINT_JSON": text.replace("\x00", "").encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")} if where == "env" else {}
     argv += [] if where == "env" else ["--point", str(point)]
     assert_contract(run_infx(argv, repo, env=env), argv)
     identify = ["github", "point-id", "--point", str(point)]
