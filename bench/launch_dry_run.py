@@ -1,13 +1,22 @@
 """`infx launch --dry-run` for every gb300-nv point of configs/nvidia-master.yaml: whole process, per point,
 the lane found from the point's runner label (no --lane), as a workflow without an override does.
 
-Target (issue 5): under 0.5 s wall per point including interpreter start. Prints the median
-over all points (each point timed several runs) and the slowest point's median.
+Target (issues 5 and 10): under 0.5 s wall per point including interpreter start, with infx's
+srt-slurm cache seeded (checkouts of every pinned commit of the bundle, so the 26 recipes that
+ship with srt-slurm are read, resolved and checked from it) and no srtctl venv (the dry run
+without srtctl). Prints the median over all points (each timed several runs) and the slowest.
+
+    python3 bench/launch_dry_run.py [runs] [--srtctl CACHE_DIR]
+
+`--srtctl CACHE_DIR` times against an existing cache that also has the srtctl venvs
+(`infx lane cache-seed gb300-nv --from BUNDLE --srtctl`), i.e. with the real `srtctl dry-run`;
+that figure is reported for information, the target applies to the dry run without srtctl.
 """
 
 from __future__ import annotations
 
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -18,20 +27,36 @@ from bench.gb300_points import write_points  # noqa: E402
 from bench.harness import REPO, report, time_command  # noqa: E402
 
 TARGET = 0.5
+BUNDLE = REPO / "tests" / "data" / "srt-slurm" / "nvidia-srt-slurm.bundle"
+
+
+def seed(cache: Path) -> None:
+    subprocess.run([sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(BUNDLE)], cwd=REPO,
+                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache)},
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    args = sys.argv[1:]
+    srtctl_cache = Path(args[args.index("--srtctl") + 1]) if "--srtctl" in args else None
+    positional = [a for i, a in enumerate(args) if a != "--srtctl" and (i == 0 or args[i - 1] != "--srtctl")]
+    runs = int(positional[0]) if positional else 3
     with tempfile.TemporaryDirectory() as tmp:
-        paths = write_points(Path(tmp), REPO)
+        cache = srtctl_cache or Path(tmp) / "cache"
+        if srtctl_cache is None:
+            seed(cache)
+        paths = write_points(Path(tmp) / "points", REPO)
         medians = []
         for path in paths:
             stats = time_command([sys.executable, "-m", "infx", "launch", "--point", str(path),
-                                  "--dry-run", "--format", "json"], runs=runs, warmup=0, cwd=REPO, env={"RUNNER_NAME": ""})
+                                  "--dry-run", "--format", "json", "--output-dir", str(Path(tmp) / "out")],
+                                 runs=runs, warmup=0, cwd=REPO, env={"RUNNER_NAME": "", "INFX_CACHE_DIR": str(cache)})
             medians.append(stats["median"])
     overall = {"runs": len(medians), "min": min(medians), "median": statistics.median(medians), "max": max(medians)}
-    print(report(f"infx launch --dry-run, {len(paths)} gb300-nv points (median per point)", overall, TARGET))
-    sys.exit(0 if overall["max"] < TARGET else 1)
+    label = "with srtctl dry-run" if srtctl_cache else "cache seeded, no srtctl"
+    print(report(f"infx launch --dry-run, {len(paths)} gb300-nv points ({label}; median per point)", overall,
+                 None if srtctl_cache else TARGET))
+    sys.exit(0 if srtctl_cache or overall["max"] < TARGET else 1)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,10 @@ COMMANDS = {
     "changelog": ("infx.commands.changelog", "changelog", "Gate and fix perf-changelog.yaml."),
     "plan": ("infx.commands.plan", "plan", "Plan the sweep a changelog change asks for."),
     "launch": ("infx.commands.launch", "launch", "Launch one sweep point on a runner lane."),
-    "lane": ("infx.commands.lane", "lane", "Check a runner lane before a sweep."),
+    "lane": ("infx.commands.lane", "lane", "Check, validate and pin runner lanes (runners/<lane>.yaml)."),
     "github": ("infx.commands.github", "github", "Report to a PR and rerun failed points via the GitHub API."),
+    "results": ("infx.commands.results", "results", "Collect, validate, compare and plot sweep results."),
+    "reuse": ("infx.commands.reuse", "reuse", "Reuse valid results of unchanged points instead of running them again."),
 }
 
 

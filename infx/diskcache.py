@@ -1,6 +1,7 @@
-"""A small on-disk cache for work that does not change between runs (recipe node counts,
-compiled schema checks). Best effort: a cache that cannot be read or written only
-costs time. ``INFX_NO_CACHE=1`` turns it off, ``INFX_CACHE_DIR`` moves it."""
+"""A small on-disk cache for work that does not change between runs (parsed configs, recipe
+node counts). Best effort: a cache that cannot be read or written only costs time.
+``INFX_NO_CACHE=1`` turns it off, ``INFX_CACHE_DIR`` moves it; otherwise it is
+``$XDG_CACHE_HOME/infx`` (``~/.cache/infx``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,22 @@ import os
 from pathlib import Path
 
 
-def cache_dir() -> Path | None:
-    if os.environ.get("INFX_NO_CACHE"):
-        return None
+def cache_home() -> Path:
+    """infx's cache folder: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/infx, else ~/.cache/infx.
+
+    The one place that says where infx keeps things between runs (also the launcher's
+    srt-slurm checkouts, which it needs whether or not INFX_NO_CACHE is set).
+    """
     base = os.environ.get("INFX_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
     return Path(base)
+
+
+def cache_dir() -> Path | None:
+    """Where cached results live, or None when ``INFX_NO_CACHE`` turns caching off."""
+    if os.environ.get("INFX_NO_CACHE"):
+        return None
+    return cache_home()
 
 
 def read_cached(name: str) -> bytes | None:

@@ -2,6 +2,11 @@
 
 Every function takes the repository directory; a ref or path that does not exist is a
 usage problem (exit 2), reported as :class:`~infx.diagnostics.UsageError`.
+
+Every call carries :data:`NO_HELPERS`: a repository's (or the runner's) config cannot make
+git run a program (an fsmonitor, a hook, a pager, an external diff). Refs and paths come
+after ``--end-of-options`` or ``--`` wherever git accepts one, and a ref starting with ``-``
+is refused before git sees it (``rev-parse`` in git 2.39 prints ``--end-of-options`` back).
 """
 
 from __future__ import annotations
@@ -16,9 +21,24 @@ class GitError(UsageError):
     pass
 
 
+# Config-driven programs git would otherwise run for a repository it reads.
+NO_HELPERS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
+              "-c", "diff.external=", "-c", "core.sshCommand=false", "-c", "credential.helper=", "-c", "core.askPass=")
+
+
+def git_argv(repo: Path, *args: str) -> list[str]:
+    return ["git", *NO_HELPERS, "-C", str(repo), *args]
+
+
+def _no_option(*values: str) -> None:
+    for value in values:
+        if value.startswith("-"):
+            raise GitError(f"{value!r} is not a usable git ref or path", "Pass a branch, tag, commit id or a path.")
+
+
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     try:
-        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True)
+        done = subprocess.run(git_argv(repo, *args), capture_output=True)
     except FileNotFoundError as exc:  # git itself is missing
         raise GitError("git is not installed or not on PATH", "Install git; infx reads refs with it.") from exc
     if check and done.returncode != 0:
@@ -45,7 +65,8 @@ def resolve(repo: Path, ref: str) -> str:
 
 
 def merge_base(repo: Path, a: str, b: str) -> str:
-    done = _git(repo, "merge-base", a, b, check=False)
+    _no_option(a, b)
+    done = _git(repo, "merge-base", "--end-of-options", a, b, check=False)
     if done.returncode != 0:
         raise GitError(f"{a} and {b} have no common ancestor", "Fetch the full history (fetch-depth: 0).")
     return done.stdout.decode().strip()
@@ -53,12 +74,14 @@ def merge_base(repo: Path, a: str, b: str) -> str:
 
 def read_file(repo: Path, commit: str, path: str) -> bytes | None:
     """The bytes of ``path`` at ``commit``, or None when the file does not exist there."""
-    done = _git(repo, "cat-file", "blob", f"{commit}:{path}", check=False)
+    _no_option(commit)
+    done = _git(repo, "cat-file", "--end-of-options", "blob", f"{commit}:{path}", check=False)
     return done.stdout if done.returncode == 0 else None
 
 
 def object_ids(repo: Path, specs: list[str]) -> list[str] | None:
     """Object ids of ``commit:path`` specs in one call; None if any does not exist."""
+    _no_option(*specs)
     done = _git(repo, "rev-parse", *specs, check=False)
     ids = done.stdout.decode().split()
     return ids if done.returncode == 0 and len(ids) == len(specs) else None
@@ -66,7 +89,8 @@ def object_ids(repo: Path, specs: list[str]) -> list[str] | None:
 
 def blob_ids(repo: Path, commit: str, paths: list[str]) -> dict[str, str]:
     """path -> blob id for every file under ``paths`` at ``commit`` (recursively)."""
-    done = _git(repo, "ls-tree", "-r", "-z", commit, "--", *paths)
+    _no_option(commit)
+    done = _git(repo, "ls-tree", "-r", "-z", "--end-of-options", commit, "--", *paths)
     result = {}
     for record in done.stdout.split(b"\0"):
         if record:
@@ -81,11 +105,12 @@ def materialize(repo: Path, commit: str, paths: list[str], destination: Path) ->
     `git archive` piped into `tar` (two argv processes, no shell): git trees cannot hold
     absolute or `..` paths, and tar's C extraction is several times faster than tarfile's.
     """
-    present = _git(repo, "ls-tree", "--name-only", "-z", commit, "--", *paths).stdout.decode().split("\0")
+    _no_option(commit)
+    present = _git(repo, "ls-tree", "--name-only", "-z", "--end-of-options", commit, "--", *paths).stdout.decode().split("\0")
     present = [p for p in present if p]
     if not present:
         return
-    archive = subprocess.Popen(["git", "-C", str(repo), "archive", "--format=tar", commit, "--", *present],
+    archive = subprocess.Popen(git_argv(repo, "archive", "--format=tar", commit, "--", *present),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     extract = subprocess.run(["tar", "-x", "-f", "-", "-C", str(destination)], stdin=archive.stdout, capture_output=True)
     archive.stdout.close()
@@ -107,3 +132,8 @@ def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
         return False
     done = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *paths, check=False)
     return done.returncode == 0 and not done.stdout.strip()
+
+
+def commit_message(repo: Path, commit: str) -> str:
+    """The full message of ``commit`` (already resolved)."""
+    return _git(repo, "log", "-1", "--format=%B", commit).stdout.decode(errors="replace")

@@ -13,13 +13,12 @@ materialise the one flat recipe it submits.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .yamlio import Document, load_yaml
+from .yamlio import Document, load_yaml, parse_yaml
 
 RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
 CONFIG_FILE_KEY = "CONFIG_FILE"
@@ -48,11 +47,15 @@ class RecipeRef:
         path, sep, selector = value.partition(":")
         return cls(value, path, selector if sep else None)
 
-    def repo_path(self, root: Path) -> Path:
-        """Where the recipe lives in this repository (``recipes/`` maps to the recipes dir)."""
+    def tree_path(self) -> str:
+        """The path inside the recipe tree (``recipes/`` and the full prefix both map to it)."""
         if self.path.startswith(RECIPES_DIR + "/"):
-            return root / self.path
-        return root / RECIPES_DIR / self.path.removeprefix("recipes/")
+            return self.path.removeprefix(RECIPES_DIR + "/")
+        return self.path.removeprefix("recipes/")
+
+    def repo_path(self, root: Path) -> Path:
+        """Where the recipe lives in this repository."""
+        return root / RECIPES_DIR / self.tree_path()
 
 
 def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
@@ -205,6 +208,114 @@ def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
     return doc, select_variant(doc.data, ref.selector)
 
 
+# Top-level keys a node count reads (recipe_node_count), and of some only these children.
+NODE_COUNT_KEYS = frozenset({"roles", "resources", "services", "infra", "frontend", "benchmark", "schema", "name"})
+NODE_COUNT_CHILDREN = {
+    "benchmark": frozenset({"client_dedicated_node", "placement", "colocate_with_frontend"}),
+    "frontend": frozenset({"dedicated_node", "placement"}),
+    "infra": frozenset({"etcd_nats_dedicated_node"}),
+}
+_PLAIN_KEY = re.compile(r"( *)([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|$)", re.M)
+
+
+_TOP_LINE = re.compile(r"^[^ \r\n#]", re.M)
+
+
+def _top_blocks(text: str) -> list[tuple[str, str]] | None:
+    """``_blocks(text, 0)``, scanning for unindented lines with one regex (recipes are large)."""
+    starts = [m.start() for m in _TOP_LINE.finditer(text)]
+    if text[: starts[0] if starts else len(text)].strip(" \r\n") and not all(
+            line.lstrip(" ").startswith("#") or not line.strip() for line in text[: starts[0] if starts else len(text)].splitlines()):
+        return None  # indented content before the first key
+    blocks = []
+    for index, start in enumerate(starts):
+        match = _PLAIN_KEY.match(text, start)
+        if match is None or match.group(1):
+            return None
+        blocks.append((match.group(2), text[start: starts[index + 1] if index + 1 < len(starts) else len(text)]))
+    return blocks
+
+
+def _blocks(text: str, indent: int) -> list[tuple[str, str]] | None:
+    """(key, text) of each block-mapping entry of ``text`` at ``indent`` spaces; None when the
+    lines are not plain ``key:`` entries at that indentation (then the caller parses it all)."""
+    blocks: list[tuple[str, str]] = []
+    key, start = None, 0
+    position = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        if stripped.strip() and not stripped.startswith("#") and len(line) - len(stripped) <= indent:
+            match = _PLAIN_KEY.match(line)
+            if match is None or len(match.group(1)) != indent:
+                return None
+            if key is not None:
+                blocks.append((key, text[start:position]))
+            key, start = match.group(2), position
+        elif key is None and stripped.strip() and not stripped.startswith("#"):
+            return None  # content before the first key
+        position += len(line)
+    if key is not None:
+        blocks.append((key, text[start:]))
+    return blocks
+
+
+def _child_indent(block: str) -> int | None:
+    for line in block.splitlines()[1:]:
+        stripped = line.lstrip(" ")
+        if stripped.strip() and not stripped.startswith("#"):
+            return len(line) - len(stripped)
+    return None
+
+
+def node_count_text(text: str) -> str | None:
+    """The part of a recipe a node count reads: the top-level blocks of NODE_COUNT_KEYS (of
+    some, only the children it reads) and the variant blocks (``base``, overrides) whole.
+
+    Most of a recipe is engine configuration the count never looks at; parsing only this part
+    is several times cheaper. None when the text is not a plain block mapping of plain keys
+    (a document marker, a list, a quoted or complex key): then the whole file is parsed.
+    """
+    blocks = _top_blocks(text)
+    if blocks is None:
+        return None
+    kept = []
+    for key, block in blocks:
+        if key in NODE_COUNT_CHILDREN and "\n" in block.rstrip("\n"):
+            head, _, body = block.partition("\n")
+            indent = _child_indent(block)
+            children = _blocks(body, indent) if indent else None
+            if children is None:  # not a plain mapping of plain keys (a flow mapping, a list): keep it whole
+                kept.append(block)
+                continue
+            wanted = [child for name, child in children if name in NODE_COUNT_CHILDREN[key]]
+            kept.append(head + (" {}\n" if not wanted else "\n") + "".join(wanted))
+        elif key in NODE_COUNT_KEYS or _is_variant_key(key):
+            kept.append(block)
+    return "".join(part if part.endswith("\n") else part + "\n" for part in kept)
+
+
+def recipe_for_counting(ref: RecipeRef, root: Path) -> dict:
+    """The selected variant with only the blocks a node count reads; raises RecipeError.
+
+    Through the same strict loader as the launcher's, on the node-count blocks alone; if those
+    cannot be read on their own (an alias into a dropped block, an odd layout), the whole file.
+    Problems outside these blocks are the launcher's to report (``load_recipe``).
+    """
+    path = ref.repo_path(root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None
+    part = node_count_text(text) if text is not None else None
+    if part is not None:
+        doc, problems = parse_yaml(part, str(path))
+        if not problems and (doc.data is None or isinstance(doc.data, dict)):
+            data = doc.data or {}
+            # a file without variants is its own recipe; the count only reads it, so no copy
+            return data if "base" not in data and not ref.selector else select_variant(data, ref.selector)
+    return load_recipe(ref, root)[1]
+
+
 # --- node arithmetic ---------------------------------------------------------------------
 
 
@@ -265,8 +376,3 @@ def recipe_node_count(recipe: dict) -> int:
             "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
         )
     return serving + _dedicated_extra_nodes(recipe)
-
-
-def gpu_nodes(num_worker: int, gpus_per_worker: int, gpus_per_node: int) -> int:
-    """Nodes a role needs by GPU arithmetic alone (no recipe)."""
-    return math.ceil(num_worker * gpus_per_worker / gpus_per_node)

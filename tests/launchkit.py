@@ -44,6 +44,7 @@ def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlan
     return {
         "lane": "testlane",
         "runner-labels": ["testlane"],
+        "git-protocols": ["https", "file"],  # test repositories are local
         "slurm": {"partition": partition, "partition-setting": "SLURM_PARTITION", "account": "", "gpus-per-node": 4,
                   "default-time-limit": "1:00", "poll-seconds": 0.3, **slurm},
         "container-aliases": ["dynamo-sglang"],

@@ -65,7 +65,8 @@ def _json_schema_of(kind: str) -> dict:
     return {
         "strings": {"type": "array", "minItems": 1, "items": {"type": "string"}},
         "string": {"type": "string"},
-        "bool": {"anyOf": [{"type": "boolean"}, {"enum": [v for v in LAX_TRUE + LAX_FALSE if v not in (0, 1)] + [0, 1]}]},
+        "bool": {"anyOf": [{"type": "boolean"}, {"enum": [v for v in LAX_TRUE + LAX_FALSE if v not in (0, 1)] + [0, 1]}],
+                 "x-accepted": "true or false"},
         "int>=1": {"type": "integer", "minimum": 1},
         "scenarios": {"type": "array", "minItems": 1, "items": {"enum": list(SCENARIO_TYPES)}},
     }[kind]
@@ -90,43 +91,46 @@ def write_schema() -> None:
     atomic_write(SCHEMA_PATH, json.dumps(json_schema(), indent=2) + "\n")
 
 
-def _describe(value) -> str:
-    return f"{type(value).__name__} {value!r}" if not isinstance(value, str) else repr(value)
+class _Located:
+    """What infx.schema needs of a document: its file name and positions (the caller's ``where``)."""
+
+    def __init__(self, file: str, where):
+        self.file, self.where = file, where
 
 
-def _check(kind: str, value, name: str):
-    """(value converted, problem text or None, lax warning text or None)."""
-    if kind == "strings":
-        if not isinstance(value, list):
-            return None, f"`{name}` must be a list of strings; found {_describe(value)}", None
-        if not value:
-            return None, f"`{name}` must list at least one item; found an empty list", None
-        bad = [item for item in value if not isinstance(item, str)]
-        if bad:
-            return None, f"every `{name}` item must be a string; found {_describe(bad[0])} (quote it)", None
-        return value, None, None
-    if kind == "string":
-        return (value, None, None) if isinstance(value, str) else (None, f"`{name}` must be a string; found {_describe(value)}", None)
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value, None, None
-        folded = value.lower() if isinstance(value, str) else value
-        for truth, spellings in ((True, LAX_TRUE), (False, LAX_FALSE)):
-            if folded in spellings:
-                return truth, None, f"`{name}: {value!r}` is read as {str(truth).lower()}; write `{name}: {str(truth).lower()}`"
-        return None, f"`{name}` must be true or false; found {_describe(value)}", None
-    if kind == "int>=1":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            return None, f"`{name}` must be an integer of at least 1; found {_describe(value)}", None
-        return value, None, None
+def _schema_problems(data: dict, index: int, file: str, where) -> list[Diagnostic]:
+    """The entry against the published schema (infx/schema.py, the one validation path), in the entry's words."""
+    from ..schema import KEYWORDS, OTHER_KEYWORD, dotted, schema_errors
+
+    problems = []
+    for err in schema_errors("changelog-entry", data):
+        if err.keyword == "not":
+            continue  # append-only with eval fields: the entry-append-only-evals rule names the fields
+        if err.keyword == "additionalProperties" and not err.path:
+            problems += [error(file, where((name,)), "entry-unknown-field",
+                               f"entry {index} has the unknown field {name!r}; accepted fields: {', '.join(FIELDS)}",
+                               "Remove it or fix its spelling; notes belong in `description`.")
+                         for name in data if name not in FIELDS]
+        elif err.keyword == "required" and not err.path:
+            problems += [error(file, where(()), "entry-missing-field", f"entry {index} has no `{name}`",
+                               f"Add `  {name}:` to the entry ({FIELDS[name][2]})")
+                         for name in err.value if name not in data]
+        else:
+            _, explain = KEYWORDS.get(err.keyword, OTHER_KEYWORD)
+            name = err.path[0]
+            for extra, message, _ in explain(err, f"`{dotted(err.path)}`"):
+                problems.append(error(file, where(err.path + extra), "entry-field", f"entry {index}: {message}", FIELDS[name][2]))
+    return list(dict.fromkeys(problems))
+
+
+def _convert(kind: str, value, name: str):
+    """(value as the model holds it, lax warning text or None) of a schema-valid field."""
+    if kind == "bool" and not isinstance(value, bool):
+        truth = (value.lower() if isinstance(value, str) else value) in LAX_TRUE
+        return truth, f"`{name}: {value!r}` is read as {str(truth).lower()}; write `{name}: {str(truth).lower()}`"
     if kind == "scenarios":
-        if not isinstance(value, list) or not value:
-            return None, f"`{name}` must be a non-empty list of {', '.join(SCENARIO_TYPES)}; found {_describe(value)}", None
-        bad = [item for item in value if item not in SCENARIO_TYPES]
-        if bad:
-            return None, f"unknown `{name}` {bad[0]!r}; accepted: {', '.join(SCENARIO_TYPES)}", None
-        return tuple(dict.fromkeys(value)), None, None
-    raise AssertionError(kind)
+        return tuple(dict.fromkeys(value)), None
+    return value, None
 
 
 def parse_entry(data, index: int, file: str, where) -> tuple[Entry | None, list[Diagnostic]]:
@@ -136,23 +140,13 @@ def parse_entry(data, index: int, file: str, where) -> tuple[Entry | None, list[
         return None, [error(file, where(()), "entry-not-mapping",
                             f"entry {index} must be a mapping with config-keys, description and pr-link; found {type(data).__name__}",
                             "Write it as a block: `- config-keys:` then `  description:` and `  pr-link:`.")]
+    problems = _schema_problems(data, index, file, where)
+    if problems:
+        return None, problems
     values = {}
-    for name in data:
-        if name not in FIELDS:
-            problems.append(error(file, where((name,)), "entry-unknown-field",
-                                  f"entry {index} has the unknown field {name!r}; accepted fields: {', '.join(FIELDS)}",
-                                  "Remove it or fix its spelling; notes belong in `description`."))
-    for name, (kind, required, _) in FIELDS.items():
-        if name not in data:
-            if required:
-                problems.append(error(file, where(()), "entry-missing-field", f"entry {index} has no `{name}`",
-                                      f"Add `  {name}:` to the entry ({FIELDS[name][2]})"))
-            continue
-        converted, problem, lax = _check(kind, data[name], name)
-        if problem:
-            problems.append(error(file, where((name,)), "entry-field", f"entry {index}: {problem}", FIELDS[name][2]))
-        else:
-            values[name] = converted
+    for name, (kind, _, _) in FIELDS.items():
+        if name in data:
+            values[name], lax = _convert(kind, data[name], name)
             if lax:
                 problems.append(warning(file, where((name,)), "entry-lax-bool", f"entry {index}: {lax}"))
     if values.get("no-evals") and (values.get("evals-only") or values.get("all-evals")):

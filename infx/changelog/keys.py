@@ -6,23 +6,15 @@ character is literal. Resolution order is master order, de-duplicated per entry.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, error, warning
+from ..keyglob import matching_keys
 from ..suggest import close_matches, did_you_mean_text
 from .entry import Entry
 
 
-def pattern_regex(pattern: str) -> re.Pattern:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-
-
-def expand(pattern: str, keys: list[str]) -> list[str]:
-    if "*" not in pattern:
-        return [pattern] if pattern in keys else []
-    regex = pattern_regex(pattern)
-    return [key for key in keys if regex.fullmatch(key)]
+expand = matching_keys  # infx/keyglob.py: the one key-pattern rule
 
 
 def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:

@@ -61,8 +61,8 @@ def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[
 
 
 def _point_key(row: dict) -> str:
-    """A row's topology (everything but its concurrency and names)."""
-    return row.get("recipe-fingerprint") or _matrix().fingerprint(row)
+    """A row's topology (infx.matrix.derive.topology: everything but its concurrency, names and eval marks)."""
+    return row.get("recipe-fingerprint") or _matrix().topology_fingerprint(row)
 
 
 def _concs(row: dict) -> list:
@@ -199,3 +199,43 @@ def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
         },
     }
     return plan, problems
+
+
+def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
+    """(bucket, row) of the throughput point with the fewest GPU-hours (first in plan order on a tie).
+
+    Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
+    """
+    from ..workflows.actions import row_gpu_hours
+
+    candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
+    return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
+
+
+def apply_mode(plan: dict, mode) -> dict:
+    """The plan with its run mode and, when the mode asks for one, its canary point's id."""
+    from ..points import point_id
+
+    canary = pick_canary(plan["buckets"]) if mode.dispatch and mode.canary else None
+    return {**plan, "mode": mode.to_json(),
+            "canary": {"id": point_id(canary[1]), "bucket": canary[0]} if canary else None}
+
+
+def fan_out_buckets(plan: dict) -> tuple[dict[str, list[dict]], list[dict]]:
+    """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its bucket."""
+    from ..points import point_id
+
+    canary = plan.get("canary")
+    if not canary:
+        return plan["buckets"], []
+    buckets, picked = {}, []
+    for bucket, rows in plan["buckets"].items():
+        kept = []
+        for row in rows:
+            if not picked and bucket == canary["bucket"] and point_id(row) == canary["id"]:
+                picked.append(row)
+            else:
+                kept.append(row)
+        if kept:
+            buckets[bucket] = kept
+    return buckets, picked

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PLACEHOLDER = "XXX"
-SLUG_PATTERN = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 SETTINGS_FILE = "configs/infx.yaml"
 
 
@@ -80,20 +79,36 @@ MIX_RULE = ("historical pr-link corrections and new entries are in the same chan
             "Put the pr-link correction in its own PR.")
 
 
+def is_slug(value: str) -> bool:
+    """OWNER/NAME, in the shape configs/infx.yaml's schema gives ``repository`` (one rule)."""
+    from ..schema import load_schema
+
+    return re.search(load_schema("infx-settings")["properties"]["repository"]["pattern"], value) is not None
+
+
 def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
-    """(slug, where it came from): --repo > $GITHUB_REPOSITORY > configs/infx.yaml."""
-    from ..diagnostics import UsageError
+    """(slug, where it came from): --repo > $GITHUB_REPOSITORY > configs/infx.yaml.
+
+    The one reading of the repository slug (the changelog commands and ``infx github``).
+    configs/infx.yaml is checked against infx/schemas/infx-settings.schema.json, whose
+    pattern is also the shape --repo and $GITHUB_REPOSITORY must have.
+    """
+    from ..diagnostics import EXIT_USAGE, InfxError, UsageError
+    from ..schema import schema_diagnostics
     from ..yamlio import load_yaml
 
     candidates = [(cli_value, "--repo"), (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY")]
     settings = root / SETTINGS_FILE
-    if settings.is_file():
-        doc, _ = load_yaml(settings)
-        if doc is not None and isinstance(doc.data, dict):
+    if not any(value for value, _ in candidates) and settings.is_file():
+        doc, problems = load_yaml(settings, display=str(settings))
+        problems = problems or (schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else [])
+        if problems:
+            raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
+        if isinstance(doc.data, dict):
             candidates.append((doc.data.get("repository"), SETTINGS_FILE))
     for value, source in candidates:
         if value:
-            if not isinstance(value, str) or not SLUG_PATTERN.fullmatch(value):
+            if not isinstance(value, str) or not is_slug(value):
                 raise UsageError(f"{source} gives {value!r}, which is not an OWNER/NAME repository slug",
                                  "Use the form SemiAnalysisAI/InferenceX.")
             return value, source

@@ -23,5 +23,5 @@ def config() -> None:
 def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
     paths = existing_paths(list(files) or None, runners_path, components_path)
-    _, report = load_config_set(paths.masters, paths.runners, paths.components, paths.root)
+    _, report = load_config_set(paths=paths)
     finish(report, fmt, success_message="configs are valid")

@@ -14,27 +14,11 @@ from ..diagnostics import UsageError
 from ..workflows.rerun import SWEEP_WORKFLOW
 from .common import OUTPUT_FILE
 
-REPOSITORY_CONFIG = Path("configs") / "infx.yaml"
-
-
 def repository_slug(option: str | None) -> str:
-    """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml."""
-    if option:
-        slug = option
-    elif os.environ.get("GITHUB_REPOSITORY"):
-        slug = os.environ["GITHUB_REPOSITORY"]
-    else:
-        slug = ""
-        if REPOSITORY_CONFIG.is_file():
-            from ..yamlio import load_yaml
+    """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
+    from ..changelog.policy import resolve_slug
 
-            document, _ = load_yaml(REPOSITORY_CONFIG)
-            if document is not None and isinstance(document.data, dict):
-                slug = str(document.data.get("repository") or "")
-    if slug.count("/") != 1 or not all(slug.split("/")):
-        raise UsageError(f"no usable repository slug ({slug or 'none given'})",
-                         "Pass --repo OWNER/NAME, or set GITHUB_REPOSITORY, or `repository:` in configs/infx.yaml.")
-    return slug
+    return resolve_slug(option, Path("."))[0]
 
 
 repo_option = click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
@@ -52,11 +36,17 @@ def github() -> None:
 @click.option("--results", "results_dir", type=click.Path(path_type=Path),
               help="Folder of downloaded point artifacts (point-<id>[-failed]); adds each point's outcome.")
 @click.option("--run-id", type=click.IntRange(min=1), help="Read each point's outcome from this run's artifacts.")
+@click.option("--comparison", "comparison_path", type=click.Path(path_type=Path),
+              help="JSON from `infx results compare --format json`: adds the table against the baseline.")
+@click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
+@click.option("--lane-gate", "lane_gate_path", type=click.Path(path_type=Path),
+              help="The lane gate's JSON (`infx github lane-gate --output`): says which lanes' points were stopped.")
 @repo_option
-def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None, repo: str | None) -> None:
+def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
+           comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
-    from ..workflows.report import build_comment, read_plan
+    from ..workflows.report import build_comment, read_json, read_plan
     from ..workflows.rerun import outcomes, outcomes_from_names
     from ..points import point_id
 
@@ -65,28 +55,63 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     ids = [point_id(row) for rows in buckets.values() for row in rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
-    status, run_url = None, None
+    comparison, charts = results_inputs(comparison_path, charts_path)
+    status, run_url, logs_links = None, None, {}
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
         status = outcomes_from_names(ids, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
-        status = outcomes(ids, api.artifact_infos(api.run_artifacts(run)))
+        artifacts = api.run_artifacts(run)
+        status = outcomes(ids, api.artifact_infos(artifacts))
         run_url = run.html_url
-    body = build_comment(buckets, status, run_url)
+        logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
+    plan_document = read_json(plan_path)
+    mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
+    lane_gate = None
+    if lane_gate_path is not None:
+        gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
+        lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
+    body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
+                         mode=mode, lane_gate=lane_gate)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
+
+
+def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
+    """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
+    comparison = None
+    if comparison_path is not None:
+        try:
+            comparison = json.loads(comparison_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({exc})",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+        if not isinstance(comparison, dict) or "matches" not in comparison:
+            raise UsageError(f"--comparison {comparison_path} is not a comparison",
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+    charts = None
+    if charts_path is not None:
+        from ..results.plot import read_chart_blocks
+
+        if not charts_path.is_file():
+            raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
+        charts = read_chart_blocks(charts_path)
+    return comparison, charts
 
 
 @github.command("rerun-failed")
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The sweep run whose failed points to rerun.")
 @click.option("--workflow", "workflow_file", default=SWEEP_WORKFLOW, show_default=True, help="Workflow to dispatch.")
 @click.option("--ref", help="Branch or tag to dispatch on (default: the run's branch).")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="The pull request being rerun (its branch's runs are accepted).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
 @repo_option
-def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool, repo: str | None) -> None:
-    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid."""
+def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo: str | None) -> None:
+    """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
+
+    RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
     from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
@@ -96,6 +121,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     settings = api.settings_from_env()
     gh = api.connect(settings)
     repository, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {api.pull_branch(repository, pr_number)} if pr_number else set())
     artifacts = api.run_artifacts(run)
     buckets = plan_buckets(api.download_plan(run, artifacts))
     ids = list(dict.fromkeys(point_id(row) for rows in buckets.values() for row in rows))
@@ -116,6 +142,22 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, dry_run: bool
     where = getattr(new_run, "html_url", None) or "(run not listed yet)"
     verb = "dispatched" if created else "already dispatched earlier:"
     click.echo(f"infx github rerun-failed: {len(failed)} of {len(ids)} points; {verb} launch {launch} {where}", err=True)
+
+
+@github.command("check-rerun")
+@click.option("--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download.")
+@click.option("--ref", "ref_name", required=True, help="The branch this rerun runs on ($GITHUB_REF_NAME).")
+@repo_option
+def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
+    """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
+    workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
+    from ..workflows import api
+
+    slug = repository_slug(repo)
+    gh = api.connect(api.settings_from_env())
+    _, run = api.get_run(gh, slug, run_id)
+    api.require_trusted(run, slug, {ref_name})
+    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {run.head_branch}; its plan may be reused", err=True)
 
 
 @github.command("select-points")
@@ -178,3 +220,42 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
         write_outputs(os.environ["GITHUB_OUTPUT"], {"id": pid})
     sys.stdout.flush()
+
+
+@github.command("lane-gate")
+@click.option("--checks", "checks_dir", type=click.Path(path_type=Path), required=True,
+              help="Folder of the downloaded lane-check-* artifacts (each: label, check.json).")
+@click.option("--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output).")
+@click.option("--output", type=OUTPUT_FILE, help="Write the gate (each lane: up, detail) as JSON here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
+def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) -> None:
+    """Name the lanes with no node up; with --format github write them as the output `down`."""
+    import json
+    import os
+
+    from ..fsio import atomic_write
+    from ..jsonfast import dumps
+    from ..workflows.actions import write_outputs
+    from ..workflows.lanegate import down_lanes, read_checks, render_lines
+
+    try:
+        lanes = json.loads(lanes_json)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--lanes is not JSON: {exc}", 'Pass a JSON list of runner labels, e.g. ["gb300-nv"].')
+    if not isinstance(lanes, list) or not all(isinstance(lane, str) for lane in lanes):
+        raise UsageError("--lanes must be a JSON list of runner labels", 'For example ["gb300-nv"].')
+    gate = read_checks(checks_dir, lanes)
+    down = down_lanes(gate)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(output, dumps({"lanes": gate, "down": down}) + "\n")
+    lines = render_lines(gate) or [f"- every lane of the plan has a node up: {', '.join(f'`{lane}`' for lane in lanes) or '(none)'}"]
+    if fmt == "github":
+        outputs_path, summary = os.environ.get("GITHUB_OUTPUT"), os.environ.get("GITHUB_STEP_SUMMARY")
+        if not outputs_path:
+            raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
+        write_outputs(outputs_path, {"down": dumps(down)})
+        if summary:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write("## Lane check\n\n" + "\n".join(lines) + "\n")
+    click.echo("\n".join(lines))

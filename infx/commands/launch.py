@@ -38,6 +38,7 @@ def _plan_text(plan: dict) -> str:
     for step in plan["prepare"]:
         lines.append(f"prepare     {' '.join(step['argv'])}" + ("   (only when the check above fails)" if step["skip-if-ok"] else ""))
     lines.append("argv        " + " ".join(plan["argv"]))
+    lines.append("srtctl      " + _srtctl_text(plan.get("srtctl-dry-run")))
     for item in plan["warnings"]:
         lines.append(f"warning     {item['message']}")
     if plan["recipe"] is not None:
@@ -47,31 +48,51 @@ def _plan_text(plan: dict) -> str:
     return "\n".join(lines)
 
 
+def _srtctl_text(check: dict | None) -> str:
+    if not check or not check["checked"]:
+        return f"dry-run not run: {check['reason'] if check else 'no srt-slurm cache'}"
+    script = check["script-path"] or "(not found in its output; see the log)"
+    return f"dry-run accepted the resolved recipe ({check['srtctl']}); sbatch script: {script}; output: {check['log']}"
+
+
 @click.command("launch")
 @click.option("--lane", "lane_name", help="Override the lane: a lane name (runners/<lane>.yaml), a runner label a profile "
               "declares, or a profile path; default: the lane whose runner-labels declare the point's `runner`.")
 @click.option("--point", "point_file", type=click.Path(dir_okay=False), help="One matrix row as JSON; default: $POINT_JSON.")
 @click.option("--dry-run", is_flag=True, help="Print the launch plan; clone, install and submit nothing.")
 @format_option(("text", "json"))
-@click.option("--output-dir", type=click.Path(file_okay=False), help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .).")
+@click.option("--output-dir", type=click.Path(file_okay=False),
+              help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .); a dry run that runs "
+                   "srtctl keeps its sbatch script in .infx-launch/<point id>-dry-run/ under $RUNNER_TEMP, else this dir, "
+                   "else $INFX_CACHE_DIR/dry-runs.")
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
     from ..launch.lane import find_lane, load_lane_file
-    from ..launch.plan import build_plan, load_point
+    from ..launch.plan import build_plan, dry_run_env, load_point
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    env, notes = dry_run_env(dict(os.environ)) if dry_run else (dict(os.environ), [])
     try:
         point = load_point(point_file)
         lane = load_lane_file(find_lane(root, selector=lane_name, runner=point.data.get("runner"),
                                         runner_at=(point.file, point.where(("runner",)))))
-        plan = build_plan(lane, point, root)
+        plan = build_plan(lane, point, root, env=env)
+        plan.warnings.extend(notes)
     except InfxError as exc:
         if fmt == "json":
             click.echo(fail_json(exc.diagnostics))
             sys.exit(exc.exit_code)
         raise
     if dry_run:
-        body = plan.to_json()
+        from ..launch.dryrun import enrich
+
+        try:
+            body = enrich(plan, root, dict(os.environ), Path(output_dir).resolve() if output_dir else None)
+        except InfxError as exc:
+            if fmt == "json":
+                click.echo(fail_json(exc.diagnostics))
+                sys.exit(exc.exit_code)
+            raise
         click.echo(json.dumps(body, indent=2, default=str) if fmt == "json" else _plan_text(body))
         return
     from ..launch.run import launch_point

@@ -72,7 +72,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
 
     paths = existing_paths(list(configs) or None, runners_path, components_path)
     try:
-        config_set, report = load_config_set(paths.masters, paths.runners, paths.components, paths.root)
+        config_set, report = load_config_set(paths=paths)
         if config_set is None:  # the config diagnostics; never a matrix from invalid data
             raise InfxError(report.sorted())
         notices: list[str] = []
@@ -81,7 +81,8 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
         if fmt == "github":  # annotations on the PR as well as the log
             click.echo(render(exc.diagnostics, "github", False))
         raise
-    notes = [Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices]
+    notes = [d for d in report.diagnostics if d.severity is Severity.NOTICE]  # e.g. the shipped component policy
+    notes += [Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices]
     if notes:
         click.echo(render(notes, "github" if fmt == "github" else "text", True), err=fmt != "github")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import render
+from ..workflows.labels import EVENTS
 from .common import OUTPUT_FILE
 
 
@@ -22,11 +23,19 @@ from .common import OUTPUT_FILE
 @click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
 @click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
 @click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
+@click.option("--label", "labels", multiple=True, metavar="NAME",
+              help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.")
+@click.option("--labels-json", metavar="JSON",
+              help="PR labels as a JSON list of names (what toJSON(github.event.pull_request.labels.*.name) gives).")
+@click.option("--event", type=click.Choice(EVENTS), help="The triggering event (default: pull_request with --pr-number or no refs, else push).")
+@click.option("--rows", "rows_path", type=click.Path(path_type=Path),
+              help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
 @click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
-def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt, output, shard_dir) -> None:
+def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,
+         labels, labels_json, event, rows_path, fmt, output, shard_dir) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
@@ -37,10 +46,27 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     from ..diagnostics import UsageError
     from ..git import toplevel
 
-    options = PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc)
+    from ..changelog.plan import apply_mode
+    from ..diagnostics import Report
+
     if (base_ref is None) != (head_ref is None):
         raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")
-    if base_ref is None:
+    if rows_path is not None and base_ref is not None:
+        raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
+    event = event or ("push" if base_ref is not None and pr_number is None else
+                      "workflow_dispatch" if rows_path is not None else "pull_request")
+    mode, problems = _mode(event, labels, labels_json, head_ref)
+    if problems:
+        _fail(Report(problems), fmt or "text")
+    options = PlanOptions(evals_only=evals_only or mode.evals_only, all_evals=all_evals or mode.all_evals,
+                          trim_conc=trim_conc or mode.trim_conc)
+    if rows_path is not None:
+        from ..workflows.report import read_plan
+
+        buckets = read_plan(rows_path)
+        result_plan, report = {"buckets": buckets, "point-count": sum(map(len, buckets.values()))}, Report()
+        fmt = fmt or "json"
+    elif base_ref is None:
         from ..changelog.worktree import plan_newest_entry
 
         root = _root(Path.cwd())
@@ -62,6 +88,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         click.echo(text, err=fmt != "github")
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
+    result_plan = apply_mode(result_plan, mode)
     if output:
         from ..fsio import atomic_write
 
@@ -77,6 +104,34 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     else:
         _github(result_plan, shard_dir)
     sys.exit(0)
+
+
+def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref: str | None):
+    """The run mode from the label table; the head commit's message is read for `[skip-sweep]`."""
+    from ..diagnostics import UsageError
+    from ..git import commit_message, resolve, toplevel
+    from ..workflows.labels import resolve_mode
+
+    names = list(labels)
+    if labels_json:
+        try:
+            parsed = json.loads(labels_json)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--labels-json is not JSON: {exc}", 'Pass a JSON list of label names, e.g. ["sweep-enabled"].')
+        if not isinstance(parsed, list) or not all(isinstance(n, str) for n in parsed):
+            raise UsageError("--labels-json must be a JSON list of label names", 'For example ["sweep-enabled", "evals-only"].')
+        names += parsed
+    message = ""
+    if event == "pull_request" and head_ref is not None:
+        repo = toplevel(Path.cwd())
+        message = commit_message(repo, resolve(repo, head_ref))
+    return resolve_mode(event, names, message)
+
+
+def _fail(report, fmt: str) -> None:
+    click.echo(render(report.sorted(), "github" if fmt == "github" else "json" if fmt == "json" else "text", report.ok),
+               err=fmt not in ("github", "json"))
+    sys.exit(report.exit_code)
 
 
 def _root(cwd: Path) -> Path:
@@ -102,9 +157,25 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
                          "Use --format json outside Actions.")
     if shard_dir is None:
         shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
-    shards = actions.write_sharded_outputs(plan["buckets"], output, shard_dir)
+    from ..changelog.plan import fan_out_buckets
+    from ..jsonfast import dumps
+    from ..workflows.labels import Mode, describe
+
+    buckets, canary = fan_out_buckets(plan)
+    shards = actions.write_sharded_outputs(buckets, output, shard_dir)
+    mode = plan["mode"]
+    lanes = sorted({row["runner"] for rows in plan["buckets"].values() for row in rows if row.get("runner")})
+    actions.write_outputs(output, {
+        "dispatch": str(mode["dispatch"]).lower(), "fail-fast": str(mode["fail-fast"]).lower(),
+        "primary-label": mode["primary-label"] or "", "canary": dumps(canary),
+        "lanes": dumps(lanes if mode["dispatch"] else []),
+    })
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
+        with open(summary, "a", encoding="utf-8") as handle:
+            canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
+            handle.write(f"\n{describe(Mode.from_json(mode))}{canary_line}\n")
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
+

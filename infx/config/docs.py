@@ -1,6 +1,6 @@
 """The generated parts of configs/CONFIGS.md: the component version policy and the rule list.
 
-Both come from their single source (configs/components.yaml, :data:`rules.RULES`); a test
+Both come from their single source (the shipped policy infx/config/components.yaml, :data:`rules.RULES`); a test
 fails when CONFIGS.md drifts. Regenerate with ``python3 -m infx.config.docs``.
 """
 
@@ -13,12 +13,13 @@ from pathlib import Path
 from ..fsio import atomic_write
 from ..yamlio import load_yaml
 from .components import policy_markdown
+from .load import SHIPPED_COMPONENTS
 from .rules import RULES
 from .schema import NON_MASTER_FIELDS
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CONFIGS_MD = REPO / "configs" / "CONFIGS.md"
-COMPONENTS = REPO / "configs" / "components.yaml"
+COMPONENTS = SHIPPED_COMPONENTS
 
 
 def rules_markdown() -> str:

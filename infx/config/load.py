@@ -6,13 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..diagnostics import Report, error
-from ..yamlio import Document, load_yaml
+from ..diagnostics import Diagnostic, Report, Severity, error
+from ..yamlcache import load_yaml_cached
+from ..yamlio import Document
 from .normalize import normalize_entry
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
 DEFAULT_RUNNERS = "configs/runners.yaml"
 DEFAULT_COMPONENTS = "configs/components.yaml"
+# The component version policy infx ships: used when a repository has no configs/components.yaml.
+SHIPPED_COMPONENTS = Path(__file__).with_name("components.yaml")
 
 
 @dataclass
@@ -50,7 +53,7 @@ def repo_root_of(master_path: Path) -> Path:
 
 def _load(path: Path, report: Report, what: str) -> Document | None:
     """Load one YAML file; an empty file or one that is not a mapping is reported here."""
-    doc, problems = load_yaml(path, display=str(path))
+    doc, problems = load_yaml_cached(path, display=str(path))  # read by every command: cached by content
     report.extend(problems)
     if doc is None:
         return None
@@ -72,9 +75,18 @@ class ConfigPaths(NamedTuple):
     runners: Path
     components: Path
     root: Path
+    components_shipped: bool = False  # no configs/components.yaml: the policy infx ships
 
     def missing(self) -> list[Path]:
         return [p for p in (*self.masters, self.runners, self.components) if not p.is_file()]
+
+    def notices(self) -> list[Diagnostic]:
+        """What the user should know about the files chosen (said once per command)."""
+        if not self.components_shipped:
+            return []
+        return [Diagnostic(str(self.root / DEFAULT_COMPONENTS), None, None, "components-default",
+                           f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships ({SHIPPED_COMPONENTS})",
+                           f"To change the policy, copy that file to {DEFAULT_COMPONENTS} and edit it.", Severity.NOTICE)]
 
 
 def resolve_paths(
@@ -90,11 +102,14 @@ def resolve_paths(
     masters = [Path(p) for p in master_paths]
     if root is None:
         root = repo_root_of(masters[0]) if masters else Path(".")
+    components = Path(components_path) if components_path else root / DEFAULT_COMPONENTS
+    shipped = not components_path and not components.is_file()
     return ConfigPaths(
         masters,
         Path(runners_path) if runners_path else root / DEFAULT_RUNNERS,
-        Path(components_path) if components_path else root / DEFAULT_COMPONENTS,
+        SHIPPED_COMPONENTS if shipped else components,
         root,
+        shipped,
     )
 
 
@@ -113,7 +128,7 @@ def existing_paths(
     missing = paths.missing()
     if missing:
         raise UsageError(f"file not found: {', '.join(map(str, missing))}",
-                         "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and configs/components.yaml.")
+                         "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and, when present, configs/components.yaml.")
     return paths
 
 
@@ -123,12 +138,16 @@ def load_config_set(
     components_path: Path | None = None,
     root: Path | None = None,
     validate: bool = True,
+    paths: ConfigPaths | None = None,
 ) -> tuple[ConfigSet | None, Report]:
-    """Load and validate; returns (ConfigSet, report) or (None, report) when invalid."""
+    """Load and validate; returns (ConfigSet, report) or (None, report) when invalid.
+
+    ``paths`` (from :func:`existing_paths`) replaces the four path arguments.
+    """
     from .validate import validate_config_set  # the rules; imported here to keep import light
 
-    paths = resolve_paths(master_paths, runners_path, components_path, root)
-    report = Report()
+    paths = paths or resolve_paths(master_paths, runners_path, components_path, root)
+    report = Report(paths.notices())
     config_set = ConfigSet(root=paths.root)
     documents = [_load(path, report, "master config") for path in paths.masters]
     config_set.runners_doc = _load(paths.runners, report, "runners file")

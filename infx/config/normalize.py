@@ -1,37 +1,42 @@
-"""One normalised model for later stages.
+"""One normalised model for later stages: every multinode point as prefill + decode.
 
 Aggregated multinode entries may be written in the newest form (``worker`` +
 ``num-nodes``) or the legacy form (``prefill`` + ``decode`` with ``num-worker: 0``). Later
-stages only ever see the newest form.
+stages see one form, the rows' (infx/workers.py): ``worker:`` becomes the
+prefill + decode(num-worker 0) pair, ``num-nodes`` stays beside it; a legacy pair is kept
+exactly as written (its decode block included, as the reference emits it).
 """
 
 from __future__ import annotations
+
+from ..workers import aggregated_pair, is_aggregated
 
 SCENARIO_KINDS = ("fixed-seq-len", "agentic-coding")
 
 
 def is_legacy_aggregate(search_entry: dict) -> bool:
-    decode = search_entry.get("decode")
-    return (
-        isinstance(search_entry.get("prefill"), dict)
-        and isinstance(decode, dict)
-        and decode.get("num-worker") == 0
-        and "worker" not in search_entry
-    )
+    """The legacy aggregated spelling: a prefill + decode(num-worker 0) pair, no ``worker:``."""
+    return is_aggregated(search_entry) and "worker" not in search_entry
 
 
 def legacy_to_worker(search_entry: dict) -> dict:
-    """The newest spelling of a legacy aggregated search-space entry."""
+    """The newest spelling of a legacy aggregated search-space entry (what the warning suggests)."""
     converted = {k: v for k, v in search_entry.items() if k not in ("prefill", "decode")}
     converted["worker"] = dict(search_entry["prefill"])
     return converted
 
 
-def normalize_entry(entry: dict) -> dict:
-    """A schema-valid entry with its legacy aggregated points rewritten to ``worker:``.
+def worker_to_pair(search_entry: dict) -> dict:
+    """A ``worker:`` search entry in the one worker form (prefill + decode num-worker 0)."""
+    converted = {k: v for k, v in search_entry.items() if k != "worker"}
+    converted["prefill"], converted["decode"] = aggregated_pair(search_entry["worker"])
+    return converted
 
-    Only aggregated entries (multinode, not disagg) have legacy points; ``num-nodes`` is
-    not invented for them (the matrix takes the node count from the recipe). An entry with
+
+def normalize_entry(entry: dict) -> dict:
+    """A schema-valid entry with its ``worker:`` points rewritten to prefill + decode.
+
+    Only aggregated entries (multinode, not disagg) have ``worker:`` points. An entry with
     nothing to rewrite is returned as is; otherwise only the containers on the way to a
     rewritten point are copied. Both raw and normalised entries are read-only data.
     """
@@ -46,9 +51,12 @@ def normalize_entry(entry: dict) -> dict:
     return {**entry, "scenarios": rewritten} if changed else entry
 
 
+def _has_worker(item) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("worker"), dict)
+
+
 def _normalize_scenario(scenario):
     space = scenario.get("search-space") if isinstance(scenario, dict) else None
-    if not isinstance(space, list) or not any(isinstance(item, dict) and is_legacy_aggregate(item) for item in space):
+    if not isinstance(space, list) or not any(_has_worker(item) for item in space):
         return scenario
-    converted = [legacy_to_worker(item) if isinstance(item, dict) and is_legacy_aggregate(item) else item for item in space]
-    return {**scenario, "search-space": converted}
+    return {**scenario, "search-space": [worker_to_pair(item) if _has_worker(item) else item for item in space]}

@@ -8,15 +8,13 @@ diagnostic. Each rule lives here once; docs/config.md and configs/CONFIGS.md cit
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from functools import cached_property
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..diagnostics import Severity
 from ..suggest import close_matches, did_you_mean
 from . import components as policy
+from ..workers import HardwareUnknown, gpu_nodes, gpus_per_node, is_aggregated, role_gpus
 from .normalize import SCENARIO_KINDS, is_legacy_aggregate, legacy_to_worker
 from .schema import dotted
 
@@ -195,41 +193,27 @@ def topology_aggregated(ctx: EntryContext):
                 "Write `worker:` + `num-nodes:`, or set disagg: true for a disaggregated point."
 
 
-def _worker_gpus(block: dict) -> int:
-    return block.get("num-worker", 1) * block["tp"] * block.get("pp", 1) * block.get("pcp-size", 1)
-
-
 def _gpus_per_node(ctx: EntryContext) -> int | None:
-    facts = ctx.hardware.get(ctx.entry["runner"])
-    return facts.get("gpus-per-node") if isinstance(facts, dict) else None
+    try:
+        return gpus_per_node({"hardware": ctx.hardware}, ctx.entry["runner"])
+    except HardwareUnknown:
+        return None
 
 
-_PLAIN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./=:+-]*$")
-_STR_TAG = "tag:yaml.org,2002:str"
+def _yaml_block(data: dict) -> str:
+    """``data`` as the YAML a config author would write (block mappings, flow leaf lists)."""
+    import yaml  # already loaded by the YAML reader
 
-
-def _yaml_scalar(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        import yaml  # already loaded by the YAML reader
-
-        plain = _PLAIN.match(value) and yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
-        return value if plain else json.dumps(value)  # a JSON string is always a valid YAML scalar
-    return str(value)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: every legacy point gets one
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=1000,
+                     allow_unicode=True).rstrip("\n")
 
 
 def new_spelling(ctx: EntryContext, item: dict) -> str:
     """The worker: + num-nodes: form of a legacy aggregated entry, as YAML lines."""
     worker = legacy_to_worker(item)["worker"]
     per_node = _gpus_per_node(ctx)
-    nodes = math.ceil(_worker_gpus(worker) / per_node) if per_node else "<nodes>"
-    lines = ["worker:"]
-    for name, value in worker.items():
-        shown = "[" + ", ".join(map(_yaml_scalar, value)) + "]" if isinstance(value, list) else _yaml_scalar(value)
-        lines.append(f"  {name}: {shown}")
-    lines.append(f"num-nodes: {nodes}")
-    return "\n".join(lines)
+    return _yaml_block({"worker": worker, "num-nodes": gpu_nodes(1, role_gpus(worker), per_node) if per_node else "<nodes>"})
 
 
 @rule("legacy-aggregate", "The legacy aggregated spelling (prefill + decode num-worker 0) is accepted with a warning.",
@@ -245,17 +229,48 @@ def legacy_aggregate(ctx: EntryContext):
                 "Replace prefill:/decode: with the worker:/num-nodes: above; num-nodes is the node count the recipe allocates (estimated here from GPUs per node)."
 
 
-@rule("num-worker-zero", "`num-worker: 0` only in the decode block of the legacy aggregated spelling.")
+def _aggregated_in_disagg(ctx: EntryContext, item: dict) -> bool:
+    prefill = item.get("prefill")
+    return ctx.multinode and ctx.disagg and is_aggregated(item) and isinstance(prefill, dict) and prefill.get("num-worker") != 0
+
+
+def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
+    """The aggregated entry an aggregated point of a disagg entry belongs in, as YAML."""
+    point = {k: v for k, v in legacy_to_worker(se.entry).items() if k != "kv-p2p-transfer"}
+    per_node = _gpus_per_node(ctx)
+    point = {"worker": point.pop("worker"), "num-nodes": gpu_nodes(1, role_gpus(se.entry["prefill"]), per_node)
+             if per_node else "<nodes>", **point}
+    header = {k: v for k, v in ctx.entry.items() if k not in ("scenarios", "kv-p2p-transfer")}
+    scenario = {k: v for k, v in se.scenario.items() if k != "search-space"}
+    entry = {**header, "disagg": False, "scenarios": {se.kind: [{**scenario, "search-space": [point]}]}}
+    return _yaml_block({f"{ctx.key}-agg": entry})
+
+
+@rule("aggregated-point-in-disagg", "An aggregated point (decode num-worker 0) belongs in an aggregated entry, not a `disagg: true` one.",
+      Severity.WARNING)
+def aggregated_point_in_disagg(ctx: EntryContext):
+    for se in ctx.search_entries:
+        if _aggregated_in_disagg(ctx, se.entry):
+            yield se.path + ("decode", "num-worker"), \
+                f"{se.name}: an aggregated point (decode num-worker: 0) inside a disagg: true entry; it runs as the reference runs it, " \
+                "but its row says disagg: true (and the entry's kv-p2p-transfer), so an aggregated result is filed as disaggregated. " \
+                "Move it to an aggregated entry placed just before this one:\n" + \
+                "\n".join("  " + line for line in aggregated_entry_spelling(ctx, se).splitlines()), \
+                "Delete the point here and add the entry above (disagg: false, worker: + num-nodes:); num-nodes is estimated from GPUs per node, the recipe is the authority."
+
+
+@rule("num-worker-zero", "`num-worker: 0` only in the decode block of an aggregated point (prefill + decode).")
 def num_worker_zero(ctx: EntryContext):
     for se in ctx.search_entries:
         for role in ("prefill", "decode"):
             block = se.entry.get(role)
             if not isinstance(block, dict) or block.get("num-worker") != 0:
                 continue
-            if role == "decode" and ctx.multinode and not ctx.disagg and "prefill" in se.entry:
-                continue  # the legacy aggregated spelling; warned about by legacy-aggregate
+            if role == "decode" and ctx.multinode and isinstance(se.entry.get("prefill"), dict) \
+                    and se.entry["prefill"].get("num-worker") != 0:
+                continue  # an aggregated point: legacy-aggregate or aggregated-point-in-disagg warns
             yield se.path + (role, "num-worker"), \
-                f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of a legacy aggregated entry)", \
+                f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of an aggregated point)", \
                 "Give the number of workers of this role."
 
 

@@ -11,25 +11,31 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from .. import shapes
 from ..diagnostics import Diagnostic, error
 from ..recipes import RecipeError, nested, recipe_node_count
-
-# A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
-# registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
-IMAGE_PATTERN = re.compile(
-    r"^(?:(?P<registry>[a-z0-9.-]+(?::[0-9]+)?)[/#])?"
-    r"(?P<path>[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
-    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
-)
-
 
 def image_problem(image: Any) -> str | None:
     if not isinstance(image, str) or not image:
         return "the point has no image"
-    if not IMAGE_PATTERN.match(image):
+    if shapes.problem("image", image, "image"):  # the shape is infx/shapes.py's
         return f"image {image!r} is not a valid container reference"
     return None
+
+
+# The registry part of a container reference (the whole reference's shape is infx/shapes.py's "image").
+IMAGE_PATTERN = re.compile(r"(?P<registry>[a-z0-9.-]+(?::[0-9]+)?)[/#]")
+
+
+def image_spellings(image: str) -> set[str]:
+    """The image and its other registry notation: ``nvcr.io#nvidia/x`` (enroot) names ``nvcr.io/nvidia/x``."""
+    match = IMAGE_PATTERN.match(image)
+    registry = match.group("registry") if match else None
+    # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
+    if not registry or not (image[len(registry)] == "#" or "." in registry or ":" in registry or registry == "localhost"):
+        return {image}
+    rest = image[len(registry) + 1:]
+    return {f"{registry}/{rest}", f"{registry}#{rest}"}
 
 
 # --- the recipe's topology, per engine -----------------------------------------------------
@@ -207,7 +213,7 @@ def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
 def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
     container = nested(ctx.recipe, "model", "container")
     image = ctx.point.get("image")
-    if container is None or container in ctx.lane.container_aliases or container == image:
+    if container is None or container in ctx.lane.container_aliases or (isinstance(image, str) and container in image_spellings(image)):
         return
     yield ctx.at_recipe(("model", "container"), "recipe-image",
                         f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the lane",

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, UsageError, error
+from .. import shapes
+from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "lane.schema.json"
 LANES_DIR = "runners"
 
 
@@ -84,6 +83,11 @@ class Lane:
         return self.data.get("prepare") or {}
 
     @property
+    def git_protocols(self) -> tuple[str, ...]:
+        """The url schemes git may use for this lane's checkouts (https unless the profile adds more)."""
+        return tuple(self.data.get("git-protocols") or shapes.DEFAULT_GIT_PROTOCOLS)
+
+    @property
     def container_aliases(self) -> list[str]:
         return list(self.data.get("container-aliases", []))
 
@@ -119,8 +123,17 @@ class LaneEntry:
         return self.doc.where(("runner-labels",) if index is None else ("runner-labels", index))
 
 
+def display_path(path: Path) -> str:
+    """How diagnostics name a profile: relative to the working directory when inside it (GitHub
+    annotations need repository-relative paths), else as given."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def read_entry(path: Path) -> LaneEntry:
-    doc, problems = load_yaml(path, display=str(path))
+    doc, problems = load_yaml(path, display=display_path(path))
     data = doc.data if doc is not None else None
     raw = data.get("runner-labels") if isinstance(data, dict) else None
     labels = tuple(label for label in raw if isinstance(label, str)) if isinstance(raw, list) else ()
@@ -141,14 +154,16 @@ def label_claims(entries: list[LaneEntry]) -> dict[str, list[LaneEntry]]:
     return claims
 
 
-def duplicate_label_diagnostics(entries: list[LaneEntry]) -> list[Diagnostic]:
-    """One located error per declaration of a label that two or more profiles declare."""
+def duplicate_label_diagnostics(entries: list[LaneEntry], concerning: list[LaneEntry] | None = None) -> list[Diagnostic]:
+    """One located error per declaration of a label that two or more profiles declare (only
+    labels one of ``concerning`` declares, when given)."""
     diagnostics = []
+    wanted = None if concerning is None else {entry.path.resolve() for entry in concerning}
     for label, owners in label_claims(entries).items():
-        if len(owners) > 1:
+        if len(owners) > 1 and (wanted is None or any(owner.path.resolve() in wanted for owner in owners)):
             for entry in owners:
-                others = ", ".join(str(other.path) for other in owners if other is not entry)
-                diagnostics.append(error(str(entry.path), entry.label_where(label), "lane-label-duplicate",
+                others = ", ".join(display_path(other.path) for other in owners if other is not entry)
+                diagnostics.append(error(display_path(entry.path), entry.label_where(label), "lane-label-duplicate",
                                          f"runner label {label!r} is declared by this profile and by {others}",
                                          "A runner label must name exactly one lane: keep it in one profile's runner-labels."))
     return diagnostics
@@ -203,18 +218,25 @@ def find_lane(root: Path, selector: str | None = None, runner: object = None,
     return lane_for_label(runner, root, runner_at)
 
 
-def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    import jsonschema  # deferred: 0.1 s, only paid when a profile is loaded
+SCHEMA_HINT = "See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys."
+# Hints for schema errors under a path prefix: (key, key, None = any key, ...) -> hint
+SCHEMA_HINTS = {
+    ("srt-slurm", "pins", None): "Every pin records the full 40-hex commit its ref pointed at when the route was validated: "
+                                 "run `infx lane pins LANE --update` to resolve it (git ls-remote), or write the SHA by hand.",
+}
 
-    schema = json.loads(SCHEMA_PATH.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    diagnostics = []
-    for problem in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
-        path = tuple(problem.absolute_path)
-        where = ".".join(str(p) for p in path) or "(top level)"
-        diagnostics.append(error(doc.file, doc.where(path), "lane-schema", f"{where}: {problem.message}",
-                                 "See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys."))
-    return diagnostics
+
+def _schema_hint(path: tuple) -> str:
+    for prefix, hint in SCHEMA_HINTS.items():
+        if len(path) >= len(prefix) and all(key is None or key == part for key, part in zip(prefix, path)):
+            return hint
+    return SCHEMA_HINT
+
+
+def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
+    from ..schema import schema_diagnostics  # the one validation path for infx's schemas
+
+    return schema_diagnostics("lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint)
 
 
 def _cross_checks(lane: Lane) -> list[Diagnostic]:
@@ -243,6 +265,13 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
                 diagnostics.append(error(lane.file, lane.where("routes", route.index, "sources"), "lane-unknown-source",
                                          f"route {route.name!r} names source {name!r}, which sources: does not define",
                                          f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}."))
+    urls = [(("srt-slurm", "pins", pin.name, "repository"), pin.repository, f"srt-slurm pin {pin.name}") for pin in lane.pins.values()]
+    urls += [(("sources", source.name, "url"), source.url, f"source {source.name}") for source in lane.sources.values()]
+    for path, url, what in urls:
+        problem = shapes.url_problem(url, lane.git_protocols, what)
+        if problem:
+            diagnostics.append(error(lane.file, lane.where(*path), "lane-git-protocol", problem,
+                                     "Use an https:// url, or list the scheme under git-protocols: (file is meant for tests)."))
     diagnostics.extend(template_problems(lane.prepare, lane.file, lane.where))
     return diagnostics
 
@@ -257,7 +286,7 @@ def load_lane_file(path: Path) -> Lane:
     if not path.is_file():
         raise UsageError(f"no lane profile at {path}", f"Create {LANES_DIR}/<lane>.yaml, or pass --lane with an existing lane name.",
                          file=str(path))
-    doc, problems = load_yaml(path, display=str(path))
+    doc, problems = load_yaml(path, display=display_path(path))
     if problems:
         raise InfxError(problems)
     diagnostics = _schema_diagnostics(doc)
@@ -280,8 +309,51 @@ def load_lane_file(path: Path) -> Lane:
         )
         for index, spec in enumerate(data["routes"])
     ]
-    lane = Lane(data["lane"], str(path), doc, data, routes, pins, sources, data.get("rules") or {})
+    lane = Lane(data["lane"], doc.file, doc, data, routes, pins, sources, data.get("rules") or {})
     diagnostics = _cross_checks(lane)
     if diagnostics:
         raise InfxError(diagnostics)
     return lane
+
+
+def validate_lanes(selectors: list[str], root: Path) -> Report:
+    """``infx lane validate``: each named profile (default: every ``runners/*.yaml``) against the
+    schema and the cross-checks, plus the rules over the set: a label names one lane, and a
+    profile under ``runners/`` is named after its file."""
+    entries = lane_entries(root)
+    paths = [find_lane(root, selector=selector) for selector in selectors] if selectors else [entry.path for entry in entries]
+    report = Report()
+    for path in dict.fromkeys(paths):
+        try:
+            load_lane_file(path)
+        except InfxError as exc:
+            report.extend(exc.diagnostics)
+    # The set rules concern the profiles the resolver sees (runners/*.yaml); a profile
+    # elsewhere (a candidate, a test copy) is validated on its own.
+    known = {entry.path.resolve(): entry for entry in entries}
+    named = [known[path.resolve()] for path in dict.fromkeys(paths) if path.resolve() in known]
+    report.extend(duplicate_label_diagnostics(entries, concerning=named))
+    report.extend(_undeclared_labels(named, root))
+    for entry in named:
+        data = entry.doc.data if entry.doc is not None else None
+        declared = data.get("lane") if isinstance(data, dict) else None
+        if isinstance(declared, str) and declared != entry.name:
+            report.add(error(display_path(entry.path), entry.doc.where(("lane",)), "lane-name-mismatch",
+                             f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
+                             f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: {entry.name}."))
+    return report
+
+
+def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]:
+    """A runner label configs/runners.yaml does not declare can never be a point's runner: the
+    lane would silently serve nothing under that name (a typo, usually)."""
+    from ..config import DEFAULT_RUNNERS
+
+    runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
+    labels = runners.data.get("labels") if not problems and isinstance(runners.data, dict) else None
+    if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
+        return []
+    return [error(display_path(entry.path), entry.label_where(label), "lane-label-undeclared",
+                  f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name it{did_you_mean(label, labels)}",
+                  f"Use a label {DEFAULT_RUNNERS} declares, or add it there first.")
+            for entry in entries for label in entry.labels if label not in labels]

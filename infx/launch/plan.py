@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import shapes
 from ..diagnostics import Diagnostic, InfxError, error, warning
 from ..fsio import is_file
 from ..jsonfast import canonical
@@ -98,11 +99,17 @@ class LaunchPlan:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
 
+    def result_key(self) -> str | None:
+        from .resultkey import result_key
+
+        return result_key(self)
+
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
         slurm = self.lane.slurm
         containers = {alias: squash_file for alias in self.lane.container_aliases}
-        containers[str(self.point.data.get("image"))] = squash_file
+        for spelling in sorted(checks.image_spellings(str(self.point.data.get("image")))):  # a recipe may use either
+            containers[spelling] = squash_file
         for extra in self.lane.prepare.get("images") or []:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
             if extra.get("alias"):
                 containers[extra["alias"]] = prepare.squash_file(self.lane.data.get("squash-dir", ""), extra["image"])
@@ -141,6 +148,7 @@ class LaunchPlan:
                               "checked": "now" if self.recipe is not None else "after srt-slurm checkout, before submit"},
             "recipe": self.recipe,
             "recipe-fingerprint": self.recipe_fingerprint(),
+            "result-key": self.result_key(),
             "resolved-recipe": self.resolved_path,
             "job-name": self.job_name,
             "partition": self.partition,
@@ -233,13 +241,75 @@ def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document |
         if isinstance(item, str) and item in lane.sources:
             named.append(lane.sources[item])
         elif isinstance(item, dict) and {"name", "url", "commit", "dest"} <= set(item) and re.fullmatch(r"[0-9a-f]{40}", str(item["commit"])):
-            named.append(Source(str(item["name"]), str(item["url"]), str(item["commit"]), str(item["dest"])))
+            found = source_problems(item, lane, f"{SOURCES_KEY}[{index}]")
+            for field_name, problem in found:
+                diagnostics.append(error(doc.file, _recipe_where(doc, (SOURCES_KEY, index, field_name)), "recipe-source-shape", problem,
+                                         f"Accepted: {shapes.accepted(SOURCE_SHAPES[field_name])}."))
+            if not found:
+                named.append(Source(str(item["name"]), str(item["url"]), str(item["commit"]), str(item["dest"])))
         else:
             diagnostics.append(error(doc.file, _recipe_where(doc, (SOURCES_KEY, index)), "recipe-source",
                                      f"{SOURCES_KEY}[{index}] is {item!r}: neither a source of lane {lane.name} nor "
                                      "{name, url, commit (full 40-hex SHA), dest}",
                                      f"Name one of: {', '.join(sorted(lane.sources)) or '(none defined)'}, or pin the source to a full commit SHA."))
     return list({s.name: s for s in named}.values())
+
+
+SOURCE_SHAPES = {"name": "name", "url": "git-url", "dest": "relative-path"}
+
+
+def source_problems(item: dict, lane: Lane, what: str) -> list[tuple[str, str]]:
+    """(field, problem) for a recipe-declared source whose name, url or dest has the wrong shape."""
+    found = [(key, problem) for key, shape in SOURCE_SHAPES.items()
+             if (problem := shapes.problem(shape, item.get(key), f"{what}.{key}"))]
+    if not any(key == "url" for key, _ in found):
+        problem = shapes.url_problem(item.get("url"), lane.git_protocols, f"{what}.url")
+        if problem:
+            found.append(("url", problem))
+    return found
+
+
+# Values of a point (and of the runner's environment) that reach a path, a command line or
+# srt-slurm's config: (where, shape, what). The schemas say the same for matrix rows; a point
+# handed to the launcher need not have come from the matrix.
+POINT_SHAPES = ((("exp-name",), "name", "exp-name"), (("model-prefix",), "name", "model-prefix"),
+                (("precision",), "name", "precision"))
+ENV_SHAPES = (("RUNNER_NAME", "name", "the job name ($RUNNER_NAME)"), ("RESULT_FILENAME", "name", "$RESULT_FILENAME"))
+
+
+def boundary_problems(point: Point, settings: dict, settings_where: dict, env: dict) -> list[Diagnostic]:
+    """Every point value, setting and environment value the launch uses, in its declared shape."""
+    diagnostics = []
+    for path, shape, what in POINT_SHAPES:
+        value = point.data.get(path[0])
+        if value is not None and (problem := shapes.problem(shape, value, what)):
+            diagnostics.append(error(point.file, point.where(path), "point-shape", problem, f"Accepted: {shapes.accepted(shape)}."))
+    for key, shape in shapes.SETTING_SHAPES.items():
+        for value in dict.fromkeys(settings.get(key, [])):
+            if problem := shapes.problem(shape, value, key):
+                diagnostics.append(error(point.file, point.where(settings_where[key]), "point-setting-shape", problem,
+                                         f"Write {key}=<{shapes.accepted(shape)}>."))
+    # The point id names the work directory, the default job name and every result file; the
+    # tags go to srtctl. Both are built from point fields that have no string shape of their own.
+    derived = ((point_id(point.data), "the point id (from recipe-fingerprint and conc)", "recipe-fingerprint"),
+               (f"{point.data.get('isl', 0)}x{point.data.get('osl', 0)}", "the isl x osl tag", "isl"))
+    for value, what, key in derived:
+        if problem := shapes.problem("name", value, what):
+            diagnostics.append(error(point.file, point.where((key,)), "point-shape", problem,
+                                     "recipe-fingerprint is 64 hex digits, conc and isl/osl are whole numbers, as the matrix writes them."))
+    for key, shape, what in ENV_SHAPES:
+        if env.get(key) and (problem := shapes.problem(shape, env[key], what)):
+            diagnostics.append(error(f"${key}", None, "env-shape", problem, f"Accepted: {shapes.accepted(shape)}."))
+    return diagnostics
+
+
+def recipe_path_problem(root: Path, relative: str, what: str) -> str | None:
+    """Why ``relative`` is not a file inside ``root`` (symlinks followed), or None."""
+    try:
+        shapes.inside(root, relative, what)
+    except shapes.Escape as exc:
+        return str(exc)
+    return None
 
 
 def _recipe_where(doc: Document, path: tuple) -> tuple[int, int]:
@@ -272,6 +342,20 @@ def job_name_for(point: Point, env: dict) -> str:
     return env.get("RUNNER_NAME") or f"infx-{point_id(point.data)}"
 
 
+def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
+    """The environment a dry run plans with. run-point.yml dry-runs on a GitHub-hosted runner
+    ($RUNNER_ENVIRONMENT=github-hosted), which launches nothing and is named like "GitHub
+    Actions 7": its name is no lane runner's job name, so the plan names the job infx-<point
+    id> and says so. Anywhere else $RUNNER_NAME is checked (`env-shape`) as for a launch."""
+    name = env.get("RUNNER_NAME")
+    if env.get("RUNNER_ENVIRONMENT") != "github-hosted" or not name:
+        return env, []
+    kept = {key: value for key, value in env.items() if key != "RUNNER_NAME"}
+    return kept, [warning("$RUNNER_NAME", None, "env-runner-name-unused",
+                          f"$RUNNER_NAME {name!r} names a GitHub-hosted runner, not a lane runner; the dry run names the job infx-<point id>",
+                          "A real launch runs on the lane's self-hosted runner and names its job after that runner.")]
+
+
 def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, today: dt.date | None = None) -> LaunchPlan:
     """Every check that needs no checkout, collected; raises InfxError with all of them."""
     env = os.environ if env is None else env
@@ -283,6 +367,9 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
         diagnostics.append(error(point.file, point.where(("image",)), "point-image", problem,
                                  "Use <registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)."))
     settings, settings_where = _settings(data)
+    boundary = boundary_problems(point, settings, settings_where, env)
+    if boundary:  # nothing below may read a path or name built from these values
+        raise InfxError(diagnostics + boundary)
     ref, ref_where = _recipe_ref(point, settings, settings_where, diagnostics)
     facts = {"scenario": scenario_of(data), "framework": data.get("framework"), "model-prefix": data.get("model-prefix"),
              "precision": data.get("precision")}
@@ -290,6 +377,10 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
 
     doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
+    if recipe_path is not None and (problem := recipe_path_problem(root / RECIPES_DIR, ref.tree_path(), "CONFIG_FILE")):
+        diagnostics.append(error(point.file, point.where(ref_where), "point-setting-shape", problem,
+                                 f"CONFIG_FILE names a file inside {RECIPES_DIR}/."))
+        raise InfxError(diagnostics)
     if recipe_path is not None and is_file(recipe_path):  # never raises: a 300-character CONFIG_FILE is just not a file
         display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
         doc, problems = load_yaml(recipe_path, display=display)
@@ -341,6 +432,16 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     """Resolve and check a recipe that ships with srt-slurm, now that the checkout exists."""
     if plan.recipe is not None:
         return
+    problem = recipe_path_problem(checkout, plan.recipe_source.path, "CONFIG_FILE")
+    if problem:
+        raise InfxError(error(plan.point.file, plan.point.where(plan.recipe_source.where), "point-setting-shape", problem,
+                              "A recipe that ships with srt-slurm is a file inside the checkout."))
+    if not (checkout / plan.recipe_source.path).is_file():
+        raise InfxError([error(plan.point.file, plan.point.where(plan.recipe_source.where), "recipe-missing",
+                               f"recipe {plan.recipe_source.path} is neither in this repository nor in srt-slurm at "
+                               f"{plan.pin.name} ({plan.pin.ref} {plan.pin.commit})",
+                               f"Fix CONFIG_FILE, add the recipe to this repository, or remove it from srt-slurm-recipes "
+                               f"of route {plan.route.name!r} in {plan.lane.file}.")])
     doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
     variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
     if variant is not None:

@@ -2,8 +2,10 @@
 
 Every step is an argv template from the profile, never a shell string. For each image (the
 point's, then the lane's extra ones) a ``squash-check`` runs first; only when it fails does
-``squash-import`` run (on the gb300-nv lane it re-checks under the squash's lock through
-squash_guard.py, so concurrent launches neither import twice nor delete a fresh file). Then
+``squash-import`` run. On the gb300-nv lane both go through squash_guard.py: a squash file
+counts only when it hashes to the SHA-256 recorded when it was imported for this exact image,
+and the import re-checks under the squash's lock, so concurrent launches neither import twice
+nor delete a fresh file. Then
 ``setup`` runs in the srt-slurm checkout. A failing import or setup stops the launch.
 """
 

@@ -9,6 +9,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from .. import shapes
 from ..fsio import atomic_write, replacing
 
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
@@ -21,7 +22,11 @@ class ResultError(RuntimeError):
 def result_name(point: dict, point_id: str, env: dict | None = None) -> str:
     """The workflow's RESULT_FILENAME when it set one, else a stable default from the point."""
     env = os.environ if env is None else env
-    return env.get("RESULT_FILENAME") or f"{point.get('exp-name', 'point')}_{point_id}"
+    if env.get("RESULT_FILENAME"):
+        return shapes.require("name", env["RESULT_FILENAME"], "$RESULT_FILENAME")
+    # build_plan refused these already; checked again because every result path is built from it
+    shapes.require("name", point.get("exp-name", "point"), "exp-name")
+    return shapes.require("name", f"{point.get('exp-name', 'point')}_{point_id}", "the result name")
 
 
 def stage_fixed_seq(logs_dir: Path, out: Path, name: str) -> list[Path]:

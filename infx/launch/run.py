@@ -12,15 +12,17 @@ import os
 import shutil
 import signal
 import sys
+import tarfile
 import time
 from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
-from ..interrupts import Interrupted, raise_interrupted
+from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
-from .srtctl import SrtctlError, apply_overlays, install_srtctl, submit, write_yaml
+from .cache import cached_srtctl
+from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
 
@@ -67,22 +69,94 @@ def _follow(log: Path, offset: int) -> int:
     return offset + len(chunk)
 
 
-def wait_for_job(job_id: str, log: Path, poll: float) -> slurm.JobState:
-    """Stream the job log and show its state until Slurm reports a terminal state."""
+class DeadlinePassed(Exception):
+    """infx's own deadline passed while Slurm still called the job active (held, requeued, stuck)."""
+
+    def __init__(self, state: slurm.JobState | None):
+        super().__init__(state.state if state else "no answer from Slurm")
+        self.state = state
+
+
+DEFAULT_DEADLINE_MARGIN = 3600.0  # seconds on top of the job's time limit: queue wait, start-up, log collection
+MAX_POLL_BACKOFF = 60.0
+CONFIRM_SECONDS = 1.0  # a terminal state is asked for twice, this far apart, before the wait ends
+SUBMIT_GRACE = 3.0  # after a signal during srtctl apply, how long an sbatch in flight gets to show its job
+
+
+def wait_deadline(plan: LaunchPlan) -> dict:
+    """infx's limit on a wait, counted from submission: the job's time limit (the recipe's slurm.time_limit,
+    else the route's or lane's) plus the lane's ``deadline-margin-seconds``. A limit Slurm cannot end
+    (UNLIMITED, unreadable) falls back to the lane's default-time-limit, so every wait ends."""
+    limit = ((plan.recipe or {}).get("slurm") or {}).get("time_limit") or plan.time_limit
+    try:
+        seconds = slurm.time_limit_seconds(limit)
+    except ValueError:
+        seconds = None
+    if seconds is None:
+        limit = plan.lane.slurm["default-time-limit"]
+        seconds = slurm.time_limit_seconds(limit)
+    margin = float(plan.lane.slurm.get("deadline-margin-seconds", DEFAULT_DEADLINE_MARGIN))
+    return {"time-limit": str(limit), "margin-seconds": margin, "seconds": seconds + margin, "passed": False}
+
+
+def _sleep(seconds: float, deadline: float | None) -> None:
+    if deadline is not None:
+        seconds = min(seconds, max(0.0, deadline - time.monotonic()))
+    time.sleep(seconds)
+
+
+def wait_for_job(job_id: str, log: Path, poll: float, deadline: float | None = None, client: slurm.Slurm | None = None) -> slurm.JobState:
+    """Stream the job log and show its state until Slurm reports a terminal state (seen twice).
+
+    A query that fails is retried with backoff and never taken as the job's end; ``deadline``
+    (a time.monotonic() value) ends the wait with DeadlinePassed when Slurm never ends the job.
+    """
+    client = client or slurm.Slurm(say=_say)
     status, offset, start = StatusLine(), 0, time.monotonic()
+    failures, last, candidate = 0, None, None
     try:
         while True:
-            state = slurm.job_state(job_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DeadlinePassed(last)
+            try:
+                state = client.job_state(job_id, attempts=1)
+            except slurm.SlurmUnavailable as exc:
+                failures += 1
+                delay = min(poll * 2 ** failures, MAX_POLL_BACKOFF)
+                _say(f"could not ask Slurm about job {job_id} ({exc}); asking again in {delay:g} s (a failed query is not the job's end)")
+                candidate = None
+                _sleep(delay, deadline)
+                continue
+            failures, last = 0, state
             offset = _follow(log, offset)
             status.update(job_id, state.state, time.monotonic() - start)
-            if not state.active:
-                if state.state == "UNKNOWN" and not log.exists():
-                    raise LaunchFailed(f"job {job_id} failed before creating its log file {log}")
-                _follow(log, offset)
-                return state
-            time.sleep(poll)
+            if state.active:
+                candidate = None
+                _sleep(poll, deadline)
+                continue
+            if candidate != state:  # a requeue passes through states that look final for a moment
+                candidate = state
+                _sleep(min(poll, CONFIRM_SECONDS), deadline)
+                continue
+            if state.state == "UNKNOWN" and not log.exists():
+                raise LaunchFailed(f"job {job_id} failed before creating its log file {log}")
+            _follow(log, offset)
+            return state
     finally:
         status.close()
+
+
+def _submitted_job(client: slurm.Slurm, name: str) -> str | None:
+    """The job a killed ``srtctl apply`` may have submitted: found by its name, which is known before submission."""
+    give_up = time.monotonic() + SUBMIT_GRACE
+    while True:
+        try:
+            found = client.jobs_named(name)
+        except slurm.SlurmUnavailable:
+            found = []
+        if found or time.monotonic() >= give_up:
+            return found[0] if found else None
+        time.sleep(0.3)
 
 
 def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path, record: dict) -> tuple[Path, Path]:
@@ -92,21 +166,22 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     """
     checkout, logs = work / "srt-slurm", work / "logs"
     try:
-        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout)
+        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout, protocols=plan.lane.git_protocols)
         resolve_in_checkout(plan, checkout)
         for source in plan.sources:
-            head = fetch_pinned(source.name, source.url, source.commit, checkout / source.dest)
+            head = fetch_pinned(source.name, source.url, source.commit, Path(source.dest), root=checkout, protocols=plan.lane.git_protocols)
             record["sources"].append({**source.to_json(), "head": head})
     except InfxError as exc:
         raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
     except FetchError as exc:
         raise LaunchFailed(str(exc))
-    resolved = checkout / plan.resolved_path
     try:
-        apply_overlays(plan.route.overlays, workspace, checkout)
-        write_yaml(resolved, plan.recipe)
-        write_yaml(checkout / "srtslurm.yaml", plan.cluster_config(str(checkout), plan.squash_file()))
-        srtctl = install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+        resolved = stage_checkout(plan, workspace, checkout)
+        # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
+        # else a private venv per launch, installed from this checkout.
+        srtctl = cached_srtctl(cache.parent, plan.pin.commit) or \
+            install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+        record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
         raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
@@ -127,6 +202,47 @@ def run_prepare(plan: LaunchPlan, work: Path, checkout: Path, env: dict, record:
         raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}")
 
 
+def _cancel_job(client: slurm.Slurm, record: dict) -> None:
+    """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never hidden."""
+    try:
+        state = client.cancel_and_wait(record["job-id"])
+        record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
+    except slurm.SlurmUnavailable as exc:
+        record["cleanup"]["confirmed"] = False
+        record["cleanup"]["errors"].append(f"could not confirm that job {record['job-id']} was cancelled: {exc}")
+        _say(f"WARNING: could not confirm that job {record['job-id']} was cancelled: {exc}")
+
+
+def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
+    """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded."""
+    def copy_job_logs() -> None:
+        job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
+        if record["job-id"] and job_logs.is_dir():
+            shutil.copytree(job_logs, logs / "job", dirs_exist_ok=True)
+
+    for step, action in (("copy the job logs", copy_job_logs), ("tar the logs", lambda: results.tar_logs(logs, out))):
+        try:
+            action()
+        except (OSError, shutil.Error, tarfile.TarError) as exc:  # e.g. a FIFO the job left in its logs
+            record["cleanup"]["errors"].append(f"could not {step}: {exc}")
+            _say(f"WARNING: could not {step}: {exc}")
+    if plan.pin.commit is None:  # refused before anything reached Slurm
+        return
+    if record["job-id"] and record["terminal-state"] is None:
+        _cancel_job(client, record)
+    try:
+        found = client.cancel_by_name(plan.job_name)
+    except slurm.SlurmUnavailable as exc:
+        record["cleanup"]["confirmed"] = False
+        record["cleanup"]["errors"].append(f"could not confirm that no job named {plan.job_name} is left: {exc}")
+        _say(f"WARNING: could not confirm that no job named {plan.job_name} is left: {exc}")
+        return
+    record["cleanup"]["cancelled"] += [job for job in found if job not in record["cleanup"]["cancelled"]]
+    if found and record["job-id"] is None:  # submitted, but srtctl never said so
+        record["job-id"] = found[0]
+        _cancel_job(client, record)
+
+
 def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None = None) -> int:
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
@@ -139,14 +255,33 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     logs.mkdir(parents=True, exist_ok=True)
     cache = Path(env.get("INFX_CACHE_DIR") or Path.home() / ".cache" / "infx") / "srt-slurm"
     poll = float(plan.lane.slurm.get("poll-seconds", 10))
+    client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None,
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None, "result-key": plan.result_key(),
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
+        "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
+        # Provenance for `infx results collect`: the Actions run and attempt this launch belongs to.
+        "run-id": int(env["GITHUB_RUN_ID"]) if env.get("GITHUB_RUN_ID", "").isdigit() else None,
+        "run-attempt": int(env["GITHUB_RUN_ATTEMPT"]) if env.get("GITHUB_RUN_ATTEMPT", "").isdigit() else None,
     }
+    record_path = out / f"{name}_launch.json"
+
+    def save(final: bool = False) -> None:
+        """The record as known so far (exit-code null), so even a SIGKILL after submission leaves the job id behind."""
+        try:
+            results.write_record(record_path, record)
+        except OSError as exc:
+            if final:
+                raise
+            _say(f"WARNING: could not write the launch record so far ({exc}); it is written again at the end")
+
     phase_start = time.monotonic()
+    activity = "starting"  # what the launch is doing; names the phase a signal interrupted
+    deferred = False  # once the job has ended (collecting, cleaning up), a signal is noted, not raised
+    noted_while = ""
 
     def phase(label: str) -> None:
         nonlocal phase_start
@@ -154,66 +289,104 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         record["timings"][label] = round(now - phase_start, 3)
         phase_start = now
 
-    # A second signal is ignored (raise_interrupted), so it cannot cut the cancel and the record short.
-    previous = {s: signal.signal(s, raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    def on_signal(signum, _frame):
+        nonlocal noted_while
+        record["signals"].append(signal.Signals(signum).name)
+        if deferred or len(record["signals"]) > 1:  # the first signal already ends the launch: finish what is under way
+            noted_while = noted_while or activity
+            _say(f"{signal.Signals(signum).name} received while {activity}; finishing that first")
+            return
+        raise Interrupted(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     code = EXIT_FAILED
     try:
-        if plan.pin.commit is None:
-            raise LaunchFailed(f"srt-slurm pin {plan.pin.name} ({plan.pin.repository} {plan.pin.ref}) has no commit SHA in "
-                               f"{plan.lane.file}; refusing to launch an unpinned checkout")
-        leftovers = slurm.cancel_by_name(plan.job_name)
-        if leftovers:
-            _say(f"cancelled leftover job(s) named {plan.job_name}: {', '.join(leftovers)}")
-        srtctl, resolved = prepare_checkout(plan, workspace, cache, work, record)
-        phase("checkout-seconds")
-        run_prepare(plan, work, checkout, env, record)
-        phase("prepare-seconds")
-        record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
         try:
-            submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
-        except SrtctlError as exc:
-            (logs / "srtctl-apply.log").write_text(exc.output)
-            raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}")
-        (logs / "srtctl-apply.log").write_text(submission.output)
-        record["job-id"] = job_id = submission.job_id
-        _say(f"submitted job {job_id} ({plan.job_name})")
-        phase("submit-seconds")
-        state = wait_for_job(job_id, checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log", poll)
-        phase("run-seconds")
-        record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
-        if not state.succeeded:
-            raise LaunchFailed(f"job {job_id}: {state.message()}")
-        job_logs = checkout / "outputs" / job_id / "logs"
-        if plan.point.data.get("scenario-type") == "agentic-coding":
-            staged = results.check_agentic(out, name, list(plan.point.data.get("conc") or []))
-        else:
-            staged = results.stage_fixed_seq(job_logs, out, name)
-        record["results"] = [p.name for p in staged]
-        record["message"] = f"job {job_id} completed; {len(staged)} result file(s)"
-        _say(record["message"])
-        code = 0
-    except Interrupted as exc:
-        code = 128 + exc.signum
-        record["message"] = f"interrupted by {exc}"
-        _say(record["message"] + (f"; cancelling job {record['job-id']}" if record["job-id"] else ""))
-        if record["job-id"]:
-            state = slurm.cancel_and_wait(record["job-id"])
+            if plan.pin.commit is None:
+                raise LaunchFailed(f"srt-slurm pin {plan.pin.name} ({plan.pin.repository} {plan.pin.ref}) has no commit SHA in "
+                                   f"{plan.lane.file}; refusing to launch an unpinned checkout")
+            activity = "cancelling leftover jobs"
+            leftovers = client.cancel_by_name(plan.job_name)
+            if leftovers:
+                _say(f"cancelled leftover job(s) named {plan.job_name}: {', '.join(leftovers)}")
+            activity = "checking out srt-slurm"
+            srtctl, resolved = prepare_checkout(plan, workspace, cache, work, record)
+            phase("checkout-seconds")
+            activity = "preparing"
+            run_prepare(plan, work, checkout, env, record)
+            phase("prepare-seconds")
+            record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
+            record["result-key"] = plan.result_key()  # a recipe shipped with srt-slurm is keyed once it is read
+            record["deadline"] = wait_deadline(plan)
+            activity = "submitting (srtctl apply)"
+            try:
+                submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
+            except SrtctlError as exc:
+                (logs / "srtctl-apply.log").write_text(exc.output)
+                raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}")
+            submitted = time.monotonic()
+            (logs / "srtctl-apply.log").write_text(submission.output)
+            record["job-id"] = job_id = submission.job_id
+            save()
+            _say(f"submitted job {job_id} ({plan.job_name})")
+            phase("submit-seconds")
+            activity = f"waiting for job {job_id}"
+            try:
+                state = wait_for_job(job_id, checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log", poll,
+                                     submitted + record["deadline"]["seconds"], client)
+            except DeadlinePassed as exc:
+                record["deadline"]["passed"] = True
+                seen = f"{exc.state.state} (reason {exc.state.reason or 'none'})" if exc.state else "never answered by Slurm"
+                _say(f"job {job_id} is still {seen} {record['deadline']['seconds']:g} s after submission; infx's deadline "
+                     f"(time limit {record['deadline']['time-limit']} + {record['deadline']['margin-seconds']:g} s) passed: cancelling it")
+                _cancel_job(client, record)
+                raise LaunchFailed(f"job {job_id}: still {seen} when infx's deadline passed ({record['deadline']['seconds']:g} s "
+                                   f"after submission: time limit {record['deadline']['time-limit']} + margin "
+                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it (now {record['terminal-state'] or 'unconfirmed'})")
+            phase("run-seconds")
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
-    except (LaunchFailed, results.ResultError) as exc:
-        record["message"] = str(exc)
-        _say(f"FAILED: {exc}")
+            if not state.succeeded:
+                raise LaunchFailed(f"job {job_id}: {state.message()}")
+            activity, deferred = f"collecting the results of job {job_id}", True  # local and short: never half-done
+            _say(activity)
+            job_logs = checkout / "outputs" / job_id / "logs"
+            if plan.point.data.get("scenario-type") == "agentic-coding":
+                staged = results.check_agentic(out, name, list(plan.point.data.get("conc") or []))
+            else:
+                staged = results.stage_fixed_seq(job_logs, out, name)
+            record["results"] = [p.name for p in staged]
+            record["message"] = f"job {job_id} completed; {len(staged)} result file(s)"
+            _say(record["message"])
+            code = 0
+        except Interrupted as exc:
+            deferred = True
+            code = 128 + exc.signum
+            record["message"] = f"interrupted by {exc} while {activity}"
+            if record["job-id"] is None and activity.startswith("submitting"):
+                record["job-id"] = _submitted_job(client, plan.job_name)
+            save()  # a runner sends SIGKILL seconds after SIGTERM; the cancel below waits for Slurm
+            _say(record["message"] + (f"; cancelling job {record['job-id']}" if record["job-id"] else ""))
+            if record["job-id"]:
+                _cancel_job(client, record)
+        except (LaunchFailed, results.ResultError, slurm.SlurmUnavailable) as exc:
+            deferred = True
+            record["message"] = str(exc) if not isinstance(exc, slurm.SlurmUnavailable) else f"cannot ask Slurm: {exc}"
+            _say(f"FAILED: {record['message']}")
+    except Interrupted as exc:  # the first signal landed inside a handler above
+        code = 128 + exc.signum
+        record["message"] = (record["message"] + "; " if record["message"] else "") + f"interrupted by {exc} while {activity}"
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish collecting even if cancelled again
+        deferred = True
+        activity = "cleaning up"
         try:
-            if record["job-id"] and (checkout / "outputs" / record["job-id"] / "logs").is_dir():
-                shutil.copytree(checkout / "outputs" / record["job-id"] / "logs", logs / "job", dirs_exist_ok=True)
-            results.tar_logs(logs, out)
-            if plan.pin.commit is not None:
-                slurm.cancel_by_name(plan.job_name)
+            _cleanup(plan, client, record, checkout, logs, out)
         finally:
+            if record["signals"] and code == 0:  # a signal always ends the launch as interrupted, even after the job
+                code = 128 + signal.Signals[record["signals"][0]].value
+                record["message"] += f"; {record['signals'][0]} received while {noted_while}"
             record["exit-code"] = code
             record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
-            results.write_record(out / f"{name}_launch.json", record)
+            save(final=True)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
     return code

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..diagnostics import InfxError, error
 from .buckets import EVAL_BUCKETS, bucket_of, bucketize
-from .derive import fingerprint
+from .derive import topology_fingerprint
 from .evals import apply_evals
 from .expand import Expansion, expand_entry
 from .nodes import RecipeNodeCounts
@@ -45,7 +45,7 @@ def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode
     notices.extend(dict.fromkeys(run.warnings))
     rows = apply_evals(rows, evals)
     for row in rows:
-        row["recipe-fingerprint"] = fingerprint(row)
+        row["recipe-fingerprint"] = topology_fingerprint(row)
     problems = row_problems(rows)
     if problems:
         raise InfxError([

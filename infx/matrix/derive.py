@@ -10,6 +10,7 @@ import hashlib
 from decimal import ROUND_FLOOR, Decimal
 
 from ..jsonfast import canonical
+from ..workers import hardware_of
 
 AGENTIC = "agentic-coding"
 FIXED = "fixed-seq-len"
@@ -19,11 +20,13 @@ MAX_MODEL_LEN_MARGIN = 256
 DRAM_CAP_MIB = 2_861_022
 MIB = 1_048_576
 GB = Decimal(10) ** 9
-WORKER_DEFAULTS = (("pp", 1), ("dcp-size", 1), ("pcp-size", 1))
 SEQ_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
 SEQ_BY_NAME = {name: pair for pair, name in SEQ_NAMES.items()}
-# Fields a recipe fingerprint leaves out: the same topology at another concurrency is the same recipe.
-NOT_FINGERPRINTED = frozenset({"conc", "exp-name", "recipe-fingerprint"})
+# A point's topology is its row without what varies between the concurrencies of one
+# configuration: the concurrency, the name derived from it, and the eval marks (run-eval,
+# eval-conc) the default policy puts on some concurrencies. The one definition: the row's
+# fingerprint, the eval policy's groups and the planner's points all use it.
+NOT_TOPOLOGY = frozenset({"conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint"})
 
 
 class DeriveError(ValueError):
@@ -100,57 +103,6 @@ def multi_agentic_exp_name(prefix: str, prefill: dict, decode: dict, concs: list
     return name if mode == "none" else f"{name}_{_kv_suffix(mode, backend)}"
 
 
-def worker_block(worker: dict) -> dict:
-    """A worker as rows carry it: as written, with pp/dcp-size/pcp-size made explicit."""
-    block = {key: value for key, value in worker.items() if value is not None}
-    for key, default in WORKER_DEFAULTS:
-        block.setdefault(key, default)
-    return block
-
-
-def aggregated_pair(worker: dict) -> tuple[dict, dict]:
-    """An aggregated ``worker:`` as the prefill + decode(num-worker 0) pair the workflows expect."""
-    prefill = worker_block({"num-worker": 1, **worker})
-    decode = {key: value for key, value in prefill.items() if key not in ("num-worker", "additional-settings")}
-    return prefill, {"num-worker": 0, **decode}
-
-
-def replica_gpus(worker: dict) -> int:
-    """GPUs one replica uses: DCP reuses the TP GPUs, PP and PCP multiply them."""
-    return worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
-
-
-def hardware_of(runners: dict, label: str) -> dict | None:
-    hardware = runners.get("hardware") or {}
-    entry = hardware.get(label)
-    return entry if isinstance(entry, dict) else None
-
-
-def gpus_per_node(runners: dict, label: str) -> int:
-    """gpus-per-node of a label, or of its hardware family (``cluster:gb300-nv`` → ``gb300``)."""
-    exact = hardware_of(runners, label)
-    if exact and exact.get("gpus-per-node"):
-        return int(exact["gpus-per-node"])
-    family = label.removeprefix("cluster:").split("-", 1)[0]
-    values = sorted({
-        int(entry["gpus-per-node"])
-        for key, entry in (runners.get("hardware") or {}).items()
-        if isinstance(entry, dict) and entry.get("gpus-per-node")
-        and str(key).removeprefix("cluster:").split("-", 1)[0] == family
-    })
-    if len(values) == 1:
-        return values[0]
-    if not values:
-        raise DeriveError(
-            f"cannot resolve gpus-per-node for {label!r}: runners.yaml has no hardware entry for it or its family {family!r}",
-            f"Add `hardware: {{{label}: {{gpus-per-node: N, available-cpu-dram-mib: M}}}}` to runners.yaml, or set PREFILL_NODES=/DECODE_NODES=.",
-        )
-    raise DeriveError(
-        f"ambiguous gpus-per-node for {label!r}: its family {family!r} has {values}",
-        f"Add an exact `hardware: {{{label}: …}}` entry to runners.yaml.",
-    )
-
-
 def dram_gpu_share(gpu_count: int, per_node: int, runner: str, multinode: bool) -> int:
     """GPUs of one node the KV cache of one (prefill) replica shares the node's DRAM with."""
     if not multinode:
@@ -201,7 +153,12 @@ def total_cpu_dram_gb(mode: str, utilization, runners: dict, runner: str, gpu_co
     return int(budget.to_integral_value(rounding=ROUND_FLOOR))
 
 
-def fingerprint(row: dict) -> str:
-    """SHA-256 of the row's canonical JSON without concurrency and names (the shared contract)."""
-    body = {key: value for key, value in row.items() if key not in NOT_FINGERPRINTED}
-    return hashlib.sha256(canonical(body)).hexdigest()
+def topology(row: dict) -> bytes:
+    """The canonical JSON of a row's topology (the row without NOT_TOPOLOGY)."""
+    return canonical({key: value for key, value in row.items() if key not in NOT_TOPOLOGY})
+
+
+def topology_fingerprint(row: dict) -> str:
+    """The row's ``recipe-fingerprint``: SHA-256 of its topology; every concurrency of one
+    topology shares it (``infx.points.point_id`` adds the concurrency)."""
+    return hashlib.sha256(topology(row)).hexdigest()

@@ -8,17 +8,13 @@ the row holding the highest eligible concurrency of each topology, with ``eval-c
 
 from __future__ import annotations
 
-from .derive import AGENTIC, multi_agentic_exp_name
-from ..jsonfast import canonical
+from .derive import AGENTIC, multi_agentic_exp_name, topology
 from .selection import EvalMode
 
 MIN_EVAL_CONC = 16
 EVAL_SEQ = (8192, 1024)
 SINGLE_GROUP = ("model", "runner", "framework", "precision", "isl", "osl", "spec-decoding", "dp-attn")
 SINGLE_AGENTIC_GROUP = ("model", "runner", "framework", "precision")
-# A multinode topology is the whole row except what varies between its concurrencies.
-NOT_TOPOLOGY = frozenset({"conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name",
-                          "config-key", "recipe-fingerprint"})
 
 
 def is_multinode(row: dict) -> bool:
@@ -31,10 +27,6 @@ def is_agentic(row: dict) -> bool:
 
 def _eval_seq(row: dict) -> bool:
     return not is_agentic(row) and (row.get("isl"), row.get("osl")) == EVAL_SEQ
-
-
-def topology(row: dict) -> bytes:
-    return canonical({k: v for k, v in row.items() if k not in NOT_TOPOLOGY})
 
 
 def _groups(rows, key) -> dict:

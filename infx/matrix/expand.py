@@ -17,18 +17,15 @@ from .derive import (
     AGENTIC_DURATION_S,
     FIXED,
     DeriveError,
-    aggregated_pair,
     concurrencies,
-    gpus_per_node,
     kv_mode,
     max_model_len,
     multi_agentic_exp_name,
-    replica_gpus,
     seq_name,
     single_agentic_exp_name,
     total_cpu_dram_gb,
-    worker_block,
 )
+from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .nodes import RecipeNodeCounts, node_count
 from .selection import Selection
 
@@ -48,7 +45,10 @@ class Expansion:
 
     def gpus_per_node(self, label: str) -> int:
         if label not in self.per_node:
-            self.per_node[label] = gpus_per_node(self.runners, label)
+            try:
+                self.per_node[label] = gpus_per_node(self.runners, label)
+            except HardwareUnknown as exc:
+                raise DeriveError(str(exc), exc.hint) from None
         return self.per_node[label]
 
     @property
@@ -82,8 +82,7 @@ def _copy_worker(worker: dict) -> dict:
 
 
 def _workers_of(search: dict) -> tuple[dict, dict]:
-    if "worker" in search:
-        return aggregated_pair(search["worker"])
+    """The normalised point's two roles (infx/workers.py: the one worker form)."""
     return worker_block(search["prefill"]), worker_block(search["decode"])
 
 

@@ -15,9 +15,10 @@ import os
 from pathlib import Path
 
 from .. import recipes as _recipes, yamlio as _yamlio
-from ..recipes import RecipeError, RecipeRef, gpu_nodes, load_recipe, recipe_node_count, recipe_ref_of, settings_dict
+from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
 from ..diskcache import read_cached, write_cached
-from .derive import DeriveError, replica_gpus
+from ..workers import gpu_nodes, replica_gpus
+from .derive import DeriveError
 
 CACHE_FILE = "recipe-node-counts-v3.json"  # {"code": digest of the counting code, "counts": {key: count}}
 CACHE_ENTRIES = 4096  # the newest entries kept: a few checkouts of ~500 recipes
@@ -57,7 +58,7 @@ class RecipeNodeCounts:
         key = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}:{ref.selector or ''}"
         if key not in self.saved:
             try:
-                self.saved[key] = recipe_node_count(load_recipe(ref, self.root)[1])
+                self.saved[key] = recipe_node_count(recipe_for_counting(ref, self.root))
             except (RecipeError, ValueError, TypeError) as exc:  # odd node fields are ValueError/TypeError
                 self.saved[key] = str(exc)
             self.dirty = True
@@ -91,7 +92,7 @@ def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
 def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_node,
                recipes: RecipeNodeCounts, warnings: list[str]) -> int:
     """Slurm nodes a multinode point allocates (recipes count their dedicated infra node)."""
-    if "worker" in search and search.get("num-nodes"):
+    if search.get("num-nodes"):  # an aggregated worker: entry states its nodes
         return int(search["num-nodes"])
     try:
         ref = recipe_ref_of(prefill, decode)

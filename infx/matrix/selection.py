@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Flag
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
+from ..keyglob import matching_keys
 from ..suggest import close_matches
 from .derive import AGENTIC, FIXED, parse_seq_name
 
@@ -97,11 +97,6 @@ def _close(word: str, candidates, what: str) -> str:
     return f"Did you mean {', '.join(matches)}?" if matches else f"See the {what} for the names that exist."
 
 
-def glob_regex(pattern: str) -> re.Pattern:
-    """`*` matches any run of characters; everything else is literal; the whole key must match."""
-    return re.compile("^" + ".*".join(re.escape(part) for part in pattern.split("*")) + "$", re.DOTALL)
-
-
 def select_keys(patterns: tuple[str, ...], keys: list[str], notices: list[str]) -> list[str]:
     """Master keys the patterns name, in master order, each once; a missing literal key is an error."""
     if not patterns:
@@ -118,8 +113,7 @@ def select_keys(patterns: tuple[str, ...], keys: list[str], notices: list[str]) 
                                       f"config key {pattern!r} does not exist in the master configs",
                                       _close(pattern, keys, "master configs")))
             continue
-        regex = glob_regex(pattern)
-        matched = [key for key in keys if regex.match(key)]
+        matched = matching_keys(pattern, keys)
         if not matched:
             notices.append(f"--config-key pattern {pattern!r} matched no config keys")
         wanted.update(matched)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
+from ..workers import point_gpus
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 OUTPUT_BUDGET_BYTES = 900_000  # GitHub: 1 MB of outputs per job, with room for the shard list
@@ -81,12 +82,7 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
 # --- step summary -------------------------------------------------------------------------
 
 
-def row_gpus(row: dict) -> int:
-    """GPUs a point occupies: tp·pp·pcp on one node, or every worker replica of a multinode point."""
-    if "prefill" in row:  # a key a hand-edited plan lacks counts as its default, like every other here
-        return sum(w.get("num-worker", 0) * w.get("tp", 1) * w.get("pp", 1) * w.get("pcp-size", 1)
-                   for w in (row["prefill"], row.get("decode") or {}))
-    return row.get("tp", 1) * row.get("pp", 1) * row.get("pcp-size", 1)
+row_gpus = point_gpus  # GPUs a point occupies (infx/workers.py)
 
 
 def row_gpu_hours(row: dict) -> float:
@@ -95,9 +91,18 @@ def row_gpu_hours(row: dict) -> float:
     return row_gpus(row) * seconds * runs / 3600
 
 
-def _cell(value) -> str:
-    text = (dumps(value) if isinstance(value, (list, dict)) else str(value))[:200]
+CELL_LIMIT = 200  # characters of one table cell, before escaping
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` as one cell of a Markdown table: cut to CELL_LIMIT, then ``\\`` and ``|`` escaped,
+    line breaks made spaces (the one escaping rule of every table infx writes)."""
+    text = text[:CELL_LIMIT]
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+
+
+def _cell(value) -> str:
+    return markdown_cell(dumps(value) if isinstance(value, (list, dict)) else str(value))
 
 
 SUMMARY_COLUMNS = ("config-key", "runner", "conc", "exp-name", "run-eval")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..diagnostics import InfxError, error
 from .report import MARKER
 from .rerun import PLAN_ARTIFACT, PLAN_FILE, ArtifactInfo, launch_marker
+from .trust import TRUSTED_BRANCH, RunFacts, origin_problems, untrusted_reason
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_MAX_WAIT = 300.0  # seconds infx waits for a rate limit to reset before giving up
@@ -178,6 +179,34 @@ def get_run(gh, slug: str, run_id: int):
     return repo, run
 
 
+def run_facts(run) -> RunFacts:
+    """The run's workflow, repository, head repository and branch, from the API objects."""
+    with calling(f"reading workflow run {run.id}"):
+        repository, head = run.repository, run.head_repository
+        return RunFacts(run.id, run.path, repository.full_name if repository else None,
+                        head.full_name if head else None, run.head_branch, run.head_sha)
+
+
+def pull_branch(repo, pr_number: int) -> str:
+    """The head branch of pull request ``pr_number``; a fork's pull request has none we trust."""
+    with calling(f"reading pull request #{pr_number} of {repo.full_name}"):
+        pull = repo.get_pull(pr_number)
+        head_repo = pull.head.repo.full_name if pull.head.repo else None
+        branch = pull.head.ref
+    if head_repo != repo.full_name:
+        raise _fail(f"pull request #{pr_number} comes from {head_repo or 'a deleted repository'}, not {repo.full_name}: "
+                    "its sweeps never run on the self-hosted runners, so there is nothing to rerun")
+    return branch
+
+
+def require_trusted(run, slug: str, branches: set[str]) -> None:
+    """Refuse (exit 1) a run whose plan must not drive a sweep (rules: rerun.untrusted_reason)."""
+    reason = untrusted_reason(run_facts(run), slug, {TRUSTED_BRANCH, *branches})
+    if reason:
+        raise InfxError(error("<github>", None, "github-untrusted-run", reason,
+                              f"Rerun a run of the sweep workflow of {slug} on {TRUSTED_BRANCH} or on the pull request's own branch."))
+
+
 def run_artifacts(run) -> list:
     with calling(f"listing the artifacts of run {run.id}"):
         return list(run.get_artifacts())
@@ -187,15 +216,21 @@ def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     return [ArtifactInfo(a.name, a.size_in_bytes, a.expired) for a in artifacts]
 
 
+def download_artifact(artifact) -> bytes:
+    """The artifact's zip archive, with the token it was listed with (GitHub redirects to blob storage)."""
+    run = artifact.workflow_run.id if artifact.workflow_run is not None else "?"
+    with calling(f"downloading artifact {artifact.name} of run {run}"):
+        _, _, chunks = artifact.requester.getStream(artifact.archive_download_url, chunk_size=65536)
+        return b"".join(chunks)
+
+
 def download_plan(run, artifacts: list):
     """plan.json out of the run's sweep-plan artifact."""
     plan = next((a for a in artifacts if a.name == PLAN_ARTIFACT and not a.expired), None)
     if plan is None:
         raise _fail(f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
                     "and is it younger than the artifact retention period?")
-    with calling(f"downloading artifact {PLAN_ARTIFACT} of run {run.id}"):
-        _, _, chunks = run.requester.getStream(plan.archive_download_url, chunk_size=65536)
-        data = b"".join(chunks)
+    data = download_artifact(plan)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return json.loads(archive.read(PLAN_FILE))
@@ -225,3 +260,89 @@ def dispatch_once(repo, workflow_file: str, ref: str, inputs: dict, launch: str,
     if created is True:  # a server that answers 204 without the run's details (older GHES)
         return find_launch(workflow, workflow_file, launch), True
     return created, True
+
+
+# --- reuse: stored results by result key, from trusted runs only ----------------------------------
+
+
+class RunTrust:
+    """Whether a run's result artifacts may stand in for a launch (rules: trust.py): this
+    repository's sweep workflow on its own code, on a commit that is on main or one of the
+    trusted pull request's commits (the PR being swept, or the PR a push to main merged —
+    squash merges leave the PR's commits off main). Cached per run and per commit."""
+
+    def __init__(self, repo, slug: str, main_ref: str, trusted_shas: set[str]):
+        self.repo, self.slug, self.main_ref, self.trusted_shas = repo, slug, main_ref, trusted_shas
+        self._runs: dict[int, str] = {}
+        self._on_main: dict[str, bool] = {}
+
+    def _reachable_from_main(self, sha: str) -> bool:
+        if sha not in self._on_main:
+            with calling(f"comparing {sha[:12]} with {self.main_ref}"):
+                status = self.repo.compare(sha, self.main_ref).status
+            self._on_main[sha] = status in ("ahead", "identical")  # main is at or ahead of sha
+        return self._on_main[sha]
+
+    def refusal(self, run_id: int) -> str:
+        """"" when trusted, else why not."""
+        if run_id not in self._runs:
+            with calling(f"reading workflow run {run_id} of {self.slug}"):
+                facts = run_facts(self.repo.get_workflow_run(run_id))
+            reasons = origin_problems(facts, self.slug)
+            sha = facts.head_sha or ""
+            if not reasons and sha not in self.trusted_shas and not self._reachable_from_main(sha):
+                reasons.append(f"its commit {sha[:12]} is neither on {self.main_ref} nor a commit of the trusted pull request")
+            self._runs[run_id] = "; ".join(reasons)
+        return self._runs[run_id]
+
+
+def trusted_pr_shas(repo, pr_number: int | None, push_commit: str | None) -> set[str]:
+    """The commits of the PR being swept, or of the PRs a pushed commit belongs to (same repository only)."""
+    pulls = []
+    if pr_number is not None:
+        with calling(f"reading pull request #{pr_number}"):
+            pulls.append(repo.get_pull(pr_number))
+    if push_commit:
+        with calling(f"listing the pull requests of commit {push_commit[:12]}"):
+            pulls.extend(repo.get_commit(push_commit).get_pulls())
+    shas: set[str] = set()
+    for pull in pulls:
+        with calling(f"listing the commits of #{pull.number}"):
+            if pull.head.repo is not None and pull.head.repo.full_name != repo.full_name:
+                continue  # a fork's commits are never trusted
+            shas.update(commit.sha for commit in pull.get_commits())
+    return shas
+
+
+def stored_results(repo, names: dict[str, str], trust: RunTrust, max_age_days: float | None, now) -> dict[str, list]:
+    """key -> [Stored] for the artifacts named `point-<key>` in the repository, each judged usable or not."""
+    from .reuse import Stored, refusal_for_age
+
+    found: dict[str, list] = {}
+    for key, name in names.items():
+        with calling(f"listing artifacts named {name}"):
+            artifacts = list(repo.get_artifacts(name=name))
+        for artifact in artifacts:
+            if artifact.name != name:
+                continue
+            run_id = artifact.workflow_run.id if artifact.workflow_run is not None else None
+            refusal = ("expired" if artifact.expired else refusal_for_age(artifact.created_at, max_age_days, now)
+                       or ("no workflow run recorded" if run_id is None else trust.refusal(run_id)))
+            found.setdefault(key, []).append(Stored(key, name, run_id, artifact.created_at, None, refusal, artifact))
+    return found
+
+
+def extract_artifact(data: bytes, dest, what: str) -> None:
+    """Unzip one downloaded artifact into ``dest``; members that would land outside it are refused."""
+    from pathlib import Path
+
+    dest = Path(dest)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for member in archive.infolist():
+                if not (dest / member.filename).resolve().is_relative_to(dest.resolve()):
+                    raise _fail(f"{what} holds {member.filename!r}, outside its folder: refused")
+            dest.mkdir(parents=True, exist_ok=True)
+            archive.extractall(dest)
+    except zipfile.BadZipFile as exc:
+        raise _fail(f"{what} is not a zip archive ({exc})") from None

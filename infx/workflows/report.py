@@ -11,10 +11,13 @@ from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
 from ..points import point_id, type_problem
+from .actions import markdown_cell
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
+SUMMARY_LIMIT = 1_048_576  # GitHub drops a step summary larger than 1 MiB (bytes; cut by characters here, with room)
+SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # a character may take up to 4 bytes in UTF-8
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
 GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
 NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
@@ -66,16 +69,7 @@ PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix 
 def read_plan(path: Path) -> dict[str, list[dict]]:
     """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
     not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
-    try:
-        raw = read_bytes(path)
-    except FileNotFoundError:
-        raise UsageError("the plan file does not exist", PLAN_HINT, str(path)) from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the plan file: {getattr(exc, 'strerror', None) or exc}", PLAN_HINT, str(path)) from None
-    try:
-        data = parse(raw)
-    except JSONProblem as exc:
-        raise InfxError(error(str(path), (exc.line or 1, exc.column), "plan-json", f"cannot read the plan: {exc.message}", PLAN_HINT)) from None
+    data = read_json(path)
     if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
         raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
     if not isinstance(data, (list, dict)):
@@ -95,6 +89,23 @@ def read_plan(path: Path) -> dict[str, list[dict]]:
             raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where} has no {missing}, which its bucket is named from",
                                   PLAN_HINT)) from None
     return plan_buckets(data)
+
+
+def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT):
+    """A JSON document infx wrote earlier (a plan, a lane gate). A missing or unusable file (a
+    folder, a FIFO) is a usage error (exit 2); text that is not JSON within infx's limits is a
+    located error (exit 1)."""
+    try:
+        raw = read_bytes(path)
+    except FileNotFoundError:
+        raise UsageError(f"the {what} does not exist", hint, str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the {what}: {getattr(exc, 'strerror', None) or exc}", hint, str(path)) from None
+    try:
+        return parse(raw)
+    except JSONProblem as exc:
+        rule = what.removesuffix(" file").replace(" ", "-") + "-json"  # plan-json, lane-gate-json
+        raise InfxError(error(str(path), (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)) from None
 
 
 def _rows_in(data, where: str = "$"):
@@ -119,19 +130,34 @@ def row_gpu_hours(row: dict) -> float:
 def _cell(value) -> str:
     if isinstance(value, list):
         value = "x".join(str(v) for v in value)
-    return str(value if value is not None else "").replace("|", "\\|").replace("\n", " ")[:200]
+    return markdown_cell(str(value if value is not None else ""))
 
 
 class Table:
-    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
-        self.title, self.header, self.rows = title, header, rows
+    def __init__(self, title: str, header: list[str], rows: list[list[str]], note: str = ""):
+        self.title, self.header, self.rows, self.note = title, header, rows, note
         self.shown = len(rows)
 
     def render(self) -> str:
-        lines = [self.title, "", "| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines = [self.title, ""] + ([self.note, ""] if self.note else [])
+        lines += ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
         lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in self.rows[: self.shown]]
         if self.shown < len(self.rows):
-            lines.append(f"\n_… and {len(self.rows) - self.shown} more rows not shown (comment size limit)._")
+            lines.append(f"\n_… and {len(self.rows) - self.shown} more rows not shown (size limit)._")
+        return "\n".join(lines)
+
+
+class Blocks(Table):
+    """Whole Markdown blocks (charts) cut like table rows: the last ones go first, counted."""
+
+    def __init__(self, title: str, blocks: list[str]):
+        super().__init__(title, [], blocks)
+
+    def render(self) -> str:
+        lines = [self.title, ""] + self.rows[: self.shown]
+        if self.shown < len(self.rows):
+            lines.append(f"_… and {len(self.rows) - self.shown} more charts not shown (size limit); "
+                         "all of them are in the sweep's results artifact._")
         return "\n".join(lines)
 
 
@@ -149,12 +175,19 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 
 
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
-                  run_url: str | None = None, budget: int = COMMENT_BUDGET) -> str:
-    """The whole comment body, starting with the marker, at most `budget` characters."""
+                  run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
+                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: dict | None = None,
+                  lane_gate: dict | None = None) -> str:
+    """The whole comment body, starting with the marker, at most `budget` characters.
+
+    ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
+    ``comparison``/``charts``: the results against the baseline (infx results compare/plot).
+    """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
     head = [MARKER, "### infx sweep plan", "",
             f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
+    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets)
     tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
                     [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
     points = [(name, row) for name, rows in buckets.items() for row in rows]
@@ -174,4 +207,114 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     else:
         tables.append(Table("#### Points", ["point", "bucket", "config-key", "runner", "conc"],
                             [[point_id(r), b, r.get("config-key"), r.get("runner"), r.get("conc")] for b, r in points]))
+    if comparison is not None:
+        head.append("")
+        head.extend(comparison_head(comparison))
+        tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
     return _fit("\n".join(head), tables, budget)
+
+
+def _mode_lines(mode: dict | None) -> list[str]:
+    if not mode:
+        return []
+    from .labels import Mode, describe
+
+    return ["", describe(Mode.from_json(mode))]
+
+
+def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:
+    if not lane_gate:
+        return []
+    from .lanegate import render_lines
+
+    per_lane: dict[str, int] = {}
+    for rows in buckets.values():
+        for row in rows:
+            per_lane[row.get("runner")] = per_lane.get(row.get("runner"), 0) + 1
+    lines = render_lines(lane_gate, per_lane)
+    return ["", "#### Lane check", "", *lines] if lines else []
+
+
+# --- results: the comparison with the baseline and the charts -----------------------------------
+
+VERDICT_LABELS = {"regressed": "🔻 regressed", "improved": "🔺 improved", "within": "➖ within"}
+STATUS_LABELS = {"failed": "❌ failed", "invalid": "⚠️ invalid"}
+
+
+def percent(change: float | None) -> str:
+    """`+13.2 %`, `−21.6 %` (a true minus sign), `n/a` without a baseline value."""
+    if change is None:
+        return "n/a"
+    text = f"{change * 100:+.1f} %"
+    return text.replace("-", "\u2212")
+
+
+def _value(value: float | None, scale: float) -> str:
+    if value is None:
+        return "n/a"
+    shown = value * scale
+    return f"{shown:,.1f}" if abs(shown) >= 10 else f"{shown:.3g}"
+
+
+def _baseline_line(comparison: dict) -> str:
+    source = comparison.get("baseline") or {}
+    if source.get("kind") == "run":
+        where = f"[run {source.get('run-id')}]({source['url']})" if source.get("url") else f"run {source.get('run-id')}"
+        return f"Baseline: {where} of `{source.get('workflow', 'the sweep')}` on `{source.get('branch', 'main')}`."
+    if source.get("kind") == "runs":
+        runs = ", ".join(f"[{r['run-id']}]({r['url']})" if r.get("url") else str(r["run-id"]) for r in source.get("runs", []))
+        return f"Baseline: the newest successful sweep on `main` per config key (runs {runs})."
+    if source.get("kind") == "files":
+        return "Baseline: " + ", ".join(f"`{p}`" for p in source.get("paths", [])) + "."
+    return "Baseline: none found."
+
+
+def comparison_head(comparison: dict) -> list[str]:
+    counts = comparison.get("counts", {})
+    threshold = comparison.get("threshold", 0) * 100
+    lines = ["### Results against the baseline", "", _baseline_line(comparison)]
+    lines += [f"> **Notice:** {notice}" for notice in comparison.get("notices", [])]
+    lines += ["", f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
+              f"**{counts.get('improved', 0)}** · {VERDICT_LABELS['within']} ±{threshold:g} %: **{counts.get('within', 0)}**"
+              f" · new: **{counts.get('new', 0)}** · gone: **{counts.get('gone', 0)}**"
+              f" · without a valid result: **{counts.get('without a valid result', 0)}**"]
+    return lines
+
+
+def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None) -> list[Table]:
+    """Points without a valid result (one line each, with a link to the logs), then the matched
+    rows most-changed first, then new and gone rows."""
+    metrics = comparison.get("metrics", [])
+    links = logs_links or {}
+    failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
+
+    def logs(point: dict) -> str:
+        url = links.get(point.get("artifact")) or (f"{run_url}#artifacts" if run_url else None)
+        return f"[{point.get('artifact')}]({url})" if url else str(point.get("artifact"))
+
+    tables = [Table("#### Points without a valid result", ["", "point", "config-key", "why", "logs"],
+                    [[STATUS_LABELS.get(p["status"], p["status"]), p.get("point-id") or "?", p.get("config-key") or "?",
+                      "; ".join(p.get("reasons") or [])[:300], logs(p)] for p in failed])]
+    header = ["", "config-key", "scenario", "topology", "conc"] + [f"{m['label']} ({m['unit']})" for m in metrics]
+    rows = []
+    for match in comparison.get("matches", []):
+        cells = []
+        for m in metrics:
+            change = match["metrics"].get(m["id"], {})
+            mark = {"improved": " 🔺", "regressed": " 🔻"}.get(change.get("judgement"), "")
+            cells.append(f"{_value(change.get('head'), m['scale'])} ({percent(change.get('change'))}{mark})")
+        rows.append([VERDICT_LABELS[match["verdict"]], match["config-key"], match["scenario"], match["topology"],
+                     match["conc"]] + cells)
+    tables.append(Table("#### Matched points, most changed first", header, rows,
+                        "Each cell: the head value (the change against the baseline)."))
+    for kind in ("new", "gone"):
+        tables.append(Table(f"#### {kind.capitalize()} points", ["config-key", "scenario", "topology", "conc"],
+                            [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])]))
+    return tables
+
+
+def comparison_markdown(comparison: dict, charts: list[str] | None = None, logs_links: dict[str, str] | None = None,
+                        run_url: str | None = None, budget: int = SUMMARY_BUDGET) -> str:
+    """The step summary: the comparison and the charts, at most `budget` characters."""
+    tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else [])
+    return _fit("\n".join(comparison_head(comparison)), tables, budget)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from ..diagnostics import InfxError, error
 from ..points import point_id
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
+from .trust import SWEEP_WORKFLOW, SWEEP_WORKFLOW_PATH, TRUSTED_BRANCH, RunFacts, untrusted_reason  # noqa: F401  (re-exported)
 
 ARTIFACT_PREFIX = "point-"
 FAILED_SUFFIX = "-failed"
 PLAN_ARTIFACT = "sweep-plan"  # uploaded by run-sweep.yml's setup job: plan.json + infx-shards/
 PLAN_FILE = "plan.json"
-SWEEP_WORKFLOW = "run-sweep.yml"
 DISPATCH_INPUTS_LIMIT = 65_535  # GitHub: characters of a dispatch's inputs payload
 
 

@@ -94,3 +94,17 @@ def test_historical_irregularities_do_not_fail_a_pr_that_only_appends(corpus):
     assert b"\n  \n- config-keys" in base  # whitespace-only separators exist in history
     change = compare(base, base + b"\n" + E(K, PH), file="perf-changelog.yaml", slug=SLUG, pr_number=42)
     assert change.ok and not change.diagnostics and [e.index for e in change.added] == [773]
+
+
+def test_settings_file_errors_are_located_by_its_schema(tmp_path, monkeypatch):
+    """configs/infx.yaml goes through the one schema path: a bad slug or an unknown key is located in the file."""
+    from infx.diagnostics import InfxError
+
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "infx.yaml").write_text("# settings\nrepository: not-a-slug\nrepo: a/b\n")
+    with pytest.raises(InfxError) as caught:
+        policy.resolve_slug(None, tmp_path)
+    found = {(d.rule, d.line) for d in caught.value.diagnostics}
+    assert found == {("bad-format", 2), ("unknown-key", 3)} and caught.value.exit_code == 2
+    assert policy.resolve_slug("o/n", tmp_path) == ("o/n", "--repo")  # the command line wins; the file is not read

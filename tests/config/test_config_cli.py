@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 GOOD = FIXTURES / "positive" / "unknown-key.yaml"
-SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(REPO / "configs" / "components.yaml")]
+SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(REPO / "infx" / "config" / "components.yaml")]
 
 
 def infx(*args, cwd=REPO):
@@ -25,7 +25,9 @@ def infx(*args, cwd=REPO):
 def test_default_files_from_the_repository_root():
     done = infx()
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip() == "configs are valid"
+    notice, hint, verdict = done.stderr.strip().splitlines()  # no configs/components.yaml here: the shipped policy
+    assert "notice[components-default]: no configs/components.yaml: using the component version policy infx ships" in notice
+    assert "copy that file to configs/components.yaml" in hint and verdict == "configs are valid"
 
 
 def test_valid_file_exits_0_and_json_says_ok():

@@ -1,14 +1,15 @@
-"""The reference corpus: only its real defects are reported; patched, it validates clean."""
+"""The reference corpus: only its real defects are reported; with its runner labels declared it is valid."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from infx.config import load_config_set
-from tests.corpus import AGGREGATED_POINT_IN_DISAGG, MISSING_RUNNER_LABELS, patched_corpus
+from infx.config.normalize import is_legacy_aggregate
+from tests.corpus import MISSING_RUNNER_LABELS, patched_corpus
 
-REPO = Path(__file__).resolve().parent.parent.parent
-COMPONENTS = REPO / "configs" / "components.yaml"
+# disagg: true entries whose first point is aggregated (decode num-worker 0): warned, expanded as the reference does.
+AGGREGATED_POINT_IN_DISAGG = ["dsv4-fp4-gb200-dynamo-vllm-mtp2", "dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic"]
 
 # (file, config key, rule) of every real defect; docs/config.md explains each.
 KNOWN_DEFECTS = {
@@ -20,13 +21,12 @@ KNOWN_DEFECTS = {
     ("nvidia-master.yaml", "dsv4-fp4-gb300-dynamo-vllm", "runner-unknown"),
     ("nvidia-master.yaml", "dsv4-fp4-gb300-dynamo-trt", "runner-unknown"),
     ("nvidia-master.yaml", "dsv4-fp4-gb300-dynamo-trt-mtp", "runner-unknown"),
-    ("nvidia-master.yaml", "dsv4-fp4-gb200-dynamo-vllm-mtp2", "num-worker-zero"),
-    ("nvidia-master.yaml", "dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic", "num-worker-zero"),
 }
 
 
 def validate(configs: Path):
-    return load_config_set(sorted(configs.glob("*-master.yaml")), configs / "runners.yaml", COMPONENTS)
+    """As `infx config validate` does in the repository: no components.yaml there, so the shipped policy."""
+    return load_config_set(sorted(configs.glob("*-master.yaml")), configs / "runners.yaml")
 
 
 def test_corpus_reports_only_its_known_defects(corpus):
@@ -40,31 +40,43 @@ def test_corpus_reports_only_its_known_defects(corpus):
         assert d.line and d.column and d.hint
     unknown_runners = {d.message.split("'")[1] for d in errors if d.rule == "runner-unknown"}
     assert unknown_runners == set(MISSING_RUNNER_LABELS)
-    assert {d.rule for d in report.diagnostics if not d.is_error} == {"legacy-aggregate"}
+    assert {d.rule for d in report.diagnostics if not d.is_error} == {
+        "legacy-aggregate", "aggregated-point-in-disagg", "components-default"}
+    assert sum(d.rule == "components-default" for d in report.diagnostics) == 1  # said once
 
 
-def test_patched_corpus_validates_clean_and_normalises(corpus, tmp_path):
+def test_patched_corpus_validates_with_warnings_only_and_normalises(corpus, tmp_path):
     root = patched_corpus(corpus, tmp_path)
     config_set, report = validate(root / "configs")
     assert report.ok, [d.message for d in report.diagnostics if d.is_error]
-    assert len(config_set.entries) == 210  # 152 + 56 reference entries, + 2 split out by the patch
-    for key in AGGREGATED_POINT_IN_DISAGG:
-        assert config_set.entries[key]["disagg"] is True
-        assert config_set.entries[f"{key}-agg"]["disagg"] is False
-    legacy = 0
+    assert len(config_set.entries) == 208  # 152 + 56 reference entries
+    raw_legacy = normalised_workers = 0
     for key, entry in config_set.entries.items():
         for kind in ("fixed-seq-len", "agentic-coding"):
-            for scenario in entry["scenarios"].get(kind, []):
-                for item in scenario["search-space"]:
-                    assert item.get("decode", {}).get("num-worker") != 0, key  # no legacy form left
-                    legacy += "worker" in item
-    warned = sum(d.rule == "legacy-aggregate" for d in report.diagnostics)
-    assert legacy == warned == 59
+            for raw, item in zip(_items(config_set.raw_entries[key], kind), _items(entry, kind)):
+                normalised_workers += "worker" in item  # the one worker form: prefill + decode
+                if entry["multinode"] and not entry.get("disagg"):
+                    raw_legacy += is_legacy_aggregate(raw)
+                    if "prefill" in raw:
+                        assert (item["prefill"], item["decode"]) == (raw["prefill"], raw["decode"]), key  # kept as written
+    assert normalised_workers == 0
+    warned = [d for d in report.diagnostics if d.rule == "legacy-aggregate"]
+    assert raw_legacy == len(warned) == 57
+    misplaced = [d for d in report.diagnostics if d.rule == "aggregated-point-in-disagg"]
+    assert [d.message.split(":", 1)[0] for d in misplaced] == AGGREGATED_POINT_IN_DISAGG
+    for d, key in zip(misplaced, AGGREGATED_POINT_IN_DISAGG):
+        assert f"  {key}-agg:\n" in d.message and "disagg: false" in d.message and "num-nodes: 2" in d.message
+        assert "CONFIG_FILE=recipes/vllm/deepseek-v4/8k1k/agg-gb200-low-latency-mtp2.yaml" in d.message
+
+
+def _items(entry: dict, kind: str):
+    return [item for scenario in entry["scenarios"].get(kind, []) for item in scenario["search-space"]]
 
 
 def test_bundled_configs_validate_clean(repo_root):
     config_set, report = load_config_set(root=repo_root)
-    assert report.ok and report.diagnostics == []
+    # The bundled repository keeps no components.yaml of its own: the shipped policy, said once.
+    assert report.ok and [d.rule for d in report.diagnostics] == ["components-default"]
     assert list(config_set.entries) == list(config_set.raw_entries)
 
 
@@ -73,10 +85,9 @@ def test_legacy_aggregate_is_normalised_with_a_warning(corpus, tmp_path):
     config_set, report = validate(root / "configs")
     key = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
     item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
-    assert "prefill" not in item and "decode" not in item
-    assert item["worker"]["tp"] == 4 and item["worker"]["num-worker"] == 1
-    raw = config_set.raw_entries[key]
-    assert raw["scenarios"]["agentic-coding"][0]["search-space"][0]["decode"]["num-worker"] == 0
+    raw = config_set.raw_entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
+    assert "worker" not in item and item == raw  # the legacy pair is already the one worker form
+    assert item["decode"]["num-worker"] == 0 and item["prefill"]["tp"] == 4
     warning = next(d for d in report.diagnostics if key in d.message)
     assert "worker:" in warning.message and "num-nodes: 1" in warning.message
 
@@ -90,3 +101,23 @@ def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
     for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
         path = corpus / "configs" / name
         assert load_yaml(path)[0].data == yaml.load(path.read_text(), Loader=yaml.SafeLoader)
+
+
+def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_path):
+    """`infx config validate` from the corpus's root, as a user would run it: defaults, no components.yaml."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = patched_corpus(corpus, tmp_path)
+    repo = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run([sys.executable, "-m", "infx", "config", "validate", "--format", "json"], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(repo), "INFX_CACHE_DIR": str(tmp_path / "cache")},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["ok"] is True
+    severities = {(d["rule"], d["severity"]) for d in body["diagnostics"]}
+    assert severities == {("legacy-aggregate", "warning"), ("aggregated-point-in-disagg", "warning"),
+                          ("components-default", "notice")}

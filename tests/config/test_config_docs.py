@@ -46,5 +46,5 @@ def test_yaml_example_validates(index, tmp_path):
             return
     path = tmp_path / "example-master.yaml"
     path.write_text(text)
-    config_set, report = load_config_set([path], REPO / "configs" / "runners.yaml", REPO / "configs" / "components.yaml")
+    config_set, report = load_config_set([path], REPO / "configs" / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
     assert report.ok and not report.diagnostics, [d.message for d in report.diagnostics]

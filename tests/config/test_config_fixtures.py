@@ -18,7 +18,7 @@ from infx.diagnostics import Severity
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 REPO = FIXTURES.parent.parent
 RUNNERS = FIXTURES / "runners.yaml"
-COMPONENTS = REPO / "configs" / "components.yaml"
+COMPONENTS = REPO / "infx" / "config" / "components.yaml"
 
 LOADER_RULES = ["key-duplicate-across-files", "file-empty", "file-not-mapping", "yaml-syntax", "yaml-duplicate-key"]
 ALL_RULES = sorted(set(RULES) | set(SCHEMA_RULES) | set(LOADER_RULES))

@@ -1,4 +1,4 @@
-"""Random mutations of valid configs never crash the validator, and the fast schema check agrees with jsonschema."""
+"""Random mutations of valid configs never crash the validator, and jsonschema-rs agrees with jsonschema."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _data(path: Path):
 SEEDS = [entry for path in [*sorted((FIXTURES / "positive").glob("*.yaml")), REPO / "configs" / "nvidia-master.yaml"]
          for entry in _data(path).values()]
 RUNNERS = _data(FIXTURES / "runners.yaml")
-COMPONENTS = _data(REPO / "configs" / "components.yaml")
+COMPONENTS = _data(REPO / "infx" / "config" / "components.yaml")
 SCHEMA = load_schema("master")
 ENTRY_VALIDATOR = Draft202012Validator({"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/entry"})
 

@@ -136,8 +136,9 @@ def _config_side_files(repo, odd, data):
     which = data.draw(st.sampled_from(["--runners", "--components", "--config"]))
     path = data.draw(st.one_of(odd.strategy(), st.just("configs/hostile-side.yaml")))
     if path == "configs/hostile-side.yaml":
-        source = {"--runners": "runners.yaml", "--components": "components.yaml", "--config": "nvidia-master.yaml"}[which]
-        document = yaml.safe_load((REPO / "configs" / source).read_text())
+        source = {"--runners": REPO / "configs" / "runners.yaml", "--components": REPO / "infx" / "config" / "components.yaml",
+                  "--config": REPO / "configs" / "nvidia-master.yaml"}[which]  # components: the shipped policy
+        document = yaml.safe_load(source.read_text())
         (repo / path).write_text(data.draw(yaml_text(document)), encoding="utf-8", errors="surrogatepass")
     command = data.draw(st.sampled_from([["config", "validate"], ["matrix"]]))
     argv = [*command, which, path] if which != "--config" or command == ["matrix"] else [*command, path]

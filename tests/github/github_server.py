@@ -56,11 +56,15 @@ class GitHubState:
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self.pulls: set[int] = set()
+        self.pull_heads: dict[int, tuple[str, str]] = {}  # number -> (head branch, head repository)
         self.comments: dict[int, list[dict]] = {}
         self.runs: dict[int, dict] = {}
         self.artifacts: dict[int, list[dict]] = {}
         self.blobs: dict[int, bytes] = {}
         self.dispatches: list[dict] = []
+        self.on_main: set[str] = set()  # commits reachable from main (compare answers "ahead" for them)
+        self.pull_commits: dict[int, list[str]] = {}
+        self.commit_pulls: dict[str, list[int]] = {}
         self.title_for_dispatch = lambda inputs: "Manual sweep"
         self._ids = iter(range(1000, 10**9))
 
@@ -69,8 +73,9 @@ class GitHubState:
 
     # --- fixtures the tests build ---------------------------------------------------------
 
-    def add_pull(self, number: int) -> None:
+    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str = SLUG) -> None:
         self.pulls.add(number)
+        self.pull_heads[number] = (head_ref, head_repo)
         self.comments.setdefault(number, [])
 
     def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
@@ -86,9 +91,12 @@ class GitHubState:
                 "user": {"login": login, "id": 1, "type": "Bot"}, "author_association": "NONE",
                 "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
 
-    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push") -> dict:
+    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
+                head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str = SLUG,
+                head_repository: str = SLUG) -> dict:
         run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
-               "head_sha": "c" * 40, "display_title": title, "event": event, "status": "completed",
+               "path": path, "repository": self.repository(repository), "head_repository": self.repository(head_repository),
+               "head_sha": head_sha, "display_title": title, "event": event, "status": "completed",
                "conclusion": "failure", "workflow_id": 77, "run_number": run_id % 1000, "run_attempt": 1,
                "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
                "html_url": f"https://github.com/{SLUG}/actions/runs/{run_id}",
@@ -99,15 +107,18 @@ class GitHubState:
         self.artifacts.setdefault(run_id, [])
         return run
 
-    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None) -> dict:
+    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None,
+                     created_at: str = "2026-11-30T00:00:00Z") -> dict:
         aid = self.next_id()
+        run = self.runs.get(run_id, {})
         artifact = {"id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name, "size_in_bytes": size,
                     "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
                     "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
                     "expired": expired, "digest": "sha256:" + "0" * 64,
-                    "created_at": "2026-11-30T00:00:00Z", "expires_at": "2027-02-28T00:00:00Z",
-                    "updated_at": "2026-11-30T00:00:00Z",
-                    "workflow_run": {"id": run_id, "head_branch": "main", "head_sha": "c" * 40}}
+                    "created_at": created_at, "expires_at": "2027-02-28T00:00:00Z",
+                    "updated_at": created_at,
+                    "workflow_run": {"id": run_id, "head_branch": run.get("head_branch", "main"),
+                                     "head_sha": run.get("head_sha", "c" * 40)}}
         self.artifacts[run_id].append(artifact)
         if files is not None:
             buffer = io.BytesIO()
@@ -117,10 +128,20 @@ class GitHubState:
             self.blobs[aid] = buffer.getvalue()
         return artifact
 
+    def _commit(self, sha: str) -> dict:
+        return {"sha": sha, "node_id": f"C_{sha}", "url": f"{self.base}/repos/{SLUG}/commits/{sha}",
+                "html_url": f"https://github.com/{SLUG}/commit/{sha}", "commit": {"message": "a commit"}, "parents": []}
+
     def requests_to(self, method: str, pattern: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
 
     # --- the API --------------------------------------------------------------------------
+
+    def repository(self, slug: str) -> dict:
+        owner, name = slug.split("/")
+        return {"id": 1 if slug == SLUG else 2, "node_id": f"R_{slug}", "name": name, "full_name": slug,
+                "owner": {"login": owner, "id": 2, "type": "Organization"}, "private": False,
+                "url": f"{self.base}/repos/{slug}", "html_url": f"https://github.com/{slug}", "default_branch": "main"}
 
     def workflow(self, ident: str) -> dict:
         return {"id": 77, "node_id": "W_77", "name": "Run sweep", "path": ".github/workflows/run-sweep.yml",
@@ -139,10 +160,27 @@ class GitHubState:
             number = int(match.group(1))
             if number not in self.pulls:
                 return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
+            commits = self.pull_commits.get(number, ["d" * 40])
             return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
                              "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
                              "html_url": f"https://github.com/{SLUG}/pull/{number}",
-                             "head": {"ref": "feature", "sha": "d" * 40}, "base": {"ref": "main", "sha": "b" * 40}}
+                             "head": {"ref": self.pull_heads[number][0], "sha": commits[-1], "repo": self.repository(self.pull_heads[number][1])},
+                             "base": {"ref": "main", "sha": "b" * 40, "repo": self.repository(SLUG)}}
+        if match := re.fullmatch(rf"{repo}/pulls/(\d+)/commits", path):
+            return 200, {}, [self._commit(sha) for sha in self.pull_commits.get(int(match.group(1)), [])]
+        if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})/pulls", path):
+            return 200, {}, [self.handle("GET", f"{repo}/pulls/{n}", {}, None)[2] for n in self.commit_pulls.get(match.group(1), [])]
+        if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})", path):
+            return 200, {}, self._commit(match.group(1))
+        if match := re.fullmatch(rf"{repo}/compare/([0-9a-f]{{40}})\.\.\.(.+)", path):
+            status = "ahead" if match.group(2) == "main" and match.group(1) in self.on_main else "diverged"
+            return 200, {}, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1, "commits": [], "files": [],
+                             "url": f"{self.base}{path}", "html_url": f"https://github.com/{SLUG}/compare/{match.group(1)}...{match.group(2)}"}
+        if path == f"{repo}/actions/artifacts" and method == "GET":
+            wanted = (query.get("name") or [None])[0]
+            found = [a for artifacts in self.artifacts.values() for a in artifacts if wanted in (None, a["name"])]
+            found.sort(key=lambda a: a["created_at"], reverse=True)  # newest first, as GitHub lists them
+            return 200, {}, {"total_count": len(found), "artifacts": found}
         if match := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
             number = int(match.group(1))
             if number not in self.pulls:
@@ -186,6 +224,9 @@ class GitHubState:
             return 204, {}, None
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/runs", path):
             runs = [r for r in self.runs.values() if not query.get("event") or r["event"] == query["event"][0]]
+            runs = [r for r in runs if not query.get("branch") or r["head_branch"] == query["branch"][0]]
+            if query.get("status"):  # GitHub's `status` filter also takes a conclusion (success, failure, …)
+                runs = [r for r in runs if query["status"][0] in (r["status"], r["conclusion"])]
             runs.sort(key=lambda r: -r["id"])  # newest first, as GitHub lists them
             return 200, {}, {"total_count": len(runs), "workflow_runs": runs}
         return 404, {}, {"message": f"Not Found (the test server does not implement {method} {path})"}

@@ -237,3 +237,56 @@ def test_unknown_run_and_run_without_plan(github):
     no_plan = run_cli("github", "rerun-failed", "--run-id", "31", env=env_for(github))
     assert no_plan.returncode == 1 and "sweep-plan" in no_plan.stderr
     assert not github.state.dispatches
+
+
+# --- which runs a rerun may take its plan from ------------------------------------------------------
+
+
+ARTIFACT_DOWNLOADS = rf"/repos/{SLUG}/actions/(runs/\d+/artifacts|artifacts/\d+/zip)"
+
+
+@pytest.mark.parametrize("run_fields, reason", [
+    ({"path": ".github/workflows/pr-checks.yml"}, "not .github/workflows/run-sweep.yml"),
+    ({"head_repository": "attacker/fork", "head_branch": "main"}, "its code came from attacker/fork"),
+    ({"repository": "someone/else"}, "it belongs to someone/else"),
+    ({"head_branch": "experiment", "event": "pull_request"}, "it ran on branch 'experiment', not on main"),
+], ids=["other-workflow", "fork-pr", "other-repository", "other-branch"])
+def test_a_rerun_refuses_a_plan_from_a_run_it_cannot_trust(github, run_fields, reason):
+    github.state.add_run(4242, **{"head_branch": "main", **run_fields})
+    github.state.add_artifact(4242, "sweep-plan", files={"plan.json": json.dumps(rows(2))})
+    result = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error[github-untrusted-run]" in result.stderr and reason in result.stderr, result.stderr
+    assert not github.state.requests_to("GET", ARTIFACT_DOWNLOADS)  # the plan was never read
+    assert not github.state.dispatches
+
+
+def test_a_rerun_of_a_pull_request_takes_the_plan_of_its_own_branch(github):
+    github.state.add_pull(8, head_ref="dsv4-ladder")
+    github.state.add_run(4242, head_branch="dsv4-ladder", event="pull_request")
+    github.state.add_artifact(4242, "sweep-plan", files={"plan.json": json.dumps(rows(2))})
+    refused = run_cli("github", "rerun-failed", "--run-id", "4242", "--pr", "7", env=env_for(github))  # PR 7 is on `feature`
+    assert refused.returncode == 1 and "github-untrusted-run" in refused.stderr and not github.state.dispatches
+    accepted = run_cli("github", "rerun-failed", "--run-id", "4242", "--pr", "8", env=env_for(github))
+    assert accepted.returncode == 0, accepted.stderr
+    assert [d["ref"] for d in github.state.dispatches] == ["dsv4-ladder"]
+
+
+def test_a_fork_pull_request_has_nothing_to_rerun(github):
+    github.state.add_pull(9, head_ref="main", head_repo="attacker/fork")
+    sweep_run(github, rows(1))
+    result = run_cli("github", "rerun-failed", "--run-id", "4242", "--pr", "9", env=env_for(github))
+    assert result.returncode == 1 and "comes from attacker/fork" in result.stderr and not github.state.dispatches
+
+
+def test_the_dispatched_rerun_checks_the_run_again_before_downloading(github):
+    """run-sweep.yml calls `infx github check-rerun` before it downloads another run's plan."""
+    github.state.add_run(50, head_branch="main")
+    github.state.add_run(51, head_branch="feature", event="pull_request")
+    github.state.add_run(52, head_branch="feature", head_repository="attacker/fork", event="pull_request")
+    check = lambda run_id, ref: run_cli("github", "check-rerun", "--run-id", str(run_id), "--ref", ref, env=env_for(github))
+    assert check(50, "feature").returncode == 0  # main's plans are always trusted
+    assert check(51, "feature").returncode == 0  # a rerun on the PR's own branch
+    assert check(51, "main").returncode == 1
+    refused = check(52, "feature")
+    assert refused.returncode == 1 and "attacker/fork" in refused.stderr

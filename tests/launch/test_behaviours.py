@@ -9,7 +9,7 @@ import pytest
 from infx.launch import results
 from infx.launch.plan import Point, build_plan
 from infx.launch.run import StatusLine
-from infx.launch.srtctl import JOB_ID
+from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,9 +55,25 @@ def test_b6_trt_agentic_route_and_model_alias(lane, points):
     assert vllm.route.name == "vllm-agentic" and vllm.time_limit == "4:00:00" and vllm.pin.ref == "v1.0.36"
 
 
+# What srt-slurm's srtctl apply prints after sbatch accepted the job (the same lines in every
+# bundled version; the job id is the last word of sbatch's "Submitted batch job <id>").
+REAL_APPLY_OUTPUT = """🚀 Submitting: gb300-nv_1
+✅ Job 4242 submitted!
+📁 Logs: /w/srt-slurm/outputs/4242/logs
+📋 Monitor: tail -f /w/srt-slurm/outputs/4242/logs/sweep_4242.log
+📊 Queue: squeue --job 4242
+"""
+
+
 def test_b10_job_id_from_srtctl_output():
     assert JOB_ID.search("rendering…\n✅ Job 4242 submitted!\n").group(1) == "4242"
     assert JOB_ID.search("no id here") is None
+    assert job_id_of(REAL_APPLY_OUTPUT) == "4242"
+    # "Job 12 of 3" in a recipe echo or a log path is no submission line
+    assert job_id_of("Job 12 of 3 rendered\n" + REAL_APPLY_OUTPUT) == "4242"
+    for output in ("sbatch: error: Batch job submission failed", REAL_APPLY_OUTPUT + "✅ Job 4243 submitted!\n"):
+        with pytest.raises(SrtctlError):
+            job_id_of(output)
 
 
 def test_b11_fixed_seq_results_are_renamed(tmp_path):

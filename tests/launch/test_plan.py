@@ -218,10 +218,23 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     ws = Workspace(tmp_path, lane_profile("file:///nonexistent", None))
     ws.recipe("recipe.yaml", v1_recipe())
     done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"))
-    assert done.returncode == 1 and "no commit SHA" in done.stderr
-    assert not (tmp_path / ".cache").exists()
+    # The profile itself is invalid: located at the pin's commit, with the command that fills it in.
+    commit_line = (tmp_path / "runners/testlane.yaml").read_text().splitlines().index("      commit: null") + 1
+    assert done.returncode == 1 and f"runners/testlane.yaml:{commit_line}:" in done.stderr
+    assert "error[lane-schema]: srt-slurm.pins.standin.commit" in done.stderr and "infx lane pins LANE --update" in done.stderr
+    assert not (tmp_path / ".cache").exists() and not (tmp_path / "out").exists()
+    # Defence in depth: a plan whose pin has no SHA (a profile built in code) never launches.
+    from dataclasses import replace
+
+    from infx.launch.run import launch_point
+
+    ws.write_profile(lane_profile("file:///nonexistent", "a" * 40))
+    plan = plan_of(ws, point())
+    plan.pin = replace(plan.pin, commit=None)
+    assert launch_point(plan, tmp_path / "out", ws.root, env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]}) == 1
     record = json.loads(next((tmp_path / "out").glob("*_launch.json")).read_text())
-    assert record["job-id"] is None and record["exit-code"] == 1
+    assert record["job-id"] is None and record["exit-code"] == 1 and "no commit SHA" in record["message"]
+    assert not (tmp_path / ".cache").exists()
 
 
 def test_every_gb300_point_of_the_master_config_plans(tmp_path):
@@ -236,7 +249,7 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path):
             build_plan(lane, load_point(str(path), {}), REPO, env={})
         except InfxError as exc:
             failures[path.name] = [d.message for d in exc.diagnostics]
-    assert failures == {} and len(paths) == 71  # 66 fixed-seq-len and agentic points + the 5-point Mooncake ladder
+    assert failures == {} and len(paths) == 68  # 63 fixed-seq-len and agentic points + the 5-point Mooncake ladder
     done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(paths[0]), "--dry-run",
                            "--format", "json"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True
@@ -266,3 +279,17 @@ def test_recipe_declared_sources_show_in_the_dry_run(tmp_path):
     ws.recipe("bad.yaml", v1_recipe(**{"infx-sources": ["nope", {"name": "x", "url": "u", "commit": "main", "dest": "d"}]}))
     code, body = ws.dry_run(ws.point(point("recipes/test/bad.yaml")))
     assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-source", "recipe-source"]
+
+
+def test_a_hosted_runner_name_only_labels_a_dry_run(ws, tmp_path):
+    """run-point.yml dry-runs on a GitHub-hosted runner, whose RUNNER_NAME ("GitHub Actions 7") is no job name."""
+    ws.recipe("recipe.yaml", v1_recipe())
+    hosted = {"RUNNER_NAME": "GitHub Actions 7", "RUNNER_ENVIRONMENT": "github-hosted"}
+    code, body = ws.dry_run(ws.point(point()), env=hosted)
+    assert code == 0 and body["job-name"].startswith("infx-")
+    assert [w["rule"] for w in body["warnings"]] == ["env-runner-name-unused"]
+    # Elsewhere the name is checked as for a launch; a launch always checks it.
+    code, body = ws.dry_run(ws.point(point()), env={"RUNNER_NAME": "GitHub Actions 7"})
+    assert code == 1 and body["diagnostics"][0]["rule"] == "env-shape"
+    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"), env=hosted)
+    assert done.returncode == 1 and "error[env-shape]" in done.stderr and not (tmp_path / ".cache").exists()

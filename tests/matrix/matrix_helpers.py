@@ -78,7 +78,7 @@ class Repo:
         self.master = root / "configs" / "test-master.yaml"
         self.master.write_text(yaml.safe_dump(masters, sort_keys=False))
         (root / "configs" / "runners.yaml").write_text(yaml.safe_dump(runners or RUNNERS, sort_keys=False))
-        shutil.copy(REPO / "configs" / "components.yaml", root / "configs" / "components.yaml")
+        shutil.copy(REPO / "infx" / "config" / "components.yaml", root / "configs" / "components.yaml")
 
     def config_set(self):
         from infx.config import load_config_set

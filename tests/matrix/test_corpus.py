@@ -3,13 +3,14 @@ reference/matrix.md §4–§5, built here from those facts, not from infx's outp
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections import Counter
 
 import pytest
 
-from corpus import patched_corpus
+from corpus import REFERENCE_ROWS, patched_corpus
 from infx.config import load_config_set
 from infx.matrix import EvalMode, Selection, bucketize, build_matrix
 from matrix_helpers import CORPUS, run_cli
@@ -37,6 +38,21 @@ def config_set(corpus_repo):
 @pytest.fixture(scope="module")
 def rows(config_set):
     return build_matrix(config_set)
+
+
+# Fields infx adds to the reference's rows (docs/matrix.md); every other field is the reference's.
+INFX_FIELDS = {"config-key", "recipe-fingerprint", "node-count"}
+
+
+def test_rows_equal_the_reference_generators(rows):
+    """The unmodified corpus (runner labels declared) expands to the reference's rows, field by field, in order."""
+    expected = json.loads(gzip.decompress(REFERENCE_ROWS.read_bytes()))
+    assert len(rows) == len(expected) == 1820
+    for index, (row, reference) in enumerate(zip(rows, expected)):
+        core = {key: value for key, value in row.items() if key not in INFX_FIELDS}
+        assert core == reference, (index, row["config-key"])
+    legacy = [r for r in rows if r["config-key"] == "dsv4-fp4-gb200-dynamo-vllm-mtp2"]
+    assert legacy[0]["disagg"] is True and legacy[0]["decode"]["num-worker"] == 0  # the aggregated point, as the reference runs it
 
 
 def bucket_sizes(rows):
@@ -93,7 +109,7 @@ def test_throughput_points_survive_eval_modes(config_set, rows):
 
 
 def expected_fingerprint(row):
-    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "recipe-fingerprint")}
+    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint")}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -165,6 +181,20 @@ def test_cli_json_matches_the_api(corpus_repo, rows):
                       "--format", "json"], cwd=corpus_repo)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == rows
+
+
+def test_one_topology_keeps_its_fingerprint_across_concurrencies_and_eval_marks(rows):
+    """Every row of a topology (all but conc, names and eval marks) shares one fingerprint, eval-marked or not."""
+    from infx.matrix.derive import topology
+
+    by_topology: dict = {}
+    for row in rows:
+        by_topology.setdefault(topology(row), set()).add(row["recipe-fingerprint"])
+    assert all(len(prints) == 1 for prints in by_topology.values())
+    assert len({p for prints in by_topology.values() for p in prints}) == len(by_topology)
+    marked = {r["recipe-fingerprint"] for r in rows if r["run-eval"]}
+    unmarked = {r["recipe-fingerprint"] for r in rows if not r["run-eval"]}
+    assert marked & unmarked  # topologies with an eval at one concurrency and none at another
 
 
 def test_rows_pass_jsonschema(rows, config_set):

@@ -10,7 +10,6 @@ import pytest
 
 from infx.matrix import EvalMode, Selection, bucketize
 from infx.matrix.rowschema import row_problems, row_schema
-from infx.schemacheck import compile_check as compile_schema
 from matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
 
 
@@ -109,21 +108,18 @@ def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
             assert row_problems([bad]) and not reference.is_valid(bad), (mutate, bad)
 
 
-def test_compiled_validator_refuses_unknown_keywords():
-    with pytest.raises(ValueError, match="does not support"):
-        compile_schema({"type": "object", "oneOf": []})
-
-
 @pytest.mark.parametrize("image", ["img:1", "bild:größe-ü", "\u2603"])
 def test_fingerprint_is_the_contract_canonical_form(image):
     import hashlib
 
-    from infx.matrix.derive import fingerprint
+    from infx.matrix.derive import topology_fingerprint as fingerprint
 
     row = {"image": image, "conc": 4, "exp-name": "x", "prefill": {"tp": 4, "ep": 1}, "run-eval": False}
-    body = {"image": image, "prefill": {"ep": 1, "tp": 4}, "run-eval": False}
+    body = {"image": image, "prefill": {"ep": 1, "tp": 4}}
     expected = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
     assert fingerprint(row) == expected == fingerprint({**row, "conc": 8, "recipe-fingerprint": "f" * 64})
+    assert fingerprint({**row, "run-eval": True, "eval-conc": 4}) == expected  # eval marks are not the topology
+    assert fingerprint({**row, "eval-only": True}) != expected  # an eval-only job is another job
 
 
 def test_selection_takes_a_lone_string_as_one_value(mixed):

@@ -2,9 +2,9 @@
 
 - actionlint (with shellcheck when present) and zizmor --offline must report nothing;
   planting a known injection must make both complain (so the checks can fail).
-- The job graph of run-sweep.yml is evaluated with the real `if:` expressions for pull
-  request, push and dispatch events; the two-level fan-out is simulated end to end with
-  the real `matrix:`/`with:` expressions and must run every planned row exactly once.
+- Single expressions of the workflows (concurrency, the per-point job's runner, timeout,
+  name, environment and artifact name, the run name) evaluated by GitHub's own evaluator
+  (executor.Engine); whole runs are in test_workflow_runs.py.
 - Structure: permissions, SHA pins, no expression inside `run:`, fork PRs never reach a
   self-hosted runner, concurrency never cancels a run on main.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_expressions import Context, condition, expressions_in, render
+from executor import Engine
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -48,32 +48,37 @@ def steps_of(workflow: dict):
             yield job_name, step
 
 
-# --- events ------------------------------------------------------------------------------
+# --- GitHub's evaluator over single expressions --------------------------------------------------
+
+EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 
-def pr_event(action="synchronize", labels=(), label=None, fork=False, draft=False, number=7) -> dict:
-    return {
-        "event_name": "pull_request",
-        "repository": SLUG,
-        "run_id": "9001",
-        "sha": "c" * 40,
-        "event": {
-            "action": action,
-            "label": {"name": label} if label else None,
-            "pull_request": {
-                "number": number,
-                "draft": draft,
-                "labels": [{"name": name} for name in labels],
-                "head": {"repo": {"full_name": "stranger/bench" if fork else SLUG}, "sha": "d" * 40},
-                "base": {"sha": "b" * 40},
-            },
-        },
-    }
+def expressions_in(text: str) -> list[str]:
+    return [m.strip() for m in EXPRESSION.findall(text)]
 
 
-def push_event() -> dict:
-    return {"event_name": "push", "repository": SLUG, "run_id": "9002", "sha": "c" * 40,
-            "ref": "refs/heads/main", "event": {"before": "a" * 40}}
+@pytest.fixture(scope="module")
+def engine():
+    engine = Engine()
+    yield engine
+    engine.close()
+
+
+def parsed(engine: Engine, name: str) -> dict:
+    return engine.parse(WORKFLOWS / name)
+
+
+def pr_event(action="synchronize", labels=(), label=None, fork=False, number=7) -> dict:
+    return {"event_name": "pull_request", "repository": SLUG, "run_id": "9001", "sha": "c" * 40,
+            "event": {"action": action, "label": {"name": label} if label else None,
+                      "pull_request": {"number": number, "draft": False, "labels": [{"name": n} for n in labels],
+                                       "head": {"repo": {"full_name": "stranger/bench" if fork else SLUG}, "sha": "d" * 40},
+                                       "base": {"sha": "b" * 40}}}}
+
+
+def push_event(run_id="9002") -> dict:
+    return {"event_name": "push", "repository": SLUG, "run_id": run_id, "sha": "c" * 40, "ref": "refs/heads/main",
+            "event": {"before": "a" * 40}}
 
 
 def dispatch_event() -> dict:
@@ -83,219 +88,58 @@ def dispatch_event() -> dict:
 
 DISPATCH_INPUTS = {"config-keys": "dsv4-*", "filters": "", "lane": "", "dry-run": False,
                    "rerun-of": "", "points": "", "launch-id": ""}
-
-
-def inputs_for(github: dict, **overrides) -> dict:
-    return {**DISPATCH_INPUTS, **overrides} if github["event_name"] == "workflow_dispatch" else {}
-
-
-# --- the job graph -----------------------------------------------------------------------
-
-
-def run_graph(workflow: dict, github: dict, inputs: dict, outputs: dict[str, dict], fail: set[str] = frozenset()) -> dict[str, str]:
-    """Each job's result under GitHub's rules: a job runs when its `if:` holds given the
-    results of its needs (skipped jobs skip their dependants unless a status function says
-    otherwise); a job that runs succeeds unless listed in `fail`."""
-    results: dict[str, str] = {}
-    pending = dict(workflow["jobs"])
-    while pending:
-        for name, job in list(pending.items()):
-            needs = job.get("needs", [])
-            needs = [needs] if isinstance(needs, str) else needs
-            if any(n not in results for n in needs):
-                continue
-            need_results = {n: results[n] for n in needs}
-            ctx = Context(
-                values={"github": github, "inputs": inputs, "vars": {},
-                        "needs": {n: {"result": r, "outputs": outputs.get(n, {}) if r == "success" else {}}
-                                  for n, r in need_results.items()}},
-                needs_ok=all(r == "success" for r in need_results.values()),
-                needs_failed=any(r == "failure" for r in need_results.values()),
-            )
-            runs = condition(job.get("if"), ctx)
-            results[name] = ("failure" if name in fail else "success") if runs else "skipped"
-            del pending[name]
-    return results
-
-
 SWEEP = "run-sweep.yml"
-PLANNED = {"shards": json.dumps([{"id": "multi_node/agentic#0", "bucket": "multi_node/agentic", "index": 0,
-                                  "rows": 1, "output": "shard-0", "file": None}]),
-           "point-count": "1"}
 
 
-@pytest.mark.parametrize(
-    "github, expected",
-    [
-        # An unlabelled PR gets its plan posted but runs no point.
-        (pr_event(), {"setup": "success", "report-plan": "success", "sweep": "skipped", "report-results": "skipped"}),
-        (pr_event(action="opened"), {"setup": "success", "report-plan": "success", "sweep": "skipped"}),
-        # The sweep label: on a push to the PR and when the label is added.
-        (pr_event(labels=["sweep-enabled"]), {"setup": "success", "sweep": "success", "report-results": "success"}),
-        (pr_event(action="labeled", labels=["sweep-enabled"], label="sweep-enabled"),
-         {"setup": "success", "report-plan": "success", "sweep": "success", "report-results": "success"}),
-        # Any other label changes nothing, even on a labelled PR.
-        (pr_event(action="labeled", labels=["sweep-enabled", "documentation"], label="documentation"),
-         {"setup": "skipped", "report-plan": "skipped", "sweep": "skipped", "report-results": "skipped"}),
-        # Forks and drafts never reach the lanes.
-        (pr_event(labels=["sweep-enabled"], fork=True),
-         {"setup": "skipped", "report-plan": "skipped", "sweep": "skipped", "report-results": "skipped"}),
-        (pr_event(labels=["sweep-enabled"], draft=True), {"setup": "skipped", "sweep": "skipped"}),
-        # Main and manual runs sweep, and never talk to a PR.
-        (push_event(), {"setup": "success", "report-plan": "skipped", "sweep": "success", "report-results": "skipped"}),
-        (dispatch_event(), {"setup": "success", "report-plan": "skipped", "sweep": "success", "report-results": "skipped"}),
-    ],
-)
-def test_job_graph_per_event(github, expected):
-    results = run_graph(load(SWEEP), github, inputs_for(github), {"setup": PLANNED})
-    assert {job: results[job] for job in expected} == expected
-
-
-def test_empty_plan_and_failed_setup_run_no_point():
-    empty = {"setup": {"shards": "[]", "point-count": "0"}}
-    assert run_graph(load(SWEEP), push_event(), {}, empty)["sweep"] == "skipped"
-    failed = run_graph(load(SWEEP), pr_event(labels=["sweep-enabled"]), {}, {"setup": PLANNED}, fail={"setup"})
-    assert failed["sweep"] == failed["report-plan"] == failed["report-results"] == "skipped"
-
-
-def test_outcomes_are_reported_even_when_points_fail():
-    results = run_graph(load(SWEEP), pr_event(labels=["sweep-enabled"]), {}, {"setup": PLANNED}, fail={"sweep"})
-    assert results["report-results"] == "success"
-
-
-def step_runs(workflow: dict, job: str, step_name: str, github: dict, inputs: dict) -> bool:
-    step = next(s for s in workflow["jobs"][job]["steps"] if s.get("name") == step_name)
-    return condition(step.get("if"), Context(values={"github": github, "inputs": inputs}))
-
-
-def test_main_branch_changelog_gate_and_rerun_download_steps():
-    sweep = load(SWEEP)
-    gate, fetch = "Gate the changelog (main-branch policy)", "Fetch the plan of the run being rerun"
-    assert step_runs(sweep, "setup", gate, push_event(), {})
-    assert not step_runs(sweep, "setup", gate, pr_event(), {})
-    assert not step_runs(sweep, "setup", gate, dispatch_event(), DISPATCH_INPUTS)
-    assert step_runs(sweep, "setup", fetch, dispatch_event(), {**DISPATCH_INPUTS, "rerun-of": "77"})
-    assert not step_runs(sweep, "setup", fetch, dispatch_event(), DISPATCH_INPUTS)
-    assert not step_runs(sweep, "setup", fetch, push_event(), {})
-    gate_step = next(s for s in sweep["jobs"]["setup"]["steps"] if s.get("name") == gate)
+def test_main_branch_gate_applies_the_main_branch_policy():
+    gate_step = next(s for s in load(SWEEP)["jobs"]["setup"]["steps"] if s.get("name") == "Gate the changelog (main-branch policy)")
     assert "--pr-number" not in gate_step["run"], "the push gate must apply the main-branch pr-link policy"
+
+
+def test_the_workflow_label_list_is_the_label_table():
+    from infx.workflows.labels import LABELS
+
+    text = (WORKFLOWS / SWEEP).read_text()
+    lists = re.findall(r"fromJSON\('(\[.*?\])'\)", text)
+    assert len(lists) == 2 and all(json.loads(found) == list(LABELS) for found in lists)
 
 
 # --- concurrency -------------------------------------------------------------------------
 
 
-def concurrency(github: dict) -> tuple[str, bool]:
-    spec = load(SWEEP)["concurrency"]
-    ctx = Context(values={"github": github, "inputs": {}})
-    return render(spec["group"], ctx), bool(render(spec["cancel-in-progress"], ctx))
+def test_concurrency_cancels_superseded_pr_sweeps_only(engine):
+    spec = parsed(engine, SWEEP)["concurrency"]
 
+    def concurrency(github: dict) -> tuple[str, bool]:
+        value = engine.value(spec, {"github": github, "inputs": {}})
+        return value["group"], value["cancel-in-progress"]
 
-def test_concurrency_cancels_superseded_pr_sweeps_only():
     first, second = concurrency(pr_event()), concurrency(pr_event(labels=["sweep-enabled"]))
     assert first == second and first[1] is True
-    labelled = concurrency(pr_event(action="labeled", label="sweep-enabled"))
-    assert labelled == first
+    for action in ("labeled", "unlabeled"):
+        assert concurrency(pr_event(action=action, label="full-sweep-enabled")) == first
     other_pr = concurrency(pr_event(number=8))
     assert other_pr[0] != first[0]
     noise = concurrency(pr_event(action="labeled", label="documentation"))
     assert noise[0] != first[0], "an unrelated label event must not cancel the PR's sweep"
-    main_a, main_b = concurrency(push_event()), concurrency({**push_event(), "run_id": "9100"})
+    main_a, main_b = concurrency(push_event()), concurrency(push_event(run_id="9100"))
     assert main_a[1] is False and main_b[1] is False
     assert main_a[0] != main_b[0], "runs on main never share a group, so none waits on or cancels another"
     assert concurrency(dispatch_event())[1] is False
 
 
-# --- the two-level fan-out ----------------------------------------------------------------
-
-
-def planned_rows(count: int, prefix: str) -> list[dict]:
-    return [{"config-key": f"{prefix}-key", "recipe-fingerprint": f"{prefix}{i:06d}".ljust(64, "0"),
-             "conc": [i + 1] if i % 2 else i + 1, "runner": "gb300-nv",
-             "scenario-type": "agentic-coding" if i % 3 == 0 else "fixed-seq-len"} for i in range(count)]
-
-
-def shard_plan() -> tuple[list[dict], dict, dict[str, list[dict]], list[dict]]:
-    """Shards as the contract describes them: 66 inline shards (two past the outputs the
-    setup job declares), one spilled to a file, one full 256-row shard."""
-    all_rows, shards, step_outputs, files = [], [], {}, {}
-    layout = [("multi_node/8k1k", 256, "inline")] + [(f"single_node/s{k}", 3, "inline") for k in range(65)] + [
-        ("multi_node/agentic", 40, "file")]
-    for k, (bucket, count, where) in enumerate(layout):
-        rows = planned_rows(count, f"{k:03d}")
-        all_rows.extend(rows)
-        files[f"shard-{k}.json"] = rows
-        descriptor = {"id": f"{bucket}#0", "bucket": bucket, "index": 0, "rows": count,
-                      "output": f"shard-{k}" if where == "inline" else None,
-                      "file": f"shard-{k}.json" if where == "file" else None}
-        if where == "inline":
-            step_outputs[f"shard-{k}"] = json.dumps(rows, separators=(",", ":"))
-        shards.append(descriptor)
-    step_outputs["shards"] = json.dumps(shards)
-    step_outputs["point-count"] = str(len(all_rows))
-    return shards, step_outputs, files, all_rows
-
-
-def test_fan_out_runs_every_planned_row_exactly_once_and_no_matrix_passes_256():
-    sweep, shard_wf, point_wf = load(SWEEP), load("sweep-shard.yml"), load("run-point.yml")
-    shards, step_outputs, files, all_rows = shard_plan()
-    github = push_event()
-
-    # The setup job's declared outputs, evaluated from its plan step's outputs.
-    setup = sweep["jobs"]["setup"]
-    ctx = Context(values={"steps": {"plan": {"outputs": step_outputs}}})
-    job_outputs = {name: render(expr, ctx) for name, expr in setup["outputs"].items()}
-    assert json.loads(job_outputs["shards"]) == shards
-
-    sweep_job = sweep["jobs"]["sweep"]
-    needs = {"setup": {"result": "success", "outputs": job_outputs}}
-    level1 = render(sweep_job["strategy"]["matrix"]["shard"], Context(values={"needs": needs}))
-    assert len(level1) <= MAX_MATRIX and level1 == shards
-    launched: list[dict] = []
-    via_file = 0
-    for shard in level1:
-        ctx = Context(values={"needs": needs, "matrix": {"shard": shard}, "inputs": {}, "github": github})
-        shard_inputs = {k: render(v, ctx) for k, v in sweep_job["with"].items()}
-        load_job = shard_wf["jobs"]["load"]
-        load_outputs = {}
-        load_runs = condition(load_job.get("if"), Context(values={"inputs": shard_inputs}))
-        if load_runs:  # the load job reads the shard's file from the plan artifact
-            via_file += 1
-            load_outputs = {"rows": json.dumps(files[shard_inputs["shard-file"]])}
-        points_job = shard_wf["jobs"]["points"]
-        level2_needs = {"load": {"result": "success" if load_runs else "skipped", "outputs": load_outputs}}
-        ctx2 = Context(values={"inputs": shard_inputs, "needs": level2_needs},
-                       needs_ok=load_runs)
-        assert condition(points_job.get("if"), ctx2)
-        rows = render(points_job["strategy"]["matrix"]["point"], ctx2)
-        assert len(rows) <= MAX_MATRIX
-        for row in rows:
-            ctx3 = Context(values={"inputs": shard_inputs, "matrix": {"point": row}})
-            point_inputs = {k: render(v, ctx3) for k, v in points_job["with"].items()}
-            assert set(point_inputs) <= set(point_wf["on"]["workflow_call"]["inputs"])
-            launched.append(json.loads(point_inputs["point"]))
-    assert via_file == 3, "two shards past the declared outputs and the spilled shard load from files"
-    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
-    assert Counter(map(key, launched)) == Counter(map(key, all_rows))
-
-
-def test_setup_declares_contiguous_inline_shard_outputs():
-    outputs = load(SWEEP)["jobs"]["setup"]["outputs"]
-    shard_names = sorted((n for n in outputs if n.startswith("shard-")), key=lambda n: int(n.split("-")[1]))
-    assert shard_names == [f"shard-{k}" for k in range(len(shard_names))] and len(shard_names) >= 32
-    for name in shard_names:
-        assert outputs[name] == f"${{{{ steps.plan.outputs.{name} }}}}"
-
-
 # --- the per-point job -------------------------------------------------------------------
 
 
-def point_job_value(key: str, point: dict, **inputs) -> object:
-    job = load("run-point.yml")["jobs"]["launch"]
-    values = {"point": json.dumps(point), "lane": "", "dry-run": False, **inputs}
-    return render(job[key], Context(values={"inputs": values}))
+def point_job(engine: Engine) -> dict:
+    return parsed(engine, "run-point.yml")["jobs"]["launch"]
 
 
-def test_point_runs_on_its_lane_with_a_timeout_by_scenario():
+def test_point_runs_on_its_lane_with_a_timeout_by_scenario(engine):
+    def point_job_value(key: str, point: dict, **inputs) -> object:
+        values = {"point": json.dumps(point), "lane": "", "dry-run": False, "skip-lanes": "[]", **inputs}
+        return engine.value(point_job(engine)[key], {"inputs": values})
+
     fixed = {"runner": "gb300-nv", "scenario-type": "fixed-seq-len", "conc": [4, 8], "config-key": "k"}
     agentic = {**fixed, "scenario-type": "agentic-coding", "conc": 120}
     assert point_job_value("runs-on", fixed) == "gb300-nv"
@@ -308,11 +152,11 @@ def test_point_runs_on_its_lane_with_a_timeout_by_scenario():
     assert point_job_value("name", agentic) == "k c120"
 
 
-def test_point_reaches_infx_only_through_the_environment():
+def test_point_reaches_infx_only_through_the_environment(engine):
     job = load("run-point.yml")["jobs"]["launch"]
     assert job["env"]["POINT_JSON"] == "${{ inputs.point }}"
-    lane = lambda **inputs: render(job["env"]["LANE"], Context(values={"inputs": {  # noqa: E731
-        "point": json.dumps({"runner": "gb300-nv"}), "lane": "", **inputs}}))
+    lane = lambda **inputs: engine.value(point_job(engine)["env"]["LANE"], {"inputs": {  # noqa: E731
+        "point": json.dumps({"runner": "gb300-nv"}), "lane": "", **inputs}})
     assert lane() == "gb300-nv" and lane(lane="gb300-nv-canary") == "gb300-nv-canary"
     launch = next(s for s in job["steps"] if s.get("id") == "launch")
     assert "infx launch" in launch["run"] and "POINT_JSON" not in launch["run"]
@@ -320,21 +164,26 @@ def test_point_reaches_infx_only_through_the_environment():
     cleanup = next(s for s in job["steps"] if "scancel" in s.get("run", ""))
     assert upload["if"] == "always()" and cleanup["if"].startswith("always()")
     # The artifact name carries the outcome that reruns and the PR report read.
-    name = lambda outcome: render(upload["with"]["name"], Context(values={  # noqa: E731
-        "steps": {"point": {"outputs": {"id": "0123456789abcdef-c4"}}, "launch": {"outcome": outcome}}}))
+    parsed_upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
+    name = lambda outcome: engine.value(parsed_upload["with"]["name"], {  # noqa: E731
+        "steps": {"point": {"outputs": {"id": "0123456789abcdef-c4"}}, "launch": {"outcome": outcome}}})
     assert name("success") == "point-0123456789abcdef-c4"
     assert name("failure") == name("cancelled") == "point-0123456789abcdef-c4-failed"
 
 
-def test_fork_pull_requests_never_reach_a_self_hosted_runner():
-    job = load("run-point.yml")["jobs"]["launch"]
-    assert not condition(job["if"], Context(values={"github": pr_event(fork=True)}))
-    assert condition(job["if"], Context(values={"github": pr_event()}))
-    assert condition(job["if"], Context(values={"github": push_event()}))
+def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engine):
+    condition = point_job(engine)["if"]
+    inputs = {"point": json.dumps({"runner": "gb300-nv"}), "lane": "", "skip-lanes": "[]"}
+    runs = lambda github, **more: engine.condition(condition, {"github": github, "inputs": {**inputs, **more}},  # noqa: E731
+                                                   {"success": True})
+    assert not runs(pr_event(fork=True))
+    assert runs(pr_event()) and runs(push_event())
+    assert not runs(push_event(), **{"skip-lanes": '["gb300-nv"]'})
+    assert runs(push_event(), **{"skip-lanes": '["gb300-nv"]', "lane": "other-lane"})
     # Only run-point.yml chooses a runner from data; every other job is GitHub-hosted.
     for name, workflow in all_workflows().items():
         for job_name, job in workflow["jobs"].items():
-            if "runs-on" in job and name != "run-point.yml":
+            if "runs-on" in job and (name, job_name) not in SELF_HOSTED:
                 assert job["runs-on"] == "ubuntu-latest", (name, job_name)
         assert "pull_request_target" not in workflow["on"], name
 
@@ -342,6 +191,8 @@ def test_fork_pull_requests_never_reach_a_self_hosted_runner():
 # --- security structure --------------------------------------------------------------------
 
 
+# The jobs that run on a lane's own runner: each point, and the lane check before the fan-out.
+SELF_HOSTED = {("run-point.yml", "launch"), ("run-sweep.yml", "lanes")}
 ALLOWED_WRITES = {("run-sweep.yml", "report-plan"): {"pull-requests"}, ("run-sweep.yml", "report-results"): {"pull-requests"}}
 
 
@@ -451,19 +302,18 @@ def test_both_linters_catch_a_planted_injection(tmp_path):
 # --- names the GitHub commands rely on -------------------------------------------------------
 
 
-def dispatch_title(inputs: dict) -> str:
-    return render(load(SWEEP)["run-name"], Context(values={"github": dispatch_event(), "inputs": inputs}))
-
-
-def test_a_rerun_title_carries_its_launch_marker():
+def test_a_rerun_title_carries_its_launch_marker(engine):
     from infx.workflows.rerun import launch_marker
+
+    def dispatch_title(inputs: dict) -> str:
+        return engine.value(parsed(engine, SWEEP)["run-name"], {"github": dispatch_event(), "inputs": inputs})
 
     inputs = {**DISPATCH_INPUTS, "rerun-of": "4242", "points": "a b", "launch-id": "0123456789abcdef"}
     assert launch_marker("0123456789abcdef") in dispatch_title(inputs)
     assert "launch" not in dispatch_title(DISPATCH_INPUTS)
 
 
-def test_artifact_names_agree_with_the_point_workflow(tmp_path):
+def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     import sys
 
     from infx.workflows.rerun import artifact_name
@@ -478,10 +328,10 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path):
     assert result.stdout.strip() == point_id(point)
     outputs = (tmp_path / "out").read_text()
     assert f"\n{point_id(point)}\n" in outputs
-    upload = next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
     for outcome, succeeded in (("success", True), ("failure", False)):
-        ctx = Context(values={"steps": {"point": {"outputs": {"id": point_id(point)}}, "launch": {"outcome": outcome}}})
-        assert render(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
+        ctx = {"steps": {"point": {"outputs": {"id": point_id(point)}}, "launch": {"outcome": outcome}}}
+        assert engine.value(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
 
 
 # --- the setup and load scripts, run for real -------------------------------------------------
@@ -528,7 +378,9 @@ def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_p
     assert result.returncode == 0, result.stderr
     outputs = read_outputs(tmp_path / "outputs")
     shards = json.loads(outputs["shards"])
-    plan = json.loads((tmp_path / "plan.json").read_text())
+    document = json.loads((tmp_path / "plan.json").read_text())
+    assert document["mode"]["dispatch"] is True and document["canary"] is None
+    plan = [row for rows in document["buckets"].values() for row in rows]
     assert int(outputs["point-count"]) == len(plan) > 0 and all(max(r["conc"] if isinstance(r["conc"], list) else [r["conc"]]) <= 512 for r in plan)
     shard_rows = [row for d in shards for row in json.loads((tmp_path / "infx-shards" / d["file"]).read_text())]
     assert [point_id(r) for r in shard_rows] == [point_id(r) for r in plan]
@@ -549,7 +401,8 @@ def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_p
     (tmp_path / "outputs").write_text("")
     rerun = run_step(plan_script, tmp_path, {**dispatch, "RERUN_OF": "4242", "POINTS": " ".join(wanted)})
     assert rerun.returncode == 0, rerun.stderr
-    assert sorted(point_id(r) for r in json.loads((tmp_path / "plan.json").read_text())) == wanted
+    selected = json.loads((tmp_path / "plan.json").read_text())["buckets"]
+    assert sorted(point_id(r) for rows in selected.values() for r in rows) == wanted
     assert read_outputs(tmp_path / "outputs")["point-count"] == str(len(wanted))
 
 

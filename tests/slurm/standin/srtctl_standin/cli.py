@@ -8,9 +8,18 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
+
+
+def _pause(variable: str, when: str) -> None:
+    """Test hook: sleep before/after sbatch, first writing STANDIN_APPLY_MARK so a test knows where apply is."""
+    if os.environ.get(variable):
+        if os.environ.get("STANDIN_APPLY_MARK"):
+            Path(os.environ["STANDIN_APPLY_MARK"]).write_text(when)
+        time.sleep(float(os.environ[variable]))
 
 
 def main() -> None:
@@ -43,11 +52,21 @@ def main() -> None:
         command,
         "",
     ]))
-    done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
+    _pause("STANDIN_APPLY_SLEEP_BEFORE", "before")
+    print(f"🚀 Submitting: {recipe['name']}")
+    done = subprocess.run(["sbatch", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
-        print(done.stdout + done.stderr)
+        print(f"❌ sbatch failed: {done.stderr}")
         sys.exit(done.returncode)
-    print(f"✅ Job {done.stdout.strip().split(';')[0]} submitted!")
+    # What srt-slurm's srtctl does and prints (v1.0.25 … v1.0.50): the job id is the last word of
+    # sbatch's "Submitted batch job <id>", then the lines below.
+    job_id = done.stdout.strip().split()[-1]
+    _pause("STANDIN_APPLY_SLEEP_AFTER", "after")
+    log_dir = Path.cwd() / "outputs" / job_id / "logs"
+    print(f"✅ Job {job_id} submitted!")
+    print(f"📁 Logs: {log_dir}")
+    print(f"📋 Monitor: tail -f {log_dir}/sweep_{job_id}.log")
+    print(f"📊 Queue: squeue --job {job_id}")
 
 
 if __name__ == "__main__":

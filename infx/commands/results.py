@@ -1,0 +1,144 @@
+"""`infx results …`: collect per-point artifacts into rows, compare with a baseline, plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..diagnostics import UsageError, render_text
+from .common import OUTPUT_FILE
+
+
+@click.group()
+def results() -> None:
+    """Typed result rows, their validation, a baseline comparison and Pareto charts."""
+
+
+def _write(output: Path | None, text: str) -> None:
+    from ..fsio import atomic_write
+
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        atomic_write(output, text)
+
+
+@results.command("collect")
+@click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "table"]), default="json", show_default=True)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")
+def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, exit_zero: bool) -> None:
+    """Read each point's artifact folder (or a folder of them) into result rows; exit 1 naming
+    every invalid or failed point and why."""
+    from ..results.collect import collect
+    from ..results.render import rows_csv, rows_table, results_json
+
+    missing = [str(p) for p in artifacts if not p.exists()]
+    if missing:
+        raise UsageError(f"no such folder: {', '.join(missing)}", "Pass the folders run-point.yml uploads (point-<id>/).")
+    collected = collect(list(artifacts))
+    render = {"json": lambda: results_json(collected), "csv": lambda: rows_csv(collected.rows),
+              "table": lambda: rows_table(collected.rows)}[fmt]
+    _write(output, render())
+    problems = collected.diagnostics
+    if problems:
+        click.echo(render_text(problems), err=True)
+    ok = sum(1 for p in collected.points if p.status == "ok")
+    click.echo(f"infx results collect: {len(collected.rows)} rows from {ok} of {len(collected.points)} points"
+               + (f"; {len(problems)} point(s) without a valid result" if problems else ""), err=True)
+    sys.exit(1 if problems and not exit_zero else 0)
+
+
+def _threshold(_ctx, _param, value: str) -> float:
+    text = value.strip().removesuffix("%").strip()
+    try:
+        number = float(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a percentage; write e.g. 5% or 2.5")
+    if not 0 <= number < 1000:
+        raise click.BadParameter(f"{value!r} must be between 0% and 1000%")
+    return number / 100
+
+
+@results.command("compare")
+@click.option("--head", "head", multiple=True, required=True, type=click.Path(path_type=Path),
+              help="The sweep's results: a `collect` output or artifact folders (repeatable).")
+@click.option("--baseline", "baseline", multiple=True, type=click.Path(path_type=Path),
+              help="The baseline's results, the same kinds of input. Without it: --baseline-run, else found on GitHub.")
+@click.option("--baseline-run", type=click.IntRange(min=1), help="Use this run's sweep results artifact as the baseline.")
+@click.option("--threshold", default="5%", show_default=True, callback=_threshold,
+              help="A change beyond this, in the worse direction, is a regression.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric regressed beyond the threshold.")
+@click.option("--repo", help="OWNER/NAME for finding the baseline (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@click.option("--save-baseline", type=click.Path(path_type=Path),
+              help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
+def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline) -> None:
+    """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each."""
+    from ..results.compare import compare, load_results
+
+    head_results = load_results(list(head))
+    notices = []
+    if baseline:
+        base_rows, source = load_results(list(baseline)).rows, {"kind": "files", "paths": [str(p) for p in baseline]}
+    else:
+        from ..workflows.baseline import find_baseline
+        from .github import repository_slug
+
+        found = find_baseline(repository_slug(repo), sorted({str(r["config-key"]) for r in head_results.rows if r.get("config-key")}), baseline_run)
+        base_rows, source, notices = found.rows, found.source, found.notices
+    comparison = compare(base_rows, head_results, threshold, source, notices)
+    if save_baseline is not None:
+        from ..fsio import atomic_write
+        from ..results.render import FORMAT
+
+        atomic_write(save_baseline, json.dumps({"format": FORMAT, "rows": base_rows, "points": [], "baseline": source}) + "\n")
+    for notice in comparison.notices:
+        click.echo(f"notice: {notice}", err=True)
+    _write(output, comparison.to_json_text() if fmt == "json" else comparison.to_markdown())
+    counts = comparison.counts()
+    click.echo("infx results compare: " + ", ".join(f"{v} {k}" for k, v in counts.items()), err=True)
+    sys.exit(1 if fail_on_regression and counts.get("regressed") else 0)
+
+
+@results.command("plot")
+@click.argument("results_paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", multiple=True, type=click.Path(path_type=Path), help="Baseline results drawn on the same charts.")
+@click.option("--output", type=click.Path(path_type=Path, file_okay=False), required=True, help="Folder for the PNGs and charts.md.")
+def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], output: Path) -> None:
+    """Per config key and scenario, the Pareto frontier of throughput per GPU against
+    interactivity: one PNG each and charts.md with Mermaid xychart blocks."""
+    from ..results.compare import load_results
+    from ..results.plot import plot
+
+    head = load_results(list(results_paths)).rows
+    base = load_results(list(baseline)).rows if baseline else []
+    charts = plot(base, head, output)
+    click.echo(f"infx results plot: {len(charts)} chart(s) in {output}", err=True)
+
+
+@results.command("summary")
+@click.option("--comparison", "comparison_path", required=True, type=click.Path(path_type=Path),
+              help="JSON from `infx results compare --format json`.")
+@click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
+def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
+    """The step summary: the comparison table and the charts, within GitHub's summary limit."""
+    from ..workflows.report import comparison_markdown
+    from .github import results_inputs
+
+    comparison, charts = results_inputs(comparison_path, charts_path)
+    _write(output, comparison_markdown(comparison, charts, run_url=_run_url()))
+
+
+def _run_url() -> str | None:
+    """This Actions run's page (its artifact list is where a failed point's logs are), when in one."""
+    import os
+
+    server, slug, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    return f"{server}/{slug}/actions/runs/{run}" if server.startswith("https://") and slug.count("/") == 1 and run.isdigit() else None

@@ -1,0 +1,126 @@
+"""`infx reuse select`: which planned points already have a valid result under their result key."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import click
+
+from ..diagnostics import UsageError
+from .common import OUTPUT_FILE, format_option
+
+
+def _lane_resolver(root: Path):
+    """Row -> its Lane, by the one lane-resolution rule; each profile loaded once."""
+    from ..launch.lane import find_lane, load_lane
+
+    lanes: dict = {}
+
+    def lane_of(row: dict):
+        path = find_lane(root, runner=row.get("runner"))
+        if path not in lanes:
+            lanes[path] = load_lane(str(path), root)
+        return lanes[path]
+
+    return lane_of
+
+
+def _table(decision) -> str:
+    lines = [f"reused {len(decision.reused)}, dispatch {len(decision.dispatch)}, "
+             f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"]
+    lines += [f"reuse     {item['point-id']}  from run {item['source-run']}  ({item['artifact']})" for item in decision.reused]
+    from ..points import point_id
+
+    lines += [f"dispatch  {point_id(row)}  {decision.reasons.get(point_id(row), '')}" for row in decision.dispatch]
+    return "\n".join(lines)
+
+
+@click.group("reuse")
+def reuse() -> None:
+    """Reuse valid results of unchanged points instead of running them again."""
+
+
+@reuse.command("select")
+@click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True,
+              help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.")
+@click.option("--artifacts", "artifacts_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="A folder of downloaded point artifacts (point-<result key>/…).")
+@click.option("--github", "use_github", is_flag=True, help="Look the results up among the repository's artifacts.")
+@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="--github: the pull request being swept (its commits are trusted).")
+@click.option("--push-commit", help="--github: the commit pushed to main (the commits of the PR it merged are trusted).")
+@click.option("--main-ref", default="main", show_default=True, help="--github: the branch whose history is trusted.")
+@click.option("--max-age", "max_age", type=click.FloatRange(min=0), help="Reuse only results at most this many days old.")
+@click.option("--download", "download_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="--github: where the reused artifacts go (default $RUNNER_TEMP/infx-reused).")
+@click.option("--output", "plan_output", type=OUTPUT_FILE,
+              help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
+@click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@format_option(("json", "table", "github"), default="json")
+def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, push_commit: str | None,
+           main_ref: str, max_age: float | None, download_dir: Path | None, plan_output: Path | None, repo: str | None,
+           fmt: str) -> None:
+    """For every planned point: reuse a valid stored result under its key, or dispatch it."""
+    from ..fsio import atomic_write
+    from ..launch.resultkey import keys_for_rows
+    from ..workflows import reuse as reuse_lib
+    from ..workflows.report import plan_buckets, read_plan
+
+    if bool(artifacts_dir) == use_github:
+        raise UsageError("give exactly one of --artifacts DIR and --github", "Say where stored results are looked up.")
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    buckets = read_plan(plan_path)
+    rows = [row for bucket_rows in buckets.values() for row in bucket_rows]
+    keys = keys_for_rows(rows, root, _lane_resolver(root))
+    now = dt.datetime.now(dt.timezone.utc)
+    if artifacts_dir is not None:
+        if not artifacts_dir.is_dir():
+            raise UsageError(f"--artifacts {artifacts_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
+        decision = reuse_lib.select(rows, keys, reuse_lib.stored_in_folder(artifacts_dir, max_age, now))
+    else:
+        from ..workflows import api
+        from .github import repository_slug
+
+        slug = repository_slug(repo)
+        gh = api.connect(api.settings_from_env())
+        with api.calling(f"reading repository {slug}"):
+            repository = gh.get_repo(slug)
+        trust = api.RunTrust(repository, slug, main_ref, api.trusted_pr_shas(repository, pr_number, push_commit))
+        names = {key: reuse_lib.result_artifact_name(key) for key, _ in keys.values() if key}
+        stored = api.stored_results(repository, names, trust, max_age, now)
+        target = download_dir or Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused"
+
+        def fetch(item):
+            folder = target / item.artifact
+            if not folder.is_dir():
+                api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
+            return folder
+
+        decision = reuse_lib.select(rows, keys, stored, fetch)
+    reused_ids = {item["point-id"] for item in decision.reused}
+    from ..points import point_id
+
+    dispatch_keys = {point_id(row): row.get("result-key") for row in decision.dispatch}
+    reduced = {name: [{**row, **({"result-key": dispatch_keys[point_id(row)]} if dispatch_keys.get(point_id(row)) else {})}
+                      for row in bucket_rows if point_id(row) not in reused_ids]
+               for name, bucket_rows in buckets.items()}
+    reduced = {name: bucket_rows for name, bucket_rows in reduced.items() if bucket_rows}
+    if plan_output is not None:
+        atomic_write(plan_output, json.dumps({"buckets": reduced, "point-count": len(decision.dispatch),
+                                              "reuse": decision.to_json()}, indent=1) + "\n")
+    if fmt == "table":
+        click.echo(_table(decision))
+    elif fmt == "json":
+        click.echo(json.dumps(decision.to_json(), indent=1))
+    else:
+        from ..workflows.actions import write_outputs, write_sharded_outputs
+
+        outputs_path, runner_temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
+        if not outputs_path or not runner_temp:
+            raise UsageError("--format github needs $GITHUB_OUTPUT and $RUNNER_TEMP", "Run it inside GitHub Actions.")
+        write_sharded_outputs(plan_buckets({"buckets": reduced}) if reduced else {}, outputs_path, Path(runner_temp) / "infx-shards")
+        write_outputs(outputs_path, {"reused-count": str(len(decision.reused)), "gpu-hours-saved": str(decision.gpu_hours_saved)})
+    click.echo(f"infx reuse select: {len(decision.reused)} reused, {len(decision.dispatch)} to dispatch, "
+               f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)

@@ -1,0 +1,162 @@
+"""The Pareto picture: per config key and scenario, throughput per GPU against interactivity
+(tokens/s per user), baseline and head on one chart.
+
+Each chart is written twice: a PNG (matplotlib, headless; imported only here, only when
+drawing) and a Mermaid `xychart-beta` block in charts.md, which GitHub renders in comments
+and step summaries without hosting an image. Mermaid's xychart has no scatter series, so
+the block draws each frontier as the staircase it is: at each interactivity on the x axis,
+the best throughput per GPU reached at that interactivity or more.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fsio import atomic_write, replacing
+from .compare import metric_value, scenario
+
+X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
+MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart
+CHARTS_FILE = "charts.md"
+SERIES = ("baseline", "head")
+
+
+@dataclass
+class Chart:
+    config_key: str
+    scenario: str
+    series: dict[str, list[tuple[float, float]]]  # name -> (interactivity, throughput/GPU) points
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{self.config_key}_{self.scenario}").strip("-")
+
+    @property
+    def title(self) -> str:
+        return f"{self.config_key} · {self.scenario}"
+
+
+def pareto_frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both axes (higher is better on both), by x."""
+    frontier, best = [], float("-inf")
+    for x, y in sorted(set(points), key=lambda p: (-p[0], -p[1])):
+        if y > best:
+            frontier.append((x, y))
+            best = y
+    return sorted(frontier)
+
+
+def charts_of(baseline: list[dict], head: list[dict]) -> list[Chart]:
+    charts: dict[tuple, Chart] = {}
+    for name, rows in (("baseline", baseline), ("head", head)):
+        for row in rows:
+            x, y = metric_value(row, X_METRIC), metric_value(row, Y_METRIC)
+            if x is None or y is None:
+                continue
+            key = (str(row.get("config-key")), scenario(row))
+            chart = charts.setdefault(key, Chart(key[0], key[1], {s: [] for s in SERIES}))
+            chart.series[name].append((x, y))
+    return [charts[key] for key in sorted(charts)]
+
+
+def staircase(frontier: list[tuple[float, float]], xs: list[float]) -> list[float]:
+    """Best y reached at interactivity >= x, for each x (0 where the frontier does not reach)."""
+    return [max((y for fx, y in frontier if fx >= x - 1e-9), default=0.0) for x in xs]
+
+
+def mermaid(chart: Chart) -> str:
+    frontiers = {name: pareto_frontier(points) for name, points in chart.series.items() if points}
+    xs = sorted({x for frontier in frontiers.values() for x, _ in frontier})
+    if len(xs) > MERMAID_POINTS:
+        step = (len(xs) - 1) / (MERMAID_POINTS - 1)
+        xs = [xs[round(i * step)] for i in range(MERMAID_POINTS)]
+    top = max((y for frontier in frontiers.values() for _, y in frontier), default=1.0)
+    names = [name for name in SERIES if name in frontiers]
+    lines = [f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity "
+             f"(lines in order: {', '.join(names)})", "", "```mermaid", "xychart-beta",
+             f'    title "{_quote(chart.title)}"',
+             f'    x-axis "interactivity (tok/s/user)" [{", ".join(_label(x) for x in xs)}]',
+             f'    y-axis "throughput per GPU (tok/s)" 0 --> {_nice(top * 1.1)}']
+    lines += [f"    line [{', '.join(f'{y:.1f}' for y in staircase(frontiers[name], xs))}]" for name in names]
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def _quote(text: str) -> str:
+    """Config keys and scenarios inside a Mermaid string: nothing that could end the string or the block."""
+    return re.sub(r"[^A-Za-z0-9 ._/:+·-]", "_", text)
+
+
+def _label(x: float) -> str:
+    return f'"{x:.3g}"'
+
+
+def _nice(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.3g}"
+
+
+class PngWriter:
+    """One matplotlib figure, redrawn per chart. Building a figure, its ticks and a layout
+    (tight_layout) cost more than drawing, so the margins are fixed and only the data
+    artists are replaced from one chart to the next."""
+
+    SIZE, DPI = (7, 4.5), 100  # inches, dots per inch: 700 x 450 pixels
+    COLORS = {"baseline": "tab:gray", "head": "tab:blue"}
+
+    def __init__(self):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # no pyplot: headless, and faster to import
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
+
+        self.figure = Figure(figsize=self.SIZE, dpi=self.DPI)
+        FigureCanvasAgg(self.figure)
+        self.figure.subplots_adjust(left=0.11, right=0.97, top=0.92, bottom=0.12)
+        self.axes = axes = self.figure.add_subplot()
+        axes.set_xlabel("interactivity (tok/s/user)")
+        axes.set_ylabel("throughput per GPU (tok/s)")
+        axes.xaxis.set_major_locator(MaxNLocator(6))
+        axes.yaxis.set_major_locator(MaxNLocator(6))
+        axes.grid(True, alpha=0.3)
+        self.title = axes.set_title("", fontsize=10)
+
+    def draw(self, chart: Chart, path: Path) -> None:
+        axes = self.axes
+        for artist in [*axes.lines, *axes.collections]:
+            artist.remove()
+        if axes.get_legend() is not None:
+            axes.get_legend().remove()
+        for name in SERIES:
+            points = chart.series.get(name) or []
+            if not points:
+                continue
+            color = self.COLORS[name]
+            axes.scatter([x for x, _ in points], [y for _, y in points], color=color, alpha=0.4, s=18)
+            frontier = pareto_frontier(points)
+            axes.plot([x for x, _ in frontier], [y for _, y in frontier], marker="o", color=color,
+                      drawstyle="steps-pre" if len(frontier) > 1 else "default", label=f"{name} frontier")
+        axes.relim()
+        axes.autoscale_view()
+        self.title.set_text(chart.title)
+        axes.legend(loc="upper right")
+        with replacing(path) as temporary:
+            self.figure.savefig(temporary, format="png", pil_kwargs={"compress_level": 1})
+
+
+def plot(baseline: list[dict], head: list[dict], output: Path) -> list[Chart]:
+    """`<output>/<config-key>_<scenario>.png` per chart and `<output>/charts.md`."""
+    output.mkdir(parents=True, exist_ok=True)
+    charts = charts_of(baseline, head)
+    writer = PngWriter() if charts else None
+    for chart in charts:
+        writer.draw(chart, output / f"{chart.slug}.png")
+    blocks = [mermaid(chart) for chart in charts]
+    atomic_write(output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n")
+    return charts
+
+
+def read_chart_blocks(path: Path) -> list[str]:
+    """The blocks of a charts.md, for the comment and the summary (which cut them one by one)."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return [block.strip() for block in re.split(r"\n(?=\*\*)", text) if "```mermaid" in block]

@@ -1,0 +1,96 @@
+"""The baseline of a sweep: the newest successful run of the sweep workflow on main that has
+results for the same config keys, through the GitHub API (PyGithub, the run's token).
+
+Each run-sweep.yml run uploads one `sweep-results` artifact holding `results.json` (and the
+charts). Runs are read newest first; each config key of the head takes its rows from the
+first run whose results have it, so a main sweep that touched only some keys still serves
+those. A run given with `--baseline-run` is used as it is. Nothing found is a notice: the
+comparison then lists every head row as new.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+
+from .rerun import SWEEP_WORKFLOW
+
+RESULTS_ARTIFACT = "sweep-results"
+RESULTS_FILE = "results.json"
+BASELINE_BRANCH = "main"
+CANDIDATE_RUNS = 30  # successful main runs read before giving up on a config key
+
+
+@dataclass
+class Baseline:
+    rows: list[dict] = field(default_factory=list)
+    source: dict = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+def results_artifact(artifacts: list):
+    """The newest unexpired `sweep-results` upload (a re-run uploads again under the same name)."""
+    usable = [a for a in artifacts if a.name == RESULTS_ARTIFACT and not a.expired]
+    return max(usable, key=lambda a: a.id) if usable else None
+
+
+def rows_in_archive(data: bytes) -> list[dict] | None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            document = json.loads(archive.read(RESULTS_FILE))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    rows = document.get("rows") if isinstance(document, dict) else None
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
+
+
+def run_rows(api, run) -> list[dict] | None:
+    artifact = results_artifact(api.run_artifacts(run))
+    return rows_in_archive(api.download_artifact(artifact)) if artifact is not None else None
+
+
+def _run_source(run) -> dict:
+    return {"run-id": run.id, "url": run.html_url, "branch": run.head_branch, "sha": run.head_sha}
+
+
+def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
+                  exclude_run: int | None = None) -> Baseline:
+    from . import api
+
+    settings = settings or api.settings_from_env()
+    gh = api.connect(settings)
+    if run_id is not None:
+        _, run = api.get_run(gh, slug, run_id)
+        rows = run_rows(api, run)
+        if rows is None:
+            return Baseline(source={"kind": "none"}, notices=[
+                f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
+        return Baseline(rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)})
+    if exclude_run is None and os.environ.get("GITHUB_RUN_ID", "").isdigit():
+        exclude_run = int(os.environ["GITHUB_RUN_ID"])  # never the sweep being compared
+    with api.calling(f"reading workflow {SWEEP_WORKFLOW} of {slug}"):
+        workflow = gh.get_repo(slug).get_workflow(SWEEP_WORKFLOW)
+    wanted, rows, used = set(config_keys), [], []
+    with api.calling(f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}"):
+        runs = list(itertools.islice(workflow.get_runs(branch=BASELINE_BRANCH, status="success"), CANDIDATE_RUNS))
+    for run in runs:
+        if not wanted:
+            break
+        if run.id == exclude_run or run.head_branch != BASELINE_BRANCH or run.conclusion != "success":
+            continue
+        found = run_rows(api, run) or []
+        keys = wanted & {r.get("config-key") for r in found}
+        if keys:
+            rows.extend(r for r in found if r.get("config-key") in keys)
+            used.append({**_run_source(run), "config-keys": sorted(keys)})
+            wanted -= keys
+    notices = []
+    if wanted:
+        notices.append(f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has results for "
+                       f"{', '.join(sorted(wanted))}: those points are compared with nothing (listed as new)")
+    source = {"kind": "runs", "workflow": SWEEP_WORKFLOW, "branch": BASELINE_BRANCH, "runs": used} if used else {"kind": "none"}
+    return Baseline(rows, source, notices)

@@ -1,0 +1,133 @@
+"""The one table from a run's trigger (its event, the PR's labels, the head commit's
+`[skip-sweep]`) to its run mode: whether points launch, and how the sweep is cut and ordered.
+
+`infx plan` applies it; docs/workflows.md renders it (tests check the two agree). The
+labels are the reference project's, so its users keep their habits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from ..diagnostics import Diagnostic, error
+
+EVENTS = ("pull_request", "push", "workflow_dispatch")
+SKIP_MARKER = "[skip-sweep]"
+
+
+@dataclass(frozen=True)
+class Mode:
+    dispatch: bool = False
+    trim_conc: bool = False
+    canary: bool = False
+    fail_fast: bool = False
+    evals_only: bool = False
+    all_evals: bool = False
+    primary_label: str | None = None
+    why: tuple[str, ...] = field(default=(), compare=False)  # the rows that applied, for the summary
+
+    def to_json(self) -> dict:
+        data = {key.replace("_", "-"): value for key, value in asdict(self).items() if key != "why"}
+        return {**data, "why": list(self.why)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Mode":
+        fields = {key.replace("-", "_"): value for key, value in data.items() if key != "why"}
+        return cls(**fields, why=tuple(data.get("why", ())))
+
+
+@dataclass(frozen=True)
+class Trigger:
+    kind: str  # event | primary-label | modifier | commit-marker
+    name: str
+    sets: dict
+    meaning: str
+
+
+# Applied top to bottom: the event's row, then the PR's one primary label, the modifier
+# labels, and last the head commit's marker (which can only take the launch away).
+TABLE: tuple[Trigger, ...] = (
+    Trigger("event", "pull_request", {"dispatch": False},
+            "A PR always plans and reports its plan; it launches only with a primary label."),
+    Trigger("event", "push", {"dispatch": True},
+            "A push to main sweeps every planned point (the changelog is gated under the main-branch policy first)."),
+    Trigger("event", "workflow_dispatch", {"dispatch": True},
+            "A manual run sweeps the rows its inputs select (or the points of a rerun)."),
+    Trigger("primary-label", "sweep-enabled", {"dispatch": True, "trim_conc": True},
+            "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest of their list."),
+    Trigger("primary-label", "full-sweep-enabled", {"dispatch": True, "canary": True},
+            "Every point; one canary point (the fewest GPU-hours) runs first and the rest start only when it succeeded."),
+    Trigger("primary-label", "non-canary-full-sweep-enabled", {"dispatch": True},
+            "Every point, all started at once."),
+    Trigger("primary-label", "full-sweep-fail-fast", {"dispatch": True, "canary": True, "fail_fast": True},
+            "Every point after a canary; the first failing point cancels the rest (`strategy.fail-fast`)."),
+    Trigger("primary-label", "full-sweep-fail-fast-no-canary", {"dispatch": True, "fail_fast": True},
+            "Every point at once; the first failing point cancels the rest."),
+    Trigger("modifier", "evals-only", {"evals_only": True},
+            "Only the eval points of the planned configs (no throughput points)."),
+    Trigger("modifier", "all-evals", {"all_evals": True},
+            "Only eval points, widened to every eval configuration."),
+    Trigger("commit-marker", SKIP_MARKER, {"dispatch": False},
+            "In the PR head commit's message: plan and report, launch nothing."),
+)
+
+PRIMARY_LABELS = tuple(t.name for t in TABLE if t.kind == "primary-label")
+MODIFIER_LABELS = tuple(t.name for t in TABLE if t.kind == "modifier")
+LABELS = PRIMARY_LABELS + MODIFIER_LABELS  # the labels that change a run (others are ignored)
+TABLE_FILE = "<PR labels>"
+
+
+def _row(kind: str, name: str) -> Trigger:
+    return next(t for t in TABLE if t.kind == kind and t.name == name)
+
+
+def resolve_mode(event: str, labels: list[str], head_message: str = "") -> tuple[Mode, list[Diagnostic]]:
+    """The run mode for ``event`` with the PR's ``labels`` and head commit message."""
+    applied = [_row("event", event)]
+    primaries = [name for name in PRIMARY_LABELS if name in labels]
+    if len(primaries) > 1:
+        return Mode(), [error(TABLE_FILE, None, "plan-labels-conflict",
+                              f"the PR carries {len(primaries)} primary sweep labels: " + " and ".join(f"'{n}'" for n in primaries)
+                              + "; they ask for different sweeps",
+                              "Keep exactly one of: " + ", ".join(PRIMARY_LABELS) + ".")]
+    applied += [_row("primary-label", name) for name in primaries]
+    applied += [_row("modifier", name) for name in MODIFIER_LABELS if name in labels]
+    if event == "pull_request" and SKIP_MARKER in (head_message or ""):
+        applied.append(_row("commit-marker", SKIP_MARKER))
+    mode = Mode()
+    for trigger in applied:
+        mode = replace(mode, **trigger.sets)
+    return replace(mode, primary_label=primaries[0] if primaries else None,
+                   why=tuple(f"{t.kind} {t.name}" for t in applied)), []
+
+
+def describe(mode: Mode) -> str:
+    """One Markdown sentence for the step summary and the PR comment."""
+    if not mode.dispatch:
+        if any(w.startswith("commit-marker") for w in mode.why):
+            return f"**Launch: no** — the head commit says `{SKIP_MARKER}`; the plan is reported only."
+        return ("**Launch: no** — add one of the labels " + ", ".join(f"`{n}`" for n in PRIMARY_LABELS)
+                + " to run the points.")
+    parts = ["trimmed to the lowest concurrency" if mode.trim_conc else "every point",
+             "a canary point first" if mode.canary else "all points at once"]
+    if mode.fail_fast:
+        parts.append("fail-fast")
+    if mode.evals_only or mode.all_evals:
+        parts.append("all evals only" if mode.all_evals else "evals only")
+    source = f"label `{mode.primary_label}`" if mode.primary_label else "this event"
+    return f"**Launch: yes** ({source}): " + ", ".join(parts) + "."
+
+
+MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals")
+
+
+def render_table() -> str:
+    """The table as Markdown (docs/workflows.md carries exactly this between its markers)."""
+    names = {"event": "event", "primary-label": "PR label", "modifier": "PR label (modifier)", "commit-marker": "head commit"}
+    header = ["trigger", "kind"] + [c.replace("_", "-") for c in MODE_COLUMNS] + ["what it does"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for trigger in TABLE:
+        cells = [f"`{trigger.name}`", names[trigger.kind]]
+        cells += [("**yes**" if trigger.sets[c] else "no") if c in trigger.sets else "·" for c in MODE_COLUMNS]
+        lines.append("| " + " | ".join(cells + [trigger.meaning]) + " |")
+    return "\n".join(lines) + "\n"

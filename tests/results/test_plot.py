@@ -1,0 +1,77 @@
+"""`infx results plot`: a PNG per (config key, scenario) and Mermaid xychart blocks, baseline
+and head on one chart; the Pareto frontier itself."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+
+from infx.results.plot import pareto_frontier, read_chart_blocks, staircase
+
+from artifacts import bundled_row, point_folder, run_cli, sa_bench
+
+VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
+RAW = "results_concurrency_4_gpus_24_ctx_8_gen_16.json"
+
+
+def test_pareto_frontier_keeps_only_undominated_points():
+    points = [(10, 500), (20, 400), (15, 300), (30, 100), (20, 350), (5, 450)]
+    assert pareto_frontier(points) == [(10, 500), (20, 400), (30, 100)]
+    assert staircase(pareto_frontier(points), [5, 10, 12, 20, 25, 30, 40]) == [500, 500, 400, 400, 100, 100, 0.0]
+
+
+def sweep(tmp_path, name: str, scale: float) -> str:
+    """One config key, two sequence-length scenarios, a concurrency ladder each."""
+    root = tmp_path / name
+    for index in (0, 1):
+        row = bundled_row(VLLM_DISAGG, index)
+        for conc, tpot in ((4, 4.0), (8, 5.0), (16, 7.0), (32, 11.0)):
+            raw = sa_bench(RAW, max_concurrency=conc, median_tpot_ms=tpot * scale, total_token_throughput=100.0 * conc * scale,
+                           output_throughput=20.0 * conc * scale)
+            point_folder(root / f"c{conc}", {**row, "conc": [conc]},
+                         {f"{{name}}_sa-bench_isl_8192_osl_1024_conc{conc}_gpus_24_ctx_8_gen_16.json": raw})
+    out = tmp_path / f"{name}.json"
+    done = run_cli("results", "collect", str(root / "c4"), str(root / "c8"), str(root / "c16"), str(root / "c32"),
+                   "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    return str(out)
+
+
+def png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_plot_writes_a_png_per_chart_and_mermaid_xycharts(tmp_path):
+    baseline, head = sweep(tmp_path, "baseline", 1.0), sweep(tmp_path, "head", 0.9)
+    scenarios = {(r["isl"], r["osl"]) for r in json.loads((tmp_path / "head.json").read_text())["rows"]}
+    done = run_cli("results", "plot", head, "--baseline", baseline, "--output", str(tmp_path / "charts"))
+    assert done.returncode == 0, done.stderr
+    pngs = sorted((tmp_path / "charts").glob("*.png"))
+    assert len(pngs) == len(scenarios) >= 1
+    for png in pngs:
+        width, height = png_size(png)
+        assert (width, height) == (700, 450)
+    blocks = read_chart_blocks(tmp_path / "charts" / "charts.md")
+    assert len(blocks) == len(pngs)
+    block = blocks[0]
+    assert "```mermaid\nxychart-beta\n" in block and "(lines in order: baseline, head)" in block
+    lines = re.findall(r"^    line \[(.*)\]$", block, re.M)
+    assert len(lines) == 2
+    categories = re.search(r'x-axis "interactivity \(tok/s/user\)" \[(.*)\]', block).group(1).split(", ")
+    assert all(len(line.split(", ")) == len(categories) for line in lines)
+    # Interactivity = 1000 / TPOT: the head's faster TPOT reaches further right.
+    assert float(categories[-1].strip('"')) > 1000 / 4.0
+
+
+def test_plot_of_head_alone_and_of_nothing(tmp_path):
+    head = sweep(tmp_path, "head", 1.0)
+    done = run_cli("results", "plot", head, "--output", str(tmp_path / "alone"))
+    assert done.returncode == 0, done.stderr
+    assert "(lines in order: head)" in (tmp_path / "alone" / "charts.md").read_text()
+    (tmp_path / "empty.json").write_text('{"rows": [], "points": []}')
+    empty = run_cli("results", "plot", str(tmp_path / "empty.json"), "--output", str(tmp_path / "none"))
+    assert empty.returncode == 0 and "0 chart(s)" in empty.stderr
+    assert read_chart_blocks(tmp_path / "none" / "charts.md") == []

@@ -1,0 +1,73 @@
+"""The workflow wiring of the results, run for real: run-point's artifact name follows the
+result check, and run-sweep's `results` job script (collect, compare with the baseline found
+through the API, plot, summary) runs with the real infx against the local GitHub server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
+
+from github_server import SLUG, LocalGitHub  # noqa: E402
+from executor import Engine  # noqa: E402
+from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
+
+from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
+
+from artifacts import agentic_for, bundled_row, point_folder  # noqa: E402
+from test_compare import LADDER, SEED, SEED_FIGURES, ladder_results  # noqa: E402
+
+
+def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
+    """Evaluated by GitHub's own evaluator: the check runs unless dry, and its failure names the artifact."""
+    assert "infx results collect" in next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"]
+                                          if s.get("id") == "results")["run"]
+    engine = Engine()
+    try:
+        steps = engine.parse(WORKFLOWS / "run-point.yml")["jobs"]["launch"]["steps"]
+        check = next(s for s in steps if s.get("id") == "results")
+        status = {"success": True}
+        assert engine.condition(check["if"], {"inputs": {"dry-run": False}}, status)
+        assert not engine.condition(check["if"], {"inputs": {"dry-run": True}}, status)
+        upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
+        for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
+                                        ("failure", "skipped", "-failed")):
+            ctx = {"steps": {"point": {"outputs": {"id": "abc-c4"}}, "launch": {"outcome": launch},
+                             "results": {"outcome": results}}}
+            assert engine.value(upload["with"]["name"], ctx) == f"point-abc-c4{suffix}"
+    finally:
+        engine.close()
+
+
+def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
+    job = load("run-sweep.yml")["jobs"]["results"]
+    script = next(s for s in job["steps"] if s.get("name", "").startswith("Collect, compare"))["run"]
+    upload = next(s for s in job["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == RESULTS_ARTIFACT
+    # The head sweep as the download step leaves it: one folder per point artifact.
+    points = tmp_path / "points"
+    for index, (_, conc, _, tput, _, ttft) in SEED.items():
+        row = bundled_row(LADDER, index)
+        aggregate = agentic_for(row, conc, request_metrics__throughput__per_gpu__total_tput_tps=tput,
+                                request_metrics__latency__ttft__mean=ttft)
+        point_folder(points, row, {f"{{name}}_conc{conc}.json": aggregate})
+    baseline_rows = json.loads(Path(ladder_results(tmp_path / "b", "baseline")).read_text())["rows"]
+    summary = tmp_path / "summary.md"
+    with LocalGitHub() as server:
+        run = server.state.add_run(900)
+        run["conclusion"] = "success"
+        server.state.add_artifact(900, RESULTS_ARTIFACT, files={"results.json": json.dumps({"rows": baseline_rows})})
+        done = run_step(script, tmp_path, {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url,
+                                           "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "901",
+                                           "GITHUB_STEP_SUMMARY": str(summary)})
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "sweep-results"
+    assert {p.name for p in out.iterdir()} == {"results.json", "comparison.json", "baseline.json", "charts"}
+    assert len(list((out / "charts").glob("*.png"))) == 1
+    text = summary.read_text()
+    for tput, ttft in SEED_FIGURES.values():
+        assert f"({tput} 🔺)" in text and f"({ttft} 🔺)" in text
+    assert "```mermaid\nxychart-beta" in text and "runs [900]" in text

@@ -1,0 +1,191 @@
+"""The real srtctl of every pinned NVIDIA srt-slurm commit: dry runs of every bundled row, real launches.
+
+srtctl is installed from tests/data/srt-slurm/nvidia-srt-slurm.bundle into infx's cache by
+`infx lane cache-seed --srtctl` (fixture ``srtctl_cache``). Routes pinned to repositories not
+in the bundle (sa-schema2, power-producer) keep the stand-in srtctl (tests/slurm/standin).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launchkit import REPO
+
+NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
+STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
+
+
+def infx(*argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}
+    environment.pop("RUNNER_NAME", None)
+    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=root, env=environment, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def dry_run(point: dict, cache: Path, tmp: Path, lane: str = "gb300-nv", root: Path = REPO, fmt: str = "json"):
+    path = tmp / "point.json"
+    path.write_text(json.dumps(point))
+    done = infx("launch", "--lane", lane, "--point", str(path), "--dry-run", "--format", fmt, "--output-dir", str(tmp),
+                cache=cache, root=root)
+    return done, (json.loads(done.stdout) if fmt == "json" else None)
+
+
+@pytest.fixture(scope="module")
+def gb300_rows():
+    from bench.gb300_points import gb300_points
+    from infx.launch.lane import load_lane
+    from infx.launch.plan import Point, build_plan
+
+    lane = load_lane("gb300-nv", REPO)
+    return [(row, build_plan(lane, Point(row, "row.json"), REPO)) for row in gb300_points(REPO)]
+
+
+def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, tmp_path):
+    cache = srtctl_cache["base"]
+    assert all(srtctl_cache["pins"][name]["srtctl"] for name in NVIDIA_PINS)
+    checked: dict[str, int] = {}
+    for row, plan in gb300_rows:
+        done, body = dry_run(row, cache, tmp_path)
+        assert done.returncode == 0, (row["config-key"], body, done.stderr)
+        check = body["srtctl-dry-run"]
+        if plan.pin.name not in NVIDIA_PINS:  # sa-schema2, power-producer: not in the bundle, stand-in only
+            assert check["checked"] is False and "is not in" in check["reason"]
+            continue
+        assert check["checked"] and check["exit-code"] == 0 and check["srtctl"] == srtctl_cache["pins"][plan.pin.name]["srtctl"]
+        script = check["script"]
+        # the script srtctl rendered is the job infx would submit: its name, nodes and partition
+        assert f"#SBATCH --job-name={body['job-name']}\n" in script, row["config-key"]
+        assert f"#SBATCH --nodes={row['node-count']}\n" in script, (row["config-key"], row["node-count"])
+        assert f"#SBATCH --partition={body['partition']}\n" in script and script.startswith("#!/bin/bash\n")
+        assert Path(check["script-path"]).read_text() == script
+        kept = Path(check["script-path"]).parent
+        assert yaml.safe_load((kept / "resolved-recipe.yaml").read_text()) == body["recipe"]
+        assert yaml.safe_load((kept / "srtslurm.yaml").read_text())["model_paths"] == {body["model"]["alias"]: body["model"]["path"]}
+        checked[plan.pin.name] = checked.get(plan.pin.name, 0) + 1
+    # every NVIDIA pin is exercised, by the 61 bundled rows on NVIDIA routes
+    assert set(checked) == set(NVIDIA_PINS) and sum(checked.values()) == 61, checked
+
+
+def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, gb300_rows, tmp_path):
+    row, _ = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.50")
+    path = tmp_path / "point.json"
+    path.write_text(json.dumps(row))
+    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"])  # no --output-dir
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("srtctl ")]
+    script = Path(re.search(r"sbatch script: (\S+);", line).group(1))
+    assert "dry-run accepted" in line and script.is_file() and "#SBATCH --nodes=" in script.read_text()
+    assert script.is_relative_to(srtctl_cache["base"] / "dry-runs") and not (REPO / ".infx-launch").exists()
+
+
+def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srtctl_cache, gb300_rows, tmp_path):
+    row, plan = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.36" and p.recipe_source.origin == "workspace")
+    root = tmp_path / "ws"
+    for folder in ("runners", "benchmarks"):
+        shutil.copytree(REPO / folder, root / folder)
+    recipe_path = Path(plan.recipe_source.path.replace(str(REPO), str(root)))
+    data = yaml.safe_load(recipe_path.read_text())
+    (data["base"] if "base" in data else data)["resources"]["bogus_key"] = 1  # infx ignores it; srtctl's schema does not
+    recipe_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    done, body = dry_run(row, srtctl_cache["base"], tmp_path, root=root)
+    assert done.returncode == 1 and not body["ok"], body
+    [diag] = body["diagnostics"]
+    assert diag["rule"] == "srtctl-dry-run" and "bogus_key" in diag["message"] and "Unknown field" in diag["message"]
+
+
+# --- real launches on the local Slurm --------------------------------------------------------
+
+def local_profile(tmp: Path, partition: str) -> Path:
+    """runners/gb300-nv.yaml with partition, paths and pins' repositories pointed at local things."""
+    from corpus import SRT_SLURM_BUNDLE
+
+    profile = copy.deepcopy(yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text()))
+    profile["lane"] = "gb300-local"
+    # one local partition: a point's SLURM_PARTITION=batch_3 (trt agentic) names a partition of the real cluster
+    profile["slurm"].update({"partition": partition, "partition-setting": "LOCAL_TEST_PARTITION", "account": "", "poll-seconds": 0.5})
+    mounts = {}
+    for host, inside in profile["container-mounts"].items():
+        local = tmp / "host" / Path(host).name
+        local.mkdir(parents=True)
+        mounts[str(local)] = inside
+    profile["container-mounts"] = mounts
+    profile["squash-dir"] = str(tmp / "squash")
+    (tmp / "squash").mkdir()
+    for model in profile["models"]:
+        model["path"] = str(tmp / "models" / Path(model["path"]).name)
+        Path(model["path"]).mkdir(parents=True, exist_ok=True)
+    # `make setup` downloads nats/etcd/uv: the offline stand-in writes programs in their place
+    profile["prepare"]["setup"] = [str(STANDIN_BIN / "srt-slurm-offline-setup"), "ARCH=aarch64"]
+    for pin in profile["srt-slurm"]["pins"].values():
+        pin["repository"] = str(SRT_SLURM_BUNDLE)  # only read on a cache miss; the cache is seeded
+    path = tmp / "gb300-local.yaml"
+    path.write_text(yaml.safe_dump(profile, sort_keys=False))
+    return path
+
+
+def one_row_per_nvidia_route(gb300_rows) -> list:
+    """The bundled row with the fewest nodes of each NVIDIA route (the first of those)."""
+    chosen: dict[str, tuple] = {}
+    for row, plan in gb300_rows:
+        if plan.pin.name in NVIDIA_PINS:
+            best = chosen.get(plan.route.name)
+            if best is None or row["node-count"] < best[0]["node-count"]:
+                chosen[plan.route.name] = (row, plan)
+    return list(chosen.values())
+
+
+def squeue() -> str:
+    return subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.slurm
+def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_slurm(
+        srtctl_cache, slurm_multinode, gb300_rows, tmp_path):
+    profile = local_profile(tmp_path, slurm_multinode["partition"])
+    rows = one_row_per_nvidia_route(gb300_rows)
+    assert {plan.route.name for _, plan in rows} == {"vllm-dsv4-fixed", "trt-dsv4-fixed", "sglang-dsv4-fixed", "vllm-agentic",
+                                                     "trt-dsv4-agentic"}
+    for row, plan in rows:
+        out, temp = tmp_path / plan.route.name / "out", tmp_path / plan.route.name / "temp"
+        temp.mkdir(parents=True)
+        point = tmp_path / plan.route.name / "point.json"
+        point.write_text(json.dumps(row))
+        # the job inherits this environment: srt-slurm's batch script pip-installs dynamo wheels on the
+        # head node; keep it (and uv) off the network, as the rest of the tests are
+        env = {"PATH": f"{STANDIN_BIN}{os.pathsep}{os.environ['PATH']}", "STANDIN_ENROOT_LOG": str(tmp_path / "enroot.log"),
+               "RUNNER_TEMP": str(temp), "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}
+        done = infx("launch", "--lane", str(profile), "--point", str(point), "--output-dir", str(out),
+                    cache=srtctl_cache["base"], env=env)
+        [record_path] = out.glob("*_launch.json")
+        record = json.loads(record_path.read_text())
+        job = record["job-id"]
+        context = (plan.route.name, done.stderr[-3000:], record["message"])
+        # the real srtctl submitted through the real sbatch and infx read the id from its output
+        assert job and job.isdigit(), context
+        apply_log = (out / "LOGS" / "srtctl-apply.log").read_text()
+        assert f"✅ Job {job} submitted!" in apply_log
+        assert record["srtctl"] == srtctl_cache["pins"][plan.pin.name]["srtctl"]
+        assert record["srt-slurm"]["commit"] == plan.pin.commit and record["srt-slurm"]["pin"] == plan.pin.name
+        # Slurm ran it on as many nodes as the point asks for; it failed where a GB300 node would start the orchestrator
+        shown = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True).stdout
+        assert f"NumNodes={row['node-count']} " in shown and f"Partition={slurm_multinode['partition']} " in shown, shown
+        assert record["terminal-state"] == "FAILED" and record["slurm-exit-code"] != "0:0", context
+        assert done.returncode == 1 and record["exit-code"] == 1 and f"job {job}" in record["message"]
+        with tarfile.open(out / "multinode_server_logs.tar.gz") as tar:
+            names = set(tar.getnames())
+            assert f"./job/sweep_{job}.log" in names, (plan.route.name, sorted(names))
+            sweep = tar.extractfile(f"./job/sweep_{job}.log").read().decode()
+        assert {"./srtctl-apply.log", "./resolved-recipe.yaml", "./srtslurm.yaml", "./prepare.log"} <= names
+        assert f"Job ID: {job}" in sweep  # srt-slurm's own batch script ran
+        assert squeue() == "", squeue()

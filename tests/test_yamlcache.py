@@ -1,0 +1,38 @@
+"""Parsed YAML kept by content: a hit gives the strict loader's data and positions, a problem is never kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from infx import yamlcache
+from infx.yamlio import load_yaml
+
+
+def test_a_hit_gives_the_same_data_and_positions(tmp_path: Path, monkeypatch, corpus):
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    path = corpus / "configs" / "nvidia-master.yaml"
+    fresh, _ = load_yaml(path)
+    first, problems = yamlcache.load_yaml_cached(path)
+    assert not problems and not isinstance(first, yamlcache.LazyDocument)  # parsed, then kept
+    hit, problems = yamlcache.load_yaml_cached(path)
+    assert not problems and isinstance(hit, yamlcache.LazyDocument) and hit.data == fresh.data
+    key = next(iter(fresh.data))
+    inner = (key, "scenarios", "fixed-seq-len", 0, "search-space", 0)
+    assert hit.where(inner) == fresh.where(inner) and hit.where((key,)) == fresh.where((key,))
+
+
+def test_changed_bytes_miss_and_problems_are_not_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    path = tmp_path / "a.yaml"
+    path.write_text("a: 1\n")
+    yamlcache.load_yaml_cached(path)
+    path.write_text("a: 2\n")
+    doc, _ = yamlcache.load_yaml_cached(path)
+    assert doc.data == {"a": 2}
+    path.write_text("a: 1\na: 3\n")
+    for _ in range(2):  # the duplicate key is reported every time, from the strict loader
+        doc, problems = yamlcache.load_yaml_cached(path)
+        assert doc is None and [p.rule for p in problems] == ["yaml-duplicate-key"]
+    assert yamlcache.load_yaml_cached(tmp_path / "missing.yaml")[1][0].rule == "file-missing"

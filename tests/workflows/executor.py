@@ -1,0 +1,405 @@
+"""A small executor of this repository's workflows, for the tests.
+
+GitHub's own parser and evaluator (`@actions/workflow-parser`, `@actions/expressions`, run
+by engine/engine.mjs) read the workflow and evaluate every `if`, `runs-on`, `env`, `with`,
+`strategy`, `outputs`, `concurrency` and `run-name`. This module only walks the jobs in
+`needs` order, expands matrices, calls reusable workflows with their evaluated inputs and
+runs every `run:` step in bash in the workspace (a git repository), with the runner's
+files (GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY, RUNNER_TEMP).
+
+What stands in for GitHub, and only that:
+- `uses:` actions: checkout checks the event's commit out in the workspace, upload/download-
+  artifact copy to and from a local folder (and register the artifact with the local GitHub
+  server of tests/github/github_server.py, which the PyGithub calls of the steps reach), setup-python
+  does nothing;
+- the runner's `python`: the test's interpreter with infx importable from the project under
+  test (PYTHONPATH), so `pip install .` (which needs PyPI) and `python -m venv` are no-ops.
+Jobs run in `needs` order; the instances of a matrix without fail-fast run side by side (at
+most one script per core at a time), those of a fail-fast matrix one after another, so
+none starts after a failure.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[2]
+ENGINE = Path(__file__).resolve().parent / "engine" / "engine.mjs"
+LOCAL_PREFIXES = ("./", "$/")
+
+
+class Engine:
+    """GitHub's parser and evaluator in one long-lived node process (JSON lines)."""
+
+    def __init__(self):
+        node = shutil.which("node")
+        if node is None or not (PROJECT / "node_modules" / "@actions" / "workflow-parser").is_dir():
+            raise RuntimeError("node and the npm packages are needed: run `npm ci` at the repository root (.ci/run does)")
+        self.process = subprocess.Popen([node, str(ENGINE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.parsed: dict[Path, dict] = {}
+        self.lock = threading.Lock()  # one request at a time on the pipe
+
+    def ask(self, request: dict):
+        with self.lock:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            answer = json.loads(self.process.stdout.readline())
+        if "error" in answer:
+            raise RuntimeError(f"engine: {answer['error']}\nrequest: {json.dumps(request)[:2000]}")
+        return answer
+
+    def parse(self, path: Path) -> dict:
+        if path not in self.parsed:
+            answer = self.ask({"op": "parse", "file": str(path)})
+            if answer["errors"]:
+                raise RuntimeError(f"{path}: GitHub's parser refuses it: {answer['errors']}")
+            self.parsed[path] = answer["tree"]
+        return self.parsed[path]
+
+    def value(self, node, context: dict, status: dict | None = None):
+        """A workflow value with every expression in it evaluated."""
+        if isinstance(node, dict) and set(node) == {"$expr"}:
+            return self.ask({"op": "eval", "expr": node["$expr"], "context": context, "status": status or {"success": True}})["value"]
+        if isinstance(node, dict):
+            return {key: self.value(item, context, status) for key, item in node.items()}
+        if isinstance(node, list):
+            return [self.value(item, context, status) for item in node]
+        return node
+
+    def condition(self, node, context: dict, status: dict) -> bool:
+        expr = node["$expr"] if isinstance(node, dict) else "" if node is None else str(node)
+        return self.ask({"op": "cond", "expr": expr, "context": context, "status": status})["value"]
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+@dataclass
+class Job:
+    """One job (or matrix instance) as it ran."""
+
+    path: str  # e.g. sweep[3]/points[0]/launch
+    workflow: str
+    result: str  # success | failure | skipped | cancelled
+    runs_on: object = None
+    inputs: dict = field(default_factory=dict)
+    matrix: dict | None = None
+    outputs: dict = field(default_factory=dict)
+    summary: str = ""
+    log: str = ""
+
+
+class Executor:
+    def __init__(self, workspace: Path, tmp: Path, event_name: str, event: dict, *, sha: str, ref: str = "refs/heads/main",
+                 repository: str = "acme/bench", run_id: int = 9001, github=None, env: dict | None = None,
+                 variables: dict | None = None):
+        self.workspace, self.tmp = workspace, tmp
+        self.artifacts = tmp / "artifacts"
+        self.artifacts.mkdir(parents=True)
+        self.server = github  # tests/github/github_server.LocalGitHub, or None
+        self.github = {"event_name": event_name, "event": event, "sha": sha, "ref": ref, "repository": repository,
+                       "repository_owner": repository.split("/")[0], "run_id": str(run_id), "run_attempt": "1",
+                       "token": "test-token", "workspace": str(workspace), "server_url": "https://github.com",
+                       "api_url": github.url if github else "https://api.github.com",
+                       "actor": "octocat", "job": "", "action": ""}
+        self.extra_env = env or {}
+        self.vars = variables or {}
+        self.engine = Engine()
+        self.jobs: list[Job] = []
+        self.bin = self._runner_bin()
+        self.run_name = self.concurrency = None
+        self.scripts = threading.Semaphore(os.cpu_count() or 2)  # scripts running at once
+        self.checkout_lock = threading.Lock()  # the shared workspace and the server's fixtures
+
+    # --- the workflow level -----------------------------------------------------------------
+
+    def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None) -> dict[str, str]:
+        """Run the triggered workflow; returns each top-level job's result."""
+        tree = self.engine.parse(self.workspace / workflow)
+        if self.github["event_name"] == "workflow_dispatch":
+            inputs = self._with_defaults(tree["on"]["workflow_dispatch"].get("inputs") or {}, inputs or {})
+        else:
+            inputs = {}
+        context = {"github": self.github, "inputs": inputs, "vars": self.vars}
+        self.run_name = self.engine.value(tree.get("run-name"), context)
+        if "concurrency" in tree:
+            self.concurrency = self.engine.value(tree["concurrency"], context)
+        try:
+            return self.run_jobs(workflow, tree, inputs, prefix="")
+        finally:
+            self.engine.close()
+
+    def run_called(self, workflow: str, inputs: dict) -> dict[str, str]:
+        """Run a reusable workflow on its own, as a `workflow_call` with these inputs."""
+        tree = self.engine.parse(self.workspace / workflow)
+        inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, inputs)
+        try:
+            return self.run_jobs(workflow, tree, inputs, prefix="")
+        finally:
+            self.engine.close()
+
+    @staticmethod
+    def _with_defaults(declared: dict, given: dict) -> dict:
+        unknown = set(given) - set(declared)
+        if unknown:
+            raise RuntimeError(f"inputs not declared by the workflow: {sorted(unknown)}")
+        return {name: given.get(name, spec.get("default", "" if spec.get("type", "string") == "string" else None))
+                for name, spec in declared.items()}
+
+    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str) -> dict[str, str]:
+        results: dict[str, str] = {}
+        outputs: dict[str, dict] = {}
+        pending = dict(tree["jobs"])
+        while pending:
+            ready = [name for name, job in pending.items() if all(n in results for n in _needs(job))]
+            if not ready:
+                raise RuntimeError(f"{workflow}: a `needs` cycle or an unknown job among {sorted(pending)}")
+            for name in ready:
+                job = pending.pop(name)
+                needs = {n: {"result": results[n], "outputs": outputs.get(n, {})} for n in _needs(job)}
+                context = {"github": self.github, "inputs": inputs, "vars": self.vars, "needs": needs}
+                status = {"success": all(r == "success" for r in map(results.get, _needs(job))),
+                          "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
+                path = f"{prefix}{name}"
+                if not self.engine.condition(job.get("if"), context, status):
+                    results[name] = "skipped"
+                    self.jobs.append(Job(path, workflow, "skipped"))
+                    continue
+                results[name], outputs[name] = self.run_matrix(workflow, name, job, context, path)
+        return results
+
+    def run_matrix(self, workflow: str, name: str, job: dict, context: dict, path: str) -> tuple[str, dict]:
+        strategy = self.engine.value(job.get("strategy") or {}, context)
+        combos = _combinations(strategy.get("matrix"))
+        fail_fast = strategy.get("fail-fast", True) is not False
+        def instance(index: int, matrix) -> tuple[str, dict]:
+            job_path = f"{path}[{index}]" if matrix is not None else path
+            job_context = {**context, "matrix": matrix or {},
+                           "strategy": {"fail-fast": fail_fast, "job-index": index, "job-total": len(combos), "max-parallel": len(combos)}}
+            if "uses" in job:
+                return self.call(workflow, job, job_context, job_path)
+            return self.run_steps(workflow, job, job_context, job_path, matrix)
+
+        finished: list[tuple[str, dict]] = []
+        if fail_fast or len(combos) == 1:
+            for index, matrix in enumerate(combos):
+                if any(result == "failure" for result, _ in finished):
+                    finished.append(("cancelled", {}))
+                    self.jobs.append(Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix))
+                else:
+                    finished.append(instance(index, matrix))
+        else:
+            with ThreadPoolExecutor(max_workers=min(len(combos), 8)) as pool:
+                finished = list(pool.map(instance, range(len(combos)), combos))
+        results = [result for result, _ in finished]
+        outputs = next((o for _, o in reversed(finished) if o), {})  # as on GitHub, one instance's outputs win
+        overall = "failure" if "failure" in results else "cancelled" if "cancelled" in results else "success"
+        return overall, outputs
+
+    def call(self, workflow: str, job: dict, context: dict, path: str) -> tuple[str, dict]:
+        """A reusable workflow (`uses: ./.github/workflows/…` or `$/…`) with its evaluated inputs."""
+        ref = job["uses"]
+        if not ref.startswith(LOCAL_PREFIXES):
+            raise RuntimeError(f"{workflow}: only local reusable workflows run here, not {ref}")
+        called = ref.split("/", 1)[1]
+        tree = self.engine.parse(self.workspace / called)
+        given = self.engine.value(job.get("with") or {}, context)
+        inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, given)
+        record = Job(path, workflow, "success", inputs=inputs, matrix=context.get("matrix") or None)
+        self.jobs.append(record)
+        results = self.run_jobs(called, tree, inputs, prefix=f"{path}/")
+        record.result = "failure" if "failure" in results.values() else "success"
+        return record.result, {}
+
+    # --- one job's steps --------------------------------------------------------------------
+
+    def run_steps(self, workflow: str, job: dict, context: dict, path: str, matrix) -> tuple[str, dict]:
+        temp = self.tmp / "runner" / path.replace("/", "__")
+        temp.mkdir(parents=True)
+        record = Job(path, workflow, "success", runs_on=self.engine.value(job.get("runs-on"), context), matrix=matrix,
+                     inputs=context["inputs"])
+        self.jobs.append(record)
+        context = {**context, "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": "test-runner"},
+                   "job": {"status": "success"}, "steps": {}}
+        env = {k: _env_text(v) for k, v in self.engine.value(job.get("env") or {}, context).items()}
+        extra_path: list[str] = []
+        failed = False
+        for index, step in enumerate(job.get("steps", [])):
+            step_id = step.get("id", f"__step{index}")
+            step_context = {**context, "env": env}
+            if not self.engine.condition(step.get("if"), step_context, {"success": not failed, "failure": failed}):
+                context["steps"][step_id] = {"outputs": {}, "outcome": "skipped", "conclusion": "skipped"}
+                continue
+            step_env = {**env, **{k: _env_text(v) for k, v in self.engine.value(step.get("env") or {}, step_context).items()}}
+            if "run" in step:
+                outcome, outputs, exported, paths = self.run_script(step, index, step_env, temp, record, extra_path)
+                env.update(exported)
+                extra_path = paths + extra_path
+            else:
+                outcome, outputs = self.run_action(step, step_context, temp, record), {}
+            context["steps"][step_id] = {"outputs": outputs, "outcome": outcome, "conclusion": outcome}
+            if outcome == "failure":
+                failed = True
+                context["job"] = {"status": "failure"}
+        record.result = "failure" if failed else "success"
+        record.outputs = {k: _env_text(v) for k, v in self.engine.value(job.get("outputs") or {}, context).items()}
+        return record.result, record.outputs
+
+    def run_script(self, step: dict, index: int, env: dict, temp: Path, record: Job, extra_path: list[str]):
+        if isinstance(step["run"], dict):
+            raise RuntimeError(f"{record.path}: an expression inside a `run:` script: {step['run']}")
+        files = {name: temp.parent / f"{temp.name}.{name.lower()}-{index}" for name in
+                 ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY")}
+        for file in files.values():
+            file.write_text("")
+        runner_env = {**_base_env(), **self.extra_env, "CI": "true", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp),
+                      "RUNNER_NAME": "test-runner", "GITHUB_WORKSPACE": str(self.workspace),
+                      "GITHUB_REPOSITORY": self.github["repository"], "GITHUB_RUN_ID": self.github["run_id"],
+                      "GITHUB_EVENT_NAME": self.github["event_name"], "GITHUB_SHA": self.github["sha"],
+                      "GITHUB_API_URL": self.github["api_url"], "PYTHONPATH": str(PROJECT),
+                      "PATH": os.pathsep.join(extra_path + [str(self.bin), os.environ["PATH"]]),
+                      **{k: str(v) for k, v in files.items()}}
+        with self.scripts:
+            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=self.workspace,
+                                  env={**runner_env, **env}, capture_output=True, text=True, timeout=300)
+        record.log += f"--- {step.get('name', step.get('id', 'run'))} (exit {done.returncode})\n{done.stdout}{done.stderr}"
+        record.summary += files["GITHUB_STEP_SUMMARY"].read_text()
+        outputs = read_command_file(files["GITHUB_OUTPUT"].read_text())
+        exported = read_command_file(files["GITHUB_ENV"].read_text())
+        paths = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
+        return ("success" if done.returncode == 0 else "failure"), outputs, exported, paths
+
+    def run_action(self, step: dict, context: dict, temp: Path, record: Job) -> str:
+        action = step["uses"].split("@", 1)[0]
+        given = self.engine.value(step.get("with") or {}, context)
+        if action == "actions/checkout":  # every job shares the one workspace, at the event's commit
+            with self.checkout_lock:
+                head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=self.workspace, capture_output=True, text=True).stdout.strip()
+                if head != self.github["sha"]:
+                    subprocess.run(["git", "checkout", "-q", "--force", "--detach", self.github["sha"]], cwd=self.workspace, check=True)
+            return "success"
+        if action == "actions/setup-python":
+            return "success"
+        if action == "actions/upload-artifact":
+            return self.upload(given, record)
+        if action == "actions/download-artifact":
+            return self.download(given, record)
+        raise RuntimeError(f"{record.path}: no local stand-in for the action {action}")
+
+    def upload(self, given: dict, record: Job) -> str:
+        name = given["name"]
+        paths = [Path(line.strip()) for line in str(given["path"]).splitlines() if line.strip()]
+        present = [p for p in paths if p.exists()]
+        target = self.artifacts / name
+        if target.exists():
+            record.log += f"upload-artifact: an artifact named {name} already exists\n"
+            return "failure"
+        if not present:
+            record.log += f"upload-artifact {name}: no files at {paths}\n"
+            return "failure" if given.get("if-no-files-found", "warn") == "error" else "success"
+        root = present[0] if len(present) == 1 and present[0].is_dir() else Path(os.path.commonpath([p.parent for p in present]))
+        for source in present:
+            destination = target / source.relative_to(root) if source != root else target
+            if source.is_dir():
+                shutil.copytree(source, destination, dirs_exist_ok=True)
+            else:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, destination)
+        if self.server is not None:
+            with self.checkout_lock:
+                self.server.state.add_artifact(int(self.github["run_id"]), name)
+        return "success"
+
+    def download(self, given: dict, record: Job) -> str:
+        if given.get("run-id"):
+            raise RuntimeError(f"{record.path}: artifacts of another run are not available here")
+        destination = Path(given.get("path") or self.workspace)
+        if "name" in given:
+            source = self.artifacts / given["name"]
+            if not source.is_dir():
+                record.log += f"download-artifact: no artifact named {given['name']}\n"
+                return "failure"
+            shutil.copytree(source, destination, dirs_exist_ok=True)
+            return "success"
+        for source in sorted(self.artifacts.iterdir()):
+            if fnmatch.fnmatchcase(source.name, given.get("pattern", "*")):
+                into = destination if given.get("merge-multiple") else destination / source.name
+                shutil.copytree(source, into, dirs_exist_ok=True)
+        return "success"
+
+    def _runner_bin(self) -> Path:
+        """The runner's `python`/`python3` and the installed `infx`, from the project under test."""
+        bin_dir = self.tmp / "runner-bin"
+        bin_dir.mkdir()
+        python = (f'#!/bin/bash\n# The runner\'s Python; infx is importable already (PYTHONPATH), PyPI is not reachable.\n'
+                  f'if [ "$1" = -m ] && [ "$2" = pip ] && [ "$3" = install ]; then exit 0; fi\n'
+                  f'if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin"; ln -sf "{bin_dir}/python" "$3/bin/python";'
+                  f' ln -sf "{bin_dir}/infx" "$3/bin/infx"; exit 0; fi\n'
+                  f'exec "{sys.executable}" "$@"\n')
+        for name, text in (("python", python), ("python3", python), ("infx", f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')):
+            (bin_dir / name).write_text(text)
+            (bin_dir / name).chmod(0o755)
+        return bin_dir
+
+    # --- what the tests read -----------------------------------------------------------------
+
+    def find(self, pattern: str) -> list[Job]:
+        return [job for job in self.jobs if fnmatch.fnmatchcase(job.path, pattern)]
+
+
+def _needs(job: dict) -> list[str]:
+    needs = job.get("needs", [])
+    return [needs] if isinstance(needs, str) else list(needs)
+
+
+def _combinations(matrix) -> list[dict | None]:
+    if not matrix:
+        return [None]
+    keys = [k for k in matrix if k not in ("include", "exclude")]
+    if set(matrix) - set(keys):
+        raise RuntimeError("matrix include/exclude are not used by these workflows, so not implemented")
+    return [dict(zip(keys, values)) for values in itertools.product(*(matrix[k] for k in keys))]
+
+
+def _env_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _base_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "INFX_GITHUB", "GH_"))}
+
+
+def read_command_file(text: str) -> dict[str, str]:
+    """GITHUB_OUTPUT / GITHUB_ENV: `name=value` lines and `name<<DELIMITER` blocks."""
+    values, lines, i = {}, text.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter, i + 1)
+            values[name] = "\n".join(lines[i + 1:end])
+            i = end + 1
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+            i += 1
+        else:
+            i += 1
+    return values

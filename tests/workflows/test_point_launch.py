@@ -1,0 +1,108 @@
+"""Every bundled row launches (dry run) through the command run-point.yml itself runs.
+
+For each row of `infx matrix` on the bundled configs: the "Launch" step's own `run:` script,
+with the job's and the step's `env:` evaluated by GitHub's own evaluator (tests/workflows/
+executor.py's Engine) from the inputs the caller passes (`point` = the row, `lane` empty,
+`dry-run` true, the other inputs at their defaults), run by bash on a stand-in GitHub-hosted
+runner as the runner does. And the same rows through `infx launch --dry-run` with no `--lane`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from click.testing import CliRunner
+
+from executor import PROJECT as REPO, Engine, Executor, _env_text
+
+SHA = re.compile(r"^[0-9a-f]{40}$")
+RUN_POINT = REPO / ".github" / "workflows" / "run-point.yml"
+# What a GitHub-hosted runner (where run-point.yml sends dry runs) sets: its name is no lane's.
+HOSTED = {"RUNNER_NAME": "GitHub Actions 7", "RUNNER_ENVIRONMENT": "github-hosted", "RUNNER_OS": "Linux"}
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = Engine()
+    yield engine
+    engine.close()
+
+
+def launch_step(engine: Engine, row: dict) -> tuple[str, dict[str, str]]:
+    """The Launch step's script and the environment GitHub gives it for this row's dry run."""
+    tree = engine.parse(RUN_POINT)
+    inputs = Executor._with_defaults(tree["on"]["workflow_call"]["inputs"], {"point": json.dumps(row), "dry-run": True})
+    job = tree["jobs"]["launch"]
+    step = next(s for s in job["steps"] if s.get("id") == "launch")
+    context = {"inputs": inputs, "github": {"event_name": "workflow_dispatch"}}
+    env = {name: _env_text(value) for name, value in engine.value({**job.get("env", {}), **step.get("env", {})}, context).items()}
+    return step["run"], env
+
+
+def run_script(script: str, env: dict, temp) -> subprocess.CompletedProcess:
+    """bash -eo pipefail in the workspace, as the runner runs a `run:` step, with `infx` on PATH."""
+    bin_dir = temp / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "infx").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
+    (bin_dir / "infx").chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    runner = {**base, **HOSTED, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO),
+              "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(REPO), "CI": "true", "GITHUB_ACTIONS": "true"}
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=REPO, env={**runner, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):
+    assert len(rows) == 68 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
+    steps = [launch_step(engine, row) for row in rows]
+    assert all("infx launch" in script and "--dry-run" in script for script, _ in steps)
+
+    def run(index):
+        script, env = steps[index]
+        assert env["LANE"] == rows[index]["runner"] and json.loads(env["POINT_JSON"]) == rows[index] and env["DRY_RUN"] == "true"
+        temp = tmp_path / f"row-{index:03d}"
+        done = run_script(script, {**env, "INFX_CACHE_DIR": str(tmp_path / "cache")}, temp)
+        plan_file = temp / "point" / "launch-plan.json"
+        plan = json.loads(plan_file.read_text()) if plan_file.is_file() and plan_file.stat().st_size else None
+        return rows[index], done, plan
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run, range(len(rows))))
+    failures = {row["config-key"] + f" conc {row['conc']}": (done.stderr + json.dumps(plan))[-800:]
+                for row, done, plan in results if done.returncode != 0}
+    assert failures == {}
+    for row, _, plan in results:
+        assert plan["ok"] is True and plan["lane"] == "gb300-nv", row["config-key"]
+        assert SHA.match(plan["srt-slurm"]["commit"] or ""), (row["config-key"], plan["srt-slurm"])
+        assert plan["job-name"].startswith("infx-")  # the hosted runner's name labels nothing
+
+
+def test_every_bundled_row_dry_runs_with_no_lane_given(rows, monkeypatch):
+    from infx.cli import cli
+
+    monkeypatch.chdir(REPO)
+    runner = CliRunner()
+    failures = {}
+    for row in rows:
+        result = runner.invoke(cli, ["launch", "--dry-run", "--format", "json"],
+                               env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(REPO), "RUNNER_NAME": "unrelated_0"})
+        if result.exit_code != 0 or result.exception is not None:
+            failures[f"{row['config-key']} conc {row['conc']}"] = (result.exit_code, result.output[-800:], repr(result.exception))
+            continue
+        plan = json.loads(result.output)
+        assert plan["lane"] == "gb300-nv" and SHA.match(plan["srt-slurm"]["commit"] or "") and plan["job-name"] == "unrelated_0"
+    assert failures == {}

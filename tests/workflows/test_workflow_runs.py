@@ -1,0 +1,290 @@
+"""run-sweep.yml executed end to end by tests/workflows/executor.py (GitHub's own parser and
+evaluator, every `run:` step in bash) on real-shaped events, in real git repositories built
+from the bundled data, with the PR comment going to the local GitHub server.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
+import github_server  # noqa: E402
+from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E402
+from executor import PROJECT, Executor  # noqa: E402
+
+from infx.points import point_id  # noqa: E402
+
+SLUG = "SemiAnalysisAI/InferenceX"  # the bundled configs/infx.yaml names it; the pr-link policy checks it
+PR = 3187
+DRY_RUN = {"INFX_DRY_RUN": "true"}  # the repository variable: every launch planned on a GitHub-hosted runner
+
+
+def copy_repository(destination: Path) -> None:
+    copy_data(PROJECT, destination)
+    shutil.copytree(PROJECT / ".github", destination / ".github", dirs_exist_ok=True)
+
+
+@pytest.fixture
+def change(tmp_path: Path, corpus: Path) -> Path:
+    """Commits `base` (before the seed change) and `head` (the repository as it is)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.invalid")
+    git(repo, "config", "user.name", "ci")
+    copy_repository(repo)
+    write_base(repo, PROJECT, corpus)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-q", "-b", "pr")
+    for name in DATA:
+        if (repo / name).is_dir():
+            shutil.rmtree(repo / name)
+    copy_repository(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Mooncake ladder")
+    return repo
+
+
+@pytest.fixture
+def server(monkeypatch):
+    owner, name = SLUG.split("/")
+    monkeypatch.setattr(github_server, "SLUG", SLUG)
+    monkeypatch.setattr(github_server, "OWNER", owner)
+    monkeypatch.setattr(github_server, "NAME", name)
+    with github_server.LocalGitHub() as gh:
+        gh.state.add_pull(PR)
+        yield gh
+
+
+def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False,
+               draft: bool = False) -> dict:
+    """The fields of a pull_request event GitHub sends, as its documentation shapes them."""
+    head, base = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "main")
+    owner = "stranger" if fork else SLUG.split("/")[0]
+    repository = {"id": 1, "full_name": SLUG, "name": SLUG.split("/")[1], "owner": {"login": SLUG.split("/")[0]}}
+    payload = {
+        "action": action, "number": PR,
+        "pull_request": {
+            "number": PR, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
+            "labels": [{"id": 100 + i, "name": n, "color": "ededed", "default": False} for i, n in enumerate(labels)],
+            "head": {"ref": "pr", "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
+            "base": {"ref": "main", "sha": base, "repo": repository},
+            "user": {"login": "author"},
+        },
+        "repository": repository, "sender": {"login": "author"},
+    }
+    if label:
+        payload["label"] = {"id": 200, "name": label, "color": "ededed"}
+    return payload
+
+
+def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
+           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False) -> Executor:
+    event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork, draft)
+    gh.state.add_run(run_id, head_branch="pr", event="pull_request")
+    run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
+                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables)
+    run.results = run.run()
+    return run
+
+
+def point_jobs(run: Executor, result: str | None = None):
+    """The run-point jobs (`…/points[k]/launch`) that ran, or that ended with ``result``."""
+    return [job for job in run.jobs if job.path.endswith("/launch") and job.result == (result or job.result)]
+
+
+def launched_points(run: Executor) -> list[dict]:
+    return [json.loads(job.inputs["point"]) for job in point_jobs(run) if job.result != "skipped"]
+
+
+def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
+    run = pr_run(change, tmp_path, server, ["sweep-enabled"])
+    assert run.results == {"setup": "success", "report-plan": "success", "lanes": "skipped", "lane-gate": "skipped",
+                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "success"}, _logs(run)
+    plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
+    assert plan["mode"]["primary-label"] == "sweep-enabled" and plan["mode"]["trim-conc"] is True
+    planned = [row for rows in plan["buckets"].values() for row in rows]
+    assert all(len(row["conc"]) == 1 for row in planned if isinstance(row["conc"], list))
+    assert {row["config-key"] for row in planned} == {"dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"}
+    # Every planned point went setup -> shard -> sweep-shard -> run-point and left its launch plan.
+    launches = point_jobs(run)
+    assert sorted(point_id(p) for p in launched_points(run)) == sorted(point_id(r) for r in planned)
+    assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in launches), _logs(run)
+    for row in planned:
+        launch_plan = json.loads((run.artifacts / f"point-{point_id(row)}" / "launch-plan.json").read_text())
+        assert launch_plan["node-count"] == row["node-count"]
+    # The sticky comment: one, with the mode and every point's outcome.
+    comments = server.state.comments[PR]
+    assert len(comments) == 1, [c["body"][:80] for c in comments]
+    body = comments[0]["body"]
+    assert "Launch: yes" in body and "`sweep-enabled`" in body and "trimmed" in body
+    assert f"✅ ok: **{len(planned)}**" in body
+    setup_summary = next(job.summary for job in run.jobs if job.path == "setup")
+    assert "## infx plan" in setup_summary and "**Launch: yes** (label `sweep-enabled`)" in setup_summary
+    assert run.concurrency == {"group": f"run-sweep-pr-{PR}", "cancel-in-progress": True}
+
+
+def _logs(run: Executor) -> str:
+    return "\n".join(f"== {job.path}: {job.result}\n{job.log[-3000:]}" for job in run.jobs if job.result == "failure")
+
+
+@pytest.fixture
+def main_repo(tmp_path: Path, corpus: Path) -> Path:
+    """main before (`base`) and after (HEAD) the seed change was merged."""
+    repo = tmp_path / "main"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.invalid")
+    git(repo, "config", "user.name", "ci")
+    copy_repository(repo)
+    write_base(repo, PROJECT, corpus)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    for name in DATA:
+        if (repo / name).is_dir():
+            shutil.rmtree(repo / name)
+    copy_repository(repo)
+    changelog = repo / "perf-changelog.yaml"  # merged: the link names the PR
+    before, found, after = changelog.read_text().rpartition(f"{SLUG}/pull/XXX\n")
+    changelog.write_text(before + f"{SLUG}/pull/{PR}\n" + after)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"Mooncake ladder (#{PR})")
+    return repo
+
+
+def bundled_rows() -> list[dict]:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=PROJECT, capture_output=True,
+                          text=True, env={**_env(), "PYTHONPATH": str(PROJECT)}, check=True)
+    return json.loads(done.stdout)
+
+
+def _env() -> dict:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+
+
+def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Path, tmp_path: Path):
+    run = Executor(main_repo, tmp_path / "run", "workflow_dispatch", {"inputs": {"dry-run": "true"}, "ref": "refs/heads/main"},
+                   sha=git(main_repo, "rev-parse", "HEAD"), repository=SLUG, run_id=9100)
+    run.results = run.run(inputs={"dry-run": True})
+    assert run.results["setup"] == "success" and run.results["sweep"] == "success", _logs(run)
+    assert run.results["lanes"] == "skipped" and run.results["report-plan"] == "skipped"
+    rows = bundled_rows()
+    assert len(rows) == 68
+    launched = launched_points(run)
+    assert sorted(map(point_id, launched)) == sorted(map(point_id, rows))  # each once, none lost
+    assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in point_jobs(run)), _logs(run)
+    for row in rows:  # the launch plan of each, routed by its own runner label
+        launch_plan = json.loads((run.artifacts / f"point-{point_id(row)}" / "launch-plan.json").read_text())
+        assert launch_plan["ok"] is True and launch_plan["point-id"] == point_id(row)
+    assert {row["runner"] for row in rows} == set(json.loads(run.jobs[0].outputs["lanes"]))
+    assert run.run_name == "Manual sweep "  # no config-key globs: every row
+
+
+def test_push_to_main_gates_and_sweeps_the_merged_change(main_repo: Path, tmp_path: Path):
+    before, after = git(main_repo, "rev-parse", "HEAD~1"), git(main_repo, "rev-parse", "HEAD")
+    event = {"ref": "refs/heads/main", "before": before, "after": after, "head_commit": {"id": after, "message": "m"}}
+    run = Executor(main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN)
+    run.results = run.run()
+    assert run.results == {"setup": "success", "report-plan": "skipped", "lanes": "skipped", "lane-gate": "skipped",
+                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "skipped"}, _logs(run)
+    plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
+    assert plan["mode"]["dispatch"] is True and plan["mode"]["trim-conc"] is False
+    assert sorted(map(point_id, launched_points(run))) == sorted(point_id(r) for rows in plan["buckets"].values() for r in rows)
+    assert run.concurrency == {"group": "run-sweep-9200", "cancel-in-progress": False}
+
+
+def self_hosted_jobs(run: Executor) -> list[str]:
+    return [job.path for job in run.jobs if job.result != "skipped" and job.runs_on not in (None, "ubuntu-latest")]
+
+
+def test_two_primary_labels_fail_the_plan_naming_both(change: Path, tmp_path: Path, server):
+    run = pr_run(change, tmp_path, server, ["sweep-enabled", "full-sweep-fail-fast"], label="full-sweep-fail-fast")
+    assert run.results["setup"] == "failure" and run.results["sweep"] == "skipped"
+    log = run.jobs[0].log
+    assert "plan-labels-conflict" in log and "'sweep-enabled'" in log and "'full-sweep-fail-fast'" in log
+    assert not launched_points(run) and PR not in server.state.comments or not server.state.comments[PR]
+
+
+@pytest.mark.parametrize("case", ["no-label", "skip-sweep"])
+def test_no_primary_label_or_skip_sweep_plans_and_reports_but_launches_nothing(case, change: Path, tmp_path: Path, server):
+    labels = ["evals-only"] if case == "no-label" else ["sweep-enabled"]
+    if case == "skip-sweep":
+        (change / "README.md").write_text("typo\n")
+        git(change, "add", "README.md")
+        git(change, "commit", "-qm", "Fix a typo [skip-sweep]")
+    run = pr_run(change, tmp_path, server, labels, action="synchronize")
+    assert run.results["setup"] == "success" and run.results["report-plan"] == "success", _logs(run)
+    assert run.results["sweep"] == run.results["canary"] == run.results["report-results"] == "skipped"
+    assert not launched_points(run) and not self_hosted_jobs(run)
+    mode = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["mode"]
+    assert mode["dispatch"] is False
+    body = server.state.comments[PR][0]["body"]
+    assert "Launch: no" in body and ("[skip-sweep]" in body if case == "skip-sweep" else "add one of the labels" in body)
+
+
+@pytest.mark.parametrize("kind", ["fork", "draft"])
+def test_a_fork_or_draft_pull_request_reaches_no_job(kind, change: Path, tmp_path: Path, server):
+    run = pr_run(change, tmp_path, server, ["sweep-enabled"], fork=kind == "fork", draft=kind == "draft")
+    assert set(run.results.values()) == {"skipped"} and not self_hosted_jobs(run)
+
+
+def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, server):
+    # The canary (fewest GPU-hours) fails its launch: its recipe is broken in this commit.
+    plan_now = json.loads(subprocess_infx(change, "plan", "--base-ref", "main", "--head-ref", "HEAD", "--pr-number", str(PR),
+                                          "--label", "full-sweep-enabled", "--format", "json"))
+    canary_id = plan_now["canary"]["id"]
+    canary_row = next(r for rows in plan_now["buckets"].values() for r in rows if point_id(r) == canary_id)
+    # Its launch fails: in this commit no lane profile declares the canary's runner label.
+    profile = change / "runners" / "gb300-nv.yaml"
+    text = profile.read_text()
+    line = next(l for l in text.splitlines() if l.startswith("runner-labels:"))
+    labels = [name for name in json.loads(line.split(":", 1)[1].replace("[", '["').replace("]", '"]').replace(", ", '", "').replace('""', '"'))
+              if name != canary_row["runner"]]
+    profile.write_text(text.replace(line, "runner-labels: " + json.dumps(labels)))
+    git(change, "commit", "-qam", "lane profile without the canary's runner label")
+    run = pr_run(change, tmp_path, server, ["full-sweep-enabled"], label="full-sweep-enabled")
+    assert run.results["canary"] == "failure", _logs(run)
+    assert [job.inputs["shard-id"] for job in run.jobs if job.path == "canary"] == ["canary"]
+    assert run.results["sweep"] == "skipped" and run.results["report-results"] == "success"
+    assert [point_id(p) for p in launched_points(run)] == [canary_id]
+    body = server.state.comments[PR][0]["body"]
+    assert "a canary point first" in body and "❌ failed: **1**" in body
+
+
+def subprocess_infx(repo: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "infx", *args], cwd=repo, capture_output=True, text=True,
+                          env={**_env(), "PYTHONPATH": str(PROJECT)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_a_shard_past_the_inline_outputs_is_loaded_from_the_plan_artifact(main_repo: Path, tmp_path: Path):
+    """Level 2 of the fan-out for a shard that is only a file (too large for a job output, or
+    past the 64 outputs the setup declares): the `load` job reads it from `sweep-plan`."""
+    rows = bundled_rows()[:3]
+    sha = git(main_repo, "rev-parse", "HEAD")
+    run = Executor(main_repo, tmp_path / "run", "push", {"ref": "refs/heads/main", "before": sha, "after": sha},
+                   sha=sha, repository=SLUG, run_id=9300)
+    shards = run.artifacts / "sweep-plan" / "infx-shards"
+    shards.mkdir(parents=True)
+    (shards / "shard-70.json").write_text(json.dumps(rows))
+    results = run.run_called(".github/workflows/sweep-shard.yml",
+                             {"shard-id": "multi_node/8k1k#9", "rows": "", "shard-file": "shard-70.json", "dry-run": True})
+    assert results == {"load": "success", "points": "success"}, _logs(run)
+    assert sorted(map(point_id, launched_points(run))) == sorted(map(point_id, rows))
+    inline = Executor(main_repo, tmp_path / "inline", "push", {"before": sha}, sha=sha, repository=SLUG, run_id=9301)
+    assert inline.run_called(".github/workflows/sweep-shard.yml", {"shard-id": "x#0", "rows": json.dumps(rows[:1]),
+                                                                   "shard-file": "shard-0.json", "dry-run": True}) == {
+        "load": "skipped", "points": "success"}
