@@ -6,6 +6,7 @@ Subcommands live in ``infx/commands/<name>.py`` and are imported only when used,
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -14,9 +15,13 @@ import traceback
 import click
 
 from . import __version__
-from .diagnostics import EXIT_USAGE, InfxError, render_text
+from .diagnostics import EXIT_USAGE, Diagnostic, InfxError, render_text
+from . import interrupts
 
 EXIT_INTERNAL = 70  # a bug in infx, not a problem with the input
+# Errors of the file system itself, even when the OSError names no file (a write() that fails).
+FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
+SHOWN_TEXT = 200  # characters of an internal error's text shown
 
 # name -> (module, attribute, one-line help shown by `infx --help` without importing it)
 COMMANDS = {
@@ -50,12 +55,15 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="infx")
-def cli() -> None:
+@click.option("--write-through-symlinks", is_flag=True,
+              help="An --output that is a symbolic link: replace the file it points to (default: refuse the link).")
+def cli(write_through_symlinks: bool) -> None:
     """infx: configs, sweep matrices, the perf-changelog gate and lane launches."""
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one error handler around every command."""
+    interrupts.install()
     try:
         code = cli.main(args=argv, prog_name="infx", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -63,21 +71,55 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # bad flags, missing arguments: usage errors
         exc.show()
         code = EXIT_USAGE
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # click's name for a KeyboardInterrupt (Ctrl-C or a signal)
         click.echo("Aborted.", err=True)
-        code = 130
+        code = interrupts.exit_code_of(exc)
     except InfxError as exc:
         click.echo(render_text(exc.diagnostics), err=True)
         code = exc.exit_code
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or an Interrupted signal: 128 + its number
+        code = interrupts.exit_code_of(exc)
     except BrokenPipeError:
         code = 0
-    except Exception as exc:  # a bug: say so in one line; the traceback only on request
-        click.echo(f"infx: internal error ({type(exc).__name__}: {exc}). This is a bug in infx, not in your input.", err=True)
-        if os.environ.get("INFX_DEBUG"):
-            traceback.print_exc()
-        else:
-            click.echo("Set INFX_DEBUG=1 to see the traceback.", err=True)
-        code = EXIT_INTERNAL
+    except (OSError, RuntimeError) as exc:
+        problem = unusable_file(exc)
+        if problem is None:
+            internal_error(exc)
+        click.echo(render_text([problem]), err=True)
+        code = EXIT_USAGE
+    except Exception as exc:
+        internal_error(exc)
     sys.exit(code or 0)
+
+
+def unusable_file(exc: BaseException) -> Diagnostic | None:
+    """A file a command named (or must write) that the system refuses: missing, a folder, a
+    FIFO, a name too long, a symlink loop, no permission, a read-only or full disk. That is the
+    command line's problem (exit 2), located at the file, whichever layer met it."""
+    if isinstance(exc, RuntimeError):  # Python 3.11's pathlib reports a symlink loop this way
+        message = str(exc)
+        if not message.startswith("Symlink loop from "):
+            return None
+        file, reason = message.removeprefix("Symlink loop from ").strip("'\""), "Too many levels of symbolic links"
+    else:
+        if exc.filename is None and exc.errno not in FILE_SYSTEM_ERRNOS:
+            return None  # a socket or a subprocess pipe, not a file
+        file, reason = exc.filename, exc.strerror or str(exc)
+        if exc.filename2:
+            file = f"{exc.filename} -> {exc.filename2}"
+    return Diagnostic(str(file) if file is not None else "<command line>", None, None, "file-unusable", f"cannot use this path: {reason}",
+                      "Name an existing regular file to read, or a new path or regular file in a writable folder with "
+                      "free space to write.")
+
+
+def internal_error(exc: Exception) -> None:
+    """A bug: say so in one line (the traceback only on request) and exit 70."""
+    text = str(exc)
+    if len(text) > SHOWN_TEXT:
+        text = text[:SHOWN_TEXT] + "…"
+    click.echo(f"infx: internal error ({type(exc).__name__}: {text}). This is a bug in infx, not in your input.", err=True)
+    if os.environ.get("INFX_DEBUG"):
+        traceback.print_exc()
+    else:
+        click.echo("Set INFX_DEBUG=1 to see the traceback.", err=True)
+    sys.exit(EXIT_INTERNAL)

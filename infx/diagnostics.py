@@ -102,8 +102,12 @@ class UsageError(InfxError):
 # --- rendering -------------------------------------------------------------------------
 
 
+SHOWN_FILE = 200  # characters of a file name shown; a 5,000-character argument is cut, not echoed
+
+
 def _location(d: Diagnostic) -> str:
-    parts = [d.file]
+    file = d.file if len(d.file) <= SHOWN_FILE else f"{d.file[:SHOWN_FILE]}…({len(d.file):,} characters)"
+    parts = [file]
     if d.line is not None:
         parts.append(str(d.line))
         if d.column is not None:

@@ -31,9 +31,11 @@ def read_cached(name: str) -> bytes | None:
     directory = cache_dir()
     if directory is None:
         return None
+    from .fsio import read_bytes
+
     try:
-        return (directory / name).read_bytes()
-    except OSError:
+        return read_bytes(directory / name)  # a regular file only: a FIFO planted in the cache cannot hang a command
+    except (OSError, ValueError):
         return None
 
 

@@ -191,13 +191,10 @@ _TYPE_TESTS = {
 
 def _reads_as(text: str, names: list[str]) -> bool:
     """Whether ``text`` without quotes would be a YAML value of one of the JSON types ``names``."""
-    import yaml
+    from .yamlio import parse_yaml  # the one YAML reader: no error escapes it (a 5,000-digit number is a problem, not a crash)
 
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return False
-    return any(_TYPE_TESTS[name](value) for name in names)
+    document, _ = parse_yaml(text, "")
+    return document is not None and any(_TYPE_TESTS[name](document.data) for name in names)
 
 
 def _type_message(err: SchemaError, subject: str) -> list[Message]:

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from .diagnostics import Diagnostic, error
+from .fsio import read_bytes
 
 try:  # The C composer is about 10x faster on the 320 KB master config.
     from yaml import CSafeLoader as _BaseLoader
@@ -59,6 +60,22 @@ _SCALARS = {
     _TAG + "null": lambda node: None,
     _TAG + "timestamp": lambda node: node.value,
 }
+# What an explicitly tagged scalar (`!!bool maybe`, `!!int ""`) may hold: PyYAML's constructors
+# trust the tag and fail with KeyError/IndexError (or, for null, accept anything) otherwise.
+_ACCEPTED = {
+    _TAG + "bool": "true or false (YAML 1.1 also: yes, no, on, off)",
+    _TAG + "int": "an integer of at most 4,300 digits (decimal, 0x hex, 0o octal, 0b binary)",
+    _TAG + "float": "a number such as 1.5, 1e3, .inf or .nan",
+    _TAG + "null": "null, ~ or nothing",
+}
+_EXPLICIT_SHAPES = {tag: regexp for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+                    for tag, regexp in resolvers if tag in (_TAG + "bool", _TAG + "null")}
+MAX_INT_BITS = 14_000  # about 4,200 decimal digits: Python's limit for turning an int into text is 4,300
+SHOWN_SCALAR = 60  # characters of an offending scalar quoted in a message
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= SHOWN_SCALAR else value[:SHOWN_SCALAR] + "…")
 
 
 @dataclass
@@ -116,10 +133,22 @@ class _Builder:
                     node, "yaml-tag", f"unsupported YAML tag {node.tag!r}",
                     "Use plain strings, numbers, booleans, lists and mappings.",
                 )
+            shape = _EXPLICIT_SHAPES.get(node.tag)
             try:
-                return construct(node)
-            except (ValueError, yaml.YAMLError) as exc:
-                raise self.problem(node, "yaml-syntax", f"cannot read scalar {node.value!r}: {exc}")
+                if shape is not None and not shape.match(node.value):
+                    raise KeyError(node.value)
+                value = construct(node)
+                if type(value) is int and value.bit_length() > MAX_INT_BITS:  # 0x… has no digit limit, but printing it does
+                    raise ValueError("more than 4,300 decimal digits")
+                return value
+            except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError) as exc:
+                accepted = _ACCEPTED.get(node.tag)
+                if not isinstance(exc, ValueError) or isinstance(exc, yaml.YAMLError):
+                    reason = f"not {'an' if node.tag.endswith('int') else 'a'} {node.tag.removeprefix(_TAG)}"
+                else:
+                    reason = str(exc) if len(str(exc)) <= 2 * SHOWN_SCALAR else "too long to be read as one"
+                raise self.problem(node, "yaml-syntax", f"cannot read {node.tag.removeprefix(_TAG)} scalar {_shown(node.value)}: {reason}",
+                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "")
         if id(node) in self.active:
             raise self.problem(node, "yaml-recursive-alias", "an alias refers to a node that contains it")
         self.active.add(id(node))
@@ -213,6 +242,42 @@ def _expanded_size(root: yaml.Node, limit: int) -> int | None:
     return None if total > limit else total
 
 
+# PyYAML's C composer recurses without Python's recursion check: 50,000 nested `[` overflow the
+# C stack (a segfault). Nesting that deep is refused from the event stream, which is flat.
+COMPOSE_SAFE_DEPTH = 10_000  # 20,000 levels compose fine; half of that keeps a margin
+INDENT_BOUND = 2_000  # indentation assumed for every line unless one is indented deeper
+_DEEP_INDENT = "\n" + " " * INDENT_BOUND
+_COMPACT = re.compile(r"(?:[-?][ \t]+){2,}")  # `- - - x`: nesting within one line
+_COMPACT_PAIR = re.compile(r"[-?][ \t]+[-?]")  # without one the (slower) findall finds nothing
+
+
+def _depth_bound(text: str) -> int:
+    """An upper bound of the nesting depth, cheap for real files: every flow bracket, two block
+    levels per indentation column (a mapping and its sequence share one), and compact nesting."""
+    if _DEEP_INDENT in text or text.startswith(_DEEP_INDENT[1:]):
+        return COMPOSE_SAFE_DEPTH + 1
+    flow = text.count("[") + text.count("{")
+    compact = max(map(len, _COMPACT.findall(text)), default=0) if _COMPACT_PAIR.search(text) else 0
+    return flow + 2 * (INDENT_BOUND + 1) + compact + 2
+
+
+def _too_deep(text: str, file: str) -> Diagnostic | None:
+    if _depth_bound(text) <= COMPOSE_SAFE_DEPTH:
+        return None
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return error(file, _mark(event), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # compose reports the syntax error at its position
+    return None
+
+
 def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diagnostic]]:
     """Parse one YAML document. Returns (document, []) or (None, [diagnostic])."""
     if isinstance(text, bytes):
@@ -227,6 +292,9 @@ def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diag
     elif len(text) > MAX_BYTES:
         return None, [error(file, None, "yaml-too-large", f"the document is {len(text):,} characters; the limit is {MAX_BYTES:,}")]
     text = text.removeprefix("\ufeff")
+    too_deep = _too_deep(text, file)
+    if too_deep is not None:
+        return None, [too_deep]
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -255,15 +323,13 @@ def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diag
 
 def load_yaml(path: str | Path, display: str | None = None) -> tuple[Document | None, list[Diagnostic]]:
     """Read and parse a file. A missing or unreadable file is reported, never raised."""
-    path = Path(path)
     name = display or str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return None, [error(name, None, "yaml-too-large", f"the file is {size:,} bytes; the limit is {MAX_BYTES:,}")]
-        raw = path.read_bytes()
+        raw = read_bytes(path, limit=MAX_BYTES)  # a regular file only: a FIFO or device is refused, not read
     except FileNotFoundError:
         return None, [error(name, None, "file-missing", "the file does not exist")]
     except OSError as exc:
         return None, [error(name, None, "file-unreadable", f"cannot read the file: {exc.strerror}")]
+    except ValueError as exc:  # a NUL byte in the name
+        return None, [error(name, None, "file-unreadable", f"cannot read the file: {exc}")]
     return parse_yaml(raw, name)

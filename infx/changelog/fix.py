@@ -3,7 +3,8 @@
 The appended region (everything after the merge-base's bytes) is rewritten: line endings
 to LF, TABs to one space, trailing spaces removed, exactly one empty line before each
 entry, one final newline, and every pr-link the policy rejects for PR N set to PR N's
-canonical link. If the history itself differs from the merge-base, nothing is written.
+canonical link. If the history itself differs from the merge-base, or the repaired file would
+still fail the PR gate, nothing is written.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic
-from ..fsio import atomic_write
+from ..fsio import atomic_write, read_bytes
 from . import contract, policy
 
 PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
@@ -24,6 +25,7 @@ class FixResult:
     text: str | None  # the repaired file, or None when nothing may be written
     changes: list[str] = field(default_factory=list)  # what was repaired, for the user
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    written: bool = False  # whether the file was rewritten (only a result that passes the gate is)
 
 
 def _unquote(value: str) -> str:
@@ -92,23 +94,28 @@ def _trim_blank(block: list[str]) -> list[str]:
 
 
 def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, base_label: str = "") -> FixResult:
-    """Repair ``path`` (the working-tree changelog) against the merge-base bytes; write atomically.
+    """Repair ``path`` (the working-tree changelog) against the merge-base bytes.
 
-    The result's diagnostics are what is still wrong afterwards (or why nothing was written).
+    The repaired text is written (atomically) only when it passes the PR gate it is fixed
+    for; otherwise the file keeps every byte and the result's diagnostics say what the
+    repairs could not fix. ``changes`` lists the repairs made, or that would have been made.
     """
     from .diff import compare
 
-    current, current_problems = contract.decode(path.read_bytes(), name)
+    current, current_problems = contract.decode(read_bytes(path), name)
     base, base_problems = contract.decode(base_raw, base_label or f"{name} (merge-base)")
     if current is None or base is None:
         return FixResult(None, diagnostics=current_problems + base_problems)
     result = repair(base, current, pr_number, slug, name)
     if result.text is None:
         return result
-    if result.text != current:
-        atomic_write(path, result.text)
     remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
     result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
+    if any(d.is_error for d in result.diagnostics):
+        result.written = False
+    elif result.text != current:
+        atomic_write(path, result.text)
+        result.written = True
     return result
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..config import load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, error
+from ..fsio import read_bytes
 from ..yamlio import parse_yaml
 from .entry import parse_entry
 from .keys import resolve
@@ -20,7 +21,7 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[dict
         from ..diagnostics import UsageError
 
         raise UsageError(f"{name} does not exist in {root}", "Run infx plan from the repository root or pass --changelog.")
-    doc, problems = parse_yaml(path.read_bytes(), name)
+    doc, problems = parse_yaml(read_bytes(path), name)  # a regular file only; anything else raises OSError (exit 2)
     report.extend(problems)
     if doc is None:
         return None, report

@@ -100,9 +100,11 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     result = fix_file(path, git.read_file(repo, base, name) or b"", name, pr_number, slug, base_label=f"{name}@{base[:12]}")
     report = Report(result.diagnostics)
     for line in result.changes:
-        click.echo(f"fixed: {line}", err=True)
-    _emit(report, fmt, {"changes": result.changes},
-          f"{name}: {len(result.changes)} repair(s) written" if result.changes else f"{name}: nothing to fix")
+        click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
+    if result.changes and not result.written and not report.ok:
+        click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (below)", err=True)
+    _emit(report, fmt, {"changes": result.changes, "written": result.written},
+          f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix")
 
 
 def _exists(repo: Path, ref: str) -> bool:

@@ -1,8 +1,11 @@
-"""Pieces every command shares: the --format option and how a report ends a command."""
+"""Pieces every command shares: the --format option, the --output file type, and how a report
+ends a command."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Iterable
 
 import click
@@ -10,6 +13,31 @@ import click
 from ..diagnostics import Diagnostic, Report, render
 
 FORMATS = ("text", "json", "github")
+WRITE_THROUGH_SYMLINKS = "write_through_symlinks"  # the root option `infx --write-through-symlinks`
+
+
+class OutputFile(click.ParamType):
+    """A file a command writes: a new path or a regular file, refused on the command line
+    (exit 2, before any work) when it is a folder, FIFO, device node or socket, which a write
+    would destroy. A symbolic link is refused unless `infx --write-through-symlinks` was given;
+    then the value becomes the link's target, so the write replaces the file, not the link."""
+
+    name = "file"
+
+    def convert(self, value, param, ctx):
+        from ..fsio import write_target
+
+        through = bool(ctx and ctx.find_root().params.get(WRITE_THROUGH_SYMLINKS))
+        try:
+            return write_target(Path(value), through_symlink=through)
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            if not through and os.path.islink(value):
+                reason = "is a symbolic link; to replace the file it points to, run `infx --write-through-symlinks …`"
+            self.fail(f"{str(value)[:200]!r} {reason}", param, ctx)
+
+
+OUTPUT_FILE = OutputFile()
 
 
 def format_option(choices: Iterable[str] = FORMATS, default: str = "text"):

@@ -12,6 +12,7 @@ import click
 
 from ..diagnostics import UsageError
 from ..workflows.trust import SWEEP_WORKFLOW
+from .common import OUTPUT_FILE
 
 def repository_slug(option: str | None) -> str:
     """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
@@ -165,7 +166,7 @@ def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
 @github.command("select-points")
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json.")
 @click.option("--points", "points_text", required=True, help="Point ids separated by spaces (or commas).")
-@click.option("--output", "plan_output", type=click.Path(path_type=Path), help="Write the selected plan (JSON rows) here.")
+@click.option("--output", "plan_output", type=OUTPUT_FILE, help="Write the selected plan (JSON rows) here.")
 @click.option("--format", "fmt", type=click.Choice(["json", "github"]), default="json", show_default=True)
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
@@ -230,7 +231,7 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 @click.option("--checks", "checks_dir", type=click.Path(path_type=Path), required=True,
               help="Folder of the downloaded lane-check-* artifacts (each: label, check.json).")
 @click.option("--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output).")
-@click.option("--output", type=click.Path(path_type=Path), help="Write the gate (each lane: up, detail) as JSON here.")
+@click.option("--output", type=OUTPUT_FILE, help="Write the gate (each lane: up, detail) as JSON here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
 def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) -> None:
     """Name the lanes with no node up; with --format github write them as the output `down`."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import Diagnostic, InfxError, Severity, UsageError, render
+from .common import OUTPUT_FILE
 
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeated flags and comma-separated lists both work: --seq-lens 1k1k,8k1k."""
@@ -43,7 +44,7 @@ def _many(flag: str, help_text: str):
 @click.option("--evals-only", is_flag=True, help="Only eval rows (default eval policy, agentic included).")
 @click.option("--all-evals", is_flag=True, help="Every 8k1k and agentic point as an eval row.")
 @click.option("--format", "fmt", type=click.Choice(["json", "github", "table"]), default="json", show_default=True)
-@click.option("--output", type=click.Path(path_type=Path),
+@click.option("--output", type=OUTPUT_FILE,
               help="json/table: write here instead of stdout. github: the outputs file (default $GITHUB_OUTPUT).")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
 def matrix(configs, runners_path, components_path, config_key, model_prefix, framework, precision, runner_type,

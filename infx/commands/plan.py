@@ -10,6 +10,7 @@ import click
 
 from ..diagnostics import render
 from ..workflows.labels import EVENTS
+from .common import OUTPUT_FILE
 
 
 @click.command()
@@ -36,7 +37,7 @@ from ..workflows.labels import EVENTS
 @click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
-@click.option("--output", type=click.Path(path_type=Path), help="Write the JSON plan to this file as well.")
+@click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
 def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,
          labels, labels_json, event, rows_path, reuse_github, reuse_dir, no_reuse, fmt, output, shard_dir) -> None:

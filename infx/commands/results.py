@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError, render_text
+from .common import OUTPUT_FILE
 
 
 @click.group()
@@ -27,7 +28,7 @@ def _write(output: Path | None, text: str) -> None:
 
 @results.command("collect")
 @click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--output", type=click.Path(path_type=Path), help="Write here (default: stdout).")
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "table"]), default="json", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")
 def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, exit_zero: bool) -> None:
@@ -72,7 +73,7 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option("--threshold", default="5%", show_default=True, callback=_threshold,
               help="A change beyond this, in the worse direction, is a regression.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-@click.option("--output", type=click.Path(path_type=Path), help="Write here (default: stdout).")
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric regressed beyond the threshold.")
 @click.option("--repo", help="OWNER/NAME for finding the baseline (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @click.option("--save-baseline", type=click.Path(path_type=Path),
@@ -125,7 +126,7 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
 @click.option("--comparison", "comparison_path", required=True, type=click.Path(path_type=Path),
               help="JSON from `infx results compare --format json`.")
 @click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
-@click.option("--output", type=click.Path(path_type=Path), help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
+@click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
 def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
     """The step summary: the comparison table and the charts, within GitHub's summary limit."""
     from ..workflows.report import comparison_markdown

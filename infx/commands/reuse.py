@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
-from .common import format_option
+from .common import OUTPUT_FILE, format_option
 
 
 def _table(decision) -> str:
@@ -39,7 +39,7 @@ def reuse() -> None:
 @click.option("--max-age", "max_age", type=click.FloatRange(min=0), help="Reuse only results at most this many days old.")
 @click.option("--download", "download_dir", type=click.Path(path_type=Path, file_okay=False),
               help="--github: where the reused artifacts go (default $RUNNER_TEMP/infx-reused).")
-@click.option("--output", "plan_output", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--output", "plan_output", type=OUTPUT_FILE,
               help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
 @click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @format_option(("json", "table", "github"), default="json")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..diagnostics import Diagnostic, InfxError, error, warning
+from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
@@ -215,7 +216,15 @@ def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Rout
 
 
 def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict | None:
-    model = most_specific(lane.models, facts, lambda m: m["match"])
+    try:
+        model = most_specific(lane.models, facts, lambda m: m["match"])
+    except Ambiguous as exc:  # two models: entries match alike, as two routes can
+        first = lane.models.index(exc.candidates[0])
+        diagnostics.append(error(lane.file, lane.where("models", first), "lane-model-ambiguous",
+                                 f"several models: entries match {facts} and none is more specific: "
+                                 f"{', '.join(str(m['match']) for m in exc.candidates)}",
+                                 "Keep one entry per model-prefix and precision, or add a key to the one that should win."))
+        return None
     if model is None:
         supported = ", ".join(sorted({f"{m['match']['model-prefix']}-{m['match']['precision']}" for m in lane.models}))
         diagnostics.append(error(point.file, point.where(("model-prefix",)), "lane-unsupported-model",
@@ -372,7 +381,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
         diagnostics.append(error(point.file, point.where(ref_where), "point-setting-shape", problem,
                                  f"CONFIG_FILE names a file inside {RECIPES_DIR}/."))
         raise InfxError(diagnostics)
-    if recipe_path is not None and recipe_path.is_file():
+    if recipe_path is not None and is_file(recipe_path):  # never raises: a 300-character CONFIG_FILE is just not a file
         display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
         doc, problems = load_yaml(recipe_path, display=display)
         diagnostics.extend(problems)
@@ -389,9 +398,9 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
         recipe_source = RecipeSource(ref, "srt-slurm", ref.path, ref_where)
         warnings.append(warning(point.file, point.where(ref_where), "recipe-deferred",
                                 f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit"))
-    elif not recipe_path.exists():
+    else:  # missing, or a folder: either way there is no recipe to read
         diagnostics.append(error(point.file, point.where(ref_where), "recipe-missing",
-                                 f"recipe {ref.path} does not exist (looked at {recipe_path})",
+                                 f"recipe {ref.path} is not a file (looked at {recipe_path})",
                                  f"Fix CONFIG_FILE, add the recipe, or list it under srt-slurm-recipes of route {route.name!r} "
                                  "if it ships with srt-slurm."))
     for index, (source, _) in enumerate(route.overlays):

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
+from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
@@ -24,12 +25,6 @@ from .cache import cached_srtctl
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
-
-
-class Interrupted(Exception):
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 class LaunchFailed(Exception):

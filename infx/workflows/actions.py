@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from ..fsio import atomic_write
+from ..fsio import append, atomic_write
 from ..jsonfast import dumps
 from ..workers import point_gpus
 
@@ -43,9 +43,7 @@ def format_outputs(outputs: dict[str, str]) -> str:
 
 def write_outputs(github_output_path: Path | str, outputs: dict[str, str]) -> None:
     """Append all outputs in one write, so a failure never leaves half a value behind."""
-    text = format_outputs(outputs)
-    with open(github_output_path, "a", encoding="utf-8") as handle:
-        handle.write(text)
+    append(github_output_path, format_outputs(outputs))
 
 
 def shard(buckets: dict[str, list[dict]], max_rows: int = MAX_SHARD_ROWS) -> list[tuple[str, int, list[dict]]]:
@@ -150,6 +148,5 @@ def write_step_summary(summary_path: Path | str, buckets: dict[str, list[dict]],
                        shards: list[dict] | None = None, budget: int = SUMMARY_BUDGET_BYTES) -> str:
     """Append the summary to ``$GITHUB_STEP_SUMMARY``; returns what was written."""
     text = render_step_summary(buckets, title, shards, budget=budget)
-    with open(summary_path, "a", encoding="utf-8") as handle:
-        handle.write(text)
+    append(summary_path, text)
     return text

@@ -5,11 +5,12 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..diagnostics import UsageError
-from ..points import point_id
+from ..diagnostics import InfxError, UsageError, error
+from ..fsio import read_bytes
+from ..jsonfast import JSONProblem, parse
+from ..points import point_id, type_problem
 from .actions import markdown_cell
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
@@ -62,19 +63,62 @@ def plan_buckets(data) -> dict[str, list[dict]]:
     return buckets
 
 
+PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
+
+
 def read_plan(path: Path) -> dict[str, list[dict]]:
-    return plan_buckets(read_json(path))
+    """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
+    not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
+    data = read_json(path)
+    if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
+        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
+    if not isinstance(data, (list, dict)):
+        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT))
+    if isinstance(data, list) and not _is_rows(data) and data:
+        raise InfxError(error(str(path), (1, 1), "plan-json", f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
+                              PLAN_HINT))
+    from ..matrix.buckets import bucket_of  # the one rule that names a row's bucket
+
+    for where, row in _rows_in(data):  # before bucketing: bucket names are made from row values
+        found = type_problem(row)
+        if found is not None:
+            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where}: {found[1]}", PLAN_HINT))
+        try:
+            bucket_of(row)
+        except KeyError as missing:
+            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where} has no {missing}, which its bucket is named from",
+                                  PLAN_HINT)) from None
+    return plan_buckets(data)
 
 
-def read_json(path: Path, what: str = "plan file",
-              hint: str = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."):
-    """A JSON document infx wrote earlier (a plan, a lane gate), or a located usage error."""
+def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT):
+    """A JSON document infx wrote earlier (a plan, a lane gate). A missing or unusable file (a
+    folder, a FIFO) is a usage error (exit 2); text that is not JSON within infx's limits is a
+    located error (exit 1)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        raw = read_bytes(path)
     except FileNotFoundError:
-        raise UsageError(f"{what} {path} does not exist", hint, str(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{what} {path} is not readable JSON: {exc}", hint, str(path))
+        raise UsageError(f"the {what} does not exist", hint, str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the {what}: {getattr(exc, 'strerror', None) or exc}", hint, str(path)) from None
+    try:
+        return parse(raw)
+    except JSONProblem as exc:
+        rule = what.removesuffix(" file").replace(" ", "-") + "-json"  # plan-json, lane-gate-json
+        raise InfxError(error(str(path), (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)) from None
+
+
+def _rows_in(data, where: str = "$"):
+    """(JSON path, row) of every object in a list that has a row's keys, however deep."""
+    if isinstance(data, list):
+        for index, item in enumerate(data):
+            if isinstance(item, dict) and any(key in item for key in ROW_KEYS):
+                yield f"{where}[{index}]", item
+            else:
+                yield from _rows_in(item, f"{where}[{index}]")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _rows_in(value, f"{where}.{key}")
 
 
 def row_gpu_hours(row: dict) -> float:

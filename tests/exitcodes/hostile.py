@@ -1,0 +1,156 @@
+"""Hypothesis generators of hostile input: explicit YAML tags with any value, numbers past every
+limit, deep nesting, values of the wrong type at real paths of real documents, hostile
+strings, and odd files (folders, FIFOs, device nodes, symlink loops, names too long)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import yaml
+from hypothesis import strategies as st
+
+TAGS = ["!!bool", "!!int", "!!float", "!!null", "!!str", "!!timestamp", "!!binary", "!!set", "!!omap", "!!merge",
+        "!!python/object:os.system", "!custom", "!<tag:yaml.org,2002:int>", "!!seq", "!!map"]
+TRICKY_SCALARS = ["maybe", "", '""', "''", "0x", "0b2", "0o9", "-", "+", "_", "1_", "1e999", "-.inf", ".nan", "~", "null",
+                  "yes", "On", "2026-13-45", "2026-08-21", "12:30:00", "0", "-0", "1.0", "[1]", "{a: 1}", "&a", "*a",
+                  "9" * 4301, "9" * 5000, "1" + "0" * 400, "é", "\\x00", "'quoted'"]
+HUGE_NUMBERS = st.sampled_from(["9" * 20, "9" * 4300, "9" * 4301, "9" * 5000, "-" + "9" * 5000, "1e400", "1" + "0" * 5000 + ".5",
+                                "0x" + "f" * 5000, "18446744073709551616"])
+HOSTILE_TEXT = st.one_of(
+    st.sampled_from(["", " ", "\n", "a\nb", "../../etc/passwd", "/abs/path", "-x", "--upload-pack=touch x;", "$(id)", "`id`",
+                     "a;b", "'", '"', "\\", "\t", "\r\n", "x" * 300, "x" * 5000, "🙂", "\u202e", "\x00", "\udcff", "%0A",
+                     "CONFIG_FILE=", "CONFIG_FILE=recipes/../../x", "JobState=COMPLETED", "::error::x", "${{ github.token }}"]),
+    st.text(max_size=12),
+)
+# What a command line can carry: no NUL (argv is C strings); undecodable bytes arrive as surrogates.
+ARGV_TEXT = HOSTILE_TEXT.map(lambda text: text.replace("\x00", ""))
+JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                         HOSTILE_TEXT)
+JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                                 st.dictionaries(HOSTILE_TEXT, inner, max_size=3)), max_leaves=8)
+DEPTHS = st.sampled_from([1, 5, 50, 199, 200, 201, 999, 5000, 100_000])
+
+
+def nested_json(depth: int, kind: str) -> str:
+    return "[" * depth + "]" * depth if kind == "array" else '{"a":' * depth + "1" + "}" * depth
+
+
+def nested_yaml(depth: int, kind: str) -> str:
+    if kind == "flow":
+        return "a: " + "[" * depth + "]" * depth + "\n"
+    return "".join("  " * level + f"k{level}:\n" for level in range(min(depth, 3000))) + "  " * min(depth, 3000) + "x: 1\n"
+
+
+@st.composite
+def tagged_scalar(draw) -> str:
+    return f"{draw(st.sampled_from(TAGS))} {draw(st.one_of(st.sampled_from(TRICKY_SCALARS), st.text(max_size=6)))}"
+
+
+def paths_of(data, prefix=()) -> list[tuple]:
+    """Every path into plain data (keys and indexes), the root included."""
+    found = [prefix]
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found += paths_of(value, prefix + (key,))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found += paths_of(value, prefix + (index,))
+    return found
+
+
+def replaced(data, path: tuple, value):
+    data = copy.deepcopy(data)
+    if not path:
+        return value
+    target = data
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return data
+
+
+@st.composite
+def mutated(draw, document, values=JSON_VALUES):
+    """``document`` with the value at one (or two) of its real paths replaced, or deleted."""
+    for _ in range(draw(st.integers(1, 2))):
+        path = draw(st.sampled_from(paths_of(document)))
+        if path and draw(st.integers(0, 5)) == 0:
+            parent = document
+            for part in path[:-1]:
+                parent = parent[part]
+            document = copy.deepcopy(document)
+            target = document
+            for part in path[:-1]:
+                target = target[part]
+            del target[path[-1]]
+        else:
+            document = replaced(document, path, draw(values))
+    return document
+
+
+@st.composite
+def yaml_text(draw, document) -> str:
+    """A YAML document: a mutated real one, a tagged or huge scalar spliced into real text, deep
+    nesting, or raw bytes of no YAML at all."""
+    kind = draw(st.sampled_from(["mutated", "tag", "huge", "deep", "raw"]))
+    if kind == "mutated":
+        return yaml.safe_dump(draw(mutated(document)), sort_keys=False, allow_unicode=True)
+    text = yaml.safe_dump(document, sort_keys=False)
+    lines = text.splitlines()
+    index = draw(st.integers(0, len(lines) - 1))
+    line = lines[index]
+    head = line.split(":", 1)[0] if ":" in line else line
+    if kind == "tag":
+        lines[index] = f"{head}: {draw(tagged_scalar())}" if ":" in line else f"{head.split('-')[0]}- {draw(tagged_scalar())}"
+    elif kind == "huge":
+        lines[index] = f"{head}: {draw(HUGE_NUMBERS)}" if ":" in line else line
+    elif kind == "deep":
+        return nested_yaml(draw(DEPTHS), draw(st.sampled_from(["flow", "block"])))
+    else:
+        return draw(st.one_of(st.text(max_size=40), st.sampled_from(["\t- a", "a: &a [*a]", "a: b: c", "- [", "%YAML 9.9\n---\na: 1",
+                                                                  "a: 1\na: 2", "\ufeffa: 1", "--- a\n--- b"])))
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def json_text(draw, document) -> str:
+    """A JSON document: a mutated real one, a huge number or deep nesting spliced in, or garbage."""
+    kind = draw(st.sampled_from(["mutated", "mutated", "huge", "deep", "raw"]))
+    if kind == "mutated":
+        return json.dumps(draw(mutated(document)), indent=draw(st.sampled_from([None, 1])))
+    if kind == "huge":
+        path = draw(st.sampled_from([p for p in paths_of(document) if p]))
+        marker = "\u0000HUGE\u0000"
+        return json.dumps(replaced(document, path, marker)).replace(json.dumps(marker), draw(HUGE_NUMBERS))
+    if kind == "deep":
+        path = draw(st.sampled_from(paths_of(document)))
+        marker = "\u0000DEEP\u0000"
+        return json.dumps(replaced(document, path, marker)).replace(json.dumps(marker), nested_json(draw(DEPTHS), draw(st.sampled_from(["array", "object"]))))
+    return draw(st.one_of(st.text(max_size=40), st.sampled_from(["", "{", "[1,]", "NaN", '{"a": Infinity}', "\ufeff{}", '{"a":1}{"b":2}',
+                                                                  "\ud800", "null", "[]", "0"])))
+
+
+class OddFiles:
+    """Paths that are not plain readable files, made once in ``folder``."""
+
+    def __init__(self, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        (folder / "a-folder").mkdir(exist_ok=True)
+        if not (folder / "a-fifo").exists():
+            os.mkfifo(folder / "a-fifo")
+        for name, target in (("loop-a", "loop-b"), ("loop-b", "loop-a"), ("dangling", "nowhere/at/all")):
+            if not os.path.lexists(folder / name):
+                (folder / name).symlink_to(folder / target)
+        (folder / "not-utf8").write_bytes(b"\xff\xfe\x00a: \x80\n")
+        (folder / "empty").write_bytes(b"")
+        self.paths = [str(folder / "a-folder"), str(folder / "a-fifo"), "/dev/null", "/dev/zero", "/dev/full", str(folder / "loop-a"),
+                      str(folder / "dangling"), str(folder / "missing"), str(folder / "a-folder" / "new" / "deeper"),
+                      str(folder / ("n" * 300)), "x" * 5000, str(folder / "not-utf8"), str(folder / "empty"), "", "-", ".", "..",
+                      str(folder / "a-fifo" / "under"), str(folder / "loop-a" / "x"), str(folder / "\udcff")]
+
+    def strategy(self):
+        return st.sampled_from(self.paths)

@@ -1,0 +1,346 @@
+"""Property-based: every command over hostile input ends in exit 0, 1 or 2, prints no traceback
+and no internal error, and does not hang.
+
+Each property runs twice: with CI's example counts in the default run, and with many more
+under the `nightly` marker (`python3 -m pytest -m nightly tests/exitcodes`); the default
+`addopts` deselects `nightly`. Commands run in-process through infx's real entry point.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from infx.cli import COMMANDS, cli
+
+from .conftest import fill
+from .harness import REPO, appended_entry, bundled_repository, git, run_infx
+from .hostile import ARGV_TEXT, OddFiles, json_text, yaml_text
+
+NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
+CHANGELOG = "perf-changelog.yaml"
+
+
+def properties(ci_examples: int):
+    """Register ``check(fixtures..., data)`` as two tests: CI's (``ci_examples``) and the
+    nightly one (NIGHTLY_FACTOR times as many)."""
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                                         HealthCheck.data_too_large, HealthCheck.large_base_example])
+
+    def decorate(check):
+        def variant(examples: int):
+            @functools.wraps(check)
+            def test(*args, **kwargs):
+                return check(*args, **kwargs)
+
+            return settings(max_examples=examples, **common)(given(data=st.data())(test))
+
+        return variant(ci_examples), pytest.mark.nightly(variant(ci_examples * NIGHTLY_FACTOR))
+
+    return decorate
+
+
+def assert_contract(done, argv) -> None:
+    problem = done.problem()
+    assert problem is None, f"infx {' '.join(a[:80] for a in argv)}: {problem}\n{done.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    return bundled_repository(tmp_path_factory.mktemp("properties"))
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory) -> OddFiles:
+    """Odd paths, and where root may mount them, paths on a read-only and on a full file system
+    (a read-only mount binds root too; elsewhere test_known_causes drops the privilege instead)."""
+    files = OddFiles(tmp_path_factory.mktemp("odd"))
+    mounts = []
+    try:
+        for name, options in (("read-only", "ro,size=1m"), ("full", "size=64k")):
+            folder = files.folder / name
+            folder.mkdir()
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True).returncode == 0:
+                mounts.append(folder)
+                if name == "full":
+                    (folder / "existing.json").write_text("{}")
+                    fill(folder)
+                files.paths += [str(folder / "new.json"), str(folder / "existing.json"), str(folder / "new-folder")]
+        yield files
+    finally:
+        for folder in mounts:
+            subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def rows(repo) -> list[dict]:
+    done = run_infx(["matrix", "--config", "configs/nvidia-master.yaml"], repo)
+    assert done.code == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+MASTER = yaml.safe_load((REPO / "configs" / "nvidia-master.yaml").read_text())
+ENTRY_KEY = next(iter(MASTER))
+ONE_ENTRY = {ENTRY_KEY: MASTER[ENTRY_KEY]}
+BASE_CHANGELOG = (REPO / CHANGELOG).read_bytes()
+APPENDED = yaml.safe_load(appended_entry().decode())
+
+
+# --- configs: config validate and matrix -------------------------------------------------
+
+
+def _config_case(repo: Path, text: str) -> str:
+    """A master config of ``text``; removed by the next case (and the `clean` fixture)."""
+    (repo / "configs" / "hostile-master.yaml").write_text(text, encoding="utf-8", errors="surrogatepass")
+    return "configs/hostile-master.yaml"
+
+
+@pytest.fixture(autouse=True)
+def clean(repo):
+    yield
+    (repo / "configs" / "hostile-master.yaml").unlink(missing_ok=True)
+
+
+def _config_validate(repo, data):
+    text, fmt = data.draw(yaml_text(ONE_ENTRY)), data.draw(st.sampled_from(["text", "json", "github"]))
+    argv = ["config", "validate", _config_case(repo, text), "--format", fmt]
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_config_validate, test_config_validate_nightly = properties(150)(_config_validate)
+
+
+def _matrix(repo, odd, data):
+    text, fmt = data.draw(yaml_text(ONE_ENTRY)), data.draw(st.sampled_from(["json", "table", "github"]))
+    argv = ["matrix", "--config", _config_case(repo, text), "--format", fmt]
+    env = {}
+    if fmt == "github":  # the files GitHub names, as odd as the runner makes them
+        paths = st.one_of(odd.strategy(), st.just(str(repo / "outputs")))
+        env = {"GITHUB_OUTPUT": data.draw(paths), "GITHUB_STEP_SUMMARY": data.draw(paths), "RUNNER_TEMP": data.draw(paths)}
+    assert_contract(run_infx(argv, repo, env=env), argv)
+
+
+test_matrix, test_matrix_nightly = properties(60)(_matrix)
+
+
+def _config_side_files(repo, odd, data):
+    which = data.draw(st.sampled_from(["--runners", "--components", "--config"]))
+    path = data.draw(st.one_of(odd.strategy(), st.just("configs/hostile-side.yaml")))
+    if path == "configs/hostile-side.yaml":
+        source = {"--runners": REPO / "configs" / "runners.yaml", "--components": REPO / "infx" / "config" / "components.yaml",
+                  "--config": REPO / "configs" / "nvidia-master.yaml"}[which]  # components: the shipped policy
+        document = yaml.safe_load(source.read_text())
+        (repo / path).write_text(data.draw(yaml_text(document)), encoding="utf-8", errors="surrogatepass")
+    command = data.draw(st.sampled_from([["config", "validate"], ["matrix"]]))
+    argv = [*command, which, path] if which != "--config" or command == ["matrix"] else [*command, path]
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_config_side_files, test_config_side_files_nightly = properties(60)(_config_side_files)
+
+
+# --- the changelog: validate, fix, plan --------------------------------------------------
+
+
+def _entry_text(data) -> bytes:
+    kind = data.draw(st.sampled_from(["yaml", "bytes"]))
+    if kind == "bytes":
+        return data.draw(st.sampled_from([b"\t- x", b"\r\n- a\r\n", b"\x00", b"\xff\xfe", b"- config-keys: !!int ''\n",
+                                          b"- pr-link: XXX\n" * 3, b"\n\n\n", b"- " + b"[" * 5000]))
+    return ("\n" + data.draw(yaml_text([APPENDED[0]]))).encode("utf-8", errors="surrogatepass")
+
+
+def _head_commit(repo: Path, content: bytes) -> str:
+    blob = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=content, capture_output=True, check=True).stdout.decode().strip()
+    index = repo / ".git" / "hostile-index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    subprocess.run(["git", "-C", str(repo), "read-tree", "origin/main"], env=env, check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(repo), "update-index", "--add", "--cacheinfo", f"100644,{blob},{CHANGELOG}"], env=env, check=True)
+    tree = subprocess.run(["git", "-C", str(repo), "write-tree"], env=env, capture_output=True, check=True, text=True).stdout.strip()
+    return git(repo, "commit-tree", tree, "-p", "origin/main", "-m", "hostile")
+
+
+def _changelog_validate(repo, data):
+    head = _head_commit(repo, BASE_CHANGELOG + _entry_text(data))
+    argv = ["changelog", "validate", "--base-ref", "origin/main", "--head-ref", head, "--repo", "acme/bench",
+            "--format", data.draw(st.sampled_from(["text", "json", "github"]))]
+    argv += data.draw(st.sampled_from([[], ["--pr-number", "7"], ["--trim-conc"], ["--evals-only", "--all-evals"]]))
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_changelog_validate, test_changelog_validate_nightly = properties(25)(_changelog_validate)
+
+
+def _changelog_fix_and_plan(repo, data):
+    changelog = repo / CHANGELOG
+    changelog.write_bytes(BASE_CHANGELOG + _entry_text(data))
+    argv = ["changelog", "fix", "--pr-number", "7", "--repo", "acme/bench", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    before = changelog.read_bytes()
+    done = run_infx(argv, repo)
+    assert_contract(done, argv)
+    after = changelog.read_bytes()
+    if after != before:  # written only when the result passes the gate it was fixed for
+        assert done.code == 0, done.stderr
+        from infx.changelog.diff import compare
+
+        remaining = compare(BASE_CHANGELOG, after, file=CHANGELOG, slug="acme/bench", pr_number=7).diagnostics
+        assert not [d for d in remaining if d.is_error and d.rule != "changelog-unchanged"], remaining
+    assert not [p.name for p in repo.iterdir() if p.name.endswith(".tmp")]
+    plan = ["plan", "--format", data.draw(st.sampled_from(["table", "json"]))]
+    assert_contract(run_infx(plan, repo), plan)
+
+
+test_changelog_fix_and_plan, test_changelog_fix_and_plan_nightly = properties(25)(_changelog_fix_and_plan)
+
+
+# --- point JSON and lane profiles: launch --dry-run and github point-id ----------------------
+
+
+def _launch_dry_run(repo, rows, data):
+    gb300 = [row for row in rows if row["runner"] == "gb300-nv"]
+    text = data.draw(json_text(data.draw(st.sampled_from(gb300))))
+    where = data.draw(st.sampled_from(["file", "env"]))
+    point = repo / "hostile-point.json"
+    point.write_text(text, encoding="utf-8", errors="surrogatepass")
+    argv = ["launch", "--lane", "gb300-nv", "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    # An environment variable is bytes: no NUL, and text that is not UTF-8 arrives as surrogate escapes.
+    env = {"POINT_JSON": text.replace("\x00", "").encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")} if where == "env" else {}
+    argv += [] if where == "env" else ["--point", str(point)]
+    assert_contract(run_infx(argv, repo, env=env), argv)
+    identify = ["github", "point-id", "--point", str(point)]
+    assert_contract(run_infx(identify, repo), identify)
+
+
+test_launch_dry_run, test_launch_dry_run_nightly = properties(150)(_launch_dry_run)
+
+
+LANE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())
+
+
+def _lane_profile(repo, rows, data):
+    """A hostile lane profile (`--lane PATH`) with a real point."""
+    profile = repo / "hostile-lane.yaml"
+    profile.write_text(data.draw(yaml_text(LANE)), encoding="utf-8", errors="surrogatepass")
+    point = repo / "valid-point.json"
+    point.write_text(json.dumps(data.draw(st.sampled_from([row for row in rows if row["runner"] == "gb300-nv"]))))
+    argv = ["launch", "--lane", str(profile), "--point", str(point), "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_lane_profile, test_lane_profile_nightly = properties(60)(_lane_profile)
+
+
+# --- plan JSON: github select-points and github report -----------------------------------
+
+
+def _plan_text(data, rows) -> str:
+    shape = data.draw(st.sampled_from(["rows", "buckets"]))
+    sample = data.draw(st.lists(st.sampled_from(rows), min_size=1, max_size=4))
+    document = sample if shape == "rows" else {"buckets": {"multi-node/gb300-nv": sample}, "point-count": len(sample)}
+    return data.draw(json_text(document))
+
+
+def _select_points(repo, rows, odd, data):
+    from infx.points import point_id
+
+    plan = repo / "hostile-plan.json"
+    plan.write_text(_plan_text(data, rows), encoding="utf-8", errors="surrogatepass")
+    known = st.sampled_from([point_id(r) for r in rows])
+    ids = data.draw(st.one_of(st.lists(known, min_size=1, max_size=3), st.lists(st.one_of(known, ARGV_TEXT), min_size=1, max_size=3)))
+    argv = ["github", "select-points", "--plan", str(plan), "--points", " ".join(ids)]
+    fmt = data.draw(st.sampled_from(["json", "github"]))
+    env = {}
+    if fmt == "github":
+        argv += ["--format", "github", "--shard-dir", data.draw(st.one_of(odd.strategy(), st.just(str(repo / "shards"))))]
+        env = {"GITHUB_OUTPUT": data.draw(st.one_of(odd.strategy(), st.just(str(repo / "outputs"))))}
+    if data.draw(st.booleans()):
+        argv += ["--output", data.draw(st.one_of(odd.strategy(), st.just(str(repo / "selected.json"))))]
+    assert_contract(run_infx(argv, repo, env=env), argv)
+
+
+test_select_points, test_select_points_nightly = properties(100)(_select_points)
+
+
+@pytest.fixture(scope="module")
+def local_github():
+    from tests.github.github_server import LocalGitHub
+
+    with LocalGitHub() as server:
+        server.state.add_pull(7)
+        yield server
+
+
+def _report(repo, rows, local_github, data):
+    plan = repo / "hostile-plan.json"
+    plan.write_text(_plan_text(data, rows), encoding="utf-8", errors="surrogatepass")
+    argv = ["github", "report", "--pr", "7", "--plan", str(plan), "--repo", "acme/bench"]
+    env = {"GITHUB_TOKEN": "test-token", "GITHUB_API_URL": local_github.url, "INFX_GITHUB_MAX_WAIT": "0"}
+    assert_contract(run_infx(argv, repo, env=env), argv)
+
+
+test_report, test_report_nightly = properties(30)(_report)
+
+
+# --- every option of every command, by its click type ---------------------------------------
+
+# Commands that reach only files (a real launch, lane check, and the GitHub verbs other than
+# the plan readers need a cluster or the API; their file-reading options are covered above).
+OFFLINE = [("config", "validate"), ("matrix",), ("changelog", "validate"), ("changelog", "fix"), ("plan",),
+           ("launch",), ("github", "select-points"), ("github", "point-id")]
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    command: click.Command = cli
+    ctx = click.Context(cli)
+    for name in path:
+        command = command.get_command(ctx, name)
+    return command
+
+
+def _value(param: click.Parameter, odd: OddFiles):
+    kind = param.type
+    if isinstance(kind, click.Choice):
+        return st.one_of(st.sampled_from(list(kind.choices)), ARGV_TEXT)
+    if isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
+        return st.one_of(st.integers(-(2**70), 2**70).map(str), st.sampled_from(["", "0", "-1", "1e3", "nan", "inf", "0x10", "٣",
+                                                                                  "9" * 5000, " 4", "4 "]), ARGV_TEXT)
+    if isinstance(kind, click.Path) or kind.name in ("file", "path", "directory"):
+        return st.one_of(odd.strategy(), ARGV_TEXT)
+    return ARGV_TEXT
+
+
+def _every_option(repo, odd, data):
+    path = data.draw(st.sampled_from(OFFLINE))
+    command = _command(path)
+    argv = list(path)
+    for param in command.params:
+        if not data.draw(st.integers(0, 2)) == 0 and not param.required:
+            continue
+        if isinstance(param, click.Argument):
+            argv += [data.draw(_value(param, odd)) for _ in range(data.draw(st.integers(0, 2)))]
+        elif param.is_flag:
+            argv.append(param.opts[0])
+        else:
+            argv += [param.opts[0], data.draw(_value(param, odd))]
+    if path == ("launch",):
+        argv.append("--dry-run")  # a real launch would submit to Slurm
+    argv = data.draw(st.sampled_from([[], ["--write-through-symlinks"]])) + argv  # and the root's own option
+    assert_contract(run_infx(argv, repo), argv)
+
+
+test_every_option, test_every_option_nightly = properties(300)(_every_option)
+
+
+def test_the_offline_list_names_real_commands():
+    assert {path[0] for path in OFFLINE} <= set(COMMANDS)
+    for path in OFFLINE:
+        assert isinstance(_command(path), click.Command)
