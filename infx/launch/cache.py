@@ -84,8 +84,9 @@ def seed_checkout(base: Path, source: Path, commit: str) -> str:
         shutil.rmtree(tmp)
     tmp.mkdir()
     try:
-        for step in (("init", "-q", "."), ("fetch", "-q", "--no-tags", str(source), f"+refs/*:{SEED_REFS}/*")):
-            done = _git(*step, cwd=tmp)
+        # SOURCE is a local clone or bundle: git reads it over the file transport only.
+        for step in (("init", "-q", "."), ("fetch", "-q", "--no-tags", "--", str(source), f"+refs/*:{SEED_REFS}/*")):
+            done = _git(*step, cwd=tmp, protocols=("file",))
             if done.returncode != 0:
                 raise SeedError(f"cannot read {source}: git {step[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}")
         if _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=tmp).returncode != 0:

@@ -6,6 +6,7 @@ the launch and the tests all run the same list. They read data only; nothing her
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -24,8 +25,8 @@ def image_problem(image: Any) -> str | None:
 
 def image_spellings(image: str) -> set[str]:
     """The image and its other registry notation: ``nvcr.io#nvidia/x`` (enroot) names ``nvcr.io/nvidia/x``."""
-    match = IMAGE_PATTERN.match(image)
-    registry = match.group("registry") if match else None
+    # The shape (infx/shapes.py) is checked before this; the first component is a registry candidate.
+    registry = re.split(r"[/#]", image, maxsplit=1)[0] if re.search(r"[/#]", image) else None
     # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
     if not registry or not (image[len(registry)] == "#" or "." in registry or ":" in registry or registry == "localhost"):
         return {image}
