@@ -20,6 +20,7 @@ from ..diagnostics import Diagnostic, InfxError, error, warning
 from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
+from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare
 from .lane import Lane, Pin, Route, Source
@@ -169,7 +170,7 @@ def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
     """KEY=VALUE settings of every worker block, and where each key was first written."""
     values: dict[str, list[str]] = {}
     where: dict[str, tuple] = {}
-    for role in ("prefill", "decode", "worker"):
+    for role in ROLES:
         block = point.get(role)
         if not isinstance(block, dict):
             continue
