@@ -203,7 +203,7 @@ def test_every_bundled_row_collects_into_schema_valid_rows(tmp_path):
     done = run_cli("results", "collect", *map(str, folders), "--output", str(tmp_path / "results.json"))
     assert done.returncode == 0, done.stderr
     written = json.loads((tmp_path / "results.json").read_text())
-    assert len(written["rows"]) == expected and len(written["points"]) == len(folders) >= 71
+    assert len(written["rows"]) == expected and len(written["points"]) == len(folders) >= 68  # the bundled gb300 rows (a5bbb42 left out vllm-agentic's 3)
     assert all(result_row_problem(row) is None for row in written["rows"])
     assert {row["point-id"] for row in written["rows"]} == {p["point-id"] for p in written["points"]}
     assert {p["point-id"] for p in written["points"]} == {point_id(json.loads(t)) for t in bundled_rows("*")}

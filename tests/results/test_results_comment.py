@@ -73,7 +73,7 @@ def test_the_comment_fits_and_ranks_the_most_changed_first(sweep):
 def test_the_step_summary_carries_every_chart_and_fits_its_limit(sweep):
     summary = comparison_markdown(sweep["comparison"].to_json(), sweep["charts"])
     assert len(summary.encode()) <= SUMMARY_LIMIT
-    assert summary.count("```mermaid") == sweep["chart_count"] >= 10
+    assert summary.count("```mermaid") == sweep["chart_count"] >= 9  # one chart per bundled gb300 config (a5bbb42 left out vllm-agentic)
     tight = comparison_markdown(sweep["comparison"].to_json(), sweep["charts"], budget=20_000)
     assert len(tight) <= 20_000 and "more rows not shown" in tight
 
