@@ -94,7 +94,9 @@ class LaunchPlan:
     def argv(self) -> list[str]:
         return ["srtctl", "apply", "-f", self.resolved_path, "--tags", self.tags, *self.route.srtctl_flags]
 
-    def recipe_fingerprint(self) -> str | None:
+    def resolved_recipe_digest(self) -> str | None:
+        """SHA-256 of the resolved recipe (canonical JSON): what srtctl was given. Not the row's
+        recipe-fingerprint, which names the point's topology."""
         if self.recipe is None:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
@@ -147,7 +149,7 @@ class LaunchPlan:
                               "path": self.recipe_source.path,
                               "checked": "now" if self.recipe is not None else "after srt-slurm checkout, before submit"},
             "recipe": self.recipe,
-            "recipe-fingerprint": self.recipe_fingerprint(),
+            "resolved-recipe-sha256": self.resolved_recipe_digest(),
             "result-key": self.result_key(),
             "resolved-recipe": self.resolved_path,
             "job-name": self.job_name,

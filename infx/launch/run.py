@@ -264,7 +264,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None, "result-key": plan.result_key(),
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None, "result-key": plan.result_key(),
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
@@ -320,7 +320,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             activity = "preparing"
             run_prepare(plan, work, checkout, env, record)
             phase("prepare-seconds")
-            record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
+            record["resolved-recipe-sha256"], record["resolved-recipe"] = plan.resolved_recipe_digest(), str(resolved)
             record["result-key"] = plan.result_key()  # a recipe shipped with srt-slurm is keyed once it is read
             record["deadline"] = wait_deadline(plan)
             activity = "submitting (srtctl apply)"

@@ -100,7 +100,7 @@ def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, 
     for index, point in enumerate(points):
         code, body, err = dry_run(point, cache, tmp_path)
         assert code == 0, (index, point["config-key"], body, err)
-        assert body["recipe"] is not None and len(body["recipe-fingerprint"]) == 64, point["config-key"]
+        assert body["recipe"] is not None and len(body["resolved-recipe-sha256"]) == 64, point["config-key"]
         assert "recipe-deferred" not in {w["rule"] for w in body["warnings"]}
         assert body["recipe"]["name"] == body["job-name"] and body["node-count"] == point["node-count"]
         if body["recipe-source"]["origin"] == "srt-slurm":
