@@ -1,6 +1,7 @@
 """infx's srt-slurm cache: one verified checkout per pinned commit, and optionally its srtctl.
 
-Layout under ``$INFX_CACHE_DIR`` (default ``~/.cache/infx``)::
+Layout under infx's cache folder (:func:`infx.diskcache.cache_home`: ``$INFX_CACHE_DIR``, else
+``$XDG_CACHE_HOME/infx``, else ``~/.cache/infx``)::
 
     srt-slurm/<commit>/      a checkout whose HEAD is <commit> and whose tree is clean
     srtctl/<commit>/         a venv with srtctl installed from that commit (bin/srtctl)
@@ -17,16 +18,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..diskcache import cache_home
 from .sources import _git, head_of
 
 CHECKOUTS = "srt-slurm"
 VENVS = "srtctl"
 VENV_MARK = "infx-srtctl.json"  # written last: a venv without it is incomplete
 SEED_REFS = "refs/infx-seed"
-
-
-def cache_base(env: dict) -> Path:
-    return Path(env.get("INFX_CACHE_DIR") or Path.home() / ".cache" / "infx")
 
 
 def verified_checkout(base: Path, commit: str | None) -> Path | None:

@@ -20,7 +20,8 @@ from ..diagnostics import InfxError, render_text
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
-from .cache import cached_srtctl
+from ..diskcache import cache_home
+from .cache import CHECKOUTS, cached_srtctl
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
@@ -258,7 +259,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    cache = Path(env.get("INFX_CACHE_DIR") or Path.home() / ".cache" / "infx") / "srt-slurm"
+    cache = cache_home(env) / CHECKOUTS
     poll = float(plan.lane.slurm.get("poll-seconds", 10))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record = {
