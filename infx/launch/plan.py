@@ -19,7 +19,7 @@ from .. import shapes
 from ..diagnostics import Diagnostic, InfxError, error, warning
 from ..jsonfast import canonical
 from ..points import point_id, read_point
-from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
+from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, recipe_setting, select_variant
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare
@@ -185,9 +185,7 @@ def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
 
 def _recipe_ref(point: Point, settings: dict, where: dict, diagnostics: list) -> tuple[RecipeRef | None, tuple]:
     data = point.data
-    eval_only = str(data.get("eval-only", "")).lower() == "true" or settings.get("EVAL_ONLY", [""])[-1].lower() == "true"
-    key = "EVAL_CONFIG_FILE" if eval_only and settings.get("EVAL_CONFIG_FILE") else CONFIG_FILE_KEY
-    values = list(dict.fromkeys(settings.get(key, [])))
+    key, values = recipe_setting(settings, data.get("eval-only"))
     if not values or not values[0]:
         diagnostics.append(error(point.file, point.where(("prefill",)), "point-config-file",
                                  f"CONFIG_FILE is not set for model-prefix={data.get('model-prefix')} precision={data.get('precision')} "
