@@ -6,17 +6,20 @@ node counts). Best effort: a cache that cannot be read or written only costs tim
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def cache_home() -> Path:
+def cache_home(env: Mapping[str, str] | None = None) -> Path:
     """infx's cache folder: $INFX_CACHE_DIR, else $XDG_CACHE_HOME/infx, else ~/.cache/infx.
 
-    The one place that says where infx keeps things between runs (also the launcher's
-    srt-slurm checkouts, which it needs whether or not INFX_NO_CACHE is set).
+    The one place that says where infx keeps things between runs: these caches, and the
+    launcher's srt-slurm checkouts and srtctl venvs (needed whether or not INFX_NO_CACHE is
+    set). ``env`` is the environment to read (the launcher passes its own), else os.environ.
     """
-    base = os.environ.get("INFX_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
+    env = os.environ if env is None else env
+    base = env.get("INFX_CACHE_DIR") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
     return Path(base)
 
 

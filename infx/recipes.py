@@ -1,6 +1,7 @@
 """srt-slurm recipes: find the file a point names, select one variant, count its nodes.
 
-A point names its recipe with a ``CONFIG_FILE=<path>[:<selector>]`` setting. Selectors
+A point names its recipe with a ``CONFIG_FILE=<path>[:<selector>]`` setting; an eval-only
+run that also gives ``EVAL_CONFIG_FILE`` uses that one (:func:`recipe_setting`). Selectors
 follow srt-slurm: ``base``, ``override_<name>`` and ``zip_override_<group>[i]`` over a file
 with a top-level ``base:``. Selection is a deep merge (dicts recurse, lists and scalars
 replace, ``null`` deletes); in a zip override every list is one column of variants, a
@@ -22,6 +23,7 @@ from .yamlio import Document, load_yaml, parse_yaml
 
 RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
 CONFIG_FILE_KEY = "CONFIG_FILE"
+EVAL_CONFIG_FILE_KEY = "EVAL_CONFIG_FILE"
 _ZIP_SELECTOR = re.compile(r"^zip_override_(?P<group>[A-Za-z0-9_.-]+)\[(?P<index>\d+)\]$")
 _OVERRIDE_SELECTOR = re.compile(r"^override_(?P<name>[A-Za-z0-9_.-]+)$")
 
@@ -67,18 +69,35 @@ def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
     return result
 
 
-def recipe_ref_of(*worker_blocks: dict | None) -> RecipeRef | None:
-    """The CONFIG_FILE named by a point's worker blocks; all mentions must agree."""
-    values = []
+def _true(value: Any) -> bool:
+    return str(value).lower() == "true"
+
+
+def recipe_setting(settings: dict[str, list[str]], eval_only: Any = False) -> tuple[str, list[str]]:
+    """Which setting names a point's recipe, and its distinct values (in order).
+
+    ``CONFIG_FILE``; but an eval-only run (``eval_only``, the row's ``eval-only``, or an
+    ``EVAL_ONLY=true`` setting) that gives a non-empty ``EVAL_CONFIG_FILE`` uses that recipe,
+    as the reference's runner scripts do. The one rule for the matrix's node count and the launcher.
+    """
+    eval_only = _true(eval_only) or _true(settings.get("EVAL_ONLY", [""])[-1])
+    key = EVAL_CONFIG_FILE_KEY if eval_only and any(settings.get(EVAL_CONFIG_FILE_KEY, [])) else CONFIG_FILE_KEY
+    return key, list(dict.fromkeys(settings.get(key, [])))
+
+
+def recipe_ref_of(*worker_blocks: dict | None, eval_only: Any = False) -> RecipeRef | None:
+    """The recipe named by a point's worker blocks (:func:`recipe_setting`); all mentions must agree."""
+    settings: dict[str, list[str]] = {}
     for block in worker_blocks:
         if isinstance(block, dict):
-            values.extend(settings_dict(block.get("additional-settings")).get(CONFIG_FILE_KEY, []))
-    distinct = list(dict.fromkeys(values))
+            for key, values in settings_dict(block.get("additional-settings")).items():
+                settings.setdefault(key, []).extend(values)
+    key, distinct = recipe_setting(settings, eval_only)
     if not distinct:
         return None
     if len(distinct) > 1:
         raise RecipeError(
-            f"conflicting CONFIG_FILE settings: {', '.join(distinct)}",
+            f"conflicting {key} settings: {', '.join(distinct)}",
             "Name the recipe once (on prefill, or on the aggregated worker).",
         )
     return RecipeRef.parse(distinct[0])

@@ -87,13 +87,14 @@ def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
 def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool, fmt: str) -> None:
     """Put a verified srt-slurm checkout per pinned commit found in SOURCE into infx's cache (no network).
 
-    The cache is $INFX_CACHE_DIR (default ~/.cache/infx): srt-slurm/<commit>, and with --srtctl
+    The cache is $INFX_CACHE_DIR, else $XDG_CACHE_HOME/infx, else ~/.cache/infx: srt-slurm/<commit>, and with --srtctl
     srtctl/<commit>. Exit 1 when a pin named with --pin, or every pin, is missing from SOURCE.
     """
     import json
 
     from ..diagnostics import InfxError, UsageError, error
-    from ..launch.cache import SeedError, Seeded, cache_base, install_cached_srtctl, seed_checkout
+    from ..diskcache import cache_home
+    from ..launch.cache import SeedError, Seeded, install_cached_srtctl, seed_checkout
     from ..launch.lane import load_lane
     from ..launch.srtctl import SrtctlError
     from ..suggest import did_you_mean
@@ -104,7 +105,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
     if unknown:
         raise UsageError(f"lane {profile.name} has no pin {unknown[0]!r}{did_you_mean(unknown[0], profile.pins)}",
                          f"Pins of {profile.file}: {', '.join(profile.pins)}.")
-    base = cache_base(os.environ)
+    base = cache_home()
     results = []
     for pin in (profile.pins[p] for p in (pins or profile.pins)):
         if pin.commit is None:

@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterable
 from .. import shapes
 from ..diagnostics import Diagnostic, error
 from ..recipes import RecipeError, nested, recipe_node_count
+from ..workers import ROLES, is_aggregated
+
 
 def image_problem(image: Any) -> str | None:
     if not isinstance(image, str) or not image:
@@ -124,19 +126,16 @@ def role_shape(recipe: dict, role: str) -> RoleShape | None:
 
 
 def point_roles(point: dict) -> dict[str, dict]:
-    """The point's worker blocks by role: prefill/decode, or agg for aggregated points."""
-    if isinstance(point.get("worker"), dict):
-        return {"agg": point["worker"]}
-    decode = point.get("decode")
-    if isinstance(decode, dict) and decode.get("num-worker") == 0:
-        return {"agg": point.get("prefill") or {}}
-    return {role: point[role] for role in ("prefill", "decode") if isinstance(point.get(role), dict)}
+    """The point's worker blocks by recipe role: prefill/decode, or for an aggregated point
+    (infx.workers' one form: decode ``num-worker: 0``) its prefill block as the recipe's agg role."""
+    if is_aggregated(point):
+        return {"agg": point["prefill"]}
+    return {role: point[role] for role in ROLES if isinstance(point.get(role), dict)}
 
 
-def point_role_path(point: dict, role: str) -> tuple:
-    if role == "agg":
-        return ("worker",) if "worker" in point else ("prefill",)
-    return (role,)
+def point_role_path(role: str) -> tuple:
+    """Where a recipe role's worker block sits in the point."""
+    return ("prefill",) if role == "agg" else (role,)
 
 
 # --- checks -------------------------------------------------------------------------------
@@ -167,7 +166,7 @@ def check_topology(ctx: CheckContext) -> Iterable[Diagnostic]:
     for role, block in point_roles(ctx.point).items():
         shape = role_shape(ctx.recipe, role)
         if shape is None:
-            yield ctx.at_point(point_role_path(ctx.point, role), "point-recipe-topology",
+            yield ctx.at_point(point_role_path(role), "point-recipe-topology",
                                f"the point has a {role} role but the recipe has none",
                                "Point CONFIG_FILE at a recipe of the same topology (aggregated vs disaggregated).")
             continue
@@ -177,7 +176,7 @@ def check_topology(ctx: CheckContext) -> Iterable[Diagnostic]:
             if recipe_value is None or point_value is None:
                 continue
             if (bool(point_value) if key == "dp-attn" else _int(point_value)) != recipe_value:
-                yield ctx.at_point(point_role_path(ctx.point, role) + (key,), "point-recipe-mismatch",
+                yield ctx.at_point(point_role_path(role) + (key,), "point-recipe-mismatch",
                                    f"{role} {key} is {point_value!r} in the point but {recipe_value!r} in the recipe",
                                    "The recipe decides what runs; make the master config's metadata agree with it.")
 

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from ..diagnostics import InfxError, error
+from ..diskcache import cache_home
 from ..fsio import atomic_write
 from . import cache
 from .plan import LaunchPlan, resolve_in_checkout
@@ -27,13 +28,13 @@ KEPT = ("srtslurm.yaml",)  # besides the script and srtctl's output; the staged 
 def dry_run_dir(plan: LaunchPlan, env: dict, out: Path | None) -> Path:
     """Where a dry run stages and keeps its files: where the launch would put its work dir
     ($RUNNER_TEMP, else an explicit --output-dir), else in the cache, never in the workspace."""
-    parent = Path(env["RUNNER_TEMP"]) if env.get("RUNNER_TEMP") else out if out else cache.cache_base(env) / "dry-runs"
+    parent = Path(env["RUNNER_TEMP"]) if env.get("RUNNER_TEMP") else out if out else cache_home(env) / "dry-runs"
     return parent / ".infx-launch" / f"{plan.point_id}-dry-run"
 
 
 def resolve_from_cache(plan: LaunchPlan, env: dict) -> Path | None:
     """Resolve a deferred recipe from the cached checkout of the pin; returns the checkout used."""
-    checkout = cache.verified_checkout(cache.cache_base(env), plan.pin.commit)
+    checkout = cache.verified_checkout(cache_home(env), plan.pin.commit)
     if checkout is None:
         return None
     if plan.recipe is None:
@@ -44,7 +45,7 @@ def resolve_from_cache(plan: LaunchPlan, env: dict) -> Path | None:
 
 def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: dict, out: Path | None) -> dict:
     """Run the cached srtctl's dry run on the staged recipe; a rejection is an InfxError."""
-    base = cache.cache_base(env)
+    base = cache_home(env)
     srtctl = cache.cached_srtctl(base, plan.pin.commit)
     if srtctl is None:
         return {"checked": False, "reason": f"no srtctl for {plan.pin.commit} in {base / cache.VENVS} "
@@ -86,7 +87,7 @@ def enrich(plan: LaunchPlan, workspace: Path, env: dict, out: Path | None) -> di
     body["recipe-source"]["checkout"] = str(checkout) if checkout else None
     if checkout is None:
         body["srtctl-dry-run"] = {"checked": False, "reason": f"{plan.pin.repository} at {plan.pin.commit} is not in "
-                                                              f"{cache.cache_base(env) / cache.CHECKOUTS}"}
+                                                              f"{cache_home(env) / cache.CHECKOUTS}"}
     else:
         body["srtctl-dry-run"] = check_with_srtctl(plan, checkout, workspace, env, out)
     return body

@@ -20,7 +20,8 @@ from ..diagnostics import Diagnostic, InfxError, error, warning
 from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
-from ..recipes import CONFIG_FILE_KEY, RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, select_variant
+from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, recipe_setting, select_variant
+from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare
 from .lane import Lane, Pin, Route, Source
@@ -94,7 +95,9 @@ class LaunchPlan:
     def argv(self) -> list[str]:
         return ["srtctl", "apply", "-f", self.resolved_path, "--tags", self.tags, *self.route.srtctl_flags]
 
-    def recipe_fingerprint(self) -> str | None:
+    def resolved_recipe_digest(self) -> str | None:
+        """SHA-256 of the resolved recipe (canonical JSON): what srtctl was given. Not the row's
+        recipe-fingerprint, which names the point's topology."""
         if self.recipe is None:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
@@ -147,7 +150,7 @@ class LaunchPlan:
                               "path": self.recipe_source.path,
                               "checked": "now" if self.recipe is not None else "after srt-slurm checkout, before submit"},
             "recipe": self.recipe,
-            "recipe-fingerprint": self.recipe_fingerprint(),
+            "resolved-recipe-sha256": self.resolved_recipe_digest(),
             "result-key": self.result_key(),
             "resolved-recipe": self.resolved_path,
             "job-name": self.job_name,
@@ -170,7 +173,7 @@ def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
     """KEY=VALUE settings of every worker block, and where each key was first written."""
     values: dict[str, list[str]] = {}
     where: dict[str, tuple] = {}
-    for role in ("prefill", "decode", "worker"):
+    for role in ROLES:
         block = point.get(role)
         if not isinstance(block, dict):
             continue
@@ -183,9 +186,7 @@ def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
 
 def _recipe_ref(point: Point, settings: dict, where: dict, diagnostics: list) -> tuple[RecipeRef | None, tuple]:
     data = point.data
-    eval_only = str(data.get("eval-only", "")).lower() == "true" or settings.get("EVAL_ONLY", [""])[-1].lower() == "true"
-    key = "EVAL_CONFIG_FILE" if eval_only and settings.get("EVAL_CONFIG_FILE") else CONFIG_FILE_KEY
-    values = list(dict.fromkeys(settings.get(key, [])))
+    key, values = recipe_setting(settings, data.get("eval-only"))
     if not values or not values[0]:
         diagnostics.append(error(point.file, point.where(("prefill",)), "point-config-file",
                                  f"CONFIG_FILE is not set for model-prefix={data.get('model-prefix')} precision={data.get('precision')} "

@@ -21,7 +21,8 @@ from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes
 from . import prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
-from .cache import cached_srtctl
+from ..diskcache import cache_home
+from .cache import CHECKOUTS, cached_srtctl
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
@@ -253,13 +254,13 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    cache = Path(env.get("INFX_CACHE_DIR") or Path.home() / ".cache" / "infx") / "srt-slurm"
+    cache = cache_home(env) / CHECKOUTS
     poll = float(plan.lane.slurm.get("poll-seconds", 10))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "recipe-fingerprint": None, "resolved-recipe": None, "result-key": plan.result_key(),
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None, "result-key": plan.result_key(),
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
@@ -315,7 +316,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             activity = "preparing"
             run_prepare(plan, work, checkout, env, record)
             phase("prepare-seconds")
-            record["recipe-fingerprint"], record["resolved-recipe"] = plan.recipe_fingerprint(), str(resolved)
+            record["resolved-recipe-sha256"], record["resolved-recipe"] = plan.resolved_recipe_digest(), str(resolved)
             record["result-key"] = plan.result_key()  # a recipe shipped with srt-slurm is keyed once it is read
             record["deadline"] = wait_deadline(plan)
             activity = "submitting (srtctl apply)"

@@ -8,16 +8,22 @@ with other jobs, so git runs as a library would call it: urls and dests are shap
 first (:mod:`infx.shapes`), positional arguments follow ``--``, only the lane's protocols
 are allowed, no system/global config is read, and no config-driven program (fsmonitor,
 hooks, filters, pagers) runs. A cache entry is trusted only when its content hashes to the
-pinned commit's tree; anything else is rebuilt.
+pinned commit's tree; anything else is rebuilt. Two launches (or a launch and a seed) that
+share the cache take turns on an entry through its lock file (:func:`entry_lock`).
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import shutil
 import subprocess
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .. import shapes
 from ..git import NO_HELPERS
@@ -29,6 +35,40 @@ class FetchError(RuntimeError):
 
 # The .git/config every checkout made here gets; a cache entry with any other is rebuilt.
 CANONICAL_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+# How long a launch waits for another process to finish filling a cache entry: a fetch of
+# srt-slurm takes seconds to a minute, a srtctl venv install a few minutes.
+LOCK_SECONDS = 900.0
+LOCK_POLL_SECONDS = 0.1
+
+
+@contextmanager
+def entry_lock(entry: Path, seconds: float = LOCK_SECONDS, error: type[Exception] = FetchError) -> Iterator[Path]:
+    """Hold the exclusive lock of a cache entry: ``flock`` on ``<entry>.lock`` beside it.
+
+    The lock goes with the process holding it (a killed launch leaves nothing to clean up), so
+    the lock file itself stays; it is opened without following a symlink (the cache may be
+    shared). Raises ``error`` after ``seconds`` of waiting.
+    """
+    lock_path = entry.with_name(f"{entry.name}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        reason = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
+        raise error(f"cannot open the cache lock {lock_path}: {reason}") from None
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise error(f"waited {seconds:g} s for the cache lock {lock_path}: another infx process is still "
+                                f"filling {entry}; rerun when it has finished (its lock ends with it, nothing to delete)") from None
+                time.sleep(LOCK_POLL_SECONDS)
+        yield lock_path
+    finally:
+        os.close(fd)
 
 
 def _protocol_options(protocols: tuple[str, ...]) -> list[str]:
@@ -133,25 +173,33 @@ def entry_problem(directory: Path, commit: str) -> str | None:
 
 
 def cached_checkout(name: str, url: str, commit: str, cache_root: Path, dest: Path,
-                    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS) -> str:
+                    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS, lock_seconds: float = LOCK_SECONDS) -> str:
     """A per-launch checkout of ``commit``, copied from a cache entry keyed by commit and
-    verified by content (:func:`entry_problem`); an entry that does not verify is rebuilt."""
+    verified by content (:func:`entry_problem`); an entry that does not verify is rebuilt.
+
+    Check, rebuild and copy happen under the entry's lock: a second launch waits for the
+    first to finish the entry and then copies the verified one."""
     problem = shapes.problem("commit", commit, f"{name} pin commit")
     if problem:
         raise FetchError(problem)
     cache_root.mkdir(parents=True, exist_ok=True)
     cached = cache_root / commit
-    if not cached.is_dir() or entry_problem(cached, commit) is not None:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{commit}.", suffix=".partial", dir=cache_root))
-        fetch_pinned(name, url, commit, tmp, protocols=protocols)
-        if cached.is_symlink() or cached.is_file():
-            cached.unlink()
-        elif cached.exists():
-            shutil.rmtree(cached)
-        os.replace(tmp, cached)
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(cached, dest, symlinks=True)
+    with entry_lock(cached, lock_seconds):
+        if not cached.is_dir() or entry_problem(cached, commit) is not None:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{commit}.", suffix=".partial", dir=cache_root))
+            try:
+                fetch_pinned(name, url, commit, tmp, protocols=protocols)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            if cached.is_symlink() or cached.is_file():
+                cached.unlink()
+            elif cached.exists():
+                shutil.rmtree(cached)
+            os.replace(tmp, cached)
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(cached, dest, symlinks=True)
     problem = entry_problem(dest, commit)
     if problem:  # changed between the check and the copy
         raise FetchError(f"source {name}: the cached checkout of {url} is not the pinned {commit}: {problem}")

@@ -69,7 +69,8 @@ def test_seed_from_a_local_clone_and_what_it_refuses(tmp_path, lane):
     not_git.write_text("hello")
     bad = infx("lane", "cache-seed", "gb300-nv", "--from", str(not_git), "--pin", "nvidia-v1.0.25", cache=cache)
     assert bad.returncode == 1 and "error[cache-seed]" in bad.stderr and "Traceback" not in bad.stderr
-    assert sorted(p.name for p in (cache / "srt-slurm").iterdir()) == [lane.pins["nvidia-v1.0.36"].commit]
+    entries = sorted(p.name for p in (cache / "srt-slurm").iterdir() if not p.name.endswith(".lock"))  # locks are not entries
+    assert entries == [lane.pins["nvidia-v1.0.36"].commit]
 
 
 def test_a_dirty_cache_entry_is_not_used(tmp_path, lane):
@@ -100,7 +101,7 @@ def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, 
     for index, point in enumerate(points):
         code, body, err = dry_run(point, cache, tmp_path)
         assert code == 0, (index, point["config-key"], body, err)
-        assert body["recipe"] is not None and len(body["recipe-fingerprint"]) == 64, point["config-key"]
+        assert body["recipe"] is not None and len(body["resolved-recipe-sha256"]) == 64, point["config-key"]
         assert "recipe-deferred" not in {w["rule"] for w in body["warnings"]}
         assert body["recipe"]["name"] == body["job-name"] and body["node-count"] == point["node-count"]
         if body["recipe-source"]["origin"] == "srt-slurm":
@@ -158,3 +159,26 @@ def test_a_cached_recipe_failing_a_check_fails_the_dry_run_located_in_the_checko
         enrich(plan, REPO, {"INFX_CACHE_DIR": str(cache)}, tmp_path)
     [diag] = [d for d in caught.value.diagnostics if d.rule == "recipe-model-alias"]
     assert diag.file == f"{plan.pin.name}:{plan.recipe_source.path}" and diag.line
+
+
+def test_one_cache_folder_rule_for_the_matrix_caches_the_seed_and_the_launcher(tmp_path, points):
+    """INFX_CACHE_DIR, else XDG_CACHE_HOME/infx, else ~/.cache/infx: the same folder for every user of it."""
+    from infx.diskcache import cache_home
+
+    assert cache_home({"INFX_CACHE_DIR": "/a", "XDG_CACHE_HOME": "/b", "HOME": "/c"}) == Path("/a")
+    assert cache_home({"XDG_CACHE_HOME": "/b"}) == Path("/b/infx")
+    assert cache_home({}) == Path(os.path.expanduser("~")) / ".cache" / "infx"
+    xdg = tmp_path / "xdg"
+    env = {k: v for k, v in os.environ.items() if k not in ("INFX_CACHE_DIR", "RUNNER_NAME", "RUNNER_TEMP")}
+    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(xdg), GITHUB_WORKSPACE=str(REPO))
+    run = lambda *argv: subprocess.run([sys.executable, "-m", "infx", *argv], cwd=REPO, env=env,  # noqa: E731
+                                       capture_output=True, text=True, timeout=300)
+    seeded = run("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-sa-submission-q2-2026")
+    assert seeded.returncode == 0, seeded.stderr
+    point = next(p for p in points if config_file(p).startswith("recipes/DeepSeek-V4-Pro/"))
+    (tmp_path / "point.json").write_text(json.dumps(point))
+    done = run("launch", "--lane", "gb300-nv", "--point", str(tmp_path / "point.json"), "--dry-run", "--format", "json",
+               "--output-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["recipe-source"]["checkout"] == str(xdg / "infx" / "srt-slurm" / body["srt-slurm"]["commit"])

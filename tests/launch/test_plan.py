@@ -293,3 +293,24 @@ def test_a_hosted_runner_name_only_labels_a_dry_run(ws, tmp_path):
     assert code == 1 and body["diagnostics"][0]["rule"] == "env-shape"
     done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"), env=hosted)
     assert done.returncode == 1 and "error[env-shape]" in done.stderr and not (tmp_path / ".cache").exists()
+
+
+@pytest.mark.parametrize("settings, row, expected", [
+    (["CONFIG_FILE=recipes/test/recipe.yaml"], {}, "recipes/test/recipe.yaml"),
+    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {}, "recipes/test/recipe.yaml"),
+    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {"eval-only": True},
+     "recipes/test/eval.yaml"),
+    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_ONLY=true", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {},
+     "recipes/test/eval.yaml"),
+])
+def test_the_launcher_and_the_matrix_name_the_same_recipe(ws, settings, row, expected):
+    from infx.recipes import recipe_ref_of
+
+    ws.recipe("recipe.yaml", v1_recipe())
+    ws.recipe("eval.yaml", v1_recipe(time_limit="3:00"))
+    data = {**point(), **row}
+    data["prefill"]["additional-settings"] = [s for s in data["prefill"]["additional-settings"]
+                                              if not s.startswith("CONFIG_FILE=")] + settings
+    plan = plan_of(ws, data)
+    matrix_ref = recipe_ref_of(data["prefill"], data["decode"], eval_only=data.get("eval-only"))
+    assert plan.recipe_source.ref.value == matrix_ref.value == expected

@@ -138,3 +138,15 @@ def test_recipe_cache_follows_the_counting_code(make_repo, tmp_path):
         module.write("\n_old_count = recipe_node_count\n\n\ndef recipe_node_count(recipe):\n"
                      "    return _old_count(recipe) + 1\n")
     assert counts() == [3]
+
+
+def test_an_eval_only_entry_counts_the_recipe_its_launch_uses(make_repo):
+    """EVAL_ONLY=true with EVAL_CONFIG_FILE: node-count comes from the eval recipe, the one the
+    launcher resolves (infx.recipes.recipe_setting, one rule for both)."""
+    repo = make_repo({
+        "eval-only": disagg_entry(["CONFIG_FILE=recipes/a/bench.yaml", "EVAL_ONLY=true", "EVAL_CONFIG_FILE=recipes/a/eval.yaml"]),
+        "benchmark": disagg_entry(["CONFIG_FILE=recipes/a/bench.yaml", "EVAL_CONFIG_FILE=recipes/a/eval.yaml"]),
+    })
+    write_recipe(repo, "a/bench.yaml", {"schema": 2, "roles": {"prefill": {"nodes": 2}, "decode": {"nodes": 4}}})
+    write_recipe(repo, "a/eval.yaml", {"schema": 2, "roles": {"prefill": {"nodes": 1}, "decode": {"nodes": 1}}})
+    assert {row["config-key"]: row["node-count"] for row in repo.build()} == {"eval-only": 2, "benchmark": 6}

@@ -62,7 +62,7 @@ def test_success_stages_results_and_records_provenance(ws, upstream):
     done, record, out = launch(ws, point())
     assert done.returncode == 0, done.stderr
     assert record["terminal-state"] == "COMPLETED" and record["slurm-exit-code"] == "0:0" and record["exit-code"] == 0
-    assert record["srt-slurm"]["commit"] == upstream["sha"] and record["route"] == "fixed" and len(record["recipe-fingerprint"]) == 64
+    assert record["srt-slurm"]["commit"] == upstream["sha"] and record["route"] == "fixed" and len(record["resolved-recipe-sha256"]) == 64
     assert record["sources"] == []  # this recipe declares none: nothing else was fetched
     name = record["result-name"]
     assert (out / f"{name}_isl_8_osl_8_conc4_gpus_8.json").is_file()  # B11

@@ -127,8 +127,9 @@ def local_profile(tmp: Path, partition: str) -> Path:
         Path(model["path"]).mkdir(parents=True, exist_ok=True)
     # `make setup` downloads nats/etcd/uv: the offline stand-in writes programs in their place
     profile["prepare"]["setup"] = [str(STANDIN_BIN / "srt-slurm-offline-setup"), "ARCH=aarch64"]
+    profile["git-protocols"] = ["https", "file"]  # a pin's repository is a url; file:// only where the lane allows it
     for pin in profile["srt-slurm"]["pins"].values():
-        pin["repository"] = str(SRT_SLURM_BUNDLE)  # only read on a cache miss; the cache is seeded
+        pin["repository"] = SRT_SLURM_BUNDLE.as_uri()  # only read on a cache miss; the cache is seeded
     path = tmp / "gb300-local.yaml"
     path.write_text(yaml.safe_dump(profile, sort_keys=False))
     return path
