@@ -54,7 +54,7 @@ def test_the_same_point_twice_has_the_same_key(workspace, ladder_point):
 def test_cosmetic_fields_and_the_runner_name_do_not_change_the_key(workspace, ladder_point):
     base = key_of(workspace, ladder_point)
     # node-count is checked against the recipe before a key exists; it is derived, so not hashed.
-    renamed = {**ladder_point, "exp-name": "another-name", "recipe-fingerprint": "0" * 64}
+    renamed = {**ladder_point, "exp-name": "another-name", "recipe-fingerprint": "0" * 64, "result-key": "1" * 64}
     assert COSMETIC_POINT_FIELDS <= set(renamed)
     assert key_of(workspace, renamed) == base
     # The job is named after the runner it runs on: where it ran, not what it measured.
