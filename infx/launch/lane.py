@@ -221,6 +221,8 @@ def find_lane(root: Path, selector: str | None = None, runner: object = None,
 SCHEMA_HINT = "See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys."
 # Hints for schema errors under a path prefix: (key, key, None = any key, ...) -> hint
 SCHEMA_HINTS = {
+    ("srt-slurm", "pins", None, "repository"): "A pin's repository is a git url: https://<host>/<path> "
+                                               "(file:///<path> only where the lane's git-protocols lists file).",
     ("srt-slurm", "pins", None): "Every pin records the full 40-hex commit its ref pointed at when the route was validated: "
                                  "run `infx lane pins LANE --update` to resolve it (git ls-remote), or write the SHA by hand.",
 }

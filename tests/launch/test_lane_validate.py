@@ -74,3 +74,14 @@ def test_a_runner_label_runners_yaml_does_not_declare_fails(tmp_path):
     assert "did you mean 'cluster:gb300-nv'" in d["message"]
     (tmp_path / "runners" / "gb300-nv.yaml").write_text(BUNDLED)
     assert infx("lane", "validate", cwd=tmp_path).returncode == 0
+
+
+def test_a_pin_repository_that_is_no_url_gets_the_url_hint_not_the_commit_one(tmp_path):
+    text = BUNDLED.replace('repository: "https://github.com/NVIDIA/srt-slurm.git"', "repository: /srv/srt-slurm.bundle", 1)
+    assert text != BUNDLED
+    bad = tmp_path / "lane.yaml"
+    bad.write_text(text)
+    done = infx("lane", "validate", str(bad), "--format", "json")
+    assert done.returncode == 1
+    (diagnostic,) = json.loads(done.stdout)["diagnostics"]
+    assert "repository" in diagnostic["message"] and "git url" in diagnostic["hint"] and "SHA" not in diagnostic["hint"]
