@@ -11,10 +11,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-import yaml
 
 from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe
 

@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
