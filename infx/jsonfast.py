@@ -83,3 +83,15 @@ def _check_shape(data) -> None:
         if not level:
             return
     raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels")
+
+
+# The JSON Schema type names and the Python values that are each (an integral float is an integer).
+JSON_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) in (int, float),
+    "boolean": lambda v: type(v) is bool,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}

@@ -14,21 +14,11 @@ from pathlib import Path
 
 from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
-from .jsonfast import JSONProblem, parse
+from .jsonfast import JSON_TYPES, JSONProblem, parse
 
 ROW_SCHEMA = Path(__file__).resolve().parent / "schemas" / "row.schema.json"
 MAX_POINT_BYTES = 1024 * 1024  # a matrix row is about 1 KB
 POINT_HINT = "A point is one matrix row as a JSON object (`infx matrix --format json` prints them)."
-
-JSON_TYPES = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
-    "number": lambda v: type(v) in (int, float),
-    "boolean": lambda v: type(v) is bool,
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "null": lambda v: v is None,
-}
 
 
 def point_id(row: dict) -> str:

@@ -20,6 +20,7 @@ import jsonschema_rs
 
 from .diagnostics import Diagnostic, error
 from .suggest import did_you_mean
+from .jsonfast import JSON_TYPES
 from .yamlio import Document
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -178,23 +179,13 @@ def _accepted(values: Iterable) -> str:
 
 Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
-_TYPE_TESTS = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
-    "number": lambda v: type(v) in (int, float),
-    "boolean": lambda v: type(v) is bool,
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "null": lambda v: v is None,
-}
-
 
 def _reads_as(text: str, names: list[str]) -> bool:
     """Whether ``text`` without quotes would be a YAML value of one of the JSON types ``names``."""
     from .yamlio import parse_yaml  # the one YAML reader: no error escapes it (a 5,000-digit number is a problem, not a crash)
 
     document, _ = parse_yaml(text, "")
-    return document is not None and any(_TYPE_TESTS[name](document.data) for name in names)
+    return document is not None and any(JSON_TYPES[name](document.data) for name in names)
 
 
 def _type_message(err: SchemaError, subject: str) -> list[Message]:

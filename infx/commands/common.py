@@ -64,3 +64,18 @@ def finish(report: Report, fmt: str, success_message: str = "") -> None:
 def fail_json(diagnostics: list[Diagnostic]) -> str:
     """The JSON body a failed command prints when --format json was asked for."""
     return render(diagnostics, "json", False)
+
+
+def json_string_list(text: str, option: str, example: str) -> list[str]:
+    """An option's value that must be a JSON list of strings (what toJSON(...) gives a workflow)."""
+    import json
+
+    from ..diagnostics import UsageError
+
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{option} is not JSON: {exc}", f"Pass a JSON list of strings, e.g. {example}.")
+    if not isinstance(parsed, list) or not all(isinstance(item, str) for item in parsed):
+        raise UsageError(f"{option} must be a JSON list of strings", f"For example {example}.")
+    return parsed

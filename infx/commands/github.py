@@ -235,7 +235,6 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
 def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) -> None:
     """Name the lanes with no node up; with --format github write them as the output `down`."""
-    import json
     import os
 
     from ..fsio import atomic_write
@@ -243,12 +242,9 @@ def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) 
     from ..workflows.actions import write_outputs
     from ..workflows.lanegate import down_lanes, read_checks, render_lines
 
-    try:
-        lanes = json.loads(lanes_json)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--lanes is not JSON: {exc}", 'Pass a JSON list of runner labels, e.g. ["gb300-nv"].')
-    if not isinstance(lanes, list) or not all(isinstance(lane, str) for lane in lanes):
-        raise UsageError("--lanes must be a JSON list of runner labels", 'For example ["gb300-nv"].')
+    from .common import json_string_list
+
+    lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')
     gate = read_checks(checks_dir, lanes)
     down = down_lanes(gate)
     if output is not None:

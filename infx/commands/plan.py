@@ -122,19 +122,14 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
 
 def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref: str | None):
     """The run mode from the label table; the head commit's message is read for `[skip-sweep]`."""
-    from ..diagnostics import UsageError
     from ..git import commit_message, resolve, toplevel
     from ..workflows.labels import resolve_mode
 
     names = list(labels)
     if labels_json:
-        try:
-            parsed = json.loads(labels_json)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--labels-json is not JSON: {exc}", 'Pass a JSON list of label names, e.g. ["sweep-enabled"].')
-        if not isinstance(parsed, list) or not all(isinstance(n, str) for n in parsed):
-            raise UsageError("--labels-json must be a JSON list of label names", 'For example ["sweep-enabled", "evals-only"].')
-        names += parsed
+        from .common import json_string_list
+
+        names += json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]')
     message = ""
     if event == "pull_request" and head_ref is not None:
         repo = toplevel(Path.cwd())
