@@ -30,10 +30,8 @@ def copy_repository(destination: Path) -> None:
     shutil.copytree(PROJECT / ".github", destination / ".github", dirs_exist_ok=True)
 
 
-@pytest.fixture
-def change(tmp_path: Path, corpus: Path) -> Path:
-    """Commits `base` (before the seed change) and `head` (the repository as it is)."""
-    repo = tmp_path / "repo"
+def repository_at_base(repo: Path, corpus: Path) -> Path:
+    """A git repository on main holding one commit: the repository before the seed change."""
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "ci@example.invalid")
@@ -42,11 +40,23 @@ def change(tmp_path: Path, corpus: Path) -> Path:
     write_base(repo, PROJECT, corpus)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
-    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def replace_with_head(repo: Path) -> None:
+    """The working tree as this repository is now (the seed change applied), not yet committed."""
     for name in DATA:
         if (repo / name).is_dir():
             shutil.rmtree(repo / name)
     copy_repository(repo)
+
+
+@pytest.fixture
+def change(tmp_path: Path, corpus: Path) -> Path:
+    """Commits `base` (before the seed change) and `head` (the repository as it is)."""
+    repo = repository_at_base(tmp_path / "repo", corpus)
+    git(repo, "checkout", "-q", "-b", "pr")
+    replace_with_head(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Mooncake ladder")
     return repo
@@ -140,19 +150,8 @@ def _logs(run: Executor) -> str:
 @pytest.fixture
 def main_repo(tmp_path: Path, corpus: Path) -> Path:
     """main before (`base`) and after (HEAD) the seed change was merged."""
-    repo = tmp_path / "main"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.invalid")
-    git(repo, "config", "user.name", "ci")
-    copy_repository(repo)
-    write_base(repo, PROJECT, corpus)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    for name in DATA:
-        if (repo / name).is_dir():
-            shutil.rmtree(repo / name)
-    copy_repository(repo)
+    repo = repository_at_base(tmp_path / "main", corpus)
+    replace_with_head(repo)
     changelog = repo / "perf-changelog.yaml"  # merged: the link names the PR
     before, found, after = changelog.read_text().rpartition(f"{SLUG}/pull/XXX\n")
     changelog.write_text(before + f"{SLUG}/pull/{PR}\n" + after)
