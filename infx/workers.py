@@ -40,8 +40,8 @@ def is_aggregated(point: dict) -> bool:
 
 
 def replica_gpus(block: dict) -> int:
-    """GPUs one replica uses: DCP reuses the TP GPUs, PP and PCP multiply them."""
-    return block["tp"] * block.get("pp", 1) * block.get("pcp-size", 1)
+    """GPUs one replica uses: DCP reuses the TP GPUs, PP and PCP multiply them (each 1 when unset)."""
+    return block.get("tp", 1) * block.get("pp", 1) * block.get("pcp-size", 1)
 
 
 def role_gpus(block: dict, default_workers: int = 1) -> int:

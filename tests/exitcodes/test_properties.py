@@ -31,20 +31,21 @@ CHANGELOG = "perf-changelog.yaml"
 
 
 def properties(ci_examples: int):
-    """Register ``check(fixtures..., data)`` as two tests: CI's (``ci_examples``) and the
-    nightly one (NIGHTLY_FACTOR times as many)."""
+    """Register ``check(fixtures..., data)`` as two tests: CI's (``ci_examples``, the same
+    examples on every run, so a landing never depends on the draw) and the nightly one
+    (NIGHTLY_FACTOR times as many, freshly drawn each time)."""
     common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                                          HealthCheck.data_too_large, HealthCheck.large_base_example])
 
     def decorate(check):
-        def variant(examples: int):
+        def variant(examples: int, derandomize: bool):
             @functools.wraps(check)
             def test(*args, **kwargs):
                 return check(*args, **kwargs)
 
-            return settings(max_examples=examples, **common)(given(data=st.data())(test))
+            return settings(max_examples=examples, derandomize=derandomize, **common)(given(data=st.data())(test))
 
-        return variant(ci_examples), pytest.mark.nightly(variant(ci_examples * NIGHTLY_FACTOR))
+        return variant(ci_examples, True), pytest.mark.nightly(variant(ci_examples * NIGHTLY_FACTOR, False))
 
     return decorate
 

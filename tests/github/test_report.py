@@ -99,3 +99,13 @@ def test_select_points_writes_shards_of_exactly_the_listed_points(tmp_path):
 
     unknown = run_cli("github", "select-points", "--plan", str(plan), "--points", "0000000000000000-c1", env=env)
     assert unknown.returncode == 1 and "not in this plan" in unknown.stderr
+
+
+def test_a_plan_row_without_tp_still_gets_a_gpu_hour_estimate():
+    """Found by the property tests (exit 70, KeyError 'tp'): a plan is input, a row may lack a field."""
+    multinode = rows(2)[0]
+    del multinode["prefill"]["tp"]
+    single = rows(2)[1]
+    del single["tp"]
+    body = build_comment(plan_buckets([multinode, single]))
+    assert body.startswith(MARKER) and "GPU-hours" in body
