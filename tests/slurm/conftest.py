@@ -137,17 +137,22 @@ def slurm_cluster(tmp_path_factory):
         queue = subprocess.run(["squeue", "-h"], capture_output=True, text=True, env=env).stdout.strip()
         assert queue == "", f"jobs left in the queue after the suite:\n{queue}"
     finally:
-        for process in reversed(processes):
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _stop(list(reversed(processes)))
         if previous is None:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = previous
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    """Terminate daemons in the given order, then wait for each (killed after 10 s)."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def _partition_states(partition: str, env: dict) -> list[str]:
@@ -166,13 +171,7 @@ def slurm_multinode(slurm_cluster):
               f"the {len(MULTI_NODES)} nodes of {MULTI_PARTITION} to become idle")
         yield {**slurm_cluster, "partition": MULTI_PARTITION, "nodes": list(MULTI_NODES)}
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _stop(processes)
 
 
 @pytest.fixture(scope="session")
