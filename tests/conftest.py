@@ -11,6 +11,27 @@ from corpus import CORPUS
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
+# The files that take longest (seconds on a quiet 2-core machine), started first so that the
+# other files fill the workers around them (pytest-xdist hands out whole files in this order).
+LONGEST_FIRST = (
+    "slurm/test_real_srtctl.py",  # 140: srtctl venvs from the bundle, a dry run per row, 5 launches
+    "slurm/test_faults.py",  # 140: a 60 s infx deadline on real Slurm
+    "slurm/test_launch_slurm.py",  # 120: Slurm's 1-minute time limit
+    "workflows/test_workflow_runs.py",  # 80
+    "github/test_api.py",  # 50
+    "github/test_reuse.py",  # 25
+    "launch/test_cache_seed.py",  # 20
+    "exitcodes/test_properties.py",  # 20
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.relative_to(REPO / "tests").as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: collection order within a file and among the rest
+
 
 @pytest.fixture
 def repo_root() -> Path:

@@ -1,8 +1,9 @@
 """A real one-node Slurm controller on localhost for the launcher's integration tests.
 
-Session-scoped: munged, slurmctld and slurmd start once (about 2 s) from the installed
-Debian binaries, configured entirely inside a temp dir, and stop at the end after asserting
-the queue is empty. SLURM_CONF points every Slurm command of the session at it.
+Session-scoped: munged, slurmctld and slurmd start once per pytest-xdist worker that needs
+them (about 2 s) from the installed Debian binaries, configured entirely inside the worker's
+temp dir on free ports, and stop at the end after asserting the queue is empty. SLURM_CONF
+points every Slurm command of the worker at its own controller.
 In CI (CI=true) missing binaries FAIL the tests; elsewhere they skip.
 
 Partition ``testlane`` is the machine itself (one node). Partition ``gb300local`` has
