@@ -54,3 +54,20 @@ def test_empty_and_timestamps():
     assert doc.data is None and problems == []
     doc, _ = parse_yaml("d: 2026-08-21\n", "f.yaml")
     assert doc.data == {"d": "2026-08-21"}
+
+
+def test_the_cycle_collector_is_left_as_it_was():
+    """parse_yaml pauses Python's cycle collector while it builds; it restores the state it
+    found, after a clean document and after each kind of problem."""
+    import gc
+
+    assert gc.isenabled()
+    for text in ("a: [1, 2]\n", "a: &x [*x]\n", "a: 1\na: 2\n", "a: [\n", b"\xff"):
+        parse_yaml(text, "f.yaml")
+        assert gc.isenabled(), text
+    gc.disable()
+    try:
+        parse_yaml("a: [1, 2]\n", "f.yaml")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
