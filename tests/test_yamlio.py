@@ -1,3 +1,5 @@
+from hypothesis import given, strategies as st
+
 from infx.yamlio import MAX_NODES, parse_yaml
 
 
@@ -71,3 +73,18 @@ def test_the_cycle_collector_is_left_as_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# The shape rules the fast patterns of yamlio must keep, written the plain (slow) way.
+_ANCHOR_RULE = r"(?:^|[\s\[\{,:])&[^\s\[\]\{\},]"  # '&' where a node may start, then a name character
+_COMPACT_PAIR_RULE = r"[-?][ \t]+[-?]"  # two block indicators nested on one line
+
+
+@given(st.text(alphabet="&-? \t\n\r[]{},:ax\u00a0\u2003", max_size=40))
+def test_fast_anchor_and_compact_scans_keep_their_rules(text):
+    import re
+
+    from infx import yamlio
+
+    assert bool(yamlio._ANCHOR.search(text)) == bool(re.search(_ANCHOR_RULE, text, re.M))
+    assert any(pair.search(text) for pair in yamlio._COMPACT_PAIRS) == bool(re.search(_COMPACT_PAIR_RULE, text))
