@@ -54,6 +54,8 @@ Path_ = tuple  # a path into the data: mapping keys and list indexes
 
 _constructor = yaml.constructor.SafeConstructor()
 _TAG = "tag:yaml.org,2002:"
+_STR = _TAG + "str"
+_SCALAR = yaml.ScalarNode
 _SCALARS = {
     _TAG + "str": lambda node: node.value,
     _TAG + "int": lambda node: (
@@ -161,10 +163,16 @@ class _Builder:
                 if node.tag != _TAG + "seq":
                     raise self.problem(node, "yaml-tag", f"unsupported YAML tag {node.tag!r}")
                 items = []
+                marks = self.marks
                 for index, child in enumerate(node.value):
                     child_path = path + (index,)
-                    self.marks[child_path] = _mark(child)
-                    items.append(self.build(child, child_path, depth + 1))
+                    mark = child.start_mark
+                    marks[child_path] = (mark.line + 1, mark.column + 1)
+                    if child.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(child) is _SCALAR:
+                        self.nodes_built += 1  # build()'s count and checks, then a plain string is its text
+                        items.append(child.value)
+                    else:
+                        items.append(self.build(child, child_path, depth + 1))
                 return items
             if node.tag != _TAG + "map":
                 raise self.problem(node, "yaml-tag", f"unsupported YAML tag {node.tag!r}")
@@ -176,13 +184,20 @@ class _Builder:
         result: dict = {}
         seen: dict[Any, yaml.Node] = {}
         merged: list[yaml.Node] = []
+        marks = self.marks
+        # A plain string (most keys and many values) is its text: build()'s node count and
+        # limits are kept inline, and anything else, or a limit reached, goes through build().
         for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
-                merged.append(value_node)
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.problem(key_node, "yaml-key", "mapping keys must be plain scalars")
-            key = self.build(key_node, path, depth + 1)
+            if key_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(key_node) is _SCALAR:
+                self.nodes_built += 1
+                key = key_node.value
+            else:
+                if key_node.tag == _TAG + "merge":
+                    merged.append(value_node)
+                    continue
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise self.problem(key_node, "yaml-key", "mapping keys must be plain scalars")
+                key = self.build(key_node, path, depth + 1)
             if key in seen:
                 first_line, first_col = _mark(seen[key])
                 raise self.problem(
@@ -192,8 +207,13 @@ class _Builder:
                 )
             seen[key] = key_node
             child_path = path + (key,)
-            self.marks[child_path] = _mark(key_node)
-            result[key] = self.build(value_node, child_path, depth + 1)
+            mark = key_node.start_mark
+            marks[child_path] = (mark.line + 1, mark.column + 1)
+            if value_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(value_node) is _SCALAR:
+                self.nodes_built += 1
+                result[key] = value_node.value
+            else:
+                result[key] = self.build(value_node, child_path, depth + 1)
         for source in merged:  # YAML merge keys: explicit keys win
             sources = source.value if isinstance(source, yaml.SequenceNode) else [source]
             for sub in sources:

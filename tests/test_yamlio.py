@@ -88,3 +88,43 @@ def test_fast_anchor_and_compact_scans_keep_their_rules(text):
 
     assert bool(yamlio._ANCHOR.search(text)) == bool(re.search(_ANCHOR_RULE, text, re.M))
     assert any(pair.search(text) for pair in yamlio._COMPACT_PAIRS) == bool(re.search(_COMPACT_PAIR_RULE, text))
+
+
+def _marks_of(node, path=()):
+    """Every position the loader must report, from PyYAML's own node graph: each key, each item."""
+    import yaml
+
+    marks = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            marks[path + (key.value,)] = (key.start_mark.line + 1, key.start_mark.column + 1)
+            marks.update(_marks_of(value, path + (key.value,)))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            marks[path + (index,)] = (item.start_mark.line + 1, item.start_mark.column + 1)
+            marks.update(_marks_of(item, path + (index,)))
+    return marks
+
+
+def test_positions_of_the_corpus_are_pyyamls(corpus):
+    """Guards the builder's inline path for plain strings: every key and item where PyYAML puts it."""
+    import yaml
+
+    for name in ("nvidia-master.yaml", "amd-master.yaml", "runners.yaml"):
+        text = (corpus / "configs" / name).read_text()
+        doc, problems = parse_yaml(text, name)
+        assert not problems
+        expected = _marks_of(yaml.compose(text, Loader=yaml.SafeLoader))
+        assert {path: mark for path, mark in doc.marks.items() if path} == expected
+
+
+def test_the_node_limit_counts_plain_strings_too(monkeypatch):
+    from infx import yamlio
+
+    monkeypatch.setattr(yamlio, "MAX_NODES", 10)
+    text = "".join(f"k{i}: v{i}\n" for i in range(8))  # the root, then key and value of each entry
+    _, problems = parse_yaml(text, "f.yaml")
+    assert [(p.rule, p.line, p.column) for p in problems] == [("yaml-too-large", 5, 5)]  # node 11: the fifth value
+    _, problems = parse_yaml("- a\n" * 12, "f.yaml")
+    assert [(p.rule, p.line, p.column) for p in problems] == [("yaml-too-large", 10, 3)]  # node 11: the tenth item
+    assert parse_yaml("".join(f"k{i}: v{i}\n" for i in range(4)), "f.yaml")[1] == []
