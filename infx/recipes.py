@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .yamlio import Document, load_yaml, parse_yaml
+from .yamldoc import Document
 
 RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
 CONFIG_FILE_KEY = "CONFIG_FILE"
@@ -221,6 +221,8 @@ def select_variant(recipe: Any, selector: str | None) -> dict:
 def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
     """Read the recipe file and select the variant; raises RecipeError."""
     path = ref.repo_path(root)
+    from .yamlio import load_yaml  # PyYAML only when a recipe is read (a warm matrix reads none)
+
     doc, problems = load_yaml(path, display=str(path))
     if problems:
         raise RecipeError(f"cannot read recipe {ref.path}: {problems[0].message}", problems[0].hint)
@@ -335,6 +337,8 @@ def recipe_for_counting(ref: RecipeRef, root: Path) -> dict:
         text = None
     part = node_count_text(text) if text is not None else None
     if part is not None:
+        from .yamlio import parse_yaml  # PyYAML only when a recipe is read
+
         doc, problems = parse_yaml(part, str(path))
         if not problems and (doc.data is None or isinstance(doc.data, dict)):
             data = doc.data or {}

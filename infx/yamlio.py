@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import yaml
 
 from .diagnostics import Diagnostic, error
 from .fsio import read_bytes
+from .yamldoc import Document, Path_
 
 try:  # The C composer is about 10x faster on the 320 KB master config.
     from yaml import CSafeLoader as _BaseLoader
@@ -49,8 +49,6 @@ _ANCHOR = re.compile(r"&(?<![^\s\[\{,:]&)[^\s\[\]\{\},]")
 MAX_BYTES = 16 * 1024 * 1024
 MAX_NODES = 1_000_000  # nodes built after alias expansion; a "billion laughs" stops here
 MAX_DEPTH = 200
-
-Path_ = tuple  # a path into the data: mapping keys and list indexes
 
 _constructor = yaml.constructor.SafeConstructor()
 _TAG = "tag:yaml.org,2002:"
@@ -82,25 +80,6 @@ SHOWN_SCALAR = 60  # characters of an offending scalar quoted in a message
 
 def _shown(value: str) -> str:
     return repr(value if len(value) <= SHOWN_SCALAR else value[:SHOWN_SCALAR] + "…")
-
-
-@dataclass
-class Document:
-    """Plain data loaded from one YAML file, with the position of every node."""
-
-    file: str
-    data: Any
-    marks: dict[Path_, tuple[int, int]] = field(default_factory=dict)
-
-    def where(self, path: Path_) -> tuple[int, int]:
-        """(line, column), 1-based, of the node at ``path`` or of its nearest located ancestor."""
-        path = tuple(path)
-        while path:
-            mark = self.marks.get(path)
-            if mark is not None:
-                return mark
-            path = path[:-1]
-        return self.marks.get((), (1, 1))
 
 
 class _Problem(Exception):

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ..diagnostics import Diagnostic, Report, Severity, error
 from ..yamlcache import load_yaml_cached
-from ..yamlio import Document
+from ..yamldoc import Document
 from .normalize import normalize_entry
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"

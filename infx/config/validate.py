@@ -9,7 +9,7 @@ the schema are normalised into ``config_set.entries``.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
-from ..yamlio import Document
+from ..yamldoc import Document
 from .components import backends
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
