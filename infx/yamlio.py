@@ -27,14 +27,26 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _BaseLoader
 
 _PLAIN_TAGS: dict[str, str] = {}
+_SCALAR_NODE = yaml.ScalarNode
 
 
 class _Loader(_BaseLoader):
     """Remembers the implicit tag of each plain scalar text: configs repeat the same keys
-    and values thousands of times, and PyYAML resolves every one with regexes in Python."""
+    and values thousands of times, and PyYAML resolves every one with regexes in Python.
+
+    It has no path resolvers (``yaml.add_path_resolver`` elsewhere cannot change how infx reads
+    a file), so PyYAML's bookkeeping for them, two Python calls per node, is skipped."""
+
+    yaml_path_resolvers: dict = {}
+
+    def descend_resolver(self, current_node, current_index):
+        return None
+
+    def ascend_resolver(self):
+        return None
 
     def resolve(self, kind, value, implicit):
-        if kind is yaml.ScalarNode and implicit[0]:
+        if kind is _SCALAR_NODE and implicit[0]:
             tag = _PLAIN_TAGS.get(value)
             if tag is None:
                 tag = _PLAIN_TAGS[value] = super().resolve(kind, value, implicit)
@@ -53,7 +65,6 @@ MAX_DEPTH = 200
 _constructor = yaml.constructor.SafeConstructor()
 _TAG = "tag:yaml.org,2002:"
 _STR = _TAG + "str"
-_SCALAR = yaml.ScalarNode
 _SCALARS = {
     _TAG + "str": lambda node: node.value,
     _TAG + "int": lambda node: (
@@ -147,7 +158,7 @@ class _Builder:
                     child_path = path + (index,)
                     mark = child.start_mark
                     marks[child_path] = (mark.line + 1, mark.column + 1)
-                    if child.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(child) is _SCALAR:
+                    if child.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(child) is _SCALAR_NODE:
                         self.nodes_built += 1  # build()'s count and checks, then a plain string is its text
                         items.append(child.value)
                     else:
@@ -167,7 +178,7 @@ class _Builder:
         # A plain string (most keys and many values) is its text: build()'s node count and
         # limits are kept inline, and anything else, or a limit reached, goes through build().
         for key_node, value_node in node.value:
-            if key_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(key_node) is _SCALAR:
+            if key_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(key_node) is _SCALAR_NODE:
                 self.nodes_built += 1
                 key = key_node.value
             else:
@@ -188,7 +199,7 @@ class _Builder:
             child_path = path + (key,)
             mark = key_node.start_mark
             marks[child_path] = (mark.line + 1, mark.column + 1)
-            if value_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(value_node) is _SCALAR:
+            if value_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(value_node) is _SCALAR_NODE:
                 self.nodes_built += 1
                 result[key] = value_node.value
             else:

@@ -128,3 +128,25 @@ def test_the_node_limit_counts_plain_strings_too(monkeypatch):
     _, problems = parse_yaml("- a\n" * 12, "f.yaml")
     assert [(p.rule, p.line, p.column) for p in problems] == [("yaml-too-large", 10, 3)]  # node 11: the tenth item
     assert parse_yaml("".join(f"k{i}: v{i}\n" for i in range(4)), "f.yaml")[1] == []
+
+
+def test_path_resolvers_registered_elsewhere_do_not_change_the_reader():
+    """infx's loader has no path resolvers (so skips PyYAML's per-node bookkeeping for them);
+    one another library registers on PyYAML's loaders neither retags nor breaks its reading."""
+    import yaml
+
+    from infx.yamlio import _BaseLoader
+
+    had = "yaml_path_resolvers" in vars(_BaseLoader)
+    saved = _BaseLoader.yaml_path_resolvers
+    yaml.add_path_resolver("!custom", ["a"], dict, Loader=_BaseLoader)
+    try:
+        assert yaml.compose("a: {b: 1}\n", Loader=_BaseLoader).value[0][1].tag == "!custom"  # PyYAML's loader retags
+        doc, problems = parse_yaml("a: {b: 1}\nc: [x]\n", "f.yaml")
+        assert problems == [] and doc.data == {"a": {"b": 1}, "c": ["x"]}
+        assert doc.where(("a", "b")) == (1, 5) and doc.where(("c", 0)) == (2, 5)
+    finally:
+        if had:
+            _BaseLoader.yaml_path_resolvers = saved
+        else:
+            del _BaseLoader.yaml_path_resolvers
