@@ -41,7 +41,6 @@ class RecipeNodeCounts:
     def __init__(self, root: Path):
         self.root = root
         self.saved: dict[str, int | str] = {}  # key -> node count, or the RecipeError message
-        self.file_keys: dict[str, str | None] = {}  # recipe path -> "abspath:size:mtime", None when absent; one stat a run
         self.dirty = False
         self.code = counting_code_digest()
         try:
@@ -53,18 +52,12 @@ class RecipeNodeCounts:
 
     def count(self, ref: RecipeRef) -> int | None:
         """Nodes the recipe allocates; None when the file is absent. Raises RecipeError."""
-        if ref.path not in self.file_keys:
-            path = ref.repo_path(self.root)
-            try:
-                stat = path.stat()
-            except OSError:
-                self.file_keys[ref.path] = None
-            else:
-                self.file_keys[ref.path] = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
-        file_key = self.file_keys[ref.path]
-        if file_key is None:
+        path = ref.repo_path(self.root)
+        try:
+            stat = path.stat()
+        except OSError:
             return None
-        key = f"{file_key}:{ref.selector or ''}"
+        key = f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}:{ref.selector or ''}"
         if key not in self.saved:
             try:
                 self.saved[key] = recipe_node_count(recipe_for_counting(ref, self.root))
