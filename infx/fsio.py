@@ -5,6 +5,9 @@ the new one, never half of one, and nothing but a regular file is read or replac
   ends.
 - Writes go to a temporary file in the same folder (``.NAME.<pid>.<random>.tmp``), which is
   fsynced, renamed over the target, and the folder fsynced, so the rename survives a crash.
+  A disposable file (infx's cache, which checks what it reads) may skip both fsyncs
+  (``durable=False``): it is still renamed into place whole, so a running reader never sees
+  half of it, but after a power loss it may be empty or damaged.
   The temporary file is removed on every exit that runs code; one left by a killed process
   (its pid no longer running) is removed by the next write of the same file.
 - A target that exists must be a regular file: replacing a device node, FIFO or folder with a
@@ -156,10 +159,11 @@ def _fsync_path(path: Path | str, directory: bool = False) -> None:
 
 
 @contextmanager
-def replacing(path: Path | str, through_symlink: bool = False) -> Iterator[Path]:
+def replacing(path: Path | str, through_symlink: bool = False, durable: bool = True) -> Iterator[Path]:
     """A temporary path in ``path``'s folder (created if missing) to write; on success it is
     fsynced and replaces ``path`` (keeping an existing file's permissions, else 0644), and the
-    folder is fsynced; on any error, or an interrupt, it is removed."""
+    folder is fsynced (neither fsync when not ``durable``); on any error, or an interrupt, it
+    is removed."""
     path = write_target(path, through_symlink)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
@@ -172,7 +176,8 @@ def replacing(path: Path | str, through_symlink: bool = False) -> Iterator[Path]
     try:
         yield Path(temporary)
         os.chmod(temporary, mode)
-        _fsync_path(temporary)
+        if durable:
+            _fsync_path(temporary)
         os.replace(temporary, path)
     except OSError as exc:  # name the file being written, not its temporary (a full disk names neither)
         Path(temporary).unlink(missing_ok=True)
@@ -180,6 +185,8 @@ def replacing(path: Path | str, through_symlink: bool = False) -> Iterator[Path]
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    if not durable:
+        return
     try:
         _fsync_path(path.parent, directory=True)
     except OSError as exc:  # a file system that cannot sync folders; the file itself is synced
@@ -187,7 +194,7 @@ def replacing(path: Path | str, through_symlink: bool = False) -> Iterator[Path]
             raise
 
 
-def atomic_write(path: Path | str, content: str | bytes, through_symlink: bool = False) -> None:
+def atomic_write(path: Path | str, content: str | bytes, through_symlink: bool = False, durable: bool = True) -> None:
     """Write all of ``content`` (text as UTF-8, newlines untouched) to ``path`` or nothing."""
-    with replacing(path, through_symlink) as temporary:
+    with replacing(path, through_symlink, durable) as temporary:
         temporary.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)

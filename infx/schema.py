@@ -21,7 +21,7 @@ import jsonschema_rs
 from .diagnostics import Diagnostic, error
 from .suggest import did_you_mean
 from .jsonfast import JSON_TYPES
-from .yamlio import Document
+from .yamldoc import Document
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 

@@ -6,6 +6,7 @@ under the SHA-256 of its bytes and of the loader's code: the same bytes read by 
 loader give the same data, so a hit skips parsing entirely. Positions are kept beside it and
 read only on the first ``where()`` (a command that locates a diagnostic, e.g. a warning). A
 file with a problem is never cached, so its diagnostics always come from the strict loader.
+A hit does not import the loader (nor PyYAML): only a miss or a first ``where()`` parses.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from . import yamlio
 from .diagnostics import Diagnostic
 from .diskcache import read_cached, write_cached
-from .yamlio import Document, load_yaml, parse_yaml
+from .yamldoc import Document
+
+LOADER = Path(__file__).with_name("yamlio.py")  # the code whose output is cached
 
 
 @dataclass
@@ -35,6 +37,8 @@ class LazyDocument(Document):
         if not self.located:
             self.marks = _cached(self.marks_entry)
             if self.marks is None:  # not kept: positions from one re-parse
+                from .yamlio import parse_yaml
+
                 doc, _ = parse_yaml(self.raw, self.file)
                 self.marks = doc.marks if doc is not None else {}
             self.located = True
@@ -53,7 +57,7 @@ def _cached(entry: str):
 
 @lru_cache(maxsize=1)
 def _loader_digest() -> bytes:
-    return hashlib.sha256(Path(yamlio.__file__).read_bytes()).digest()
+    return hashlib.sha256(LOADER.read_bytes()).digest()
 
 
 def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document | None, list[Diagnostic]]:
@@ -62,15 +66,19 @@ def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document |
     try:
         raw = Path(path).read_bytes()
     except OSError:
+        from .yamlio import load_yaml
+
         return load_yaml(path, display)  # it reports the missing or unreadable file
-    if len(raw) > yamlio.MAX_BYTES:
-        return load_yaml(path, display)
     key = hashlib.sha256(_loader_digest() + raw).hexdigest()[:32]
     entry = f"yaml-{key}-{sys.implementation.cache_tag}"  # marshal's format is the interpreter's
     data = _cached(entry + ".data")
-    if data is not None:
+    if data is not None:  # only a file that loaded without a problem (so within the size limit) is kept
         return LazyDocument(name, data, raw=raw, marks_entry=entry + ".marks"), []
-    doc, problems = parse_yaml(raw, name)
+    from . import yamlio
+
+    if len(raw) > yamlio.MAX_BYTES:
+        return yamlio.load_yaml(path, display)
+    doc, problems = yamlio.parse_yaml(raw, name)
     if doc is not None and not problems and doc.data is not None:
         try:
             write_cached(entry + ".marks", marshal.dumps(doc.marks))

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from infx.recipes import RecipeError, RecipeRef, deep_merge, load_recipe, recipe_node_count, select_variant, zip_variant
 
@@ -102,3 +103,13 @@ def test_counting_ignores_a_duplicate_key_in_the_engine_config(tmp_path: Path):
     assert recipe_node_count(recipe_for_counting(ref, tmp_path)) == 3
     with pytest.raises(RecipeError, match="duplicate key"):
         load_recipe(ref, tmp_path)  # the launcher still refuses the file
+
+
+@given(st.text(alphabet=" \t\r\n#a:-\ufeff", max_size=40))
+def test_top_line_scan_keeps_its_rule(text):
+    """The fast scan finds the lines the plain rule (a line start, then neither space nor #) finds."""
+    import re
+
+    from infx.recipes import _top_line_starts
+
+    assert _top_line_starts(text) == [match.start() for match in re.finditer(r"^[^ \r\n#]", text, re.M)]

@@ -36,3 +36,27 @@ def test_changed_bytes_miss_and_problems_are_not_kept(tmp_path: Path, monkeypatc
         doc, problems = yamlcache.load_yaml_cached(path)
         assert doc is None and [p.rule for p in problems] == ["yaml-duplicate-key"]
     assert yamlcache.load_yaml_cached(tmp_path / "missing.yaml")[1][0].rule == "file-missing"
+
+
+def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path, corpus):
+    """Every file a warm `infx matrix` reads is a hit (masters, runners, policy, recipe counts):
+    it never imports the YAML reader, whose PyYAML import is ~10 ms of a warm run."""
+    import os
+    import subprocess
+    import sys
+
+    from corpus import patched_corpus
+
+    repo = patched_corpus(corpus, tmp_path / "corpus")
+    probe = ("import atexit, runpy, sys\n"
+             "atexit.register(lambda: print('yaml' in sys.modules, 'infx.yamlio' in sys.modules, file=sys.stderr))\n"
+             "sys.argv = ['infx', 'matrix', '--format', 'json']\n"
+             "runpy.run_module('infx', run_name='__main__')\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "INFX_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("INFX_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert runs[0].stderr.splitlines()[-1] == "True True"  # cold: parsed
+    assert runs[1].stderr.splitlines()[-1] == "False False"  # warm: every answer from the cache

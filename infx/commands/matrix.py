@@ -72,7 +72,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
 
     paths = existing_paths(list(configs) or None, runners_path, components_path)
     try:
-        config_set, report = load_config_set(paths=paths)
+        config_set, report = load_config_set(paths=paths, warnings=False)  # shown only with an error, then all of them
         if config_set is None:  # the config diagnostics; never a matrix from invalid data
             raise InfxError(report.sorted())
         notices: list[str] = []

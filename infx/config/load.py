@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ..diagnostics import Diagnostic, Report, Severity, error
 from ..yamlcache import load_yaml_cached
-from ..yamlio import Document
+from ..yamldoc import Document
 from .normalize import normalize_entry
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
@@ -139,10 +139,13 @@ def load_config_set(
     root: Path | None = None,
     validate: bool = True,
     paths: ConfigPaths | None = None,
+    warnings: bool = True,
 ) -> tuple[ConfigSet | None, Report]:
     """Load and validate; returns (ConfigSet, report) or (None, report) when invalid.
 
-    ``paths`` (from :func:`existing_paths`) replaces the four path arguments.
+    ``paths`` (from :func:`existing_paths`) replaces the four path arguments. ``warnings=False``:
+    the report of a valid set leaves out the warnings (see ``validate_config_set``); an invalid
+    set's report has them all.
     """
     from .validate import validate_config_set  # the rules; imported here to keep import light
 
@@ -171,7 +174,7 @@ def load_config_set(
             config_set.raw_entries[key] = entry
 
     if validate:
-        report.extend(validate_config_set(config_set))
+        report.extend(validate_config_set(config_set, warnings=warnings or not report.ok))
     else:  # unchecked, but still the one normalised model
         config_set.entries = {key: normalize_entry(entry) for key, entry in config_set.raw_entries.items() if isinstance(entry, dict)}
     if not report.ok:

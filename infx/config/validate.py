@@ -8,11 +8,11 @@ the schema are normalised into ``config_set.entries``.
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
-from ..yamlio import Document
+from ..diagnostics import Diagnostic, Severity
+from ..yamldoc import Document
 from .components import backends
 from .normalize import normalize_entry
-from .rules import RULES, EntryContext
+from .rules import RULES, EntryContext, Rule
 from .schema import NON_MASTER_FIELDS, schema_diagnostics
 
 
@@ -25,12 +25,19 @@ def _side_file(doc: Document | None, name: str, diagnostics: list[Diagnostic]) -
     return not found
 
 
-def validate_config_set(config_set) -> list[Diagnostic]:
-    """Every problem at once. Fills ``config_set.entries`` with normalised entries."""
+def validate_config_set(config_set, warnings: bool = True) -> list[Diagnostic]:
+    """Every problem at once. Fills ``config_set.entries`` with normalised entries.
+
+    ``warnings=False`` is for a caller that shows the diagnostics only when there is an error
+    (``infx matrix``): the warning rules then run only once an error is found, so what it shows
+    is the same, and a valid config set does not pay for warnings no one reads (each legacy
+    aggregated point renders its new spelling as YAML, and locating it reads every position).
+    """
     diagnostics: list[Diagnostic] = []
     runners = config_set.runners if _side_file(config_set.runners_doc, "runners", diagnostics) else {}
     components_ok = _side_file(config_set.components_doc, "components", diagnostics)
     known_backends = backends(config_set.components) if components_ok else None
+    deferred: list[tuple] = []
 
     for key, entry in config_set.raw_entries.items():
         doc = config_set.sources[key]
@@ -44,9 +51,21 @@ def validate_config_set(config_set) -> list[Diagnostic]:
         for rule in RULES.values():
             if rule.needs_schema and schema_errors:
                 continue
-            for path, message, hint in rule.check(context):
-                line, column = doc.where((key, *path))
-                diagnostics.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity))
+            if not warnings and rule.severity is Severity.WARNING:
+                deferred.append((rule, context, doc, prefix))
+                continue
+            diagnostics.extend(_findings(rule, context, doc, prefix))
         if not schema_errors:
             config_set.entries[key] = normalize_entry(entry)
+    if deferred and any(d.is_error for d in diagnostics):
+        for found in deferred:
+            diagnostics.extend(_findings(*found))
     return diagnostics
+
+
+def _findings(rule: Rule, context: EntryContext, doc: Document, prefix: str) -> list[Diagnostic]:
+    found = []
+    for path, message, hint in rule.check(context):
+        line, column = doc.where((context.key, *path))
+        found.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity))
+    return found

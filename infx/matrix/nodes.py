@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from .. import recipes as _recipes, yamlio as _yamlio
+from .. import recipes as _recipes
 from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
 from ..diskcache import read_cached, write_cached
 from ..workers import gpu_nodes, replica_gpus
@@ -22,13 +22,15 @@ from .derive import DeriveError
 
 CACHE_FILE = "recipe-node-counts-v3.json"  # {"code": digest of the counting code, "counts": {key: count}}
 CACHE_ENTRIES = 4096  # the newest entries kept: a few checkouts of ~500 recipes
-COUNTING_CODE = (_recipes, _yamlio)  # the modules whose behaviour decides a count
+# The modules whose behaviour decides a count, by file: a count from the cache imports neither's
+# dependencies (the YAML reader's PyYAML).
+COUNTING_CODE = (Path(_recipes.__file__), Path(_recipes.__file__).with_name("yamlio.py"))
 
 
 def counting_code_digest() -> str:
     digest = hashlib.sha256()
-    for module in COUNTING_CODE:
-        digest.update(Path(module.__file__).read_bytes())
+    for source in COUNTING_CODE:
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infx.config import load_config_set
+from infx.diagnostics import Severity
 from infx.config.normalize import is_legacy_aggregate
 from tests.corpus import MISSING_RUNNER_LABELS, patched_corpus
 
@@ -121,3 +122,21 @@ def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_p
     severities = {(d["rule"], d["severity"]) for d in body["diagnostics"]}
     assert severities == {("legacy-aggregate", "warning"), ("aggregated-point-in-disagg", "warning"),
                           ("components-default", "notice")}
+
+
+def test_without_warnings_a_valid_set_skips_them_and_an_invalid_one_reports_them_all(corpus, tmp_path):
+    """`infx matrix` loads with warnings=False: it shows diagnostics only for an invalid set,
+    and then the same ones `infx config validate` finds, warnings included."""
+    def load(configs: Path, warnings: bool):
+        return load_config_set(sorted(configs.glob("*-master.yaml")), configs / "runners.yaml", warnings=warnings)
+
+    unpatched = corpus / "configs"
+    (invalid, full), (invalid_quiet, quiet) = load(unpatched, True), load(unpatched, False)
+    assert invalid is None and invalid_quiet is None
+    assert quiet.sorted() == full.sorted()
+    assert sum(d.rule == "legacy-aggregate" for d in quiet.diagnostics) == 57
+    patched = patched_corpus(corpus, tmp_path) / "configs"
+    (valid, full), (valid_quiet, quiet) = load(patched, True), load(patched, False)
+    assert valid_quiet.entries == valid.entries and valid_quiet.raw_entries == valid.raw_entries
+    assert quiet.sorted() == [d for d in full.sorted() if d.severity is not Severity.WARNING]
+    assert any(d.severity is Severity.WARNING for d in full.diagnostics)
