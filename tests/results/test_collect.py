@@ -221,15 +221,21 @@ def test_csv_and_a_folder_of_downloaded_artifacts(tmp_path):
 
 
 def test_a_malformed_launch_record_is_an_invalid_point_not_a_crash(tmp_path):
-    folder = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4]), {staged(4): sa_bench(MULTINODE_4)})
+    """A prefill tp that is not a number: the sa-bench row carries it (the schema refuses it),
+    the AgentX row counts GPUs with it (the conversion fails: reported as malformed)."""
+    fixed = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4]), {staged(4): sa_bench(MULTINODE_4)})
+    agentx = point_folder(tmp_path / "a", bundled_row(LADDER), {"{name}_conc120.json": agentic()})
     good = point_folder(tmp_path / "more", bundled_row(VLLM_DISAGG, 1, conc=[8]), {staged(8): sa_bench(MULTINODE_8)})
-    record = next(folder.glob("*_launch.json"))
-    data = json.loads(record.read_text())
-    data["point"]["prefill"]["tp"] = "eight"
-    record.write_text(json.dumps(data))
-    done = run_cli("results", "collect", str(folder), str(good), "--format", "table")
+    for folder in (fixed, agentx):
+        record = next(folder.glob("*_launch.json"))
+        data = json.loads(record.read_text())
+        data["point"]["prefill"]["tp"] = "eight"
+        record.write_text(json.dumps(data))
+    done = run_cli("results", "collect", str(fixed), str(agentx), str(good), "--format", "table")
     assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
-    assert "malformed" in done.stderr or "schema refuses" in done.stderr
+    assert 'gives a row the schema refuses: row.prefill_tp: "eight" is not of type "integer"' in done.stderr
+    assert "the launch record or a result file is malformed (ValueError:" in done.stderr
+    assert "2 point(s) without a valid result" in done.stderr
     assert len(done.stdout.splitlines()) == 2  # the good point's row still comes out
 
 
