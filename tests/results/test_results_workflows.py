@@ -17,8 +17,7 @@ from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
 
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
 
-from artifacts import agentic_for, bundled_row, point_folder  # noqa: E402
-from test_compare import LADDER, SEED, SEED_FIGURES, ladder_results  # noqa: E402
+from test_compare import SEED_FIGURES, ladder_folders, ladder_results  # noqa: E402
 
 
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
@@ -48,12 +47,7 @@ def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
     upload = next(s for s in job["steps"] if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["name"] == RESULTS_ARTIFACT
     # The head sweep as the download step leaves it: one folder per point artifact.
-    points = tmp_path / "points"
-    for index, (_, conc, _, tput, _, ttft) in SEED.items():
-        row = bundled_row(LADDER, index)
-        aggregate = agentic_for(row, conc, request_metrics__throughput__per_gpu__total_tput_tps=tput,
-                                request_metrics__latency__ttft__mean=ttft)
-        point_folder(points, row, {f"{{name}}_conc{conc}.json": aggregate})
+    ladder_folders(tmp_path / "points", "head")
     baseline_rows = json.loads(Path(ladder_results(tmp_path / "b", "baseline")).read_text())["rows"]
     summary = tmp_path / "summary.md"
     with LocalGitHub() as server:
