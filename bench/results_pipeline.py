@@ -37,15 +37,14 @@ def bundled_rows() -> list[dict]:
     return json.loads(done.stdout)
 
 
-def generate_sweep(root: Path, points: int = POINTS, scale: float = 1.0, rows: list[dict] | None = None) -> list[Path]:
-    """`points` artifact folders under `root`; `scale` shifts throughput (a baseline vs a head)."""
+def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Path]:
+    """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a head)."""
     from infx.points import point_id
     from infx.results.collect import point_topology
 
-    rows = rows if rows is not None else bundled_rows()
     raw_fixed, raw_agentic = json.loads(SA_BENCH.read_text()), json.loads(AGGREGATE.read_text())
     folders = []
-    for n in range(points):
+    for n in range(POINTS):
         base = rows[n % len(rows)]
         conc = 4 + n  # unique: rows of one topology share a fingerprint, so the point id needs the concurrency
         row = {**base, "conc": [conc]}
@@ -94,8 +93,8 @@ def main() -> None:
     rows = bundled_rows()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        generate_sweep(root / "head", rows=rows)
-        generate_sweep(root / "base", scale=0.9, rows=rows)
+        generate_sweep(root / "head", rows)
+        generate_sweep(root / "base", rows, scale=0.9)
         run(["results", "collect", str(root / "base"), "--output", str(root / "base.json")])
         totals = []
         for attempt in range(runs + 1):

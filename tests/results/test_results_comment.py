@@ -29,8 +29,8 @@ def sweep(tmp_path_factory):
     """500 generated points (every bundled config key), a baseline 10 % slower, 3 failed points."""
     root = tmp_path_factory.mktemp("sweep")
     rows = bundled_rows()
-    head_folders = generate_sweep(root / "head", rows=rows)
-    generate_sweep(root / "base", scale=0.9, rows=rows)
+    head_folders = generate_sweep(root / "head", rows)
+    generate_sweep(root / "base", rows, scale=0.9)
     for folder in head_folders[:3]:  # these points failed: their artifact is point-<id>-failed
         record_path = next(folder.glob("*_launch.json"))
         record = json.loads(record_path.read_text())
