@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
 from github_server import SLUG, LocalGitHub  # noqa: E402
 
+from infx.results.render import FORMAT  # noqa: E402
 from infx.workflows import api  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT, find_baseline  # noqa: E402
 
@@ -25,7 +26,7 @@ from test_compare import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # no
 
 
 def results_zip(rows: list[dict]) -> dict:
-    return {"results.json": json.dumps({"format": "infx-results/1", "rows": rows, "points": []}),
+    return {"results.json": json.dumps({"format": FORMAT, "rows": rows, "points": []}),
             "charts.md": "_No rows._\n"}
 
 
