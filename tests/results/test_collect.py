@@ -251,10 +251,11 @@ def test_the_published_schema_is_valid_and_jsonschema_agrees_with_the_compiled_c
 
     import jsonschema
 
-    from infx.results.schema import result_row_schema
+    from infx.results.schema import RESULT_ROW_SCHEMA
+    from infx.schema import load_schema
 
-    jsonschema.Draft202012Validator.check_schema(result_row_schema())
-    validator = jsonschema.Draft202012Validator(result_row_schema())
+    jsonschema.Draft202012Validator.check_schema(load_schema(RESULT_ROW_SCHEMA))
+    validator = jsonschema.Draft202012Validator(load_schema(RESULT_ROW_SCHEMA))
     fixed = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4]), {staged(4): sa_bench(MULTINODE_4)})
     agentx = point_folder(tmp_path / "a", bundled_row(LADDER), {"{name}_conc120.json": agentic()})
     rows = collect([fixed, agentx]).rows
