@@ -9,6 +9,7 @@ configuration. Baseline and head results carrying those values must yield exactl
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -106,3 +107,22 @@ def test_bad_inputs_are_located_messages(tmp_path):
     (tmp_path / "empty.json").write_text('{"rows": [], "points": []}')
     no_token = run_cli("results", "compare", "--head", str(tmp_path / "empty.json"), env={"GITHUB_REPOSITORY": "acme/bench"})
     assert no_token.returncode == 1 and "no GitHub token" in no_token.stderr and "Traceback" not in no_token.stderr
+
+
+def test_docs_name_every_results_command_option_and_compared_field():
+    """docs/results.md is checked against the code: a section per `infx results` command naming
+    each of its options, and the fixed-sequence field of each compared metric."""
+    from infx.commands.results import results
+    from infx.results.compare import METRICS
+
+    from artifacts import REPO
+
+    docs = (REPO / "docs" / "results.md").read_text()
+    missing = []
+    for name, command in results.commands.items():
+        section = re.search(rf"^## `infx results {name}\b.*?(?=^## |\Z)", docs, re.M | re.S)
+        options = [opt for param in command.params for opt in param.opts if opt.startswith("--")]
+        missing += [f"{name} {opt}" for opt in options if not section or not re.search(rf"{opt}(?![\w-])", section.group(0))]
+    assert missing == []
+    assert len(results.commands) == 4
+    assert [m.fixed[-1] for m in METRICS if f"`{m.fixed[-1]}`" not in docs] == []
