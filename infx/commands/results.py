@@ -47,7 +47,7 @@ def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, 
     problems = collected.diagnostics
     if problems:
         click.echo(render_text(problems), err=True)
-    ok = sum(1 for p in collected.points if p.status == "ok")
+    ok = len(collected.points) - len(problems)  # one diagnostic per point that is not ok
     click.echo(f"infx results collect: {len(collected.rows)} rows from {ok} of {len(collected.points)} points"
                + (f"; {len(problems)} point(s) without a valid result" if problems else ""), err=True)
     sys.exit(1 if problems and not exit_zero else 0)

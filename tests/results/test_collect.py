@@ -235,7 +235,7 @@ def test_a_malformed_launch_record_is_an_invalid_point_not_a_crash(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert 'gives a row the schema refuses: row.prefill_tp: "eight" is not of type "integer"' in done.stderr
     assert "the launch record or a result file is malformed (ValueError:" in done.stderr
-    assert "2 point(s) without a valid result" in done.stderr
+    assert "infx results collect: 1 rows from 1 of 3 points; 2 point(s) without a valid result" in done.stderr
     assert len(done.stdout.splitlines()) == 2  # the good point's row still comes out
 
 
