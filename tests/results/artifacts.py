@@ -3,7 +3,6 @@ bundled configs and the result fixtures under tests/data/results/."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -39,7 +38,7 @@ def sa_bench(name: str, **changes) -> dict:
 
 
 def agentic(name: str = "aggregate.json", **changes) -> dict:
-    data = copy.deepcopy(json.loads((AGENTIC / name).read_text()))
+    data = json.loads((AGENTIC / name).read_text())
     for key, value in changes.items():
         target = data
         parts = key.split("__")
