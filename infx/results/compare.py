@@ -157,7 +157,7 @@ class Comparison:
         return comparison_markdown(self.to_json(), budget=SUMMARY_BUDGET)
 
     def ranked(self) -> list[Match]:
-        """Most-changed first; regressions before improvements at equal size."""
+        """Regressions, then improvements, then the matches within the threshold; each most changed first."""
         order = {REGRESSED: 0, IMPROVED: 1, WITHIN: 2}
         return sorted(self.matches, key=lambda m: (order[m.verdict], -m.magnitude, str(m.key)))
 
