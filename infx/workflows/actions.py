@@ -82,13 +82,10 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
 # --- step summary -------------------------------------------------------------------------
 
 
-row_gpus = point_gpus  # GPUs a point occupies (infx/workers.py)
-
-
 def row_gpu_hours(row: dict) -> float:
     runs = len(row["conc"]) if isinstance(row.get("conc"), list) else 1
     seconds = row.get("duration") or DEFAULT_POINT_SECONDS
-    return row_gpus(row) * seconds * runs / 3600
+    return point_gpus(row) * seconds * runs / 3600
 
 
 CELL_LIMIT = 200  # characters of one table cell, before escaping

@@ -11,7 +11,7 @@ from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
 from ..points import point_id, type_problem
-from .actions import markdown_cell
+from .actions import markdown_cell, row_gpu_hours
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
@@ -119,12 +119,6 @@ def _rows_in(data, where: str = "$"):
     elif isinstance(data, dict):
         for key, value in data.items():
             yield from _rows_in(value, f"{where}.{key}")
-
-
-def row_gpu_hours(row: dict) -> float:
-    from .actions import row_gpu_hours as estimate  # the same estimate as the step summary
-
-    return estimate(row)
 
 
 def _cell(value) -> str:

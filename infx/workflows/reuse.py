@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..points import point_id
-from .report import row_gpu_hours
+from .actions import row_gpu_hours
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
