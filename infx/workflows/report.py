@@ -11,13 +11,13 @@ from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
 from ..points import point_id, type_problem
+from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell, row_gpu_hours
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
-SUMMARY_LIMIT = 1_048_576  # GitHub drops a step summary larger than 1 MiB (bytes; cut by characters here, with room)
-SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # a character may take up to 4 bytes in UTF-8
+SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
 GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
 NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
