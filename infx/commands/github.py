@@ -237,7 +237,7 @@ def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) 
     """Name the lanes with no node up; with --format github write them as the output `down`."""
     import os
 
-    from ..fsio import atomic_write
+    from ..fsio import append, atomic_write
     from ..jsonfast import dumps
     from ..workflows.actions import write_outputs
     from ..workflows.lanegate import down_lanes, read_checks, render_lines
@@ -257,6 +257,5 @@ def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) 
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
         write_outputs(outputs_path, {"down": dumps(down)})
         if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write("## Lane check\n\n" + "\n".join(lines) + "\n")
+            append(summary, "## Lane check\n\n" + "\n".join(lines) + "\n")
     click.echo("\n".join(lines))

@@ -208,13 +208,12 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
-        with open(summary, "a", encoding="utf-8") as handle:
-            canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
-            handle.write(f"\n{describe(Mode.from_json(mode))}{canary_line}\n")
-            from ..workflows.report import reuse_markdown
+        from ..fsio import append
+        from ..workflows.report import reuse_markdown
 
-            reuse_text = reuse_markdown(plan.get("reuse"))
-            handle.write("\n" + reuse_text if reuse_text else "")
+        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
+        canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
+        reuse_text = reuse_markdown(plan.get("reuse"))
+        append(summary, f"\n{describe(Mode.from_json(mode))}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 
