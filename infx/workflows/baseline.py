@@ -10,13 +10,11 @@ comparison then lists every head row as new.
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import os
-import zipfile
 from dataclasses import dataclass, field
 
+from . import api
 from .trust import SWEEP_WORKFLOW
 
 RESULTS_ARTIFACT = "sweep-results"
@@ -40,15 +38,14 @@ def results_artifact(artifacts: list):
 
 def rows_in_archive(data: bytes) -> list[dict] | None:
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            document = json.loads(archive.read(RESULTS_FILE))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError):
+        document = api.json_in_archive(data, RESULTS_FILE)
+    except ValueError:
         return None
     rows = document.get("rows") if isinstance(document, dict) else None
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
 
 
-def run_rows(api, run) -> list[dict] | None:
+def run_rows(run) -> list[dict] | None:
     artifact = results_artifact(api.run_artifacts(run))
     return rows_in_archive(api.download_artifact(artifact)) if artifact is not None else None
 
@@ -59,13 +56,11 @@ def _run_source(run) -> dict:
 
 def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
                   exclude_run: int | None = None) -> Baseline:
-    from . import api
-
     settings = settings or api.settings_from_env()
     gh = api.connect(settings)
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
-        rows = run_rows(api, run)
+        rows = run_rows(run)
         if rows is None:
             return Baseline(source={"kind": "none"}, notices=[
                 f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
@@ -82,7 +77,7 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
             break
         if run.id == exclude_run or run.head_branch != BASELINE_BRANCH or run.conclusion != "success":
             continue
-        found = run_rows(api, run) or []
+        found = run_rows(run) or []
         keys = wanted & {r.get("config-key") for r in found}
         if keys:
             rows.extend(r for r in found if r.get("config-key") in keys)

@@ -239,6 +239,16 @@ def test_unknown_run_and_run_without_plan(github):
     assert not github.state.dispatches
 
 
+@pytest.mark.parametrize("files", [{"plan.json": b'[{"conc": "\xc3"}]'}, {"plan.json": "[{"}, {"other.json": "[]"}],
+                         ids=["not-utf8", "not-json", "no-plan-file"])
+def test_a_plan_artifact_without_a_readable_plan_is_refused_without_a_traceback(github, files):
+    github.state.add_run(32, head_branch="main")
+    github.state.add_artifact(32, "sweep-plan", files=files)
+    result = run_cli("github", "rerun-failed", "--run-id", "32", env=env_for(github))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "holds no readable plan.json" in result.stderr and not github.state.dispatches
+
+
 # --- which runs a rerun may take its plan from ------------------------------------------------------
 
 
