@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executor import Engine
+from executor import Engine, read_command_file
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -319,8 +319,6 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     from infx.workflows.rerun import artifact_name
     from infx.points import point_id
 
-    from executor import read_command_file
-
     upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
     for point in (planned, {**planned, "result-key": "a" * 64}):  # before and after infx reuse keyed it
@@ -362,14 +360,7 @@ def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProc
 
 
 def read_outputs(path: Path) -> dict[str, str]:
-    outputs, lines = {}, path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        name, delimiter = lines[i].split("<<", 1)
-        end = lines.index(delimiter, i + 1)
-        outputs[name] = "\n".join(lines[i + 1:end])
-        i = end + 1
-    return outputs
+    return read_command_file(path.read_text())
 
 
 def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_path):
