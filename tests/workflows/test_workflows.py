@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executor import Engine, read_command_file
+from executor import Engine, read_command_file, run_as_runner
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -344,19 +344,8 @@ def step_script(workflow: str, job: str, step_id: str) -> str:
 
 
 def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    """Run a workflow's `run:` script as the runner does (bash -e), with `infx` on PATH."""
-    import sys
-
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "infx"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
-    shim.chmod(0o755)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    full_env = {**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
-                "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=REPO,
-                          env=full_env, capture_output=True, text=True, timeout=180)
+    """Run a workflow's `run:` script as the runner does, its outputs to ``tmp_path/outputs``."""
+    return run_as_runner(script, tmp_path, {"GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}, timeout=180)
 
 
 def read_outputs(path: Path) -> dict[str, str]:
