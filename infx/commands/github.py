@@ -46,14 +46,13 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
            comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
-    from ..workflows.report import build_comment, read_json, read_plan
+    from ..workflows.report import build_comment, checked_buckets, read_json
     from ..workflows.rerun import outcomes, outcomes_from_names
-    from ..points import point_id
 
     slug = repository_slug(repo)
-    buckets = read_plan(plan_path)
+    plan_document = read_json(plan_path)
+    buckets = checked_buckets(plan_document, plan_path)
     plan_rows = [row for rows in buckets.values() for row in rows]
-    ids = [point_id(row) for row in plan_rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
     comparison, charts = results_inputs(comparison_path, charts_path)
@@ -68,7 +67,6 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
         status = outcomes(plan_rows, api.artifact_infos(artifacts))
         run_url = run.html_url
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
-    plan_document = read_json(plan_path)
     mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
     lane_gate = None
     if lane_gate_path is not None:
@@ -78,7 +76,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
                          mode=mode, lane_gate=lane_gate, reuse=reuse)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
-    click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
+    click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
 
 
 def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:

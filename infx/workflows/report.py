@@ -69,7 +69,11 @@ PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix 
 def read_plan(path: Path) -> dict[str, list[dict]]:
     """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
     not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
-    data = read_json(path)
+    return checked_buckets(read_json(path), path)
+
+
+def checked_buckets(data, path: Path) -> dict[str, list[dict]]:
+    """The buckets of a plan document already read from ``path`` (errors located there)."""
     if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
         raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
     if not isinstance(data, (list, dict)):
