@@ -5,6 +5,7 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from ..diagnostics import InfxError, UsageError, error
@@ -254,11 +255,7 @@ def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[
         return []
     from .lanegate import render_lines
 
-    per_lane: dict[str, int] = {}
-    for rows in buckets.values():
-        for row in rows:
-            per_lane[row.get("runner")] = per_lane.get(row.get("runner"), 0) + 1
-    lines = render_lines(lane_gate, per_lane)
+    lines = render_lines(lane_gate, Counter(row.get("runner") for rows in buckets.values() for row in rows))
     return ["", "#### Lane check", "", *lines] if lines else []
 
 
