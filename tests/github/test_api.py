@@ -17,7 +17,7 @@ from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 from infx.points import point_id
 
-from github_helpers import rows, run_cli, write_plan
+from github_helpers import env_for, rows, run_cli, write_plan
 from github_server import SLUG, Fault, LocalGitHub, rate_limit_fault
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
@@ -32,10 +32,6 @@ def github():
         server.state.title_for_dispatch = lambda inputs: (
             f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}" if inputs.get("launch-id") else "Manual sweep")
         yield server
-
-
-def env_for(server: LocalGitHub, **extra) -> dict:
-    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
 
 
 def client(server: LocalGitHub, max_wait: float = 30):
