@@ -171,7 +171,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
     from ..fsio import atomic_write
-    from ..workflows.actions import write_sharded_outputs, write_step_summary
+    from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
     from ..jsonfast import dumps
     from ..workflows.report import read_plan
     from ..workflows.rerun import select_rows
@@ -199,7 +199,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     runner_temp = os.environ.get("RUNNER_TEMP")
     if not outputs_path or not (shard_dir or runner_temp):
         raise UsageError("--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions.")
-    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / "infx-shards")
+    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / SHARD_DIR)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         write_step_summary(os.environ["GITHUB_STEP_SUMMARY"], selected, title="infx rerun", shards=shards)
     click.echo(f"infx github select-points: {len(rows)} points in {len(shards)} shards", err=True)

@@ -139,8 +139,6 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
 
 def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, pushed: str | None) -> dict:
     """The plan without the points whose result key already has a valid stored result."""
-    import os
-
     from ..workflows import reuse
 
     root = _root(Path.cwd())
@@ -151,8 +149,7 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
         from ..git import resolve
 
         slug, _ = resolve_slug(repo_slug, root)
-        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None,
-                                    download_dir=Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused")
+        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None)
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:
@@ -190,7 +187,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         raise UsageError("--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)",
                          "Use --format json outside Actions.")
     if shard_dir is None:
-        shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
+        shard_dir = actions.runner_temp(actions.SHARD_DIR)
     from ..changelog.plan import fan_out_buckets
     from ..jsonfast import dumps
     from ..workflows.labels import Mode, describe
