@@ -54,8 +54,7 @@ def _run_source(run) -> dict:
     return {"run-id": run.id, "url": run.html_url, "branch": run.head_branch, "sha": run.head_sha}
 
 
-def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
-                  exclude_run: int | None = None) -> Baseline:
+def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None) -> Baseline:
     settings = settings or api.settings_from_env()
     gh = api.connect(settings)
     if run_id is not None:
@@ -65,8 +64,8 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
             return Baseline(source={"kind": "none"}, notices=[
                 f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
         return Baseline(rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)})
-    if exclude_run is None and os.environ.get("GITHUB_RUN_ID", "").isdigit():
-        exclude_run = int(os.environ["GITHUB_RUN_ID"])  # never the sweep being compared
+    this_run = os.environ.get("GITHUB_RUN_ID", "")
+    exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
     with api.calling(f"reading workflow {SWEEP_WORKFLOW} of {slug}"):
         workflow = gh.get_repo(slug).get_workflow(SWEEP_WORKFLOW)
     wanted, rows, used = set(config_keys), [], []
