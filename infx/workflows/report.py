@@ -212,7 +212,7 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     if comparison is not None:
         head.append("")
         head.extend(comparison_head(comparison))
-        tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
+        tables = comparison_tables(comparison, logs_links, run_url, charts) + tables
     return _fit("\n".join(head), tables, budget)
 
 
@@ -305,9 +305,10 @@ def comparison_head(comparison: dict) -> list[str]:
     return lines
 
 
-def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None) -> list[Table]:
+def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None,
+                      charts: list[str] | None = None) -> list[Table]:
     """Points without a valid result (one line each, with a link to the logs), then the matched
-    rows most-changed first, then new and gone rows."""
+    rows most-changed first, then new and gone rows, then the charts (when given)."""
     metrics = comparison.get("metrics", [])
     links = logs_links or {}
     failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
@@ -334,11 +335,10 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
     for kind in ("new", "gone"):
         tables.append(Table(f"#### {kind.capitalize()} points", ["config-key", "scenario", "topology", "conc"],
                             [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])]))
-    return tables
+    return tables + ([Blocks("#### Charts", charts)] if charts else [])
 
 
 def comparison_markdown(comparison: dict, charts: list[str] | None = None, logs_links: dict[str, str] | None = None,
                         run_url: str | None = None, budget: int = SUMMARY_BUDGET) -> str:
     """The step summary: the comparison and the charts, at most `budget` characters."""
-    tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else [])
-    return _fit("\n".join(comparison_head(comparison)), tables, budget)
+    return _fit("\n".join(comparison_head(comparison)), comparison_tables(comparison, logs_links, run_url, charts), budget)
