@@ -222,6 +222,16 @@ def test_every_action_is_pinned_by_commit_sha_with_its_version():
     assert seen >= 4
 
 
+def test_the_docs_list_exactly_the_pinned_actions():
+    """docs/workflows.md's pin table is checked against the workflows, so it cannot go stale."""
+    pins = set()
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        pins |= set(re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\s*#\s*(v[\d.]+)", path.read_text()))
+    documented = set(re.findall(r"^\s*\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| `([0-9a-f]{40})` \|$",
+                                (REPO / "docs" / "workflows.md").read_text(), re.M))
+    assert pins and {(action, version, sha) for action, sha, version in pins} == documented
+
+
 def test_checkouts_do_not_persist_the_token():
     for name, workflow in all_workflows().items():
         for job_name, step in steps_of(workflow):
