@@ -10,7 +10,7 @@ import click
 
 from ..diagnostics import render
 from ..workflows.labels import EVENTS
-from .common import OUTPUT_FILE
+from .common import OUTPUT_FILE, finish
 
 
 @click.command()
@@ -64,7 +64,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
     mode, problems = _mode(event, labels, labels_json, head_ref)
     if problems:
-        _fail(Report(problems), fmt or "text")
+        finish(Report(problems), "text" if fmt in (None, "table") else fmt)  # exits
     if no_reuse:
         from dataclasses import replace
 
@@ -157,12 +157,6 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
     click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
     return reuse.reduced_plan(plan, decision)
-
-
-def _fail(report, fmt: str) -> None:
-    click.echo(render(report.sorted(), "github" if fmt == "github" else "json" if fmt == "json" else "text", report.ok),
-               err=fmt not in ("github", "json"))
-    sys.exit(report.exit_code)
 
 
 def _root(cwd: Path) -> Path:
