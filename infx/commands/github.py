@@ -46,14 +46,13 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
            comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
-    from ..workflows.report import build_comment, read_json, read_plan
+    from ..workflows.report import build_comment, checked_buckets, read_json
     from ..workflows.rerun import outcomes, outcomes_from_names
-    from ..points import point_id
 
     slug = repository_slug(repo)
-    buckets = read_plan(plan_path)
+    plan_document = read_json(plan_path)
+    buckets = checked_buckets(plan_document, plan_path)
     plan_rows = [row for rows in buckets.values() for row in rows]
-    ids = [point_id(row) for row in plan_rows]
     settings = api.settings_from_env()
     gh = api.connect(settings)
     comparison, charts = results_inputs(comparison_path, charts_path)
@@ -68,7 +67,6 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
         status = outcomes(plan_rows, api.artifact_infos(artifacts))
         run_url = run.html_url
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
-    plan_document = read_json(plan_path)
     mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
     lane_gate = None
     if lane_gate_path is not None:
@@ -78,7 +76,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
                          mode=mode, lane_gate=lane_gate, reuse=reuse)
     action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
-    click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(ids)} points)", err=True)
+    click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
 
 
 def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
@@ -173,7 +171,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
     from ..fsio import atomic_write
-    from ..workflows.actions import write_sharded_outputs, write_step_summary
+    from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
     from ..jsonfast import dumps
     from ..workflows.report import read_plan
     from ..workflows.rerun import select_rows
@@ -201,7 +199,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     runner_temp = os.environ.get("RUNNER_TEMP")
     if not outputs_path or not (shard_dir or runner_temp):
         raise UsageError("--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions.")
-    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / "infx-shards")
+    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / SHARD_DIR)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         write_step_summary(os.environ["GITHUB_STEP_SUMMARY"], selected, title="infx rerun", shards=shards)
     click.echo(f"infx github select-points: {len(rows)} points in {len(shards)} shards", err=True)
@@ -237,7 +235,7 @@ def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) 
     """Name the lanes with no node up; with --format github write them as the output `down`."""
     import os
 
-    from ..fsio import atomic_write
+    from ..fsio import append, atomic_write
     from ..jsonfast import dumps
     from ..workflows.actions import write_outputs
     from ..workflows.lanegate import down_lanes, read_checks, render_lines
@@ -257,6 +255,5 @@ def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) 
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
         write_outputs(outputs_path, {"down": dumps(down)})
         if summary:
-            with open(summary, "a", encoding="utf-8") as handle:
-                handle.write("## Lane check\n\n" + "\n".join(lines) + "\n")
+            append(summary, "## Lane check\n\n" + "\n".join(lines) + "\n")
     click.echo("\n".join(lines))

@@ -10,7 +10,7 @@ import click
 
 from ..diagnostics import render
 from ..workflows.labels import EVENTS
-from .common import OUTPUT_FILE
+from .common import OUTPUT_FILE, finish
 
 
 @click.command()
@@ -64,7 +64,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
     mode, problems = _mode(event, labels, labels_json, head_ref)
     if problems:
-        _fail(Report(problems), fmt or "text")
+        finish(Report(problems), "text" if fmt in (None, "table") else fmt)  # exits
     if no_reuse:
         from dataclasses import replace
 
@@ -139,8 +139,6 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
 
 def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, pushed: str | None) -> dict:
     """The plan without the points whose result key already has a valid stored result."""
-    import os
-
     from ..workflows import reuse
 
     root = _root(Path.cwd())
@@ -151,8 +149,7 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
         from ..git import resolve
 
         slug, _ = resolve_slug(repo_slug, root)
-        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None,
-                                    download_dir=Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused")
+        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None)
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:
@@ -160,12 +157,6 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
     click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
     return reuse.reduced_plan(plan, decision)
-
-
-def _fail(report, fmt: str) -> None:
-    click.echo(render(report.sorted(), "github" if fmt == "github" else "json" if fmt == "json" else "text", report.ok),
-               err=fmt not in ("github", "json"))
-    sys.exit(report.exit_code)
 
 
 def _root(cwd: Path) -> Path:
@@ -190,7 +181,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         raise UsageError("--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)",
                          "Use --format json outside Actions.")
     if shard_dir is None:
-        shard_dir = Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-shards"
+        shard_dir = actions.runner_temp(actions.SHARD_DIR)
     from ..changelog.plan import fan_out_buckets
     from ..jsonfast import dumps
     from ..workflows.labels import Mode, describe
@@ -208,13 +199,12 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
-        with open(summary, "a", encoding="utf-8") as handle:
-            canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
-            handle.write(f"\n{describe(Mode.from_json(mode))}{canary_line}\n")
-            from ..workflows.report import reuse_markdown
+        from ..fsio import append
+        from ..workflows.report import reuse_markdown
 
-            reuse_text = reuse_markdown(plan.get("reuse"))
-            handle.write("\n" + reuse_text if reuse_text else "")
+        actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
+        canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
+        reuse_text = reuse_markdown(plan.get("reuse"))
+        append(summary, f"\n{describe(Mode.from_json(mode))}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 

@@ -49,6 +49,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
     from ..workflows import reuse as reuse_lib
+    from ..workflows.actions import REUSED_DIR, runner_temp
     from ..workflows.report import plan_buckets, read_plan
 
     if bool(artifacts_dir) == use_github:
@@ -64,7 +65,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
         from .github import repository_slug
 
         source = reuse_lib.GitHubSource(repository_slug(repo), pr_number, push_commit, main_ref,
-                                        download_dir or Path(os.environ.get("RUNNER_TEMP") or ".") / "infx-reused", max_age)
+                                        download_dir or runner_temp(REUSED_DIR), max_age)
     decision = reuse_lib.decide(rows, root, source)
     reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)
     if plan_output is not None:
@@ -74,12 +75,12 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     elif fmt == "json":
         click.echo(json.dumps(decision.to_json(), indent=1))
     else:
-        from ..workflows.actions import write_outputs, write_sharded_outputs
+        from ..workflows.actions import SHARD_DIR, write_outputs, write_sharded_outputs
 
-        outputs_path, runner_temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
-        if not outputs_path or not runner_temp:
+        outputs_path, temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
+        if not outputs_path or not temp:
             raise UsageError("--format github needs $GITHUB_OUTPUT and $RUNNER_TEMP", "Run it inside GitHub Actions.")
-        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(runner_temp) / "infx-shards")
+        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(temp) / SHARD_DIR)
         write_outputs(outputs_path, {"reused-count": str(len(decision.reused)), "gpu-hours-saved": str(decision.gpu_hours_saved)})
     click.echo(f"infx reuse select: {len(decision.reused)} reused, {len(decision.dispatch)} to dispatch, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)

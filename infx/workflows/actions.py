@@ -9,6 +9,7 @@ a workflow can upload the folder as an artifact.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -22,6 +23,13 @@ SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
 SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
 SUMMARY_TABLE_ROWS = 25
 DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours estimate
+SHARD_DIR = "infx-shards"  # under $RUNNER_TEMP: run-sweep.yml uploads it with the plan (sweep-plan)
+REUSED_DIR = "infx-reused"  # under $RUNNER_TEMP: the reused points' artifacts, uploaded as sweep-reused
+
+
+def runner_temp(name: str) -> Path:
+    """``$RUNNER_TEMP/<name>``, or ``<name>`` in the working folder outside Actions."""
+    return Path(os.environ.get("RUNNER_TEMP") or ".") / name
 
 
 def heredoc_delimiter(*payloads: str, token=secrets.token_hex) -> str:
@@ -82,13 +90,10 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
 # --- step summary -------------------------------------------------------------------------
 
 
-row_gpus = point_gpus  # GPUs a point occupies (infx/workers.py)
-
-
 def row_gpu_hours(row: dict) -> float:
     runs = len(row["conc"]) if isinstance(row.get("conc"), list) else 1
     seconds = row.get("duration") or DEFAULT_POINT_SECONDS
-    return row_gpus(row) * seconds * runs / 3600
+    return point_gpus(row) * seconds * runs / 3600
 
 
 CELL_LIMIT = 200  # characters of one table cell, before escaping

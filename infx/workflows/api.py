@@ -230,12 +230,20 @@ def download_plan(run, artifacts: list):
     if plan is None:
         raise _fail(f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
                     "and is it younger than the artifact retention period?")
-    data = download_artifact(plan)
+    try:
+        return json_in_archive(download_artifact(plan), PLAN_FILE)
+    except ValueError as exc:
+        raise _fail(f"artifact {PLAN_ARTIFACT} of run {run.id} holds no readable {PLAN_FILE} ({exc})") from None
+
+
+def json_in_archive(data: bytes, name: str):
+    """The JSON file ``name`` in a downloaded artifact (a zip archive); ValueError when the
+    archive, the file or its JSON (or its UTF-8) is not readable."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return json.loads(archive.read(PLAN_FILE))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
-        raise _fail(f"artifact {PLAN_ARTIFACT} of run {run.id} holds no readable {PLAN_FILE} ({exc})") from None
+            return json.loads(archive.read(name))
+    except (zipfile.BadZipFile, KeyError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def find_launch(workflow, workflow_file: str, launch: str):

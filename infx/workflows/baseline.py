@@ -10,13 +10,11 @@ comparison then lists every head row as new.
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 import os
-import zipfile
 from dataclasses import dataclass, field
 
+from . import api
 from .trust import SWEEP_WORKFLOW
 
 RESULTS_ARTIFACT = "sweep-results"
@@ -40,15 +38,14 @@ def results_artifact(artifacts: list):
 
 def rows_in_archive(data: bytes) -> list[dict] | None:
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            document = json.loads(archive.read(RESULTS_FILE))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError):
+        document = api.json_in_archive(data, RESULTS_FILE)
+    except ValueError:
         return None
     rows = document.get("rows") if isinstance(document, dict) else None
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
 
 
-def run_rows(api, run) -> list[dict] | None:
+def run_rows(run) -> list[dict] | None:
     artifact = results_artifact(api.run_artifacts(run))
     return rows_in_archive(api.download_artifact(artifact)) if artifact is not None else None
 
@@ -57,21 +54,18 @@ def _run_source(run) -> dict:
     return {"run-id": run.id, "url": run.html_url, "branch": run.head_branch, "sha": run.head_sha}
 
 
-def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
-                  exclude_run: int | None = None) -> Baseline:
-    from . import api
-
+def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None) -> Baseline:
     settings = settings or api.settings_from_env()
     gh = api.connect(settings)
     if run_id is not None:
         _, run = api.get_run(gh, slug, run_id)
-        rows = run_rows(api, run)
+        rows = run_rows(run)
         if rows is None:
             return Baseline(source={"kind": "none"}, notices=[
                 f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
         return Baseline(rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)})
-    if exclude_run is None and os.environ.get("GITHUB_RUN_ID", "").isdigit():
-        exclude_run = int(os.environ["GITHUB_RUN_ID"])  # never the sweep being compared
+    this_run = os.environ.get("GITHUB_RUN_ID", "")
+    exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
     with api.calling(f"reading workflow {SWEEP_WORKFLOW} of {slug}"):
         workflow = gh.get_repo(slug).get_workflow(SWEEP_WORKFLOW)
     wanted, rows, used = set(config_keys), [], []
@@ -82,7 +76,7 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
             break
         if run.id == exclude_run or run.head_branch != BASELINE_BRANCH or run.conclusion != "success":
             continue
-        found = run_rows(api, run) or []
+        found = run_rows(run) or []
         keys = wanted & {r.get("config-key") for r in found}
         if keys:
             rows.extend(r for r in found if r.get("config-key") in keys)

@@ -5,19 +5,20 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
 from ..points import point_id, type_problem
-from .actions import markdown_cell
+from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
+from .actions import markdown_cell, row_gpu_hours
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
-SUMMARY_LIMIT = 1_048_576  # GitHub drops a step summary larger than 1 MiB (bytes; cut by characters here, with room)
-SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # a character may take up to 4 bytes in UTF-8
+SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
 GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
 NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
@@ -69,7 +70,11 @@ PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix 
 def read_plan(path: Path) -> dict[str, list[dict]]:
     """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
     not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
-    data = read_json(path)
+    return checked_buckets(read_json(path), path)
+
+
+def checked_buckets(data, path: Path) -> dict[str, list[dict]]:
+    """The buckets of a plan document already read from ``path`` (errors located there)."""
     if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
         raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
     if not isinstance(data, (list, dict)):
@@ -119,12 +124,6 @@ def _rows_in(data, where: str = "$"):
     elif isinstance(data, dict):
         for key, value in data.items():
             yield from _rows_in(value, f"{where}.{key}")
-
-
-def row_gpu_hours(row: dict) -> float:
-    from .actions import row_gpu_hours as estimate  # the same estimate as the step summary
-
-    return estimate(row)
 
 
 def _cell(value) -> str:
@@ -213,7 +212,7 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     if comparison is not None:
         head.append("")
         head.extend(comparison_head(comparison))
-        tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else []) + tables
+        tables = comparison_tables(comparison, logs_links, run_url, charts) + tables
     return _fit("\n".join(head), tables, budget)
 
 
@@ -256,11 +255,7 @@ def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[
         return []
     from .lanegate import render_lines
 
-    per_lane: dict[str, int] = {}
-    for rows in buckets.values():
-        for row in rows:
-            per_lane[row.get("runner")] = per_lane.get(row.get("runner"), 0) + 1
-    lines = render_lines(lane_gate, per_lane)
+    lines = render_lines(lane_gate, Counter(row.get("runner") for rows in buckets.values() for row in rows))
     return ["", "#### Lane check", "", *lines] if lines else []
 
 
@@ -310,9 +305,10 @@ def comparison_head(comparison: dict) -> list[str]:
     return lines
 
 
-def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None) -> list[Table]:
+def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None,
+                      charts: list[str] | None = None) -> list[Table]:
     """Points without a valid result (one line each, with a link to the logs), then the matched
-    rows most-changed first, then new and gone rows."""
+    rows most-changed first, then new and gone rows, then the charts (when given)."""
     metrics = comparison.get("metrics", [])
     links = logs_links or {}
     failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
@@ -339,11 +335,10 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
     for kind in ("new", "gone"):
         tables.append(Table(f"#### {kind.capitalize()} points", ["config-key", "scenario", "topology", "conc"],
                             [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])]))
-    return tables
+    return tables + ([Blocks("#### Charts", charts)] if charts else [])
 
 
 def comparison_markdown(comparison: dict, charts: list[str] | None = None, logs_links: dict[str, str] | None = None,
                         run_url: str | None = None, budget: int = SUMMARY_BUDGET) -> str:
     """The step summary: the comparison and the charts, at most `budget` characters."""
-    tables = comparison_tables(comparison, logs_links, run_url) + ([Blocks("#### Charts", charts)] if charts else [])
-    return _fit("\n".join(comparison_head(comparison)), tables, budget)
+    return _fit("\n".join(comparison_head(comparison)), comparison_tables(comparison, logs_links, run_url, charts), budget)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..points import point_id
-from .report import row_gpu_hours
+from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
@@ -171,7 +171,7 @@ class GitHubSource:
     pr_number: int | None = None  # the PR being swept: its commits are trusted
     push_commit: str | None = None  # a commit pushed to main: the commits of the PR it merged are trusted
     main_ref: str = "main"
-    download_dir: Path = Path("infx-reused")
+    download_dir: Path = field(default_factory=lambda: runner_temp(REUSED_DIR))
     max_age_days: float | None = None
 
 

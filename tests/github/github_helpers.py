@@ -11,6 +11,8 @@ from pathlib import Path
 
 from infx.points import point_id
 
+from github_server import SLUG
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -34,6 +36,11 @@ def rows(count: int) -> list[dict]:
 def write_plan(path: Path, plan_rows: list[dict]) -> Path:
     path.write_text(json.dumps(plan_rows))
     return path
+
+
+def env_for(server, **extra) -> dict:
+    """What infx reads to call the local GitHub server (tests/github/github_server.py) as SLUG."""
+    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
 
 
 def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

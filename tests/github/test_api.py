@@ -17,7 +17,7 @@ from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 from infx.points import point_id
 
-from github_helpers import rows, run_cli, write_plan
+from github_helpers import env_for, rows, run_cli, write_plan
 from github_server import SLUG, Fault, LocalGitHub, rate_limit_fault
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
@@ -32,10 +32,6 @@ def github():
         server.state.title_for_dispatch = lambda inputs: (
             f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}" if inputs.get("launch-id") else "Manual sweep")
         yield server
-
-
-def env_for(server: LocalGitHub, **extra) -> dict:
-    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
 
 
 def client(server: LocalGitHub, max_wait: float = 30):
@@ -237,6 +233,16 @@ def test_unknown_run_and_run_without_plan(github):
     no_plan = run_cli("github", "rerun-failed", "--run-id", "31", env=env_for(github))
     assert no_plan.returncode == 1 and "sweep-plan" in no_plan.stderr
     assert not github.state.dispatches
+
+
+@pytest.mark.parametrize("files", [{"plan.json": b'[{"conc": "\xc3"}]'}, {"plan.json": "[{"}, {"other.json": "[]"}],
+                         ids=["not-utf8", "not-json", "no-plan-file"])
+def test_a_plan_artifact_without_a_readable_plan_is_refused_without_a_traceback(github, files):
+    github.state.add_run(32, head_branch="main")
+    github.state.add_artifact(32, "sweep-plan", files=files)
+    result = run_cli("github", "rerun-failed", "--run-id", "32", env=env_for(github))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "holds no readable plan.json" in result.stderr and not github.state.dispatches
 
 
 # --- which runs a rerun may take its plan from ------------------------------------------------------

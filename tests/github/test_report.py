@@ -58,13 +58,15 @@ def test_a_huge_plan_stays_under_the_comment_limit_with_a_count_of_what_was_cut(
 
 
 def test_outcomes_are_decided_per_point_from_artifacts():
-    plan_rows = rows(6)
+    plan_rows = rows(7)
     plan_rows[5]["result-key"] = "f" * 64  # a planned row with a result key: its artifact is named after it
-    a, b, c, d, e, f = (point_id(r) for r in plan_rows)
+    plan_rows[6]["result-key"] = "e" * 64  # ... so an artifact named after its point id does not count
+    a, b, c, d, e, f, g = (point_id(r) for r in plan_rows)
     infos = [ArtifactInfo(f"point-{a}", 10, False), ArtifactInfo(f"point-{b}-failed", 10, False),
              ArtifactInfo(f"point-{c}", 10, True), ArtifactInfo(f"point-{d}", 0, False),
-             ArtifactInfo("sweep-plan", 10, False), ArtifactInfo(f"point-{'f' * 64}", 10, False), ArtifactInfo(f"point-{f}", 10, False)]
-    assert outcomes(plan_rows, infos) == {a: "ok", b: "failed", c: "missing", d: "missing", e: "missing", f: "ok"}
+             ArtifactInfo("sweep-plan", 10, False), ArtifactInfo(f"point-{'f' * 64}", 10, False),
+             ArtifactInfo(f"point-{f}-failed", 10, False), ArtifactInfo(f"point-{g}", 10, False)]
+    assert outcomes(plan_rows, infos) == {a: "ok", b: "failed", c: "missing", d: "missing", e: "missing", f: "ok", g: "missing"}
     assert artifact_name(plan_rows[5]) == f"point-{'f' * 64}" and artifact_name(plan_rows[5], False) == f"point-{'f' * 64}-failed"
 
 

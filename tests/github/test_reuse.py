@@ -19,8 +19,8 @@ from infx.launch.plan import Point, build_plan
 from infx.points import point_id
 from infx.workflows.reuse import judge, result_artifact_name
 
-from github_helpers import REPO, result_artifact_files as artifact_files, run_cli
-from github_server import SLUG, LocalGitHub
+from github_helpers import REPO, env_for, result_artifact_files as artifact_files, run_cli
+from github_server import LocalGitHub
 
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 MAIN_SHA, PR_SHA, STRAY_SHA = "1" * 40, "2" * 40, "3" * 40
@@ -158,10 +158,6 @@ def github():
         server.state.add_pull(9)
         server.state.pull_commits[9] = [PR_SHA]
         yield server
-
-
-def env_for(server: LocalGitHub) -> dict:
-    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG}
 
 
 def store(server: LocalGitHub, run_id: int, row: dict, key: str, sha: str = MAIN_SHA, created_at: str = "2026-11-30T00:00:00Z",

@@ -358,6 +358,19 @@ class Executor:
         return [job for job in self.jobs if fnmatch.fnmatchcase(job.path, pattern)]
 
 
+def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> subprocess.CompletedProcess:
+    """One `run:` script outside a whole run, as the runner runs it (bash -eo pipefail in the
+    project, RUNNER_TEMP=temp), with `infx` on PATH and no GITHUB_/RUNNER_ variable but ``env``'s."""
+    bin_dir = temp / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (bin_dir / "infx").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
+    (bin_dir / "infx").chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+    runner = {**base, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(PROJECT), "RUNNER_TEMP": str(temp)}
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=PROJECT, env={**runner, **env},
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def _needs(job: dict) -> list[str]:
     needs = job.get("needs", [])
     return [needs] if isinstance(needs, str) else list(needs)

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from click.testing import CliRunner
 
-from executor import PROJECT as REPO, Engine, Executor, _env_text
+from executor import PROJECT as REPO, Engine, Executor, _env_text, run_as_runner
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 RUN_POINT = REPO / ".github" / "workflows" / "run-point.yml"
@@ -54,16 +54,8 @@ def launch_step(engine: Engine, row: dict) -> tuple[str, dict[str, str]]:
 
 
 def run_script(script: str, env: dict, temp) -> subprocess.CompletedProcess:
-    """bash -eo pipefail in the workspace, as the runner runs a `run:` step, with `infx` on PATH."""
-    bin_dir = temp / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "infx").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
-    (bin_dir / "infx").chmod(0o755)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    runner = {**base, **HOSTED, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO),
-              "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(REPO), "CI": "true", "GITHUB_ACTIONS": "true"}
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=REPO, env={**runner, **env},
-                          capture_output=True, text=True, timeout=300)
+    """The step's script on the stand-in hosted runner, in the workspace."""
+    return run_as_runner(script, temp, {**HOSTED, "GITHUB_WORKSPACE": str(REPO), "CI": "true", "GITHUB_ACTIONS": "true", **env})
 
 
 def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):

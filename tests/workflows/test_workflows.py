@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executor import Engine
+from executor import Engine, read_command_file, run_as_runner
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -222,6 +222,16 @@ def test_every_action_is_pinned_by_commit_sha_with_its_version():
     assert seen >= 4
 
 
+def test_the_docs_list_exactly_the_pinned_actions():
+    """docs/workflows.md's pin table is checked against the workflows, so it cannot go stale."""
+    pins = set()
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        pins |= set(re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\s*#\s*(v[\d.]+)", path.read_text()))
+    documented = set(re.findall(r"^\s*\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| `([0-9a-f]{40})` \|$",
+                                (REPO / "docs" / "workflows.md").read_text(), re.M))
+    assert pins and {(action, version, sha) for action, sha, version in pins} == documented
+
+
 def test_checkouts_do_not_persist_the_token():
     for name, workflow in all_workflows().items():
         for job_name, step in steps_of(workflow):
@@ -319,8 +329,6 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     from infx.workflows.rerun import artifact_name
     from infx.points import point_id
 
-    from executor import read_command_file
-
     upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
     for point in (planned, {**planned, "result-key": "a" * 64}):  # before and after infx reuse keyed it
@@ -346,30 +354,12 @@ def step_script(workflow: str, job: str, step_id: str) -> str:
 
 
 def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    """Run a workflow's `run:` script as the runner does (bash -e), with `infx` on PATH."""
-    import sys
-
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    shim = bin_dir / "infx"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
-    shim.chmod(0o755)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    full_env = {**base, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO),
-                "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=REPO,
-                          env=full_env, capture_output=True, text=True, timeout=180)
+    """Run a workflow's `run:` script as the runner does, its outputs to ``tmp_path/outputs``."""
+    return run_as_runner(script, tmp_path, {"GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}, timeout=180)
 
 
 def read_outputs(path: Path) -> dict[str, str]:
-    outputs, lines = {}, path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        name, delimiter = lines[i].split("<<", 1)
-        end = lines.index(delimiter, i + 1)
-        outputs[name] = "\n".join(lines[i + 1:end])
-        i = end + 1
-    return outputs
+    return read_command_file(path.read_text())
 
 
 def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_path):
