@@ -187,11 +187,16 @@ def run_facts(run) -> RunFacts:
                         head.full_name if head else None, run.head_branch, run.head_sha)
 
 
+def head_repository(pull) -> str | None:
+    """OWNER/NAME the pull request's commits come from; None when that repository was deleted."""
+    return pull.head.repo.full_name if pull.head.repo is not None else None
+
+
 def pull_branch(repo, pr_number: int) -> str:
     """The head branch of pull request ``pr_number``; a fork's pull request has none we trust."""
     with calling(f"reading pull request #{pr_number} of {repo.full_name}"):
         pull = repo.get_pull(pr_number)
-        head_repo = pull.head.repo.full_name if pull.head.repo else None
+        head_repo = head_repository(pull)
         branch = pull.head.ref
     if head_repo != repo.full_name:
         raise _fail(f"pull request #{pr_number} comes from {head_repo or 'a deleted repository'}, not {repo.full_name}: "
@@ -316,8 +321,8 @@ def trusted_pr_shas(repo, pr_number: int | None, push_commit: str | None) -> set
     shas: set[str] = set()
     for pull in pulls:
         with calling(f"listing the commits of #{pull.number}"):
-            if pull.head.repo is not None and pull.head.repo.full_name != repo.full_name:
-                continue  # a fork's commits are never trusted
+            if head_repository(pull) != repo.full_name:
+                continue  # a fork's commits are never trusted, nor those of a deleted head repository
             shas.update(commit.sha for commit in pull.get_commits())
     return shas
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlparse
 
 OWNER, NAME = "acme", "bench"
 SLUG = f"{OWNER}/{NAME}"
+DELETED_REPOSITORY = "deleted/repository"  # add_pull(head_repo=...): a pull request whose head repository is gone
 
 
 @dataclass
@@ -74,6 +75,7 @@ class GitHubState:
     # --- fixtures the tests build ---------------------------------------------------------
 
     def add_pull(self, number: int, head_ref: str = "feature", head_repo: str | None = None) -> None:
+        """``head_repo`` DELETED_REPOSITORY: the head repository is gone (GitHub's ``head.repo: null``)."""
         self.pulls.add(number)
         self.pull_heads[number] = (head_ref, head_repo or SLUG)  # SLUG read now: tests may set it
         self.comments.setdefault(number, [])
@@ -162,10 +164,12 @@ class GitHubState:
             if number not in self.pulls:
                 return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
             commits = self.pull_commits.get(number, ["d" * 40])
+            head_ref, head_slug = self.pull_heads[number]
             return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
                              "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
                              "html_url": f"https://github.com/{SLUG}/pull/{number}",
-                             "head": {"ref": self.pull_heads[number][0], "sha": commits[-1], "repo": self.repository(self.pull_heads[number][1])},
+                             "head": {"ref": head_ref, "sha": commits[-1],
+                                      "repo": None if head_slug == DELETED_REPOSITORY else self.repository(head_slug)},
                              "base": {"ref": "main", "sha": "b" * 40, "repo": self.repository(SLUG)}}
         if match := re.fullmatch(rf"{repo}/pulls/(\d+)/commits", path):
             return 200, {}, [self._commit(sha) for sha in self.pull_commits.get(int(match.group(1)), [])]

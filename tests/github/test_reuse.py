@@ -20,7 +20,7 @@ from infx.points import point_id
 from infx.workflows.reuse import judge, result_artifact_name
 
 from github_helpers import REPO, env_for, result_artifact_files as artifact_files, run_cli
-from github_server import LocalGitHub
+from github_server import DELETED_REPOSITORY, LocalGitHub
 
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 MAIN_SHA, PR_SHA, STRAY_SHA = "1" * 40, "2" * 40, "3" * 40
@@ -225,9 +225,10 @@ def test_github_a_merge_to_main_reuses_the_pr_s_results(tmp_path, ladder, github
     assert got["decision"]["dispatch"] == [] and {item["source-run"] for item in got["decision"]["reused"]} == {401}
 
 
-def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github):
+@pytest.mark.parametrize("head_repo", ["mallory/bench", DELETED_REPOSITORY])
+def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github, head_repo):
     key = key_for(ladder[0])
-    github.state.add_pull(9, head_repo="mallory/bench")
+    github.state.add_pull(9, head_repo=head_repo)
     store(github, 501, ladder[0], key, sha=PR_SHA)
     got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
                  "--download", str(tmp_path / "dl"), env=env_for(github))
