@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
+from github_helpers import env_for  # noqa: E402
 from github_server import SLUG, LocalGitHub  # noqa: E402
 
 from infx.results.render import FORMAT  # noqa: E402
@@ -50,10 +51,6 @@ def sweeps(tmp_path):
         add_sweep(server, 930, stale, expired=True)
         add_sweep(server, 950, other)  # newest, but only another config key
         yield server, head
-
-
-def env_for(server) -> dict:
-    return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG}
 
 
 def test_finder_takes_each_config_key_from_the_newest_successful_main_run(sweeps):
