@@ -78,6 +78,7 @@ class DeadlinePassed(Exception):
         self.state = state
 
 
+DEFAULT_POLL_SECONDS = 10.0  # seconds between job state queries (the lane's poll-seconds overrides it)
 DEFAULT_DEADLINE_MARGIN = 3600.0  # seconds on top of the job's time limit: queue wait, start-up, log collection
 MAX_POLL_BACKOFF = 60.0
 CONFIRM_SECONDS = 1.0  # a terminal state is asked for twice, this far apart, before the wait ends
@@ -258,7 +259,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = cache_home(env) / CHECKOUTS
-    poll = float(plan.lane.slurm.get("poll-seconds", 10))
+    poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
