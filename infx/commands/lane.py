@@ -94,7 +94,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
 
     from ..diagnostics import InfxError, UsageError, error
     from ..diskcache import cache_home
-    from ..launch.cache import SeedError, Seeded, install_cached_srtctl, seed_checkout
+    from ..launch.cache import CHECKOUTS, SeedError, Seeded, install_cached_srtctl, seed_checkout
     from ..launch.lane import load_lane
     from ..launch.srtctl import SrtctlError
     from ..suggest import did_you_mean
@@ -113,7 +113,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
             continue
         try:
             outcome = seed_checkout(base, Path(source).resolve(), pin.commit)
-            entry = Seeded(pin.name, pin.commit, outcome, str(base / "srt-slurm" / pin.commit) if outcome != "missing" else None)
+            entry = Seeded(pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None)
             if with_srtctl and outcome != "missing":
                 entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.data["srt-slurm"].get("pip-args", []))))
         except (SeedError, SrtctlError) as exc:

@@ -78,21 +78,16 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
                                         runner_at=(point.file, point.where(("runner",)))))
         plan = build_plan(lane, point, root, env=env)
         plan.warnings.extend(notes)
-    except InfxError as exc:
+        if dry_run:
+            from ..launch.dryrun import enrich
+
+            body = enrich(plan, root, dict(os.environ), Path(output_dir).resolve() if output_dir else None)
+    except InfxError as exc:  # planning and the dry run's cache checks report alike
         if fmt == "json":
             click.echo(fail_json(exc.diagnostics))
             sys.exit(exc.exit_code)
         raise
     if dry_run:
-        from ..launch.dryrun import enrich
-
-        try:
-            body = enrich(plan, root, dict(os.environ), Path(output_dir).resolve() if output_dir else None)
-        except InfxError as exc:
-            if fmt == "json":
-                click.echo(fail_json(exc.diagnostics))
-                sys.exit(exc.exit_code)
-            raise
         click.echo(json.dumps(body, indent=2, default=str) if fmt == "json" else _plan_text(body))
         return
     from ..launch.run import launch_point

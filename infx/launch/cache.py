@@ -59,7 +59,7 @@ class SeedError(RuntimeError):
 class Seeded:
     pin: str
     commit: str
-    outcome: str  # "seeded" | "cached" | "missing"
+    outcome: str  # "seeded" | "cached" | "missing", or "unpinned" (the profile records no commit)
     path: str | None
     srtctl: str | None = None
 

@@ -27,10 +27,9 @@ import yaml
 from .. import shapes
 from ..diagnostics import InfxError, Report, error, warning
 from ..fsio import atomic_write
-from ..git import NO_HELPERS
 from ..yamlio import Document, load_yaml, parse_yaml
 from .lane import display_path
-from .sources import _env as remote_env, _protocol_options  # the one way infx talks to a remote
+from .sources import _git as sources_git  # the one way infx talks to a remote
 
 PINS_PATH = ("srt-slurm", "pins")
 # A ref as git-check-ref-format accepts it, narrowed: no leading '-', no '..', '@{', '^', '~',
@@ -113,8 +112,7 @@ def _patterns(ref: str) -> list[str]:
 
 def _git(argv: list[str], protocols: tuple[str, ...], cwd: Path | None = None) -> tuple[int, str, str]:
     try:
-        done = subprocess.run(["git", *NO_HELPERS, *_protocol_options(protocols), *argv], cwd=cwd, env=remote_env(protocols),
-                              capture_output=True, text=True, timeout=REMOTE_TIMEOUT)
+        done = sources_git(*argv, cwd=cwd, protocols=protocols, timeout=REMOTE_TIMEOUT)
     except subprocess.TimeoutExpired:
         return 124, "", f"no answer within {REMOTE_TIMEOUT} s"
     except FileNotFoundError:

@@ -78,6 +78,7 @@ class DeadlinePassed(Exception):
         self.state = state
 
 
+DEFAULT_POLL_SECONDS = 10.0  # seconds between job state queries (the lane's poll-seconds overrides it)
 DEFAULT_DEADLINE_MARGIN = 3600.0  # seconds on top of the job's time limit: queue wait, start-up, log collection
 MAX_POLL_BACKOFF = 60.0
 CONFIRM_SECONDS = 1.0  # a terminal state is asked for twice, this far apart, before the wait ends
@@ -203,15 +204,21 @@ def run_prepare(plan: LaunchPlan, work: Path, checkout: Path, env: dict, record:
         raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}")
 
 
+def _cleanup_problem(record: dict, problem: str, unconfirmed: bool = False) -> None:
+    """A cleanup step that failed: recorded and said, never hidden; ``unconfirmed`` when a job may be left."""
+    if unconfirmed:
+        record["cleanup"]["confirmed"] = False
+    record["cleanup"]["errors"].append(problem)
+    _say(f"WARNING: {problem}")
+
+
 def _cancel_job(client: slurm.Slurm, record: dict) -> None:
     """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never hidden."""
     try:
         state = client.cancel_and_wait(record["job-id"])
         record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
     except slurm.SlurmUnavailable as exc:
-        record["cleanup"]["confirmed"] = False
-        record["cleanup"]["errors"].append(f"could not confirm that job {record['job-id']} was cancelled: {exc}")
-        _say(f"WARNING: could not confirm that job {record['job-id']} was cancelled: {exc}")
+        _cleanup_problem(record, f"could not confirm that job {record['job-id']} was cancelled: {exc}", unconfirmed=True)
 
 
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
@@ -225,8 +232,7 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
         try:
             action()
         except (OSError, shutil.Error, tarfile.TarError) as exc:  # e.g. a FIFO the job left in its logs
-            record["cleanup"]["errors"].append(f"could not {step}: {exc}")
-            _say(f"WARNING: could not {step}: {exc}")
+            _cleanup_problem(record, f"could not {step}: {exc}")
     if plan.pin.commit is None:  # refused before anything reached Slurm
         return
     if record["job-id"] and record["terminal-state"] is None:
@@ -234,9 +240,7 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
     try:
         found = client.cancel_by_name(plan.job_name)
     except slurm.SlurmUnavailable as exc:
-        record["cleanup"]["confirmed"] = False
-        record["cleanup"]["errors"].append(f"could not confirm that no job named {plan.job_name} is left: {exc}")
-        _say(f"WARNING: could not confirm that no job named {plan.job_name} is left: {exc}")
+        _cleanup_problem(record, f"could not confirm that no job named {plan.job_name} is left: {exc}", unconfirmed=True)
         return
     record["cleanup"]["cancelled"] += [job for job in found if job not in record["cleanup"]["cancelled"]]
     if found and record["job-id"] is None:  # submitted, but srtctl never said so
@@ -255,7 +259,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = cache_home(env) / CHECKOUTS
-    poll = float(plan.lane.slurm.get("poll-seconds", 10))
+    poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,

@@ -85,9 +85,10 @@ def _env(protocols: tuple[str, ...], **extra: str) -> dict:
 
 
 def _git(*argv: str, cwd: Path | None = None, protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS,
-         env: dict | None = None, text: bool = True) -> subprocess.CompletedProcess:
+         env: dict | None = None, text: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """git as every remote-facing call of infx runs it (see the module docstring); ``timeout`` raises TimeoutExpired."""
     return subprocess.run(["git", *NO_HELPERS, "-c", "core.untrackedCache=false", *_protocol_options(protocols), *argv],
-                          cwd=cwd, capture_output=True, text=text, env=_env(protocols, **(env or {})))
+                          cwd=cwd, capture_output=True, text=text, env=_env(protocols, **(env or {})), timeout=timeout)
 
 
 def head_of(directory: Path) -> str | None:

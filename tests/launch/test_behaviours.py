@@ -138,3 +138,16 @@ def test_status_line_is_live_on_a_terminal():
     status.update("42", "RUNNING", 2)
     status.close()
     assert stream.getvalue().count("\r") == 2 and stream.getvalue().endswith("\n") and "00:02" in stream.getvalue()
+
+
+def test_the_documented_lane_defaults_are_the_code_s():
+    """docs/launch.md states the defaults of the lane's slurm timings and the cache lock; the code holds them."""
+    import re
+
+    from infx.launch import run, slurm, sources
+
+    doc = (REPO / "docs" / "launch.md").read_text()
+    documented = {key: float(value) for key, value in re.findall(r"`([a-z-]+-seconds)` \([^)]*?default (\d+)\)", doc)}
+    assert documented == {"poll-seconds": run.DEFAULT_POLL_SECONDS, "command-timeout-seconds": slurm.DEFAULT_TIMEOUT,
+                          "deadline-margin-seconds": run.DEFAULT_DEADLINE_MARGIN}
+    assert f"After {sources.LOCK_SECONDS:g} s of waiting (`LOCK_SECONDS`" in doc

@@ -107,6 +107,19 @@ def wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def running_job(name: str) -> str:
+    """The id of the job a launch submitted under ``name``, once Slurm runs it."""
+    [job] = wait_for(lambda: jobs_named(name), 60, "the job")
+    wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
+    return job
+
+
+def interrupt(ws: Workspace, process: subprocess.Popen, signum: int = signal.SIGTERM) -> tuple[str, dict]:
+    """Signal a running launch; its stderr and its launch record once it has ended."""
+    process.send_signal(signum)
+    return finish(process), the_record(ws)
+
+
 def sbatch(*argv: str) -> str:
     return subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", *argv], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -152,11 +165,8 @@ def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_pat
 def test_cleanup_that_slurm_does_not_confirm_is_recorded_not_hidden(ws, faults, start):
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
     process = start(point(), "testlane_22", {**faults["env"], "FAULT_SCANCEL_FAIL": "1000"})
-    [job] = wait_for(lambda: jobs_named("testlane_22"), 60, "the job")
-    wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
-    process.send_signal(signal.SIGTERM)
-    stderr = finish(process)
-    record = the_record(ws)
+    job = running_job("testlane_22")
+    stderr, record = interrupt(ws, process)
     try:
         assert process.returncode == 128 + signal.SIGTERM, stderr
         assert record["job-id"] == job and record["cleanup"]["confirmed"] is False
@@ -250,9 +260,7 @@ def test_sigterm_before_submission_leaves_nothing_and_is_recorded(ws, upstream, 
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
     process = start(point(), "testlane_33")
     wait_for(mark.exists, 60, "the prepare step")
-    process.send_signal(signal.SIGTERM)
-    stderr = finish(process)
-    record = the_record(ws)
+    stderr, record = interrupt(ws, process)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert record["job-id"] is None and record["message"] == "interrupted by SIGTERM while preparing"
     assert record["prepare"][-1]["outcome"] == "interrupted" and record["cleanup"]["confirmed"] is True
@@ -264,9 +272,7 @@ def test_sigterm_during_apply_before_sbatch_leaves_nothing(ws, tmp_path, start):
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
     process = start(point(), "testlane_26", {"STANDIN_APPLY_SLEEP_BEFORE": "60", "STANDIN_APPLY_MARK": str(mark)})
     wait_for(mark.exists, 60, "srtctl apply")
-    process.send_signal(signal.SIGTERM)
-    stderr = finish(process)
-    record = the_record(ws)
+    stderr, record = interrupt(ws, process)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert record["job-id"] is None and record["message"] == "interrupted by SIGTERM while submitting (srtctl apply)"
     assert record["cleanup"]["confirmed"] is True and jobs_named("testlane_26") == []
@@ -278,9 +284,7 @@ def test_sigterm_during_apply_after_sbatch_finds_the_job_by_name(ws, tmp_path, s
     process = start(point(), "testlane_27", {"STANDIN_APPLY_SLEEP_AFTER": "60", "STANDIN_APPLY_MARK": str(mark)})
     wait_for(mark.exists, 60, "srtctl apply to have submitted")
     [job] = jobs_named("testlane_27")
-    process.send_signal(signal.SIGTERM)
-    stderr = finish(process)
-    record = the_record(ws)
+    stderr, record = interrupt(ws, process)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert record["job-id"] == job and record["terminal-state"] == "CANCELLED"
     assert state_of(job) == "CANCELLED" and jobs_named("testlane_27") == []
@@ -295,31 +299,32 @@ def test_sigterm_while_pending_cancels_the_job(ws, start):
         [job] = wait_for(lambda: jobs_named("testlane_28"), 60, "the job")
         wait_for(lambda: state_of(job) == "PENDING", 10, "the job to pend")
         time.sleep(1)
-        process.send_signal(signal.SIGTERM)
-        stderr = finish(process)
+        stderr, record = interrupt(ws, process)
     finally:
         subprocess.run(["scancel", blocker], check=True)
-    record = the_record(ws)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert record["job-id"] == job and record["terminal-state"] == "CANCELLED" and record["message"] == f"interrupted by SIGTERM while waiting for job {job}"
     wait_for(lambda: not jobs_named("blocker"), 30, "the blocker to go")
     assert jobs_named("testlane_28") == []
 
 
-def test_sigint_then_sigterm_while_running_cancels_once_and_exits_cleanly(ws, start):
+@pytest.mark.parametrize("first, second, runner", [(signal.SIGINT, signal.SIGTERM, "testlane_29"),
+                                                   (signal.SIGTERM, signal.SIGINT, "testlane_35")])
+def test_a_second_signal_while_cancelling_is_noted_and_the_first_decides_the_exit(ws, start, first, second, runner):
+    """Ctrl-C then the runner's SIGTERM (or the reverse) once escaped the cleanup as an internal error
+    (exit 70) and cut the cancel short; the first signal decides the exit code, the job is cancelled once."""
     ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
-    process = start(point(), "testlane_29")
-    [job] = wait_for(lambda: jobs_named("testlane_29"), 60, "the job")
-    wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
+    process = start(point(), runner)
+    job = running_job(runner)
     time.sleep(1)
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    process.send_signal(signal.SIGTERM)
-    stderr = finish(process)
-    record = the_record(ws)
-    assert process.returncode == 128 + signal.SIGINT, stderr
-    assert record["signals"] == ["SIGINT", "SIGTERM"] and record["job-id"] == job and record["terminal-state"] == "CANCELLED"
-    assert (ws.root / "out" / "multinode_server_logs.tar.gz").is_file() and jobs_named("testlane_29") == []
+    process.send_signal(first)
+    time.sleep(0.3)  # the launcher is now cancelling the job
+    stderr, record = interrupt(ws, process, second)
+    assert process.returncode == record["exit-code"] == 128 + first, stderr
+    assert "internal error" not in stderr, stderr
+    assert record["signals"] == [first.name, second.name] and first.name in record["message"]
+    assert record["job-id"] == job and record["terminal-state"] == "CANCELLED"
+    assert (ws.root / "out" / "multinode_server_logs.tar.gz").is_file() and jobs_named(runner) == []
 
 
 def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start):
