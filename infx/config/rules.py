@@ -16,7 +16,7 @@ from ..suggest import close_matches, did_you_mean
 from . import components as policy
 from ..workers import HardwareUnknown, gpu_nodes, gpus_per_node, is_aggregated, role_gpus
 from .normalize import SCENARIO_KINDS, is_legacy_aggregate, legacy_to_worker
-from .schema import dotted
+from ..schema import dotted
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
 

@@ -10,7 +10,7 @@ import pytest
 from infx.config import load_config_set
 from infx.config.docs import CONFIGS_MD, render
 from infx.config.load import SHIPPED_COMPONENTS
-from infx.config.schema import field_names, load_schema, schema_diagnostics
+from infx.schema import field_names, load_schema, schema_diagnostics
 from infx.yamlio import parse_yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent
