@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from pathlib import Path
 
 from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSON_TYPES, JSONProblem, parse
 
-ROW_SCHEMA = Path(__file__).resolve().parent / "schemas" / "row.schema.json"
 MAX_POINT_BYTES = 1024 * 1024  # a matrix row is about 1 KB
 POINT_HINT = "A point is one matrix row as a JSON object (`infx matrix --format json` prints them)."
 
@@ -32,8 +30,9 @@ def point_id(row: dict) -> str:
 def _row_types() -> dict:
     """The JSON type of every field the row schema declares (all four kinds of row merged):
     {"types": set | None, "properties": {...}, "items": {...} | None}."""
-    schema = json.loads(ROW_SCHEMA.read_text())
-    defs = schema["$defs"]
+    from .schema import load_schema  # the one reader of infx/schemas/ (the launch path loads it anyway)
+
+    defs = load_schema("row")["$defs"]
 
     def resolve(node: dict) -> dict:
         while "$ref" in node:

@@ -253,8 +253,8 @@ def _top_line_starts(text: str) -> list[int]:
 def _top_blocks(text: str) -> list[tuple[str, str]] | None:
     """``_blocks(text, 0)``, scanning for unindented lines with one regex (recipes are large)."""
     starts = _top_line_starts(text)
-    if text[: starts[0] if starts else len(text)].strip(" \r\n") and not all(
-            line.lstrip(" ").startswith("#") or not line.strip() for line in text[: starts[0] if starts else len(text)].splitlines()):
+    head = text[: starts[0] if starts else len(text)]
+    if not all(line.lstrip(" ").startswith("#") or not line.strip() for line in head.splitlines()):
         return None  # indented content before the first key
     blocks = []
     for index, start in enumerate(starts):

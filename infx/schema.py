@@ -66,19 +66,13 @@ class SchemaError(NamedTuple):
     details: dict  # the error kind's fields (e.g. the missing property)
 
 
-def _json_ready(data: Any) -> tuple[Any, bool]:
+def _json_ready(data: Any) -> Any:
     """``data`` with keys that are not strings (YAML allows ``1:``, ``null:``) made strings."""
     if isinstance(data, dict):
-        changed = any(type(key) is not str for key in data)
-        items = {}
-        for key, value in data.items():
-            items[key if type(key) is str else str(key)], sub = _json_ready(value)
-            changed |= sub
-        return items, changed
+        return {key if type(key) is str else str(key): _json_ready(value) for key, value in data.items()}
     if isinstance(data, list):
-        converted = [_json_ready(item) for item in data]
-        return [item for item, _ in converted], any(sub for _, sub in converted)
-    return data, False
+        return [_json_ready(item) for item in data]
+    return data
 
 
 def _original_path(data: Any, path: Iterable) -> tuple:
@@ -111,7 +105,7 @@ def is_valid(name: str, instance: Any, pointer: str | None = None) -> bool:
 
 def schema_errors(name: str, instance: Any, pointer: str | None = None) -> list[SchemaError]:
     """Every error of ``instance`` against the schema ``name`` (or its part at ``pointer``)."""
-    ready, _ = _json_ready(instance)
+    ready = _json_ready(instance)
     root = _root(name, pointer)
     found = []
     try:

@@ -91,13 +91,6 @@ def write_schema() -> None:
     atomic_write(SCHEMA_PATH, json.dumps(json_schema(), indent=2) + "\n")
 
 
-class _Located:
-    """What infx.schema needs of a document: its file name and positions (the caller's ``where``)."""
-
-    def __init__(self, file: str, where):
-        self.file, self.where = file, where
-
-
 def _schema_problems(data: dict, index: int, file: str, where) -> list[Diagnostic]:
     """The entry against the published schema (infx/schema.py, the one validation path), in the entry's words."""
     from ..schema import KEYWORDS, OTHER_KEYWORD, dotted, schema_errors

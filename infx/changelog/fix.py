@@ -111,9 +111,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
         return result
     remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
     result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
-    if any(d.is_error for d in result.diagnostics):
-        result.written = False
-    elif result.text != current:
+    if result.text != current and not any(d.is_error for d in result.diagnostics):
         atomic_write(path, result.text)
         result.written = True
     return result

@@ -16,7 +16,7 @@ from ..suggest import close_matches, did_you_mean
 from . import components as policy
 from ..workers import HardwareUnknown, gpu_nodes, gpus_per_node, is_aggregated, role_gpus
 from .normalize import SCENARIO_KINDS, is_legacy_aggregate, legacy_to_worker
-from .schema import dotted
+from ..schema import dotted
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
 
@@ -193,11 +193,13 @@ def topology_aggregated(ctx: EntryContext):
                 "Write `worker:` + `num-nodes:`, or set disagg: true for a disaggregated point."
 
 
-def _gpus_per_node(ctx: EntryContext) -> int | None:
+def _estimated_nodes(ctx: EntryContext, worker: dict) -> int | str:
+    """The num-nodes a suggested ``worker:`` gets: its GPUs over the runner's GPUs per node."""
     try:
-        return gpus_per_node({"hardware": ctx.hardware}, ctx.entry["runner"])
+        per_node = gpus_per_node({"hardware": ctx.hardware}, ctx.entry["runner"])
     except HardwareUnknown:
-        return None
+        return "<nodes>"
+    return gpu_nodes(1, role_gpus(worker), per_node)
 
 
 def _yaml_block(data: dict) -> str:
@@ -212,8 +214,7 @@ def _yaml_block(data: dict) -> str:
 def new_spelling(ctx: EntryContext, item: dict) -> str:
     """The worker: + num-nodes: form of a legacy aggregated entry, as YAML lines."""
     worker = legacy_to_worker(item)["worker"]
-    per_node = _gpus_per_node(ctx)
-    return _yaml_block({"worker": worker, "num-nodes": gpu_nodes(1, role_gpus(worker), per_node) if per_node else "<nodes>"})
+    return _yaml_block({"worker": worker, "num-nodes": _estimated_nodes(ctx, worker)})
 
 
 @rule("legacy-aggregate", "The legacy aggregated spelling (prefill + decode num-worker 0) is accepted with a warning.",
@@ -229,17 +230,15 @@ def legacy_aggregate(ctx: EntryContext):
                 "Replace prefill:/decode: with the worker:/num-nodes: above; num-nodes is the node count the recipe allocates (estimated here from GPUs per node)."
 
 
-def _aggregated_in_disagg(ctx: EntryContext, item: dict) -> bool:
-    prefill = item.get("prefill")
-    return ctx.multinode and ctx.disagg and is_aggregated(item) and isinstance(prefill, dict) and prefill.get("num-worker") != 0
+def _aggregated_point(item: dict) -> bool:
+    """A prefill with workers beside a decode with none (decode num-worker 0)."""
+    return is_aggregated(item) and item["prefill"].get("num-worker") != 0
 
 
 def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
     """The aggregated entry an aggregated point of a disagg entry belongs in, as YAML."""
     point = {k: v for k, v in legacy_to_worker(se.entry).items() if k != "kv-p2p-transfer"}
-    per_node = _gpus_per_node(ctx)
-    point = {"worker": point.pop("worker"), "num-nodes": gpu_nodes(1, role_gpus(se.entry["prefill"]), per_node)
-             if per_node else "<nodes>", **point}
+    point = {"worker": point.pop("worker"), "num-nodes": _estimated_nodes(ctx, se.entry["prefill"]), **point}
     header = {k: v for k, v in ctx.entry.items() if k not in ("scenarios", "kv-p2p-transfer")}
     scenario = {k: v for k, v in se.scenario.items() if k != "search-space"}
     entry = {**header, "disagg": False, "scenarios": {se.kind: [{**scenario, "search-space": [point]}]}}
@@ -250,7 +249,7 @@ def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
       Severity.WARNING)
 def aggregated_point_in_disagg(ctx: EntryContext):
     for se in ctx.search_entries:
-        if _aggregated_in_disagg(ctx, se.entry):
+        if ctx.multinode and ctx.disagg and _aggregated_point(se.entry):
             yield se.path + ("decode", "num-worker"), \
                 f"{se.name}: an aggregated point (decode num-worker: 0) inside a disagg: true entry; it runs as the reference runs it, " \
                 "but its row says disagg: true (and the entry's kv-p2p-transfer), so an aggregated result is filed as disaggregated. " \
@@ -266,8 +265,7 @@ def num_worker_zero(ctx: EntryContext):
             block = se.entry.get(role)
             if not isinstance(block, dict) or block.get("num-worker") != 0:
                 continue
-            if role == "decode" and ctx.multinode and isinstance(se.entry.get("prefill"), dict) \
-                    and se.entry["prefill"].get("num-worker") != 0:
+            if role == "decode" and ctx.multinode and _aggregated_point(se.entry):
                 continue  # an aggregated point: legacy-aggregate or aggregated-point-in-disagg warns
             yield se.path + (role, "num-worker"), \
                 f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of an aggregated point)", \

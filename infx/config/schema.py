@@ -3,8 +3,6 @@ belong elsewhere, named by the rule field-not-master."""
 
 from __future__ import annotations
 
-from ..schema import SCHEMA_RULES, dotted, field_names, is_valid, load_schema, schema_diagnostics  # noqa: F401 - the config API
-
 # Fields people put in master configs that belong elsewhere: the rule names them and says where.
 NON_MASTER_FIELDS = {
     "duration": "points always run for 3600 s; the matrix sets duration, a master config cannot",

@@ -13,7 +13,8 @@ from ..yamldoc import Document
 from .components import backends
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
-from .schema import NON_MASTER_FIELDS, schema_diagnostics
+from ..schema import schema_diagnostics
+from .schema import NON_MASTER_FIELDS
 
 
 def _side_file(doc: Document | None, name: str, diagnostics: list[Diagnostic]) -> bool:

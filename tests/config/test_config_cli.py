@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from infx.config.load import SHIPPED_COMPONENTS
+
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 GOOD = FIXTURES / "positive" / "unknown-key.yaml"
-SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(REPO / "infx" / "config" / "components.yaml")]
+SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(SHIPPED_COMPONENTS)]
 
 
 def infx(*args, cwd=REPO):

@@ -9,7 +9,8 @@ import pytest
 
 from infx.config import load_config_set
 from infx.config.docs import CONFIGS_MD, render
-from infx.config.schema import field_names, load_schema, schema_diagnostics
+from infx.config.load import SHIPPED_COMPONENTS
+from infx.schema import field_names, load_schema, schema_diagnostics
 from infx.yamlio import parse_yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -46,5 +47,5 @@ def test_yaml_example_validates(index, tmp_path):
             return
     path = tmp_path / "example-master.yaml"
     path.write_text(text)
-    config_set, report = load_config_set([path], REPO / "configs" / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+    config_set, report = load_config_set([path], REPO / "configs" / "runners.yaml", SHIPPED_COMPONENTS)
     assert report.ok and not report.diagnostics, [d.message for d in report.diagnostics]

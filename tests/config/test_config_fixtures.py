@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from infx.config import load_config_set
+from infx.config.load import SHIPPED_COMPONENTS as COMPONENTS
 from infx.config.rules import RULES
-from infx.config.schema import SCHEMA_RULES
+from infx.schema import SCHEMA_RULES
 from infx.diagnostics import Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-REPO = FIXTURES.parent.parent
 RUNNERS = FIXTURES / "runners.yaml"
-COMPONENTS = REPO / "infx" / "config" / "components.yaml"
 
 LOADER_RULES = ["key-duplicate-across-files", "file-empty", "file-not-mapping", "yaml-syntax", "yaml-duplicate-key"]
 ALL_RULES = sorted(set(RULES) | set(SCHEMA_RULES) | set(LOADER_RULES))

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from infx.config.load import ConfigSet
-from infx.config.schema import field_names, is_valid, load_schema
+from infx.config.load import SHIPPED_COMPONENTS, ConfigSet
+from infx.schema import field_names, is_valid, load_schema
 from infx.config.validate import validate_config_set
 from infx.diagnostics import Diagnostic
 from infx.yamlio import Document, load_yaml
@@ -28,7 +28,7 @@ def _data(path: Path):
 SEEDS = [entry for path in [*sorted((FIXTURES / "positive").glob("*.yaml")), REPO / "configs" / "nvidia-master.yaml"]
          for entry in _data(path).values()]
 RUNNERS = _data(FIXTURES / "runners.yaml")
-COMPONENTS = _data(REPO / "infx" / "config" / "components.yaml")
+COMPONENTS = _data(SHIPPED_COMPONENTS)
 SCHEMA = load_schema("master")
 ENTRY_VALIDATOR = Draft202012Validator({"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/entry"})
 

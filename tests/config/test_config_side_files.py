@@ -9,6 +9,7 @@ import pytest
 
 from infx.config import load_config_set
 from infx.config.components import is_image_reference
+from infx.config.load import SHIPPED_COMPONENTS
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -16,7 +17,7 @@ GOOD = FIXTURES / "positive" / "unknown-key.yaml"
 
 
 def validate_with(tmp_path: Path, runners: str | None = None, components: str | None = None):
-    runners_path, components_path = FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml"
+    runners_path, components_path = FIXTURES / "runners.yaml", SHIPPED_COMPONENTS
     if runners is not None:
         runners_path = tmp_path / "runners.yaml"
         runners_path.write_text(runners)
@@ -67,18 +68,18 @@ def test_bad_components_file_is_located(tmp_path, text, rule):
 def test_policy_comes_from_components_yaml(tmp_path):
     """Declaring mooncake framework-native lifts the version requirement: the data decides."""
     seed = FIXTURES / "negative" / "kv-offload-backend-version-required.yaml"
-    text = (REPO / "infx" / "config" / "components.yaml").read_text().replace(
+    text = SHIPPED_COMPONENTS.read_text().replace(
         "  mooncake:\n    versioning: independent", "  mooncake:\n    versioning: framework-native")
     components = tmp_path / "components.yaml"
     components.write_text(text)
-    _, strict = load_config_set([seed], FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+    _, strict = load_config_set([seed], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
     _, relaxed = load_config_set([seed], FIXTURES / "runners.yaml", components)
     assert not strict.ok and relaxed.ok
 
 
 def test_the_seed_gap_mooncake_without_version_names_rule_and_fix():
     seed = FIXTURES / "negative" / "kv-offload-backend-version-required.yaml"
-    _, report = load_config_set([seed], FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+    _, report = load_config_set([seed], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
     (d,) = report.diagnostics
     assert d.rule == "kv-offload-backend-version-required"
     assert "mooncake" in d.message and "independently" in d.message
@@ -98,7 +99,7 @@ def test_image_references(version, image):
 
 def test_validation_result_api(tmp_path):
     shutil.copy(FIXTURES / "negative" / "legacy-aggregate.yaml", tmp_path / "a-master.yaml")
-    config_set, report = load_config_set([tmp_path / "a-master.yaml"], FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+    config_set, report = load_config_set([tmp_path / "a-master.yaml"], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
     assert report.ok and [d.rule for d in report.diagnostics] == ["legacy-aggregate"]
     (key,) = config_set.entries
     assert config_set.where(key, "scenarios")[0] == str(tmp_path / "a-master.yaml")
@@ -113,7 +114,7 @@ def test_type_hint_suggests_dropping_quotes_only_when_that_helps(tmp_path):
     path = tmp_path / "q-master.yaml"
     for value, hint in [('"8"', "Remove the quotes"), ("eight", "Write a whole number here.")]:
         path.write_text(text.replace("tp: 8,", f"tp: {value},"))
-        _, report = load_config_set([path], FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+        _, report = load_config_set([path], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
         (d,) = report.diagnostics
         assert d.rule == "wrong-type" and d.hint.startswith(hint)
 
@@ -153,7 +154,7 @@ def test_legacy_suggestion_is_yaml_that_reads_back_as_the_prefill_worker(tmp_pat
     text = path.read_text().replace('"CONFIG_FILE=recipes/sglang/agg-tp4.yaml"', '"CONFIG_FILE=recipes/sglang/agg-tp4.yaml", "A=b c", "B=", "C=#x, y"')
     copy = tmp_path / "legacy-master.yaml"
     copy.write_text(text)
-    config_set, report = load_config_set([copy], FIXTURES / "runners.yaml", REPO / "infx" / "config" / "components.yaml")
+    config_set, report = load_config_set([copy], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
     (warning,) = report.diagnostics
     suggested = yaml.safe_load(warning.message.split("write it as:\n", 1)[1])
     (key,) = config_set.entries

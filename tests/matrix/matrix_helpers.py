@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from corpus import CORPUS  # noqa: F401  (re-exported for the matrix tests)
+from infx.config.load import SHIPPED_COMPONENTS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,7 +79,7 @@ class Repo:
         self.master = root / "configs" / "test-master.yaml"
         self.master.write_text(yaml.safe_dump(masters, sort_keys=False))
         (root / "configs" / "runners.yaml").write_text(yaml.safe_dump(runners or RUNNERS, sort_keys=False))
-        shutil.copy(REPO / "infx" / "config" / "components.yaml", root / "configs" / "components.yaml")
+        shutil.copy(SHIPPED_COMPONENTS, root / "configs" / "components.yaml")
 
     def config_set(self):
         from infx.config import load_config_set

@@ -198,7 +198,7 @@ def test_one_topology_keeps_its_fingerprint_across_concurrencies_and_eval_marks(
 
 
 def test_rows_pass_jsonschema(rows, config_set):
-    """The compiled validator and jsonschema agree: every corpus row of every mode is valid."""
+    """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of every mode is valid."""
     import jsonschema
 
     from infx.matrix.rowschema import row_schema
