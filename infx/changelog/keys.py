@@ -14,9 +14,6 @@ from ..suggest import close_matches, did_you_mean_text
 from .entry import Entry
 
 
-expand = matching_keys  # infx/keyglob.py: the one key-pattern rule
-
-
 def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:
     """Close keys for a literal or a pattern (compared without its stars, then by its stem)."""
     close = close_matches(pattern.replace("*", ""), keys, n=limit, cutoff=0.6)
@@ -46,12 +43,12 @@ def resolve(entries: list[Entry], head_keys: list[str], base_keys: list[str], fi
     for entry in entries:
         mine: dict[str, None] = {}
         for n, pattern in enumerate(entry.config_keys):
-            matched = expand(pattern, head_keys)
+            matched = matching_keys(pattern, head_keys)
             if matched:
                 mine.update(dict.fromkeys(matched))
                 continue
             at = where(entry, n)
-            gone = [k for k in expand(pattern, base_keys) if k not in head_set]
+            gone = [k for k in matching_keys(pattern, base_keys) if k not in head_set]
             if gone:
                 result.deleted += [k for k in gone if k not in result.deleted]
                 named = "" if gone == [pattern] else f" (matching {', '.join(gone)})"
@@ -84,7 +81,7 @@ def changed_keys(base_entries: dict[str, dict], head_entries: dict[str, dict]) -
 def coverage(changed: list[str], entries: list[Entry], file: str) -> list[Diagnostic]:
     """On a PR run every added or changed master key must be named by an appended entry."""
     patterns = [p for entry in entries for p in entry.config_keys]
-    uncovered = [key for key in changed if not any(expand(p, [key]) for p in patterns)]
+    uncovered = [key for key in changed if not any(matching_keys(p, [key]) for p in patterns)]
     if not uncovered:
         return []
     listed = "\n".join(f"    - {key}" for key in uncovered)

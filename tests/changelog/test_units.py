@@ -12,9 +12,10 @@ from infx.changelog.diff import compare
 from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
-from infx.changelog.keys import expand, resolve
+from infx.changelog.keys import resolve
 from infx.changelog.plan import PlanOptions, append_only_delta, plan_rows, trim_conc
 from infx.config import load_config_set
+from infx.keyglob import matching_keys
 from infx.matrix import EvalMode, Selection, build_matrix
 
 from .conftest import PH, SLUG, C, E, K
@@ -99,7 +100,7 @@ def test_row62_wildcard_order_and_dedupe():
     entry, _ = parse_entry({"config-keys": ["config-*", "config-a"], "description": ["x"], "pr-link": "XXX"}, 1, FILE, lambda p: (1, 1))
     result = resolve([entry], ["config-b", "config-a", "other"], [], FILE, lambda e, n: (1, 1))
     assert result.keys == ["config-b", "config-a"]
-    assert expand("a.c*", ["abc-1", "a.c-1"]) == ["a.c-1"]  # only * is special
+    assert matching_keys("a.c*", ["abc-1", "a.c-1"]) == ["a.c-1"]  # only * is special
 
 
 def test_row63_trim_conc():
