@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from infx.cli import COMMANDS, cli
 
 from .conftest import fill
-from .harness import REPO, appended_entry, bundled_repository, git, run_infx
+from launchkit import git
+
+from .harness import REPO, appended_entry, bundled_repository, run_infx
 from .hostile import ARGV_TEXT, OddFiles, json_text, yaml_text
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
@@ -167,7 +169,7 @@ def _head_commit(repo: Path, content: bytes) -> str:
     subprocess.run(["git", "-C", str(repo), "read-tree", "origin/main"], env=env, check=True, capture_output=True)
     subprocess.run(["git", "-C", str(repo), "update-index", "--add", "--cacheinfo", f"100644,{blob},{CHANGELOG}"], env=env, check=True)
     tree = subprocess.run(["git", "-C", str(repo), "write-tree"], env=env, capture_output=True, check=True, text=True).stdout.strip()
-    return git(repo, "commit-tree", tree, "-p", "origin/main", "-m", "hostile")
+    return git("commit-tree", tree, "-p", "origin/main", "-m", "hostile", cwd=repo)
 
 
 def _changelog_validate(repo, data):
