@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic
 from .diskcache import read_cached, write_cached
+from .fsio import read_bytes
 from .yamldoc import Document
 
 LOADER = Path(__file__).with_name("yamlio.py")  # the code whose output is cached
@@ -64,8 +65,8 @@ def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document |
     """``yamlio.load_yaml``, answered from the cache when the same bytes were loaded before."""
     name = display or str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError:
+        raw = read_bytes(path)  # a regular file only, as load_yaml reads it: a FIFO is refused, not waited on
+    except (OSError, ValueError):
         from .yamlio import load_yaml
 
         return load_yaml(path, display)  # it reports the missing or unreadable file

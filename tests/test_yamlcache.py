@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from infx import yamlcache
@@ -36,6 +37,16 @@ def test_changed_bytes_miss_and_problems_are_not_kept(tmp_path: Path, monkeypatc
         doc, problems = yamlcache.load_yaml_cached(path)
         assert doc is None and [p.rule for p in problems] == ["yaml-duplicate-key"]
     assert yamlcache.load_yaml_cached(tmp_path / "missing.yaml")[1][0].rule == "file-missing"
+
+
+def test_a_fifo_is_refused_as_the_strict_loader_refuses_it(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    doc, problems = yamlcache.load_yaml_cached(fifo)
+    assert doc is None and problems == load_yaml(fifo)[1]
+    assert [p.rule for p in problems] == ["file-unreadable"] and "FIFO" in problems[0].message
 
 
 def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path, corpus):
