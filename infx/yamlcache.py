@@ -75,11 +75,9 @@ def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document |
     data = _cached(entry + ".data")
     if data is not None:  # only a file that loaded without a problem (so within the size limit) is kept
         return LazyDocument(name, data, raw=raw, marks_entry=entry + ".marks"), []
-    from . import yamlio
+    from .yamlio import parse_yaml
 
-    if len(raw) > yamlio.MAX_BYTES:
-        return yamlio.load_yaml(path, display)
-    doc, problems = yamlio.parse_yaml(raw, name)
+    doc, problems = parse_yaml(raw, name)  # a file past the size limit: its real size, as load_yaml says it
     if doc is not None and not problems and doc.data is not None:
         try:
             write_cached(entry + ".marks", marshal.dumps(doc.marks))

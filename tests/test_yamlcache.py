@@ -71,3 +71,15 @@ def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path,
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stderr.splitlines()[-1] == "True True"  # cold: parsed
     assert runs[1].stderr.splitlines()[-1] == "False False"  # warm: every answer from the cache
+
+
+def test_a_file_past_the_size_limit_is_reported_with_its_real_size(tmp_path: Path, monkeypatch):
+    from infx.yamlio import MAX_BYTES
+
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"a: " + b"x" * MAX_BYTES + b"\n")
+    expected = f"the file is {MAX_BYTES + 4:,} bytes; the limit is {MAX_BYTES:,}"
+    for doc, problems in (load_yaml(path), yamlcache.load_yaml_cached(path)):
+        assert doc is None and [(p.rule, p.message) for p in problems] == [("yaml-too-large", expected)]
