@@ -100,14 +100,13 @@ def _main(argv: list[str] | None) -> None:
         code = interrupts.exit_code_of(exc)
     except BrokenPipeError:
         code = 0
-    except (OSError, RuntimeError) as exc:
+    except Exception as exc:  # a file the system refuses (exit 2), else a bug (exit 70)
         problem = unusable_file(exc)
         if problem is None:
-            internal_error(exc)
-        click.echo(render_text([problem]), err=True)
-        code = EXIT_USAGE
-    except Exception as exc:
-        internal_error(exc)
+            code = internal_error(exc)
+        else:
+            click.echo(render_text([problem]), err=True)
+            code = EXIT_USAGE
     sys.exit(code or 0)
 
 
@@ -120,19 +119,21 @@ def unusable_file(exc: BaseException) -> Diagnostic | None:
         if not message.startswith("Symlink loop from "):
             return None
         file, reason = message.removeprefix("Symlink loop from ").strip("'\""), "Too many levels of symbolic links"
-    else:
+    elif isinstance(exc, OSError):
         if exc.filename is None and exc.errno not in FILE_SYSTEM_ERRNOS:
             return None  # a socket or a subprocess pipe, not a file
         file, reason = exc.filename, exc.strerror or str(exc)
         if exc.filename2:
             file = f"{exc.filename} -> {exc.filename2}"
+    else:
+        return None
     return Diagnostic(str(file) if file is not None else "<command line>", None, None, "file-unusable", f"cannot use this path: {reason}",
                       "Name an existing regular file to read, or a new path or regular file in a writable folder with "
                       "free space to write.")
 
 
-def internal_error(exc: Exception) -> None:
-    """A bug: say so in one line (the traceback only on request) and exit 70."""
+def internal_error(exc: Exception) -> int:
+    """A bug: say so in one line (the traceback only on request); the exit code, 70."""
     text = str(exc)
     if len(text) > SHOWN_TEXT:
         text = text[:SHOWN_TEXT] + "…"
@@ -141,4 +142,4 @@ def internal_error(exc: Exception) -> None:
         traceback.print_exc()
     else:
         click.echo("Set INFX_DEBUG=1 to see the traceback.", err=True)
-    sys.exit(EXIT_INTERNAL)
+    return EXIT_INTERNAL

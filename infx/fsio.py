@@ -38,8 +38,10 @@ class UnusablePath(OSError):
         super().__init__(errno.EINVAL, problem, str(path))
 
 
-def kind(mode: int) -> str:
-    return "a regular file" if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+def _require_regular(path: Path | str, mode: int, why: str = "") -> None:
+    """UnusablePath unless ``mode`` is a regular file's, naming what the path is instead."""
+    if not stat.S_ISREG(mode):
+        raise UnusablePath(path, f"is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a regular file{why}")
 
 
 def is_file(path: Path | str) -> bool:
@@ -55,9 +57,7 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
     Anything else raises before a byte is read: UnusablePath, or the OSError of the open."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnusablePath(path, f"is {kind(mode)}, not a regular file")
+        _require_regular(path, os.fstat(descriptor).st_mode)
         os.set_blocking(descriptor, True)
         handle = os.fdopen(descriptor, "rb")
     except BaseException:
@@ -75,13 +75,10 @@ def append(path: Path | str, text: str) -> None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = stat.S_IFREG
-    if not stat.S_ISREG(mode):  # said before opening: a FIFO without a reader would only answer ENXIO
-        raise UnusablePath(path, f"is {kind(mode)}, not a regular file")
+    _require_regular(path, mode)  # said before opening: a FIFO without a reader would only answer ENXIO
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnusablePath(path, f"is {kind(mode)}, not a regular file")
+        _require_regular(path, os.fstat(descriptor).st_mode)
         os.set_blocking(descriptor, True)
         data = text.encode("utf-8")
         while data:
@@ -105,17 +102,18 @@ def write_target(path: Path | str, through_symlink: bool = False) -> Path:
         if os.path.islink(target):
             raise UnusablePath(path, "is a symbolic link that does not end at a file (a loop)")
         return write_target(target)
-    if not stat.S_ISREG(mode):
-        raise UnusablePath(path, f"is {kind(mode)}, not a regular file; infx replaces only regular files")
+    _require_regular(path, mode, "; infx replaces only regular files")
     return path
 
 
-def _temporary_pid(name: str, prefix: str) -> int | None:
-    # tempfile.mkstemp's random part: 8 of [a-z0-9_]; nothing else in the folder is taken for one of ours
+def _left_by_a_gone_writer(name: str, prefix: str) -> bool:
+    """``name`` is one of our temporaries (tempfile.mkstemp's random part: 8 of [a-z0-9_];
+    nothing else in the folder is taken for one) whose writer no longer runs; a name without a
+    pid is from a version that did not record it."""
     match = re.fullmatch(re.escape(prefix) + r"(?:(\d+)\.)?[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX), name)
     if match is None:
-        return -1  # not one of ours
-    return int(match[1]) if match[1] else None
+        return False
+    return match[1] is None or (int(match[1]) != os.getpid() and not _running(int(match[1])))
 
 
 def _running(pid: int) -> bool:
@@ -129,8 +127,7 @@ def _running(pid: int) -> bool:
 
 
 def remove_stale_temporaries(path: Path) -> list[Path]:
-    """Remove the temporary files a killed write of ``path`` left: ours by name, and whose
-    writer is gone (a name without a pid is from a version that did not record it)."""
+    """Remove the temporary files a killed write of ``path`` left."""
     prefix = f".{path.name}."
     removed = []
     try:
@@ -138,8 +135,7 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     except OSError:
         return removed
     for entry in candidates:
-        pid = _temporary_pid(entry.name, prefix)
-        if pid == -1 or (pid is not None and (pid == os.getpid() or _running(pid))):
+        if not _left_by_a_gone_writer(entry.name, prefix):
             continue
         try:
             if entry.is_file(follow_symlinks=False):

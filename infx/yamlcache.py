@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic
 from .diskcache import read_cached, write_cached
+from .fsio import read_bytes
 from .yamldoc import Document
 
 LOADER = Path(__file__).with_name("yamlio.py")  # the code whose output is cached
@@ -64,8 +65,8 @@ def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document |
     """``yamlio.load_yaml``, answered from the cache when the same bytes were loaded before."""
     name = display or str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError:
+        raw = read_bytes(path)  # a regular file only, as load_yaml reads it: a FIFO is refused, not waited on
+    except (OSError, ValueError):
         from .yamlio import load_yaml
 
         return load_yaml(path, display)  # it reports the missing or unreadable file
@@ -74,11 +75,9 @@ def load_yaml_cached(path: Path, display: str | None = None) -> tuple[Document |
     data = _cached(entry + ".data")
     if data is not None:  # only a file that loaded without a problem (so within the size limit) is kept
         return LazyDocument(name, data, raw=raw, marks_entry=entry + ".marks"), []
-    from . import yamlio
+    from .yamlio import parse_yaml
 
-    if len(raw) > yamlio.MAX_BYTES:
-        return yamlio.load_yaml(path, display)
-    doc, problems = yamlio.parse_yaml(raw, name)
+    doc, problems = parse_yaml(raw, name)  # a file past the size limit: its real size, as load_yaml says it
     if doc is not None and not problems and doc.data is not None:
         try:
             write_cached(entry + ".marks", marshal.dumps(doc.marks))

@@ -10,6 +10,7 @@ except that timestamps stay strings so every document can be written back as JSO
 from __future__ import annotations
 
 import gc
+import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -315,10 +316,14 @@ def parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diag
         return _parse_yaml(text, file)
 
 
+def _file_too_large(file: str, size: int) -> tuple[None, list[Diagnostic]]:
+    return None, [error(file, None, "yaml-too-large", f"the file is {size:,} bytes; the limit is {MAX_BYTES:,}")]
+
+
 def _parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Diagnostic]]:
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
-            return None, [error(file, None, "yaml-too-large", f"the file is {len(text):,} bytes; the limit is {MAX_BYTES:,}")]
+            return _file_too_large(file, len(text))
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -362,6 +367,8 @@ def load_yaml(path: str | Path, display: str | None = None) -> tuple[Document | 
     name = display or str(path)
     try:
         raw = read_bytes(path, limit=MAX_BYTES)  # a regular file only: a FIFO or device is refused, not read
+        if len(raw) > MAX_BYTES:  # read no further than the limit, and say the file's real size
+            return _file_too_large(name, os.stat(path).st_size)
     except FileNotFoundError:
         return None, [error(name, None, "file-missing", "the file does not exist")]
     except OSError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from infx import yamlcache
@@ -38,6 +39,16 @@ def test_changed_bytes_miss_and_problems_are_not_kept(tmp_path: Path, monkeypatc
     assert yamlcache.load_yaml_cached(tmp_path / "missing.yaml")[1][0].rule == "file-missing"
 
 
+def test_a_fifo_is_refused_as_the_strict_loader_refuses_it(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    doc, problems = yamlcache.load_yaml_cached(fifo)
+    assert doc is None and problems == load_yaml(fifo)[1]
+    assert [p.rule for p in problems] == ["file-unreadable"] and "FIFO" in problems[0].message
+
+
 def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path, corpus):
     """Every file a warm `infx matrix` reads is a hit (masters, runners, policy, recipe counts):
     it never imports the YAML reader, whose PyYAML import is ~10 ms of a warm run."""
@@ -60,3 +71,15 @@ def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path,
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stderr.splitlines()[-1] == "True True"  # cold: parsed
     assert runs[1].stderr.splitlines()[-1] == "False False"  # warm: every answer from the cache
+
+
+def test_a_file_past_the_size_limit_is_reported_with_its_real_size(tmp_path: Path, monkeypatch):
+    from infx.yamlio import MAX_BYTES
+
+    monkeypatch.setenv("INFX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("INFX_NO_CACHE", raising=False)
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"a: " + b"x" * MAX_BYTES + b"\n")
+    expected = f"the file is {MAX_BYTES + 4:,} bytes; the limit is {MAX_BYTES:,}"
+    for doc, problems in (load_yaml(path), yamlcache.load_yaml_cached(path)):
+        assert doc is None and [(p.rule, p.message) for p in problems] == [("yaml-too-large", expected)]

@@ -10,7 +10,7 @@ from typing import Iterable
 
 import click
 
-from ..diagnostics import Diagnostic, Report, render
+from ..diagnostics import SHOWN_FILE, Diagnostic, Report, render
 
 FORMATS = ("text", "json", "github")
 WRITE_THROUGH_SYMLINKS = "write_through_symlinks"  # the root option `infx --write-through-symlinks`
@@ -34,7 +34,7 @@ class OutputFile(click.ParamType):
             reason = getattr(exc, "strerror", None) or str(exc)
             if not through and os.path.islink(value):
                 reason = "is a symbolic link; to replace the file it points to, run `infx --write-through-symlinks …`"
-            self.fail(f"{str(value)[:200]!r} {reason}", param, ctx)
+            self.fail(f"{str(value)[:SHOWN_FILE]!r} {reason}", param, ctx)
 
 
 OUTPUT_FILE = OutputFile()

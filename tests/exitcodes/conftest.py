@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import bundled_repository, git, run_infx
+from .harness import bundled_repository, run_infx
 
 
 @pytest.fixture(scope="session")
@@ -70,5 +70,3 @@ def unprivileged_prefix() -> list[str]:
     assert setpriv, "running as root needs setpriv (util-linux) to test unreadable files"
     return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
 
-
-__all__ = ["fill", "git", "unprivileged_prefix"]

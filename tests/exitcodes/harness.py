@@ -12,13 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
+from launchkit import REPO, git
 
 from infx.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
 ALLOWED_EXITS = {0, 1, 2}
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
 # Variables of the CI that runs this suite which would change what a command does.
 CLEARED = ("GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "RUNNER_NAME", "RUNNER_TEMP", "POINT_JSON")
 
@@ -75,16 +73,12 @@ def run_infx(argv: list[str], cwd: Path, env: dict | None = None, input: str | N
         return Outcome(code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace"))
 
 
-def run_process(argv: list[str], cwd: Path, env: dict | None = None, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess:
-    """``infx ARGV`` as its own process (for signals, killed runs, dropped privileges)."""
+def run_process(argv: list[str], cwd: Path, env: dict | None = None, timeout: float = 60, prefix: list[str] = (),
+                **kwargs) -> subprocess.CompletedProcess:
+    """``infx ARGV`` as its own process (for signals, killed runs, dropped privileges: ``prefix``)."""
     environment = {k: v for k, v in os.environ.items() if k not in CLEARED} | {"PYTHONPATH": str(REPO)} | (env or {})
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=cwd, env=environment, capture_output=True, text=True,
+    return subprocess.run([*prefix, sys.executable, "-m", "infx", *argv], cwd=cwd, env=environment, capture_output=True, text=True,
                           timeout=timeout, **kwargs)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout.strip()
 
 
 def bundled_repository(path: Path) -> Path:
@@ -95,9 +89,9 @@ def bundled_repository(path: Path) -> Path:
     for name in ("configs", "benchmarks", "runners"):
         shutil.copytree(REPO / name, origin / name)
     shutil.copy(REPO / "perf-changelog.yaml", origin / "perf-changelog.yaml")
-    git(origin, "init", "-q", "-b", "main")
-    git(origin, "add", "-A")
-    git(origin, "commit", "-q", "-m", "base")
+    git("init", "-q", "-b", "main", cwd=origin)
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "base", cwd=origin)
     work = path / "work"
     subprocess.run(["git", "clone", "-q", str(origin), str(work)], check=True, capture_output=True)
     return work

@@ -78,9 +78,6 @@ def mutated(draw, document, values=JSON_VALUES):
     for _ in range(draw(st.integers(1, 2))):
         path = draw(st.sampled_from(paths_of(document)))
         if path and draw(st.integers(0, 5)) == 0:
-            parent = document
-            for part in path[:-1]:
-                parent = parent[part]
             document = copy.deepcopy(document)
             target = document
             for part in path[:-1]:

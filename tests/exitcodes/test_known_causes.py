@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import fill, unprivileged_prefix
-from .harness import REPO, appended_entry, git, run_infx, run_process
+from launchkit import git
+
+from .harness import REPO, appended_entry, run_infx, run_process
 
 CHANGELOG = "perf-changelog.yaml"
 
@@ -103,8 +105,7 @@ def test_an_unreadable_changelog(work):
     (work / CHANGELOG).chmod(0)
     prefix = unprivileged_prefix()
     for argv in (["plan"], ["changelog", "fix", "--pr-number", "7", "--repo", "a/b"]):
-        done = subprocess.run([*prefix, sys.executable, "-m", "infx", *argv], cwd=work, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+        done = run_process(argv, work, prefix=prefix, timeout=120)
         assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
         assert f"{work / CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr, done.stderr
 
@@ -125,9 +126,7 @@ def test_fix_in_a_read_only_folder(work):
     (work / CHANGELOG).write_bytes(before)
     work.chmod(0o555)
     try:
-        done = subprocess.run([*unprivileged_prefix(), sys.executable, "-m", "infx", "changelog", "fix", "--pr-number", "7",
-                               "--repo", "a/b"], cwd=work, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+        done = run_process(["changelog", "fix", "--pr-number", "7", "--repo", "a/b"], work, prefix=unprivileged_prefix(), timeout=120)
     finally:
         work.chmod(0o755)
     assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
@@ -140,7 +139,7 @@ def test_fix_on_a_full_disk(work, full_folder, monkeypatch):
     if full_folder is not None:  # the real thing: the repository on a tmpfs with no space left
         subprocess.run(["git", "clone", "-q", str(work), str(full_folder / "work")], check=True, capture_output=True)
         work = full_folder / "work"
-        git(work, "update-ref", "refs/remotes/origin/main", "HEAD")
+        git("update-ref", "refs/remotes/origin/main", "HEAD", cwd=work)
     else:  # no mount allowed: the disk fills at the write itself
         from infx import fsio
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -23,10 +24,13 @@ from hypothesis import strategies as st
 from infx.cli import COMMANDS, cli
 
 from .conftest import fill
-from .harness import REPO, appended_entry, bundled_repository, git, run_infx
+from launchkit import git
+
+from .harness import REPO, appended_entry, bundled_repository, run_infx
 from .hostile import ARGV_TEXT, OddFiles, json_text, yaml_text
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
+CI_EXAMPLES: dict[str, int] = {}  # property -> CI's example count (README.md states the total)
 CHANGELOG = "perf-changelog.yaml"
 
 
@@ -38,6 +42,8 @@ def properties(ci_examples: int):
                                                          HealthCheck.data_too_large, HealthCheck.large_base_example])
 
     def decorate(check):
+        CI_EXAMPLES[check.__name__] = ci_examples
+
         def variant(examples: int, derandomize: bool):
             @functools.wraps(check)
             def test(*args, **kwargs):
@@ -167,7 +173,7 @@ def _head_commit(repo: Path, content: bytes) -> str:
     subprocess.run(["git", "-C", str(repo), "read-tree", "origin/main"], env=env, check=True, capture_output=True)
     subprocess.run(["git", "-C", str(repo), "update-index", "--add", "--cacheinfo", f"100644,{blob},{CHANGELOG}"], env=env, check=True)
     tree = subprocess.run(["git", "-C", str(repo), "write-tree"], env=env, capture_output=True, check=True, text=True).stdout.strip()
-    return git(repo, "commit-tree", tree, "-p", "origin/main", "-m", "hostile")
+    return git("commit-tree", tree, "-p", "origin/main", "-m", "hostile", cwd=repo)
 
 
 def _changelog_validate(repo, data):
@@ -345,3 +351,10 @@ def test_the_offline_list_names_real_commands():
     assert {path[0] for path in OFFLINE} <= set(COMMANDS)
     for path in OFFLINE:
         assert isinstance(_command(path), click.Command)
+
+
+def test_the_readme_states_how_many_hostile_inputs_ci_and_nightly_run():
+    text = " ".join((REPO / "README.md").read_text().split())
+    stated = re.search(r"run (\d+) hostile inputs there; .*? runs (\d+) times as many", text)
+    assert stated, "README.md no longer says how many hostile inputs the exit-code tests run"
+    assert (int(stated[1]), int(stated[2])) == (sum(CI_EXAMPLES.values()), NIGHTLY_FACTOR)
