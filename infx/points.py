@@ -19,9 +19,14 @@ MAX_POINT_BYTES = 1024 * 1024  # a matrix row is about 1 KB
 POINT_HINT = "A point is one matrix row as a JSON object (`infx matrix --format json` prints them)."
 
 
-def point_id(row: dict) -> str:
+def concurrencies(row: dict) -> list:
+    """The concurrencies a row runs, as a new list: a multinode row lists them, a single-node row has one."""
     conc = row.get("conc")
-    concs = conc if isinstance(conc, list) else [conc]
+    return list(conc) if isinstance(conc, list) else [conc]
+
+
+def point_id(row: dict) -> str:
+    concs = concurrencies(row)
     fingerprint = str(row.get("recipe-fingerprint", "nofingerprint"))[:16]
     return f"{fingerprint}-c{'x'.join(str(c) for c in concs)}"
 

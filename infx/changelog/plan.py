@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error, warning
+from ..points import concurrencies
 from .entry import Entry
 from .keys import Resolution
 
@@ -65,11 +66,6 @@ def _point_key(row: dict) -> str:
     return row.get("recipe-fingerprint") or _matrix().topology_fingerprint(row)
 
 
-def _concs(row: dict) -> list:
-    conc = row.get("conc")
-    return list(conc) if isinstance(conc, list) else [conc]
-
-
 # What makes a published curve: a new point must extend one that exists at the base.
 SERIES_FIELDS = ("model", "model-prefix", "precision", "framework", "runner", "disagg", "scenario-type", "isl", "osl", "spec-decoding")
 
@@ -85,7 +81,7 @@ def append_only_delta(base_rows: list[dict], head_rows: list[dict], entry: Entry
     def points(rows):
         table: dict[str, list] = {}
         for row in rows:
-            table.setdefault(_point_key(row), []).extend(_concs(row))
+            table.setdefault(_point_key(row), []).extend(concurrencies(row))
         return table
 
     base_points, head_points = points(base_rows), points(head_rows)
@@ -108,7 +104,7 @@ def append_only_delta(base_rows: list[dict], head_rows: list[dict], entry: Entry
     delta, emitted = [], set()
     for row in head_rows:
         key = _point_key(row)
-        new = [c for c in dict.fromkeys(_concs(row)) if c not in base_points.get(key, []) and (key, c) not in emitted]
+        new = [c for c in dict.fromkeys(concurrencies(row)) if c not in base_points.get(key, []) and (key, c) not in emitted]
         if not new:
             continue
         if images.get(_series(row)) != {row.get("image")} or row.get("image") is None:

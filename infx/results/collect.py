@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, error
+from ..points import concurrencies
 from . import validate
 from .schema import result_row_problem
 
@@ -87,9 +88,8 @@ HINTS = {
 
 
 def _concs(point: dict) -> list[int]:
-    conc = point.get("conc")
-    values = conc if isinstance(conc, list) else [conc]
-    return [int(c) for c in values if isinstance(c, int) and not isinstance(c, bool)]
+    """The point's concurrencies that are integers (a launch record is read as it was written)."""
+    return [int(c) for c in concurrencies(point) if isinstance(c, int) and not isinstance(c, bool)]
 
 
 def _flag(value) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
+from ..points import concurrencies
 from ..workers import point_gpus
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
@@ -91,7 +92,7 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
 
 
 def row_gpu_hours(row: dict) -> float:
-    runs = len(row["conc"]) if isinstance(row.get("conc"), list) else 1
+    runs = len(concurrencies(row))
     seconds = row.get("duration") or DEFAULT_POINT_SECONDS
     return point_gpus(row) * seconds * runs / 3600
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..points import point_id
+from ..points import concurrencies, point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
@@ -64,11 +64,6 @@ class Decision:
                 "gpu-hours-saved": self.gpu_hours_saved, **({"notice": self.notice} if self.notice else {})}
 
 
-def _conc_list(row: dict) -> list:
-    conc = row.get("conc")
-    return conc if isinstance(conc, list) else [conc]
-
-
 def judge(folder: Path, key: str, row: dict) -> str | None:
     """None when ``folder`` holds a valid result of ``row`` under ``key``, else why not."""
     records = sorted(folder.glob(LAUNCH_RECORD_GLOB)) if folder.is_dir() else []
@@ -85,7 +80,7 @@ def judge(folder: Path, key: str, row: dict) -> str | None:
     if record.get("exit-code") != 0:
         return f"the launch did not succeed (exit code {record.get('exit-code')!r}: {str(record.get('message', ''))[:200]})"
     files = [name for name in record.get("results") or [] if isinstance(name, str) and (folder / Path(name).name).is_file()]
-    for conc in _conc_list(row):
+    for conc in concurrencies(row):
         marker = re.compile(rf"_conc{re.escape(str(conc))}(?:_|\.json$)")
         if not any(marker.search(name) for name in files):
             return f"no result file for concurrency {conc}"
