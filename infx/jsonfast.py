@@ -205,10 +205,10 @@ def read(path, limit: int):
         raise
 
 
-def text(value, indent: int | None = None, sort_keys: bool = False) -> str:
-    """JSON text infx writes: strict (a NaN or an infinity is a bug, never written as the
-    non-JSON `NaN`), UTF-8 friendly."""
-    return json.dumps(value, indent=indent, sort_keys=sort_keys, allow_nan=False, ensure_ascii=False)
+def text(value, indent: int | None = None, sort_keys: bool = False, ascii_only: bool = False) -> str:
+    """JSON text infx writes: strict (allow_nan=False: a NaN or an infinity reaching a writer is a
+    bug, never written as the non-JSON `NaN`); UTF-8 unless ``ascii_only``."""
+    return json.dumps(value, indent=indent, sort_keys=sort_keys, allow_nan=False, ensure_ascii=ascii_only)
 
 
 # The JSON Schema type names and the Python values that are each (an integral float is an integer).

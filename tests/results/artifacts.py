@@ -79,7 +79,7 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
 def agentic_for(row: dict, conc: int, **changes) -> dict:
     """The AgentX aggregate fixture with the point's own topology and concurrency (as the job
     that ran the point would have written it)."""
-    from infx.results.collect import point_topology
+    from infx.results.rows import point_topology
 
     data = agentic(**changes)
     data.update(point_topology(row))
