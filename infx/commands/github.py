@@ -114,7 +114,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
-    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
+    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes, sweep_verdicts
     from ..points import point_id
 
     slug = repository_slug(repo)
@@ -126,7 +126,10 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     buckets = plan_buckets(api.download_plan(run, artifacts))
     plan_rows = list({point_id(row): row for rows in buckets.values() for row in rows}.values())
     ids = [point_id(row) for row in plan_rows]
-    status = outcomes(plan_rows, api.artifact_infos(artifacts))
+    verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+    if why_not:
+        click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
+    status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
     failed = [pid for pid in ids if status[pid] != OUTCOME_OK]
     for pid in failed:
         click.echo(f"{status[pid]}\t{pid}")
