@@ -136,6 +136,8 @@ class PointArtifact:
             found.append(result.conc)
             try:
                 row, problem = self._row(result)
+            except rowmaking.RowRefused as exc:
+                row, problem = None, f"{result.name}: {exc}"
             except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
                 row, problem = None, f"the launch record or a result file is malformed ({type(exc).__name__}: {exc})"
             if problem:

@@ -31,6 +31,10 @@ IDENTITY_FIELDS = ("config-key", "point-id", "recipe-fingerprint", "result-key",
                    "run-attempt", "srt-slurm-commit", "job-id", "terminal-state", "artifact", "result-file", "conc")
 
 
+class RowRefused(ValueError):
+    """A result file whose fields would replace the row's own: why, in words."""
+
+
 def _flag(value) -> str:
     """The reference writes dp-attention flags as the strings its environment carried."""
     return "true" if value is True else "false" if value is False else str(value)
@@ -144,7 +148,7 @@ def fixed_seq_row(point: dict, raw: dict, match: re.Match) -> dict:
     converted = convert_units(raw)
     clash = sorted((converted.keys() & row.keys()) | (converted.keys() & set(IDENTITY_FIELDS)))
     if clash:
-        raise ValueError(f"its statistic(s) {', '.join(f'{k}_ms' for k in clash)} would replace the row's own "
+        raise RowRefused(f"its statistic(s) {', '.join(f'{k}_ms' for k in clash)} would replace the row's own "
                          f"{', '.join(clash)}")
     return row | converted
 
