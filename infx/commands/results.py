@@ -26,7 +26,8 @@ def _write(output: Path | None, text: str) -> None:
 
 
 @results.command("collect")
-@click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path))
+# readable=False: a folder that cannot be read is that point's verdict, not a usage error
+@click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "table"]), default="json", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")

@@ -97,8 +97,9 @@ class PointArtifact:
         top = [entry for entry in tree.entries if "/" not in entry.name]
         skipped = tuple(f"{entry.name}: {entry.kind}, not followed or opened" for entry in tree.others()) + tree.problems
         listed = dict(
-            evals=tuple(e for e in tree.files(EVAL_DIR)),
-            logs=tuple(e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
+            evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
+            logs=tuple(sorted((e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
+                              key=lambda e: e.name)),
             skipped=skipped, _tree=tree)
         records = [entry for entry in top if entry.name.endswith(RECORD_SUFFIX)]
         if not records:

@@ -63,6 +63,8 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
               "job-id": "1234" if exit_code == 0 else None, "terminal-state": "COMPLETED" if exit_code == 0 else None,
               "exit-code": exit_code, "result-name": name, "results": [], "message": message,
               "run-id": run_id, "run-attempt": 1 if run_id else None}
+    if row.get("result-key"):  # a planned point: infx launch records its key
+        record["result-key"] = row["result-key"]
     for file_name, content in files.items():
         (folder / file_name.replace("{name}", name)).write_text(json.dumps(content))
         record["results"].append(file_name.replace("{name}", name))
