@@ -83,10 +83,12 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
     """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
     comparison = None
     if comparison_path is not None:
+        from ..jsonfast import JSONProblem, read
+
         try:
-            comparison = json.loads(comparison_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({exc})",
+            comparison = read(comparison_path, 1 << 30)  # the strict reader: regular files only, no NaN
+        except (OSError, JSONProblem) as exc:
+            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
                              "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
         if not isinstance(comparison, dict) or "matches" not in comparison:
             raise UsageError(f"--comparison {comparison_path} is not a comparison",
