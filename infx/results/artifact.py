@@ -198,7 +198,8 @@ def row_problem(row: dict) -> str | None:
 
 
 def _os_reason(exc: OSError) -> str:
-    return exc.strerror or str(exc) if not isinstance(exc, UnusablePath) else str(exc.strerror)
+    """What the file system said (for UnusablePath: what the path is instead of a regular file)."""
+    return exc.strerror or str(exc)
 
 
 def _file_reason(name: str, exc: Exception) -> str:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, error
 from .artifact import FAILED, INVALID, OK, PointArtifact, Verdict
-from .rows import AGENTIC, FIXED  # noqa: F401  (the scenario names, for this module's readers)
 
 
 @dataclass(frozen=True)
