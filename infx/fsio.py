@@ -70,14 +70,11 @@ def kind_of(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: bool = True, refuse_larger: bool = False) -> bytes:
-    """Every byte of a regular file (at most ``limit + 1``, so a caller can tell it is too long).
-    Anything else raises before a byte is read: UnusablePath, or the OSError of the open.
-
-    ``follow_symlinks=False``: a symbolic link (the last part of ``path``) is refused, not
-    followed (O_NOFOLLOW). ``refuse_larger``: a file longer than ``limit`` raises TooLarge,
-    before a byte is read when its size says so (a sparse 1 TB file costs nothing)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)  # a FIFO opens without a writer
+def open_regular(path: Path | str, follow_symlinks: bool = True):
+    """A regular file opened for reading (binary, blocking), and its status. Anything else raises
+    before a byte is read: UnusablePath (a FIFO opens without blocking, then is refused; with
+    ``follow_symlinks=False`` a symbolic link is refused, O_NOFOLLOW), or the OSError of the open."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
     try:
         descriptor = os.open(path, flags)
     except OSError as exc:
@@ -87,14 +84,24 @@ def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: b
     try:
         status = os.fstat(descriptor)
         _require_regular(path, status.st_mode)
-        if refuse_larger and limit is not None and status.st_size > limit:
-            raise TooLarge(path, status.st_size, limit)
         os.set_blocking(descriptor, True)
-        handle = os.fdopen(descriptor, "rb")
+        return os.fdopen(descriptor, "rb"), status
     except BaseException:
         os.close(descriptor)
         raise
+
+
+def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: bool = True, refuse_larger: bool = False) -> bytes:
+    """Every byte of a regular file (at most ``limit + 1``, so a caller can tell it is too long).
+    Anything else raises before a byte is read (``open_regular``).
+
+    ``follow_symlinks=False``: a symbolic link (the last part of ``path``) is refused, not
+    followed. ``refuse_larger``: a file longer than ``limit`` raises TooLarge, before a byte is
+    read when its size says so (a sparse 1 TB file costs nothing)."""
+    handle, status = open_regular(path, follow_symlinks)
     with handle:
+        if refuse_larger and limit is not None and status.st_size > limit:
+            raise TooLarge(path, status.st_size, limit)
         data = handle.read(-1 if limit is None else limit + 1)
     if refuse_larger and limit is not None and len(data) > limit:  # it grew while being read
         raise TooLarge(path, len(data), limit)
@@ -189,24 +196,15 @@ COPY_CHUNK = 1 << 20
 
 
 def copy_regular(source: Path | str, target: Path | str) -> int:
-    """Copy one regular file, never through a symbolic link (O_NOFOLLOW) and never from a FIFO or
-    device (refused after a non-blocking open); returns the bytes copied. The target is
-    replaced whole (``replacing``, not synced: logs are disposable until uploaded)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
-    try:
-        descriptor = os.open(source, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP and os.path.islink(source):
-            raise UnusablePath(source, "is a symbolic link; infx does not follow links here") from None
-        raise
+    """Copy one regular file, never through a symbolic link and never from a FIFO or device
+    (``open_regular``); returns the bytes copied. The target is replaced whole (``replacing``,
+    not synced: logs are disposable until uploaded)."""
     copied = 0
-    with os.fdopen(descriptor, "rb") as handle:
-        _require_regular(source, os.fstat(descriptor).st_mode)
-        os.set_blocking(descriptor, True)
-        with replacing(target, durable=False) as temporary, open(temporary, "wb") as out:
-            while chunk := handle.read(COPY_CHUNK):
-                out.write(chunk)
-                copied += len(chunk)
+    handle, _ = open_regular(source, follow_symlinks=False)
+    with handle, replacing(target, durable=False) as temporary, open(temporary, "wb") as out:
+        while chunk := handle.read(COPY_CHUNK):
+            out.write(chunk)
+            copied += len(chunk)
     return copied
 
 

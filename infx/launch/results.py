@@ -16,7 +16,7 @@ import tarfile
 from pathlib import Path
 
 from .. import shapes
-from ..fsio import Tree, atomic_write, copy_regular, copy_tree, replacing, scan_tree
+from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, replacing, scan_tree
 from .record import LaunchRecord
 
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
@@ -106,17 +106,12 @@ def tar_logs(logs: Path, out: Path) -> tuple[Path, list[str]]:
                 tar.addfile(_folder_info(arcname, logs / entry.name))
             elif entry.is_file:
                 try:
-                    descriptor = os.open(logs / entry.name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+                    handle, _ = open_regular(logs / entry.name, follow_symlinks=False)
                 except OSError as exc:
                     skipped.append(f"{entry.name}: not in the tarball ({exc.strerror or exc})")
                     continue
-                with os.fdopen(descriptor, "rb") as handle:
-                    info = tar.gettarinfo(arcname=arcname, fileobj=handle)
-                    if not info.isreg():
-                        skipped.append(f"{entry.name}: not a regular file when opened, not in the tarball")
-                        continue
-                    os.set_blocking(descriptor, True)
-                    tar.addfile(info, handle)
+                with handle:
+                    tar.addfile(tar.gettarinfo(arcname=arcname, fileobj=handle), handle)
     if _real_folder(logs):
         said = {f"{entry.name}: {entry.kind}, not copied" for entry in others} | set(tree.problems)
         skipped += [line for line in copy_tree(logs, out / LOGS_COPY) if line not in said]
