@@ -74,16 +74,17 @@ def verdicts_of(points: list) -> dict[str, str]:
 
 
 def sweep_verdicts(artifacts: list) -> tuple[dict[str, str], str]:
-    """The verdicts of a run's `sweep-results` results.json, and "" ; or no verdicts and why not
-    (none uploaded, expired, unreadable: then the artifact names decide)."""
+    """The verdicts of a run's `sweep-results` results.json (artifact name -> status), and why
+    there are none when it was uploaded but cannot be read. None uploaded (the results job did
+    not run, or it expired) is no verdicts and no reason: the artifact names decide."""
     from ..diagnostics import InfxError
     from ..results.render import rows_of
     from . import api
-    from .baseline import RESULTS_ARTIFACT, RESULTS_FILE, results_artifact
+    from .baseline import RESULTS_FILE, results_artifact
 
     found = results_artifact(artifacts)
     if found is None:
-        return {}, f"no unexpired `{RESULTS_ARTIFACT}` artifact"
+        return {}, ""
     try:
         collected, _ = rows_of(api.json_in_archive(api.download_artifact(found), RESULTS_FILE), RESULTS_FILE)
     except InfxError as exc:
