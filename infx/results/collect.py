@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, error
+from ..launch.record import SUFFIX as RECORD_SUFFIX
 from .artifact import FAILED, INVALID, OK, PointArtifact, Verdict
 
 
@@ -82,7 +83,7 @@ def _is_dir(path: Path) -> bool:
 
 def is_artifact_folder(folder: Path) -> bool:
     try:
-        return _is_dir(folder) and any(name.endswith("_launch.json") for name in os.listdir(folder))
+        return _is_dir(folder) and any(name.endswith(RECORD_SUFFIX) for name in os.listdir(folder))
     except OSError:
         return False
 

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from infx.launch.record import LaunchRecord, RecordError, check_field_names, json_names
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.workflows.reuse import judge
 
-from artifacts import REPO, agentic, agentic_for, bundled_row, point_folder, run_cli, sa_bench
+from artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
@@ -319,49 +318,6 @@ def test_a_nan_or_infinite_throughput_is_never_judged(tmp_path):
     assert metric_value(row, "tput_per_gpu") is None
     change = judge_metric(METRICS_BY_ID["tput_per_gpu"], 5e-324, 1e308, 0.05)
     assert (change.change, change.judgement) == (None, "within")
-
-
-# --- the launch record -----------------------------------------------------------------------------
-
-
-def test_the_record_type_and_its_schema_name_the_same_fields():
-    check_field_names()
-    assert json_names()[:3] == ("lane", "point-id", "point")
-
-
-def test_the_launcher_writes_its_record_through_the_type_byte_for_byte(tmp_path):
-    """What run.py builds, written through LaunchRecord: the bytes json.dumps(indent=2) gave
-    before, key order and ASCII escapes included; read back, the same record."""
-    from infx.launch.results import write_record
-
-    record = {"lane": "gb300-nv", "point-id": "ab-c4", "point": bundled_row(VLLM_DISAGG), "route": "fixed",
-              "srt-slurm": {"pin": "v1", "repository": "https://x", "ref": "v1", "commit": "a" * 40}, "sources": [], "prepare": [],
-              "recipe-source": "recipes/x.yaml", "resolved-recipe-sha256": None, "resolved-recipe": None, "result-key": KEY,
-              "job-name": "runner_1", "job-id": "77", "terminal-state": "COMPLETED", "slurm-exit-code": "0:0", "exit-code": 0,
-              "deadline": {"time-limit": "1:00", "margin-seconds": 2.0, "seconds": 62.0, "passed": False}, "signals": [],
-              "cleanup": {"confirmed": True, "cancelled": [], "errors": []}, "result-name": "dsv4_ab-c4", "results": ["x.json"],
-              "message": "job 77 completed; 1 result file(s) — ünïcode", "timings": {"started": "2026-12-01T00:00:00+00:00",
-                                                                                     "checkout-seconds": 1.5},
-              "run-id": 9, "run-attempt": 1, "skipped": ["job logs: pipe: a FIFO, not copied"], "srtctl": "/x/srtctl"}
-    path = tmp_path / "x_launch.json"
-    write_record(path, record)
-    assert path.read_text() == json.dumps(record, indent=2) + "\n"
-    assert LaunchRecord.read(path).to_json() == record
-    minimal = {"point": {"conc": [4]}, "exit-code": 0}
-    assert list(LaunchRecord.from_json(minimal).to_json()) == ["point", "exit-code"]  # nothing invented
-    with pytest.raises(RecordError, match="launch record.run-id"):
-        write_record(path, {**record, "run-id": "nine"})
-    with pytest.raises(ValueError):  # never the non-JSON NaN
-        write_record(path, {**record, "timings": {"run-seconds": float("nan")}})
-
-
-def test_a_record_read_once_gives_typed_attributes(tmp_path):
-    folder = fixed_point(tmp_path)
-    record = PointArtifact.read(folder).record
-    assert record.config_key == VLLM_DISAGG and record.concurrencies == [4] and record.result_key == KEY
-    assert record.srt_slurm_commit.startswith("e4019633") and record.exit_code == 0 and not record.agentic
-    edit_json(record_of(folder), timings={"finished": "2026-11-30T10:00:00"})
-    assert str(PointArtifact.read(folder).record.finished_at) == "2026-11-30 10:00:00+00:00"
 
 
 def test_the_artifact_lists_eval_and_log_files_without_reading_them(tmp_path):
