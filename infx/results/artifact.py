@@ -15,7 +15,7 @@ sweep's results.json). docs/results.md states it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,6 @@ class PointArtifact:
     evals: tuple[Entry, ...] = ()  # regular files under eval/, not read here
     logs: tuple[Entry, ...] = ()  # regular files under LOGS/ and the logs tarball, not read here
     skipped: tuple[str, ...] = ()  # what was not followed or opened (links, FIFOs, devices), or not listed
-    _tree: Tree | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -100,7 +99,7 @@ class PointArtifact:
             evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
             logs=tuple(sorted((e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
                               key=lambda e: e.name)),
-            skipped=skipped, _tree=tree)
+            skipped=skipped)
         records = [entry for entry in top if entry.name.endswith(RECORD_SUFFIX)]
         if not records:
             return cls(folder, missing=f"no launch record (*{RECORD_SUFFIX}): the launch never ran, or the artifact is incomplete",

@@ -112,9 +112,15 @@ def expand_folders(paths: list[Path]) -> list[Path]:
 
 
 def collect_point(folder: Path) -> tuple[list[dict], PointVerdict]:
-    """One folder's rows (only when its verdict is ok) and its verdict."""
-    artifact = PointArtifact.read(folder)
-    verdict = artifact.verdict()
+    """One folder's rows (only when its verdict is ok) and its verdict. Reading and judging never
+    raise for what a folder holds; should infx itself fail on one, that point says so (a bug to
+    report) and the others are still collected."""
+    try:
+        artifact = PointArtifact.read(folder)
+        verdict = artifact.verdict()
+    except Exception as exc:  # noqa: BLE001 - one point's bug must not lose the sweep's results.json
+        return [], PointVerdict(folder.name, INVALID, [f"internal error while judging this point ({type(exc).__name__}: {exc}); "
+                                                       "this is a bug in infx, please report it"])
     return list(verdict.rows), PointVerdict.of(artifact, verdict)
 
 
