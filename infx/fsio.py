@@ -99,10 +99,15 @@ def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: b
     followed. ``refuse_larger``: a file longer than ``limit`` raises TooLarge, before a byte is
     read when its size says so (a sparse 1 TB file costs nothing)."""
     handle, status = open_regular(path, follow_symlinks)
+    wanted = -1 if limit is None else limit + 1
     with handle:
         if refuse_larger and limit is not None and status.st_size > limit:
             raise TooLarge(path, status.st_size, limit)
-        data = handle.read(-1 if limit is None else limit + 1)
+        # As much as the file holds (a buffer of ``limit`` bytes would be allocated up front), then
+        # whatever it grew by since, up to the limit.
+        data = handle.read(status.st_size + 1 if wanted < 0 else min(wanted, status.st_size + 1))
+        if len(data) > status.st_size and len(data) != wanted:
+            data += handle.read(-1 if wanted < 0 else wanted - len(data))
     if refuse_larger and limit is not None and len(data) > limit:  # it grew while being read
         raise TooLarge(path, len(data), limit)
     return data

@@ -142,21 +142,30 @@ def _plain_numbers(items: list) -> bool:
 
 
 def _problem_at(data) -> int | None:
-    """The depth of the first problem (a cheap walk, level by level, no recursion), or None."""
+    """The depth of the first problem (a cheap walk, level by level, no recursion), or None.
+    The common kinds are checked inline: a result file holds tens of thousands of values."""
+    isfinite, low, high, surrogate = math.isfinite, INT_RANGE[0], INT_RANGE[1], _SURROGATE.search
     level = [data]
     for depth in range(MAX_DEPTH + 1):
         below: list = []
         for item in level:
             kind = type(item)
-            if kind is list:
+            if kind is str:
+                if not item.isascii() and surrogate(item):
+                    return depth
+            elif kind is float:
+                if not isfinite(item):
+                    return depth
+            elif kind is int:
+                if not low <= item < high:
+                    return depth
+            elif kind is list:
                 if not _plain_numbers(item):
                     below.extend(item)
             elif kind is dict or kind is _Duplicated:
-                if _problem(item) is not None:
+                if kind is _Duplicated or not "".join(item).isascii() and _problem(item) is not None:
                     return depth
                 below.extend(item.values())
-            elif kind is not bool and item is not None and _problem(item) is not None:
-                return depth
         if not below:
             return None
         level = below
