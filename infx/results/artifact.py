@@ -84,8 +84,8 @@ class PointArtifact:
 
     @property
     def name(self) -> str:
-        """The artifact's name: its folder's (what actions/download-artifact writes)."""
-        return self.folder.name
+        """The artifact's name: its folder's (what actions/download-artifact writes), as text."""
+        return printable(self.folder.name)
 
     @classmethod
     def read(cls, folder: Path) -> "PointArtifact":
@@ -94,7 +94,8 @@ class PointArtifact:
         except OSError as exc:
             return cls(folder, unusable=f"the folder cannot be read ({_os_reason(exc)})")
         top = [entry for entry in tree.entries if "/" not in entry.name]
-        skipped = tuple(f"{entry.name}: {entry.kind}, not followed or opened" for entry in tree.others()) + tree.problems
+        skipped = tuple(printable(f"{entry.name}: {entry.kind}, not followed or opened") for entry in tree.others()) + \
+            tuple(map(printable, tree.problems))
         listed = dict(
             evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
             logs=tuple(sorted((e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
@@ -105,13 +106,13 @@ class PointArtifact:
             return cls(folder, missing=f"no launch record (*{RECORD_SUFFIX}): the launch never ran, or the artifact is incomplete",
                        **listed)
         if len(records) > 1:
-            return cls(folder, missing=f"{len(records)} launch records ({', '.join(r.name for r in records)}); "
-                                       "one artifact holds one point", **listed)
+            return cls(folder, missing=printable(f"{len(records)} launch records ({', '.join(r.name for r in records)}); "
+                                                 "one artifact holds one point"), **listed)
         [entry] = records
         try:
             record = LaunchRecord.read(folder / entry.name)
         except (OSError, jsonfast.JSONProblem, RecordError) as exc:
-            return cls(folder, unusable=_file_reason(entry.name, exc), **listed)
+            return cls(folder, unusable=_file_reason(printable(entry.name), exc), **listed)
         stem = record.result_name or entry.name[: -len(RECORD_SUFFIX)]
         return cls(folder, record, results=tuple(_result_files(folder, top, entry.name, stem, record.agentic)),
                    aiperf=tuple(_aiperf_files(folder, tree)) if record.agentic else (), **listed)
@@ -186,6 +187,12 @@ class PointArtifact:
         return pick[1] if pick is not None else None
 
 
+def printable(text: str) -> str:
+    """A file name as text a verdict, a row and results.json can carry: bytes that are not
+    UTF-8 (which Python keeps as lone surrogates) become "?"."""
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
 def row_problem(row: dict) -> str | None:
     """Why a row cannot be compared or charted: the published schema refuses it, or a metric is
     not a finite number. The same check for a row just made and for one read from a results file."""
@@ -216,9 +223,9 @@ def _read_object(folder: Path, name: str, limit: int) -> tuple[dict | None, str 
     try:
         data = jsonfast.read(folder / name, limit)
     except (OSError, jsonfast.JSONProblem) as exc:
-        return None, _file_reason(name, exc)
+        return None, _file_reason(printable(name), exc)
     if not isinstance(data, dict):
-        return None, f"{name} is not a JSON object"
+        return None, f"{printable(name)} is not a JSON object"
     return data, None
 
 
@@ -233,13 +240,12 @@ def _result_files(folder: Path, top: list[Entry], record_name: str, stem: str, a
         match = agentic_name.fullmatch(entry.name) if agentic else rowmaking.FIXED_FILE.search(entry.name)
         if not match:
             continue
-        conc = int(match.group(1) if agentic else match["conc"])
+        conc, shown = int(match.group(1) if agentic else match["conc"]), printable(entry.name)
         if not entry.is_file:
-            found.append(ResultFile(entry.name, conc, match, problem=f"{entry.name} is {entry.kind}, not a regular file "
-                                                                      "(not followed or opened)"))
+            found.append(ResultFile(shown, conc, match, problem=f"{shown} is {entry.kind}, not a regular file (not followed or opened)"))
             continue
         data, problem = _read_object(folder, entry.name, RESULT_MAX_BYTES)
-        found.append(ResultFile(entry.name, conc, match, data, problem))
+        found.append(ResultFile(shown, conc, match, data, problem))
     return found
 
 
@@ -248,5 +254,5 @@ def _aiperf_files(folder: Path, tree: Tree) -> list[tuple[str, Any]]:
     found = []
     for entry in wanted:
         data, problem = _read_object(folder, entry.name, AIPERF_MAX_BYTES)
-        found.append((entry.name, data if problem is None else problem))
+        found.append((printable(entry.name), data if problem is None else problem))
     return found

@@ -333,3 +333,18 @@ def test_the_artifact_lists_eval_and_log_files_without_reading_them(tmp_path):
     assert [e.name for e in artifact.logs] == ["LOGS/sweep_1.log", "multinode_server_logs.tar.gz"]
     assert artifact.skipped == ("LOGS/secret: a symbolic link, not followed or opened",)
     assert artifact.verdict().ok
+
+
+def test_names_that_are_not_utf8_reach_results_json_as_text(tmp_path):
+    """A folder and a result file named in bytes that are not UTF-8: the verdict and the rows
+    carry them as text ("?"), so results.json is written and compare reads it back."""
+    good = fixed_point(tmp_path / "downloaded")
+    renamed = os.fsencode(good.parent) + b"/point-\xff\xfe"
+    os.rename(good, renamed)
+    os.rename(os.fsencode(result_of(Path(os.fsdecode(renamed)))), renamed + b"/RF\xff_sa-bench_conc4_gpus_24_ctx_8_gen_16.json")
+    done = run_cli("results", "collect", str(tmp_path / "downloaded"), "--output", str(tmp_path / "results.json"))
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert written["points"][0]["artifact"] == "point-??" and written["rows"][0]["result-file"].startswith("RF?_sa-bench")
+    compared = run_cli("results", "compare", "--head", str(tmp_path / "results.json"), "--baseline", str(tmp_path / "results.json"))
+    assert compared.returncode == 0, compared.stderr
