@@ -62,9 +62,14 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
         status = outcomes_from_names(plan_rows, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
+        from ..workflows.rerun import sweep_verdicts
+
         _, run = api.get_run(gh, slug, run_id)
         artifacts = api.run_artifacts(run)
-        status = outcomes(plan_rows, api.artifact_infos(artifacts))
+        verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+        if why_not:
+            click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
+        status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
         run_url = run.html_url
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
     mode = plan_document.get("mode") if isinstance(plan_document, dict) else None

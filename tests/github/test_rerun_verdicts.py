@@ -75,3 +75,21 @@ def test_without_readable_verdicts_the_artifact_names_decide(github, results, wh
     failed, stderr = rerun(github)
     assert failed == [point_id(plan_rows[1])], stderr
     assert ("results.json is not used" in stderr) == bool(why) and why in stderr
+
+
+def test_the_comment_shows_collects_verdicts_too(github, tmp_path):
+    """`github report --run-id` takes each point's outcome by the same rule as the rerun."""
+    plan_rows = rows(2)
+    ok, truncated = plan_rows
+    document = {"rows": [], "points": [verdict(ok, "ok"), verdict(truncated, "invalid", ["x.json is not strict JSON"])]}
+    sweep(github, plan_rows, json.dumps(document))
+    github.state.add_pull(7)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_rows))
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--run-id", "4242", env=env_for(github))
+    assert done.returncode == 0, done.stderr
+    [comment] = github.state.comments[7]
+    body = comment["body"]
+    assert "❌ failed: **1**" in body and "✅ ok: **1**" in body, body
+    assert "❌ failed" in next(line for line in body.splitlines() if point_id(truncated) in line)
+    assert "✅ ok" in next(line for line in body.splitlines() if point_id(ok) in line)
