@@ -40,7 +40,7 @@ def bundled_rows() -> list[dict]:
 def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Path]:
     """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a head)."""
     from infx.points import point_id
-    from infx.results.collect import point_topology
+    from infx.results.rows import point_topology
 
     raw_fixed, raw_agentic = json.loads(SA_BENCH.read_text()), json.loads(AGGREGATE.read_text())
     folders = []

@@ -125,7 +125,7 @@ def render_text(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def render_json(diagnostics: Iterable[Diagnostic], ok: bool, **extra) -> str:
-    return json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra}, indent=2, ensure_ascii=False)
+    return json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra}, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def _escape_data(text: str) -> str:

@@ -13,6 +13,10 @@ the new one, never half of one, and nothing but a regular file is read or replac
 - A target that exists must be a regular file: replacing a device node, FIFO or folder with a
   regular file destroys it (as root, ``--output /dev/full`` did). A symbolic link is refused
   too unless the caller asks to write through it; then its target is replaced, not the link.
+- Folders that others filled (a point's artifact, a job's logs) are listed and copied without
+  following a single symbolic link and without opening a FIFO or device (``scan_tree``,
+  ``copy_tree``, ``read_bytes(..., follow_symlinks=False)``): what is not a regular file or a
+  folder is reported, never read.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import re
 import stat
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -52,19 +57,181 @@ def is_file(path: Path | str) -> bool:
         return False
 
 
-def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
-    """Every byte of a regular file (at most ``limit + 1``, so a caller can tell it is too long).
-    Anything else raises before a byte is read: UnusablePath, or the OSError of the open."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer
+class TooLarge(UnusablePath):
+    """A regular file larger than what its reader takes."""
+
+    def __init__(self, path: Path | str, size: int, limit: int):
+        super().__init__(path, f"is {size:,} bytes or more, larger than the {limit:,} bytes infx reads of it")
+        self.errno = errno.EFBIG
+
+
+def kind_of(mode: int) -> str:
+    """What a file mode is, in words: "a regular file", "a folder", "a FIFO", "a symbolic link"..."""
+    return "a regular file" if stat.S_ISREG(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def open_regular(path: Path | str, follow_symlinks: bool = True):
+    """A regular file opened for reading (binary, blocking), and its status. Anything else raises
+    before a byte is read: UnusablePath (a FIFO opens without blocking, then is refused; with
+    ``follow_symlinks=False`` a symbolic link is refused, O_NOFOLLOW), or the OSError of the open."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
     try:
-        _require_regular(path, os.fstat(descriptor).st_mode)
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks and os.path.islink(path):
+            raise UnusablePath(path, "is a symbolic link; infx does not follow links here") from None
+        raise
+    try:
+        status = os.fstat(descriptor)
+        _require_regular(path, status.st_mode)
         os.set_blocking(descriptor, True)
-        handle = os.fdopen(descriptor, "rb")
+        return os.fdopen(descriptor, "rb"), status
     except BaseException:
         os.close(descriptor)
         raise
+
+
+def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: bool = True, refuse_larger: bool = False) -> bytes:
+    """Every byte of a regular file (at most ``limit + 1``, so a caller can tell it is too long).
+    Anything else raises before a byte is read (``open_regular``).
+
+    ``follow_symlinks=False``: a symbolic link (the last part of ``path``) is refused, not
+    followed. ``refuse_larger``: a file longer than ``limit`` raises TooLarge, before a byte is
+    read when its size says so (a sparse 1 TB file costs nothing)."""
+    handle, status = open_regular(path, follow_symlinks)
+    wanted = -1 if limit is None else limit + 1
     with handle:
-        return handle.read(-1 if limit is None else limit + 1)
+        if refuse_larger and limit is not None and status.st_size > limit:
+            raise TooLarge(path, status.st_size, limit)
+        # As much as the file holds (a buffer of ``limit`` bytes would be allocated up front), then
+        # whatever it grew by since, up to the limit.
+        data = handle.read(status.st_size + 1 if wanted < 0 else min(wanted, status.st_size + 1))
+        if len(data) > status.st_size and len(data) != wanted:
+            data += handle.read(-1 if wanted < 0 else wanted - len(data))
+    if refuse_larger and limit is not None and len(data) > limit:  # it grew while being read
+        raise TooLarge(path, len(data), limit)
+    return data
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing found under a folder: its path relative to the folder ("/"-separated), what it
+    is (``kind_of``: "a regular file", "a folder", "a symbolic link", ...) and its size."""
+
+    name: str
+    kind: str
+    size: int = 0
+
+    @property
+    def is_file(self) -> bool:
+        return self.kind == REGULAR
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind == FOLDER
+
+
+REGULAR, FOLDER = "a regular file", "a folder"
+
+
+@dataclass(frozen=True)
+class Tree:
+    """What ``scan_tree`` found: every entry (folders first, then by name, level by level) and
+    what it could not list (a folder it may not read, one past the depth or entry limit)."""
+
+    entries: tuple[Entry, ...]
+    problems: tuple[str, ...] = ()
+
+    def files(self, under: str = "") -> list[Entry]:
+        prefix = f"{under.rstrip('/')}/" if under else ""
+        return [e for e in self.entries if e.is_file and e.name.startswith(prefix)]
+
+    def others(self) -> list[Entry]:
+        """Entries that are neither regular files nor folders: never opened, never copied."""
+        return [e for e in self.entries if not (e.is_file or e.is_folder)]
+
+    def get(self, name: str) -> Entry | None:
+        return next((e for e in self.entries if e.name == name), None)
+
+
+def scan_tree(root: Path | str, max_depth: int = 32, max_entries: int = 100_000) -> Tree:
+    """Every entry under ``root`` without following a symbolic link (a link is listed as one,
+    never entered) and without opening anything but folders. Breadth first, no recursion: a
+    folder nested 10,000 deep is listed to ``max_depth`` and the rest named as a problem.
+    ``root`` itself must be a folder that can be listed, else its OSError is raised."""
+    entries: list[Entry] = []
+    problems: list[str] = []
+    level = [""]
+    for depth in range(max_depth + 1):
+        below = []
+        for relative in level:
+            where = os.path.join(root, relative) if relative else os.fspath(root)
+            try:
+                with os.scandir(where) as listing:
+                    found = sorted(listing, key=lambda item: item.name)
+            except OSError as exc:
+                if not relative:
+                    raise
+                problems.append(f"{relative}/: cannot be listed ({exc.strerror or exc})")
+                continue
+            for item in found:
+                name = f"{relative}/{item.name}" if relative else item.name
+                try:
+                    status = item.stat(follow_symlinks=False)
+                except OSError as exc:  # gone since the listing
+                    problems.append(f"{name}: {exc.strerror or exc}")
+                    continue
+                if len(entries) >= max_entries:
+                    problems.append(f"more than {max_entries:,} entries; the rest were not listed")
+                    return Tree(tuple(entries), tuple(problems))
+                entry = Entry(name, kind_of(status.st_mode), status.st_size if stat.S_ISREG(status.st_mode) else 0)
+                entries.append(entry)
+                if entry.is_folder:
+                    below.append(name)
+        if not below:
+            return Tree(tuple(entries), tuple(problems))
+        if depth == max_depth:
+            problems += [f"{name}/: nested deeper than {max_depth} levels; not listed" for name in below[:3]]
+            return Tree(tuple(entries), tuple(problems))
+        level = below
+    return Tree(tuple(entries), tuple(problems))
+
+
+COPY_CHUNK = 1 << 20
+
+
+def copy_regular(source: Path | str, target: Path | str) -> int:
+    """Copy one regular file, never through a symbolic link and never from a FIFO or device
+    (``open_regular``); returns the bytes copied. The target is replaced whole (``replacing``,
+    not synced: logs are disposable until uploaded)."""
+    copied = 0
+    handle, _ = open_regular(source, follow_symlinks=False)
+    with handle, replacing(target, durable=False) as temporary, open(temporary, "wb") as out:
+        while chunk := handle.read(COPY_CHUNK):
+            out.write(chunk)
+            copied += len(chunk)
+    return copied
+
+
+def copy_tree(source: Path | str, target: Path | str, max_depth: int = 32, max_entries: int = 100_000) -> list[str]:
+    """Copy the folders and regular files under ``source`` into ``target`` (merged with what is
+    there); a symbolic link, FIFO, device or socket is skipped, not followed or opened. Returns
+    one line per thing not copied (what it is, or why), relative to ``source``."""
+    tree = scan_tree(source, max_depth, max_entries)
+    skipped = list(tree.problems)
+    Path(target).mkdir(parents=True, exist_ok=True)
+    for entry in tree.entries:
+        destination = os.path.join(target, entry.name)
+        try:
+            if entry.is_folder:
+                os.makedirs(destination, exist_ok=True)
+            elif entry.is_file:
+                copy_regular(os.path.join(source, entry.name), destination)
+            else:
+                skipped.append(f"{entry.name}: {entry.kind}, not copied")
+        except OSError as exc:
+            skipped.append(f"{entry.name}: not copied ({exc.strerror or exc})")
+    return skipped
 
 
 def append(path: Path | str, text: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,20 @@ def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlan
              "overlays": [{"from": "test", "to": "recipes/test"}], "srtctl-flags": ["--no-preflight"]},
         ],
     }
+
+
+# A job's benchmark command that leaves a real sa-bench result (the shipped fixture, concurrency 4)
+# where srt-slurm's sa-bench writes one: a launch succeeds only with a result collect accepts.
+SA_BENCH_RESULT = REPO / "tests" / "data" / "results" / "sa-bench" / "results_concurrency_4_gpus_4.json"
+FIXED_RESULT = ('d="outputs/$SLURM_JOB_ID/logs/isl_8_osl_8"; mkdir -p "$d"; '
+                f'cp {shlex.quote(str(SA_BENCH_RESULT))} "$d/results_concurrency_4_gpus_8.json"; echo benchmark done')
+
+
+def agentic_aggregate(conc: int, successful: int) -> str:
+    """The shipped AgentX aggregate at ``conc`` with ``successful`` requests, as JSON text."""
+    data = json.loads((REPO / "tests" / "data" / "results" / "agentic" / "aggregate.json").read_text())
+    data.update(conc=conc, num_requests_successful=successful)
+    return json.dumps(data)
 
 
 def v1_recipe(command: str = "true", time_limit: str = "1:00", **extra) -> dict:

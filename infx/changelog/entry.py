@@ -88,7 +88,7 @@ def json_schema() -> dict:
 
 
 def write_schema() -> None:
-    atomic_write(SCHEMA_PATH, json.dumps(json_schema(), indent=2) + "\n")
+    atomic_write(SCHEMA_PATH, json.dumps(json_schema(), indent=2, allow_nan=False) + "\n")
 
 
 def _schema_problems(data: dict, index: int, file: str, where) -> list[Diagnostic]:

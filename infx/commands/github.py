@@ -62,9 +62,14 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
             raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
         status = outcomes_from_names(plan_rows, [p.name for p in results_dir.iterdir()])
     if run_id is not None:
+        from ..workflows.rerun import sweep_verdicts
+
         _, run = api.get_run(gh, slug, run_id)
         artifacts = api.run_artifacts(run)
-        status = outcomes(plan_rows, api.artifact_infos(artifacts))
+        verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+        if why_not:
+            click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
+        status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
         run_url = run.html_url
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
     mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
@@ -83,10 +88,12 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
     """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
     comparison = None
     if comparison_path is not None:
+        from ..jsonfast import JSONProblem, read
+
         try:
-            comparison = json.loads(comparison_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({exc})",
+            comparison = read(comparison_path, 1 << 30)  # the strict reader: regular files only, no NaN
+        except (OSError, JSONProblem) as exc:
+            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
                              "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
         if not isinstance(comparison, dict) or "matches" not in comparison:
             raise UsageError(f"--comparison {comparison_path} is not a comparison",
@@ -114,7 +121,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
-    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes
+    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes, sweep_verdicts
     from ..points import point_id
 
     slug = repository_slug(repo)
@@ -126,7 +133,10 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     buckets = plan_buckets(api.download_plan(run, artifacts))
     plan_rows = list({point_id(row): row for rows in buckets.values() for row in rows}.values())
     ids = [point_id(row) for row in plan_rows]
-    status = outcomes(plan_rows, api.artifact_infos(artifacts))
+    verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+    if why_not:
+        click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
+    status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
     failed = [pid for pid in ids if status[pid] != OUTCOME_OK]
     for pid in failed:
         click.echo(f"{status[pid]}\t{pid}")

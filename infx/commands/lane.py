@@ -31,7 +31,7 @@ def check(name: str, fmt: str) -> None:
     profile = load_lane(name, root)
     health = Slurm.for_lane(profile.slurm).partition_health(profile.slurm["partition"])
     if fmt == "json":
-        click.echo(json.dumps({"ok": health.ok, "lane": profile.name, **health.to_json()}))
+        click.echo(json.dumps({"ok": health.ok, "lane": profile.name, **health.to_json()}, allow_nan=False))
     else:
         click.echo(f"lane {profile.name}: partition {health.partition}: {health.summary()}")
     sys.exit(0 if health.ok else 1)
@@ -68,7 +68,7 @@ def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     result = run_pins(find_lane(root, selector=name), update=update)
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     else:
         click.echo("\n".join(summary_lines(result, update)))
         if result.report.diagnostics:
@@ -124,7 +124,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
     found = [r for r in results if r.outcome in ("seeded", "cached")]
     ok = bool(found) and not (pins and len(found) != len(pins))
     if fmt == "json":
-        click.echo(json.dumps({"ok": ok, "lane": profile.name, "cache": str(base), "pins": [r.to_json() for r in results]}))
+        click.echo(json.dumps({"ok": ok, "lane": profile.name, "cache": str(base), "pins": [r.to_json() for r in results]}, allow_nan=False))
     else:
         for r in results:
             where = f" -> {r.path}" if r.path else f" (not in {source})" if r.outcome == "missing" else " (no commit in the profile)"

@@ -88,7 +88,7 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
             sys.exit(exc.exit_code)
         raise
     if dry_run:
-        click.echo(json.dumps(body, indent=2, default=str) if fmt == "json" else _plan_text(body))
+        click.echo(json.dumps(body, indent=2, default=str, allow_nan=False) if fmt == "json" else _plan_text(body))
         return
     from ..launch.run import launch_point
 

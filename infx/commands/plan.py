@@ -108,9 +108,9 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
 
         if not output.parent.is_dir():
             raise UsageError(f"--output {output}: the folder {output.parent} does not exist")
-        atomic_write(output, json.dumps(result_plan, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(output, json.dumps(result_plan, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     if fmt == "json":
-        click.echo(json.dumps(result_plan, ensure_ascii=False))
+        click.echo(json.dumps(result_plan, ensure_ascii=False, allow_nan=False))
     elif fmt == "table":
         from ..changelog.worktree import plan_table
 
@@ -196,7 +196,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         "lanes": dumps(lanes if mode["dispatch"] else []),
         "reused": str(len((plan.get("reuse") or {}).get("reused", []))),
     })
-    atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
+    atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False, allow_nan=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         from ..fsio import append

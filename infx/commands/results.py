@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -27,7 +26,8 @@ def _write(output: Path | None, text: str) -> None:
 
 
 @results.command("collect")
-@click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path))
+# readable=False: a folder that cannot be read is that point's verdict, not a usage error
+@click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "table"]), default="json", show_default=True)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")
@@ -79,25 +79,21 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option("--save-baseline", type=click.Path(path_type=Path),
               help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
 def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline) -> None:
-    """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each."""
-    from ..results.compare import compare, load_results
+    """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each.
+    A baseline that cannot be looked up is a notice in the comparison, not a failure."""
+    from ..results.compare import BaselineRequest, compare_sweep
 
-    head_results = load_results(list(head))
-    notices = []
-    if baseline:
-        base_rows, source = load_results(list(baseline)).rows, {"kind": "files", "paths": [str(p) for p in baseline]}
-    else:
-        from ..workflows.baseline import find_baseline
+    slug = None
+    if not baseline:
         from .github import repository_slug
 
-        found = find_baseline(repository_slug(repo), sorted({str(r["config-key"]) for r in head_results.rows if r.get("config-key")}), baseline_run)
-        base_rows, source, notices = found.rows, found.source, found.notices
-    comparison = compare(base_rows, head_results, threshold, source, notices)
+        slug = repository_slug(repo)
+    comparison, base_rows = compare_sweep(list(head), BaselineRequest(tuple(baseline), baseline_run, slug), threshold)
     if save_baseline is not None:
         from ..fsio import atomic_write
-        from ..results.render import FORMAT
+        from ..results.render import results_document
 
-        atomic_write(save_baseline, json.dumps({"format": FORMAT, "rows": base_rows, "points": [], "baseline": source}) + "\n")
+        atomic_write(save_baseline, results_document(base_rows, [], comparison.baseline))
     for notice in comparison.notices:
         click.echo(f"notice: {notice}", err=True)
     _write(output, comparison.to_json_text() if fmt == "json" else comparison.to_markdown())
@@ -116,9 +112,11 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
     from ..results.compare import load_results
     from ..results.plot import plot
 
-    head = load_results(list(results_paths)).rows
-    base = load_results(list(baseline)).rows if baseline else []
-    charts = plot(base, head, output)
+    head = load_results(list(results_paths))
+    base = load_results(list(baseline)) if baseline else None
+    for notice in head.notices + (base.notices if base else ()):
+        click.echo(f"notice: {notice}", err=True)
+    charts = plot(base.results.rows if base else [], head.results.rows, output)
     click.echo(f"infx results plot: {len(charts)} chart(s) in {output}", err=True)
 
 

@@ -69,11 +69,11 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     decision = reuse_lib.decide(rows, root, source)
     reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)
     if plan_output is not None:
-        atomic_write(plan_output, json.dumps(reduced, indent=1) + "\n")
+        atomic_write(plan_output, json.dumps(reduced, indent=1, allow_nan=False) + "\n")
     if fmt == "table":
         click.echo(_table(decision))
     elif fmt == "json":
-        click.echo(json.dumps(decision.to_json(), indent=1))
+        click.echo(json.dumps(decision.to_json(), indent=1, allow_nan=False))
     else:
         from ..workflows.actions import SHARD_DIR, write_outputs, write_sharded_outputs
 

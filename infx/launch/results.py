@@ -1,22 +1,25 @@
-"""After the job: stage result files under their workflow names, tar the logs, write the launch record."""
+"""After the job: stage result files under their workflow names, tar the logs, clear the output
+of links and special files, write the launch record.
+
+Nothing here follows a symbolic link or opens a FIFO or device: the job's logs and output are
+the job's, and the output folder is uploaded (actions/upload-artifact follows links). What is
+left out is returned as lines for the launch record's `skipped`. Whether the staged files are
+a valid result is decided by the one validity rule (infx/results/artifact.py), not here.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
+import stat
 import tarfile
 from pathlib import Path
 
 from .. import shapes
-from ..fsio import atomic_write, replacing
+from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, replacing, scan_tree
+from .record import LaunchRecord
 
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
-
-
-class ResultError(RuntimeError):
-    pass
 
 
 def result_name(point: dict, point_id: str, env: dict | None = None) -> str:
@@ -29,51 +32,122 @@ def result_name(point: dict, point_id: str, env: dict | None = None) -> str:
     return shapes.require("name", f"{point.get('exp-name', 'point')}_{point_id}", "the result name")
 
 
-def stage_fixed_seq(logs_dir: Path, out: Path, name: str) -> list[Path]:
+def _real_folder(path: Path) -> bool:
+    """A folder that is not a symbolic link to one (a job's logs may hold links anywhere)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def stage_fixed_seq(logs_dir: Path, out: Path, name: str) -> tuple[list[Path], list[str]]:
     """``<logs>/<dir with isl and osl>/results_concurrency_N_gpus_G[_ctx_C_gen_D].json`` ->
-    ``<out>/<name>_<dir>_concN_gpus_G[_ctx_C_gen_D].json``."""
-    staged = []
-    for subdir in sorted(p for p in logs_dir.iterdir() if p.is_dir() and "isl" in p.name and "osl" in p.name) if logs_dir.is_dir() else []:
-        for result in sorted(subdir.glob("results_concurrency_*.json")):
-            match = FIXED_RESULT.match(result.name)
-            if not match:
-                continue
-            suffix = f"conc{match['conc']}_gpus_{match['gpus']}" + (f"_ctx_{match['ctx']}_gen_{match['gen']}" if match["ctx"] else "")
-            target = out / f"{name}_{subdir.name}_{suffix}.json"
-            shutil.copyfile(result, target)
-            staged.append(target)
-    if not staged:
-        raise ResultError(f"no results_concurrency_*.json found under {logs_dir}/*isl*osl*/")
-    return staged
+    ``<out>/<name>_<dir>_concN_gpus_G[_ctx_C_gen_D].json``: the staged files, and a line for each
+    one left out because it is a symbolic link, FIFO or device (never followed or opened) or
+    could not be copied. Whether they are a valid result is the artifact's verdict, not said here."""
+    staged, skipped = [], []
+    if not _real_folder(logs_dir):
+        return staged, skipped
+    tree = scan_tree(logs_dir, max_depth=1)
+    skipped += tree.problems
+    folders = {entry.name for entry in tree.entries if entry.is_folder and "isl" in entry.name and "osl" in entry.name}
+    for entry in tree.entries:
+        folder, _, file_name = entry.name.rpartition("/")
+        match = FIXED_RESULT.match(file_name)
+        if folder not in folders or not match:
+            continue
+        suffix = f"conc{match['conc']}_gpus_{match['gpus']}" + (f"_ctx_{match['ctx']}_gen_{match['gen']}" if match["ctx"] else "")
+        target = out / f"{name}_{folder}_{suffix}.json"
+        if not entry.is_file:
+            skipped.append(f"{logs_dir.name}/{entry.name}: {entry.kind}, not followed or staged")
+            continue
+        try:
+            copy_regular(logs_dir / entry.name, target)
+        except OSError as exc:
+            skipped.append(f"{logs_dir.name}/{entry.name}: not staged ({exc.strerror or exc})")
+            continue
+        staged.append(target)
+    return staged, skipped
 
 
 def check_agentic(out: Path, name: str, concs: list) -> list[Path]:
-    """Every concurrency of the point has ``<name>_conc<N>.json`` with num_requests_successful > 0."""
+    """The AgentX aggregates the benchmark wrote for the point's concurrencies,
+    ``<out>/<name>_conc<N>.json``, that are regular files (a link or FIFO in their place is left
+    to the output sweep and the verdict). Whether they are a valid result is the verdict's."""
     found = []
     for conc in concs:
         path = out / f"{name}_conc{conc}.json"
-        if not path.is_file():
-            raise ResultError(f"no {path.name} in {out}: the agentic benchmark wrote no aggregate for concurrency {conc}")
         try:
-            successful = json.loads(path.read_text()).get("num_requests_successful")
-        except (ValueError, AttributeError):
-            raise ResultError(f"{path.name} is not a JSON object")
-        if not isinstance(successful, (int, float)) or successful <= 0:
-            raise ResultError(f"{path.name} has num_requests_successful={successful!r}; no request succeeded")
-        found.append(path)
+            regular = stat.S_ISREG(os.lstat(path).st_mode)
+        except OSError:
+            regular = False
+        if regular:
+            found.append(path)
     return found
 
 
-def tar_logs(logs: Path, out: Path) -> Path:
-    """``<out>/multinode_server_logs.tar.gz`` and a ``LOGS/`` copy, written atomically."""
-    target = out / "multinode_server_logs.tar.gz"
+LOGS_TARBALL, LOGS_COPY = "multinode_server_logs.tar.gz", "LOGS"
+
+
+def tar_logs(logs: Path, out: Path) -> tuple[Path, list[str]]:
+    """``<out>/multinode_server_logs.tar.gz`` (written atomically) and a ``LOGS/`` copy of the
+    folders and regular files under ``logs``; a symbolic link, FIFO, device or socket is in
+    neither (upload-artifact would follow a link out of the runner's files). Returns the tarball
+    and a line per thing left out."""
+    target = out / LOGS_TARBALL
+    tree = scan_tree(logs) if _real_folder(logs) else Tree(())
+    others = tree.others()
+    skipped = list(tree.problems) + [f"{entry.name}: {entry.kind}, not followed, archived or copied" for entry in others]
     with replacing(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
-        if logs.is_dir():
-            tar.add(logs, arcname=".")
-    if logs.is_dir():
-        shutil.copytree(logs, out / "LOGS", dirs_exist_ok=True)
-    return target
+        tar.addfile(_folder_info(".", logs))
+        for entry in tree.entries:
+            arcname = f"./{entry.name}"
+            if entry.is_folder:
+                tar.addfile(_folder_info(arcname, logs / entry.name))
+            elif entry.is_file:
+                try:
+                    handle, _ = open_regular(logs / entry.name, follow_symlinks=False)
+                except OSError as exc:
+                    skipped.append(f"{entry.name}: not in the tarball ({exc.strerror or exc})")
+                    continue
+                with handle:
+                    tar.addfile(tar.gettarinfo(arcname=arcname, fileobj=handle), handle)
+    if _real_folder(logs):
+        said = {f"{entry.name}: {entry.kind}, not copied" for entry in others} | set(tree.problems)
+        skipped += [line for line in copy_tree(logs, out / LOGS_COPY) if line not in said]
+    return target, skipped
+
+
+def _folder_info(arcname: str, path: Path) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(arcname)
+    info.type, info.mode = tarfile.DIRTYPE, 0o755
+    try:
+        info.mtime = int(os.lstat(path).st_mtime)
+    except OSError:
+        pass
+    return info
+
+
+WORK_FOLDER = ".infx-launch"  # the launch's own checkout and venv when there is no $RUNNER_TEMP: not swept
+
+
+def clear_output(out: Path) -> list[str]:
+    """Remove every symbolic link, FIFO, device and socket under the output folder (what the job
+    wrote there next to its results), so the uploaded artifact holds folders and regular files
+    only; a line per thing removed (a link is removed, never what it points to)."""
+    removed = []
+    tree = scan_tree(out)
+    for entry in tree.others():
+        if entry.name == WORK_FOLDER or entry.name.startswith(WORK_FOLDER + "/"):
+            continue
+        try:
+            os.unlink(out / entry.name)
+            removed.append(f"{entry.name}: {entry.kind}, removed from the output (never followed or uploaded)")
+        except OSError as exc:
+            removed.append(f"{entry.name}: {entry.kind}, could not be removed ({exc.strerror or exc})")
+    return removed
 
 
 def write_record(path: Path, record: dict) -> None:
-    atomic_write(path, json.dumps(record, indent=2, default=str) + "\n")
+    """The launch record, written through its type (LaunchRecord: the schema's field names)."""
+    atomic_write(path, LaunchRecord.from_json(record).text())

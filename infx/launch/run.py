@@ -23,6 +23,8 @@ from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
 from ..diskcache import cache_home
 from .cache import CHECKOUTS, cached_srtctl
+from ..fsio import copy_tree
+from ..points import concurrencies
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
@@ -221,17 +223,33 @@ def _cancel_job(client: slurm.Slurm, record: dict) -> None:
         _cleanup_problem(record, f"could not confirm that job {record['job-id']} was cancelled: {exc}", unconfirmed=True)
 
 
+SHOWN_SKIPS = 20  # lines of what staging left out said in the log (all of them are in the record)
+
+
+def _skipped(record: dict, lines: list[str], where: str) -> None:
+    """What staging left out (links, FIFOs, devices, unreadable files): recorded, and said."""
+    for line in lines:
+        record["skipped"].append(f"{where}{line}")
+        if len(record["skipped"]) <= SHOWN_SKIPS:
+            _say(f"left out of the artifact: {where}{line}")
+
+
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
-    """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded."""
+    """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded.
+    Nothing is followed or opened that is not a regular file or a folder (results.py)."""
     def copy_job_logs() -> None:
         job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
-        if record["job-id"] and job_logs.is_dir():
-            shutil.copytree(job_logs, logs / "job", dirs_exist_ok=True)
+        if record["job-id"] and job_logs.is_dir() and not job_logs.is_symlink():
+            _skipped(record, copy_tree(job_logs, logs / "job"), "job logs: ")
 
-    for step, action in (("copy the job logs", copy_job_logs), ("tar the logs", lambda: results.tar_logs(logs, out))):
+    def tar_logs() -> None:
+        _skipped(record, results.tar_logs(logs, out)[1], "logs: ")
+
+    for step, action in (("copy the job logs", copy_job_logs), ("tar the logs", tar_logs),
+                         ("clear links and special files from the output", lambda: _skipped(record, results.clear_output(out), "output: "))):
         try:
             action()
-        except (OSError, shutil.Error, tarfile.TarError) as exc:  # e.g. a FIFO the job left in its logs
+        except (OSError, tarfile.TarError) as exc:
             _cleanup_problem(record, f"could not {step}: {exc}")
     if plan.pin.commit is None:  # refused before anything reached Slurm
         return
@@ -271,6 +289,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         # Provenance for `infx results collect`: the Actions run and attempt this launch belongs to.
         "run-id": int(env["GITHUB_RUN_ID"]) if env.get("GITHUB_RUN_ID", "").isdigit() else None,
         "run-attempt": int(env["GITHUB_RUN_ATTEMPT"]) if env.get("GITHUB_RUN_ATTEMPT", "").isdigit() else None,
+        "skipped": [],
     }
     record_path = out / f"{name}_launch.json"
 
@@ -356,9 +375,10 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             _say(activity)
             job_logs = checkout / "outputs" / job_id / "logs"
             if plan.point.data.get("scenario-type") == "agentic-coding":
-                staged = results.check_agentic(out, name, list(plan.point.data.get("conc") or []))
+                staged = results.check_agentic(out, name, concurrencies(plan.point.data))
             else:
-                staged = results.stage_fixed_seq(job_logs, out, name)
+                staged, left_out = results.stage_fixed_seq(job_logs, out, name)
+                _skipped(record, left_out, "job logs: ")
             record["results"] = [p.name for p in staged]
             record["message"] = f"job {job_id} completed; {len(staged)} result file(s)"
             _say(record["message"])
@@ -373,7 +393,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             _say(record["message"] + (f"; cancelling job {record['job-id']}" if record["job-id"] else ""))
             if record["job-id"]:
                 _cancel_job(client, record)
-        except (LaunchFailed, results.ResultError, slurm.SlurmUnavailable) as exc:
+        except (LaunchFailed, slurm.SlurmUnavailable) as exc:
             deferred = True
             record["message"] = str(exc) if not isinstance(exc, slurm.SlurmUnavailable) else f"cannot ask Slurm: {exc}"
             _say(f"FAILED: {record['message']}")
@@ -392,6 +412,24 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             record["exit-code"] = code
             record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
             save(final=True)
+            if code == 0:  # a success is what `infx results collect` accepts, read back as it would be
+                code = _judge_output(out, record, save)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
     return code
+
+
+def _judge_output(out: Path, record: dict, save) -> int:
+    """The launch's output folder, with its final record, judged by the one validity rule
+    (PointArtifact.verdict): 0 when ok, else the launch failed and its record says why."""
+    from ..results.artifact import PointArtifact
+
+    verdict = PointArtifact.read(out).verdict()
+    if verdict.ok:
+        return 0
+    record["exit-code"] = EXIT_FAILED
+    record["message"] = f"{record['message'].splitlines()[0] if record['message'] else 'the job ended'}, but its result is " \
+                        f"{verdict.status}: {verdict.reason}"
+    _say(f"FAILED: {record['message']}")
+    save(final=True)
+    return EXIT_FAILED

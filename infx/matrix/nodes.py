@@ -72,7 +72,7 @@ class RecipeNodeCounts:
     def save(self) -> None:
         if self.dirty:
             newest = dict(list(self.saved.items())[-CACHE_ENTRIES:])
-            write_cached(CACHE_FILE, json.dumps({"code": self.code, "counts": newest}).encode())
+            write_cached(CACHE_FILE, json.dumps({"code": self.code, "counts": newest}, allow_nan=False).encode())
             self.dirty = False
 
 

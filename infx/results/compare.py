@@ -9,51 +9,13 @@ metric paths (the seed's headline figures are AgentX throughput and mean TTFT).
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import InfxError, UsageError, error
-from .collect import AGENTIC, Collected, PointVerdict, collect
-
-HIGHER, LOWER = "higher", "lower"
-IMPROVED, REGRESSED, WITHIN = "improved", "regressed", "within"
-
-
-@dataclass(frozen=True)
-class Metric:
-    id: str
-    label: str
-    unit: str
-    better: str
-    fixed: tuple[str, ...]  # path in a fixed-sequence row
-    agentic: tuple[str, ...]  # path in an AgentX row
-    scale: float = 1.0  # for display (seconds shown as ms)
-
-
-_LATENCY = ("request_metrics", "latency")
-_PER_GPU = ("request_metrics", "throughput", "per_gpu")
-METRICS = (
-    Metric("tput_per_gpu", "Total tput/GPU", "tok/s", HIGHER, ("tput_per_gpu",), _PER_GPU + ("total_tput_tps",)),
-    Metric("output_tput_per_gpu", "Output tput/GPU", "tok/s", HIGHER, ("output_tput_per_gpu",), _PER_GPU + ("output_tput_tps",)),
-    Metric("mean_ttft", "Mean TTFT", "ms", LOWER, ("mean_ttft",), _LATENCY + ("ttft", "mean"), 1000),
-    Metric("median_ttft", "Median TTFT", "ms", LOWER, ("median_ttft",), _LATENCY + ("ttft", "p50"), 1000),
-    Metric("median_tpot", "Median TPOT", "ms", LOWER, ("median_tpot",), _LATENCY + ("tpot", "p50"), 1000),
-    Metric("median_itl", "Median ITL", "ms", LOWER, ("median_itl",), _LATENCY + ("itl", "p50"), 1000),
-    Metric("median_e2el", "Median E2E", "s", LOWER, ("median_e2el",), _LATENCY + ("e2el", "p50")),
-    # AgentX's interactivity is the dashboard's default axis: P90 of E2E-normalised interactivity.
-    Metric("intvty", "Interactivity", "tok/s/user", HIGHER, ("median_intvty",), _LATENCY + ("e2e_norm_intvty", "p90")),
-)
-METRICS_BY_ID = {m.id: m for m in METRICS}
-
-
-def metric_value(row: dict, metric_id: str) -> float | None:
-    metric = METRICS_BY_ID[metric_id]
-    value = row
-    for part in metric.agentic if row.get("scenario-type") == AGENTIC else metric.fixed:
-        value = value.get(part) if isinstance(value, dict) else None
-    return float(value) if type(value) in (int, float) else None
-
+from .. import jsonfast
+from .collect import Collected, PointVerdict, collect
+from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 
 def scenario(row: dict) -> str:
     """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
@@ -100,9 +62,13 @@ class Change:
 
 
 def judge(metric: Metric, baseline: float | None, head: float | None, threshold: float) -> Change:
+    """Only finite numbers reach here (metric_value); a missing or zero baseline, or a change too
+    large to be a number (a baseline of 1e-320), has no change: n/a, within."""
     if baseline is None or head is None or baseline == 0:
         return Change(baseline, head, None, WITHIN)
     change = (head - baseline) / abs(baseline)
+    if not math.isfinite(change):
+        return Change(baseline, head, None, WITHIN)
     gain = change if metric.better == HIGHER else -change
     verdict = IMPROVED if gain > threshold else REGRESSED if gain < -threshold else WITHIN
     return Change(baseline, head, change, verdict)
@@ -149,7 +115,7 @@ class Comparison:
         }
 
     def to_json_text(self) -> str:
-        return json.dumps(self.to_json(), indent=1) + "\n"
+        return jsonfast.text(self.to_json(), indent=1) + "\n"
 
     def to_markdown(self) -> str:
         from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
@@ -187,31 +153,68 @@ def compare(baseline_rows: list[dict], head: Collected, threshold: float = 0.05,
     return result
 
 
-def load_results(paths: list[Path]) -> Collected:
-    """`collect` outputs (results.json) and artifact folders, merged."""
-    merged = Collected()
-    folders = []
+@dataclass(frozen=True)
+class Loaded:
+    """Rows and verdicts from results files and artifact folders, and a notice per row left out."""
+
+    results: Collected
+    notices: tuple[str, ...] = ()
+
+
+def load_results(paths: list[Path]) -> Loaded:
+    """`collect` outputs (results.json, read strictly: render.read_results) and artifact folders
+    (collected), merged. Rows that cannot be compared or charted are left out with a notice."""
+    from .render import read_results
+
+    merged, notices, folders = Collected(), [], []
     for path in paths:
         if path.is_dir():
             folders.append(path)
             continue
-        if not path.is_file():
-            raise UsageError(f"no results at {path}", "Pass results.json from `infx results collect`, or artifact folders.", str(path))
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InfxError(error(str(path), None, "results-json", f"not readable JSON: {exc}",
-                                  "Pass the file `infx results collect --output` wrote."))
-        rows = data.get("rows") if isinstance(data, dict) else data if isinstance(data, list) else None
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise InfxError(error(str(path), None, "results-json", "holds no `rows` array of objects",
-                                  "Pass the file `infx results collect --output` wrote."))
-        merged.rows.extend(rows)
-        if isinstance(data, dict):
-            merged.points.extend(PointVerdict.from_json(p) for p in data.get("points") or [] if isinstance(p, dict))
+        collected, dropped = read_results(path)
+        merged.rows.extend(collected.rows)
+        merged.points.extend(collected.points)
+        notices += dropped
     if folders:
         collected = collect(folders)
         merged.rows.extend(collected.rows)
         merged.points.extend(collected.points)
-    return merged
+    return Loaded(merged, tuple(notices))
 
+
+@dataclass(frozen=True)
+class BaselineRequest:
+    """Where a comparison's baseline comes from: files, one sweep run, or found on GitHub."""
+
+    paths: tuple[Path, ...] = ()
+    run_id: int | None = None
+    slug: str | None = None  # OWNER/NAME, for the GitHub lookups
+
+
+def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) -> tuple[Comparison, list[dict]]:
+    """`infx results compare`: the head's results against the baseline, and the baseline rows used.
+
+    A baseline that cannot be looked up (GitHub unreachable, a 5xx, a refused token) is a notice
+    in the comparison ("no baseline: …"), never a failure: the sweep's results are still compared
+    (every row new), written and uploaded, so the sweep can become a later baseline."""
+    from ..diagnostics import InfxError
+
+    loaded = load_results(head)
+    notices = list(loaded.notices)
+    if request.paths:
+        base = load_results(list(request.paths))
+        base_rows, source = base.results.rows, {"kind": "files", "paths": [str(p) for p in request.paths]}
+        notices += base.notices
+    else:
+        from ..workflows.baseline import find_baseline
+
+        keys = sorted({str(r["config-key"]) for r in loaded.results.rows if r.get("config-key")})
+        try:
+            found = find_baseline(request.slug or "", keys, request.run_id)
+            base_rows, source = found.rows, found.source
+            notices += found.notices
+        except InfxError as exc:
+            first = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+            base_rows, source = [], {"kind": "none"}
+            notices.append(f"no baseline: {first}")
+    return compare(base_rows, loaded.results, threshold, source, notices), base_rows

@@ -1,6 +1,7 @@
 """When a point's result is not a result: the rules, each returning a one-line reason.
 
 - a concurrency the point planned has no result file;
+- a sa-bench file whose max_concurrency is not the concurrency its name says;
 - nothing completed (a fixed-sequence file with `completed` 0, whose statistics the client
   then computes over [0], so a TPOT of 0 means "no request", not "infinitely fast");
 - a TPOT of 0 with requests completed (every request produced at most one token);
@@ -22,11 +23,13 @@ def _number(value) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
 
-def fixed_seq_problem(raw: dict) -> str | None:
-    """Why a sa-bench result file cannot become a row, or None."""
+def fixed_seq_problem(raw: dict, conc: int) -> str | None:
+    """Why a sa-bench result file (named for concurrency ``conc``) cannot become a row, or None."""
     missing = [key for key in FIXED_REQUIRED if not _number(raw.get(key))]
     if missing:
         return f"the file lacks numeric {', '.join(missing)} (is it a sa-bench --save-result file?)"
+    if raw["max_concurrency"] != conc:
+        return f"its max_concurrency is {raw['max_concurrency']!r}, but its name says concurrency {conc}"
     if raw["completed"] <= 0:
         return (f"no request completed (completed=0 of num_prompts={raw.get('num_prompts', '?')}); its TPOT of 0 "
                 "means no data, not a result: every request failed, see the server logs")

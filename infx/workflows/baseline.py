@@ -37,12 +37,15 @@ def results_artifact(artifacts: list):
 
 
 def rows_in_archive(data: bytes) -> list[dict] | None:
+    """The rows of the archive's results.json, read as `compare` reads a results file (strict
+    numbers; a row that cannot be compared left out); None when it holds no results file."""
+    from ..results.render import rows_of
+
     try:
-        document = api.json_in_archive(data, RESULTS_FILE)
+        collected, _ = rows_of(api.json_in_archive(data, RESULTS_FILE), RESULTS_FILE)
     except ValueError:
         return None
-    rows = document.get("rows") if isinstance(document, dict) else None
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else None
+    return collected.rows
 
 
 def run_rows(run) -> list[dict] | None:

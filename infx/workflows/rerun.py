@@ -1,11 +1,13 @@
-"""Which points of a sweep need running again, decided per point from its artifact.
+"""Which points of a sweep need running again, decided per point.
 
 A point's job uploads one artifact named after the point (`artifact_stem`: its result key
 when the plan carries one, else its point id): `point-<stem>` when the launch succeeded,
-`point-<stem>-failed` otherwise. A point counts as done only when `point-<stem>` exists,
-has not expired and is not empty; the run's overall
-conclusion is never consulted (a cancelled run can hold good points, a green one can
-lack a result).
+`point-<stem>-failed` otherwise. The sweep's report job collects them all into results.json
+(its `sweep-results` artifact), one verdict per artifact by the one validity rule
+(infx/results/artifact.py). A point counts as done when that verdict is ok; a run without
+readable results.json (or a point it does not list) falls back to the names: done only when
+`point-<stem>` exists, has not expired and is not empty. The run's overall conclusion is never
+consulted (a cancelled run can hold good points, a green one can lack a result).
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ def artifact_name(row: dict, succeeded: bool = True) -> str:
     return f"{ARTIFACT_PREFIX}{artifact_stem(row)}{'' if succeeded else FAILED_SUFFIX}"
 
 
-def outcomes(rows: list[dict], artifacts: list[ArtifactInfo]) -> dict[str, str]:
-    """point id -> ok | failed | missing (no valid result: never ran, expired or empty)."""
+def outcomes(rows: list[dict], artifacts: list[ArtifactInfo], verdicts: dict[str, str] | None = None) -> dict[str, str]:
+    """point id -> ok | failed | missing (no valid result: never ran, expired or empty).
+    ``verdicts`` (artifact name -> collect's status, from the run's results.json) decide first."""
+    verdicts = verdicts or {}
     by_name: dict[str, ArtifactInfo] = {}
     for artifact in artifacts:
         known = by_name.get(artifact.name)
@@ -50,6 +54,10 @@ def outcomes(rows: list[dict], artifacts: list[ArtifactInfo]) -> dict[str, str]:
             by_name[artifact.name] = artifact
     result = {}
     for row in rows:
+        collected = verdicts.get(artifact_name(row)) or verdicts.get(artifact_name(row, succeeded=False))
+        if collected is not None:
+            result[point_id(row)] = OUTCOME_OK if collected == "ok" else OUTCOME_FAILED
+            continue
         good = by_name.get(artifact_name(row))
         if good is not None and not good.expired and good.size_in_bytes > 0:
             result[point_id(row)] = OUTCOME_OK
@@ -58,6 +66,32 @@ def outcomes(rows: list[dict], artifacts: list[ArtifactInfo]) -> dict[str, str]:
         else:
             result[point_id(row)] = OUTCOME_MISSING
     return result
+
+
+def verdicts_of(points: list) -> dict[str, str]:
+    """Artifact name -> status, from the verdicts of a results.json (PointVerdict)."""
+    return {point.artifact: point.status for point in points}
+
+
+def sweep_verdicts(artifacts: list) -> tuple[dict[str, str], str]:
+    """The verdicts of a run's `sweep-results` results.json (artifact name -> status), and why
+    there are none when it was uploaded but cannot be read. None uploaded (the results job did
+    not run, or it expired) is no verdicts and no reason: the artifact names decide."""
+    from ..diagnostics import InfxError
+    from ..results.render import rows_of
+    from . import api
+    from .baseline import RESULTS_FILE, results_artifact
+
+    found = results_artifact(artifacts)
+    if found is None:
+        return {}, ""
+    try:
+        collected, _ = rows_of(api.json_in_archive(api.download_artifact(found), RESULTS_FILE), RESULTS_FILE)
+    except InfxError as exc:
+        return {}, exc.diagnostics[0].message if exc.diagnostics else str(exc)
+    except ValueError as exc:
+        return {}, f"its {RESULTS_FILE} is not readable ({exc})"
+    return verdicts_of(collected.points), ""
 
 
 def outcomes_from_names(rows: list[dict], names: list[str]) -> dict[str, str]:

@@ -2,27 +2,25 @@
 
 A point's artifact is named after its result key (`point-<key>`, `point-<key>-failed` when the
 launch failed), so finding a result is a lookup by name. A stored result counts only when it is
-usable (not expired, young enough, from a trusted run) and valid (its launch record carries the
-key and exit code 0, and every concurrency the point planned has a result file); the newest
-usable valid one wins. Everything else is dispatched. Pure: candidates in, a decision out;
+usable (not expired, young enough, from a trusted run) and valid: exactly what `infx results
+collect` accepts (the one validity rule, infx/results/artifact.py), from a launch record of the
+key; the newest usable valid one wins. Everything else is dispatched. Pure: candidates in, a decision out;
 listing and downloading artifacts happen in ``api.py``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..points import concurrencies, point_id
+from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
-LAUNCH_RECORD_GLOB = "*_launch.json"
 
 
 def result_artifact_name(key: str, succeeded: bool = True) -> str:
@@ -65,26 +63,17 @@ class Decision:
 
 
 def judge(folder: Path, key: str, row: dict) -> str | None:
-    """None when ``folder`` holds a valid result of ``row`` under ``key``, else why not."""
-    records = sorted(folder.glob(LAUNCH_RECORD_GLOB)) if folder.is_dir() else []
-    if len(records) != 1:
-        return f"{len(records)} launch records in the artifact (expected 1)"
+    """None when ``folder`` holds a valid result under ``key``, else why not: exactly the
+    validity rule `infx results collect` applies (PointArtifact.verdict), plus that the launch
+    record is of this key. The key covers the point (its concurrencies included), so a record of
+    ``key`` is a record of ``row``."""
+    from ..results.artifact import PointArtifact
+
     try:
-        record = json.loads(records[0].read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return f"{records[0].name} is not readable JSON"
-    if not isinstance(record, dict):
-        return f"{records[0].name} is not a launch record"
-    if record.get("result-key") != key:
-        return f"its launch record is for result key {record.get('result-key')!r}, not {key}"
-    if record.get("exit-code") != 0:
-        return f"the launch did not succeed (exit code {record.get('exit-code')!r}: {str(record.get('message', ''))[:200]})"
-    files = [name for name in record.get("results") or [] if isinstance(name, str) and (folder / Path(name).name).is_file()]
-    for conc in concurrencies(row):
-        marker = re.compile(rf"_conc{re.escape(str(conc))}(?:_|\.json$)")
-        if not any(marker.search(name) for name in files):
-            return f"no result file for concurrency {conc}"
-    return None
+        verdict = PointArtifact.read(folder).verdict(result_key=key)
+    except Exception as exc:  # noqa: BLE001 - as in collect: one stored result never stops the plan; it is dispatched
+        return f"could not be checked (internal error: {type(exc).__name__}: {exc}); this is a bug in infx, please report it"
+    return None if verdict.ok else f"{verdict.status}: {verdict.reason}"
 
 
 def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: dict[str, list[Stored]],
@@ -120,20 +109,23 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
 
 
 def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.datetime | None = None) -> dict[str, list[Stored]]:
-    """Candidates from a folder of downloaded artifacts (``<root>/point-<key>/…``)."""
+    """Candidates from a folder of downloaded artifacts (``<root>/point-<key>/…``); their run and
+    age from the launch record when it reads (judge says why when it does not)."""
+    from ..launch.record import SUFFIX, LaunchRecord
+
     now = now or dt.datetime.now(dt.timezone.utc)
     found: dict[str, list[Stored]] = {}
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
         key = key_of_artifact(folder.name)
-        if key is None or not folder.is_dir():
+        if key is None or not folder.is_dir() or folder.is_symlink():
             continue
         run, created = None, None
-        for record_path in folder.glob(LAUNCH_RECORD_GLOB):
+        records = [path for path in folder.glob(f"*{SUFFIX}")]
+        if len(records) == 1:
             try:
-                record = json.loads(record_path.read_text(encoding="utf-8"))
-                run = record.get("run-id") if isinstance(record.get("run-id"), int) else None
-                created = dt.datetime.fromisoformat(record["timings"]["finished"])
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                record = LaunchRecord.read(records[0])
+                run, created = record.run_id, record.finished_at
+            except (OSError, ValueError):  # unreadable: judged (and refused) later, with the reason
                 pass
         found.setdefault(key, []).append(Stored(key, folder.name, run, created, folder,
                                                 refusal_for_age(created, max_age_days, now)))

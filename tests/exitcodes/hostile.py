@@ -151,3 +151,54 @@ class OddFiles:
 
     def strategy(self):
         return st.sampled_from(self.paths)
+
+
+# --- a point's artifact: where a result file or a launch record would be, something else ------------
+
+ODD_PLACEMENTS = ["fifo", "link-to-device", "link-to-file", "dangling-link", "folder", "sparse-huge", "empty", "not-utf8",
+                  "deep-folders"]
+
+
+def place_odd(path: Path, kind: str, elsewhere: Path) -> None:
+    """Put at ``path`` (a file's place in an artifact) what a bad upload or a hostile job leaves."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link-to-device":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-to-file":
+        path.symlink_to(elsewhere)
+    elif kind == "dangling-link":
+        path.symlink_to(path.parent / "nowhere")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "sparse-huge":
+        path.write_bytes(b"{")
+        os.truncate(path, (1 << 30) + 2)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "not-utf8":
+        path.write_bytes(b'{"a": "\xff\xfe"}')
+    else:  # folders nested far deeper than any listing goes, where the file was
+        os.makedirs(str(path) + "/d" * 400)
+
+
+NONFINITE = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "18446744073709551616", '"12.5"', '"fast"', "true",
+                             "null", "[]", "{}"])
+
+
+@st.composite
+def result_json_text(draw, document) -> str:
+    """A result file or launch record: json_text's forms, plus a number JSON does not have (or a
+    string, a boolean) at a real key, and a key named twice."""
+    kind = draw(st.sampled_from(["text", "text", "nonfinite", "duplicate"]))
+    if kind == "text":
+        return draw(json_text(document))
+    path = draw(st.sampled_from([p for p in paths_of(document) if p and isinstance(p[-1], str)]))
+    if kind == "nonfinite":
+        marker = "\u0000VALUE\u0000"
+        return json.dumps(replaced(document, path, marker)).replace(json.dumps(marker), draw(NONFINITE))
+    text = json.dumps(document)
+    key = json.dumps(path[-1])
+    return text.replace(f"{key}: ", f"{key}: {draw(NONFINITE)}, {key}: ", 1)

@@ -27,7 +27,7 @@ from .conftest import fill
 from launchkit import git
 
 from .harness import REPO, appended_entry, bundled_repository, run_infx
-from .hostile import ARGV_TEXT, OddFiles, json_text, yaml_text
+from .hostile import ARGV_TEXT, ODD_PLACEMENTS, OddFiles, json_text, place_odd, result_json_text, yaml_text
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
 CI_EXAMPLES: dict[str, int] = {}  # property -> CI's example count (README.md states the total)
@@ -115,6 +115,7 @@ def _config_case(repo: Path, text: str) -> str:
 def clean(repo):
     yield
     (repo / "configs" / "hostile-master.yaml").unlink(missing_ok=True)
+    __import__("shutil").rmtree(repo / "hostile-points", ignore_errors=True)
 
 
 def _config_validate(repo, data):
@@ -295,6 +296,113 @@ def _report(repo, rows, local_github, data):
 
 
 test_report, test_report_nightly = properties(30)(_report)
+
+
+# --- a sweep's results: collect, compare, plot and reuse's judge ------------------------------------
+
+RESULT_DATA = REPO / "tests" / "data" / "results"
+SA_BENCH = json.loads((RESULT_DATA / "sa-bench" / "results_concurrency_4_gpus_24_ctx_8_gen_16.json").read_text())
+AGGREGATE = json.loads((RESULT_DATA / "agentic" / "aggregate.json").read_text())
+AIPERF = json.loads((RESULT_DATA / "agentic" / "profile_export_aiperf.json").read_text())
+RESULT_KEY = "e" * 64
+
+
+def _point_artifact(folder: Path, row: dict) -> dict[str, tuple[Path, dict]]:
+    """A valid point artifact of a bundled row, as infx launch leaves it: {part: (path, document)}."""
+    from infx.points import point_id
+    from infx.results.rows import point_topology
+
+    pid, conc = point_id(row), row["conc"][0]
+    name = f"{row.get('exp-name', 'point')}_{pid}"
+    folder.mkdir(parents=True)
+    if row.get("scenario-type") == "agentic-coding":
+        result = (folder / f"{name}_conc{conc}.json", {**AGGREGATE, **point_topology(row), "conc": conc})
+    else:
+        gpus = "gpus_24_ctx_8_gen_16" if "prefill" in row else f"gpus_{row.get('tp', 1)}"
+        result = (folder / f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_{gpus}.json",
+                  {**SA_BENCH, "max_concurrency": conc})
+    record = {"lane": "gb300-nv", "point-id": pid, "point": row, "srt-slurm": {"commit": "e4019633" + "0" * 32}, "result-key": RESULT_KEY,
+              "job-id": "77", "terminal-state": "COMPLETED", "exit-code": 0, "result-name": name, "results": [result[0].name],
+              "message": "job 77 completed", "run-id": 4242, "run-attempt": 1, "timings": {"finished": "2026-11-30T10:00:00+00:00"}}
+    parts = {"record": (folder / f"{name}_launch.json", record), "result": result}
+    if row.get("scenario-type") == "agentic-coding":
+        (folder / "LOGS" / f"conc{conc}").mkdir(parents=True)
+        parts["aiperf"] = (folder / "LOGS" / f"conc{conc}" / "profile_export_aiperf.json", AIPERF)
+    for path, document in parts.values():
+        path.write_text(json.dumps(document))
+    return parts
+
+
+def _results_pipeline(repo, rows, odd, data):
+    """Two points of a sweep, one with a hostile result file, launch record or aiperf aggregate
+    (text, numbers JSON does not have, a duplicate key, or a FIFO, a link to a device or host
+    file, a folder, a sparse file of a GiB): collect writes results.json with both verdicts,
+    reuse's judge agrees with collect, compare and plot run on what is valid."""
+    import shutil
+
+    from infx.results.artifact import PointArtifact
+    from infx.workflows.reuse import judge
+
+    root = repo / "hostile-points"
+    shutil.rmtree(root, ignore_errors=True)
+    chosen = [dict(row, conc=[concurrencies_of(row)[0]]) for row in data.draw(st.lists(st.sampled_from(rows), min_size=2, max_size=2))]
+    hostile = _point_artifact(root / "downloaded" / "point-hostile", chosen[0])
+    _point_artifact(root / "downloaded" / "point-good", chosen[1])
+    part = data.draw(st.sampled_from(sorted(hostile)))
+    path, document = hostile[part]
+    if data.draw(st.integers(0, 3)) == 0:
+        place_odd(path, data.draw(st.sampled_from(ODD_PLACEMENTS)), repo / "perf-changelog.yaml")
+    else:
+        path.write_text(data.draw(result_json_text(document)), encoding="utf-8", errors="surrogatepass")
+    results = root / "results.json"
+    argv = ["results", "collect", str(root / "downloaded"), "--output", str(results)] + data.draw(st.sampled_from([[], ["--exit-zero"]]))
+    assert_contract(run_infx(argv, repo), argv)
+    verdicts = {p["artifact"]: p for p in json.loads(results.read_text())["points"]}  # always written, every verdict
+    assert sorted(verdicts) == ["point-good", "point-hostile"]
+    for name, verdict in verdicts.items():
+        artifact = PointArtifact.read(root / "downloaded" / name)
+        keyed = artifact.record is not None and artifact.record.result_key == RESULT_KEY
+        judged = judge(root / "downloaded" / name, RESULT_KEY, chosen[0])
+        assert (judged is None) == (verdict["status"] == "ok" and keyed), (name, verdict, judged)
+    for argv in (["results", "compare", "--head", str(results), "--baseline", str(results), "--format", "json", "--fail-on-regression"],
+                 ["results", "compare", "--head", str(root / "downloaded"), "--baseline", str(results)],
+                 ["results", "plot", str(results), "--baseline", str(root / "downloaded"), "--output", str(root / "charts")]):
+        done = run_infx(argv, repo)
+        assert_contract(done, argv)
+        assert done.code == 0, (argv, done.stderr[-2000:])
+
+
+def concurrencies_of(row: dict) -> list:
+    from infx.points import concurrencies
+
+    return concurrencies(row)
+
+
+test_results_pipeline, test_results_pipeline_nightly = properties(60)(_results_pipeline)
+
+
+def _results_files(repo, rows, odd, data):
+    """A hostile results file (a mutated real one, or an odd path) given to compare and plot."""
+    import shutil
+
+    root = repo / "hostile-points"
+    shutil.rmtree(root, ignore_errors=True)
+    _point_artifact(root / "downloaded" / "point-good", dict(rows[0], conc=[concurrencies_of(rows[0])[0]]))
+    real = root / "real.json"
+    done = run_infx(["results", "collect", str(root / "downloaded"), "--output", str(real)], repo)
+    assert done.code == 0, done.stderr
+    hostile = root / "hostile.json"
+    if data.draw(st.integers(0, 3)) == 0:
+        place_odd(hostile, data.draw(st.sampled_from(ODD_PLACEMENTS)), real)
+    else:
+        hostile.write_text(data.draw(result_json_text(json.loads(real.read_text()))), encoding="utf-8", errors="surrogatepass")
+    for argv in (["results", "compare", "--head", str(real), "--baseline", str(hostile), "--format", data.draw(st.sampled_from(["json", "markdown"]))],
+                 ["results", "compare", "--head", str(hostile), "--baseline", str(real)],
+                 ["results", "plot", str(hostile), "--output", str(root / "charts")]):
+        assert_contract(run_infx(argv, repo), argv)
+
+
+test_results_files, test_results_files_nightly = properties(40)(_results_files)
 
 
 # --- every option of every command, by its click type ---------------------------------------

@@ -49,11 +49,22 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
                           cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
 
 
+RESULT_DATA = REPO / "tests" / "data" / "results"
+
+
 def result_files(row: dict, name: str) -> dict[str, str]:
+    """The result files of a point that ran well: the shipped sa-bench and AgentX fixtures
+    (tests/data/results), at the point's concurrencies and with its topology, named as infx
+    launch stages them."""
+    from infx.results.rows import point_topology
+
     concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
     if row.get("scenario-type") == "agentic-coding":
-        return {f"{name}_conc{c}.json": json.dumps({"num_requests_successful": 40, "num_requests_failed": 0}) for c in concs}
-    return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{row['node-count'] * 4}.json": json.dumps({"median_tpot_ms": 20.0})
+        aggregate = json.loads((RESULT_DATA / "agentic" / "aggregate.json").read_text())
+        return {f"{name}_conc{c}.json": json.dumps({**aggregate, **point_topology(row), "conc": c}) for c in concs}
+    raw = json.loads((RESULT_DATA / "sa-bench" / "results_concurrency_4_gpus_4.json").read_text())
+    gpus = row["node-count"] * 4 if "prefill" in row else row.get("tp", 1) * row.get("pp", 1)
+    return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{gpus}.json": json.dumps({**raw, "max_concurrency": c})
             for c in concs}
 
 
@@ -65,7 +76,7 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
     files = result_files(row, name) if exit_code == 0 else {}
     if drop_conc:
         files = dict(list(files.items())[:-1])
-    record = {"lane": "gb300-nv", "point-id": point_id(row), "result-key": key, "exit-code": exit_code,
+    record = {"lane": "gb300-nv", "point-id": point_id(row), "point": row, "result-key": key, "exit-code": exit_code,
               "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),
               "run-id": run_id, "timings": {"started": finished, "finished": finished}}
     return {f"{name}_launch.json": json.dumps(record), **files}

@@ -63,6 +63,8 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
               "job-id": "1234" if exit_code == 0 else None, "terminal-state": "COMPLETED" if exit_code == 0 else None,
               "exit-code": exit_code, "result-name": name, "results": [], "message": message,
               "run-id": run_id, "run-attempt": 1 if run_id else None}
+    if row.get("result-key"):  # a planned point: infx launch records its key
+        record["result-key"] = row["result-key"]
     for file_name, content in files.items():
         (folder / file_name.replace("{name}", name)).write_text(json.dumps(content))
         record["results"].append(file_name.replace("{name}", name))
@@ -79,7 +81,7 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
 def agentic_for(row: dict, conc: int, **changes) -> dict:
     """The AgentX aggregate fixture with the point's own topology and concurrency (as the job
     that ran the point would have written it)."""
-    from infx.results.collect import point_topology
+    from infx.results.rows import point_topology
 
     data = agentic(**changes)
     data.update(point_topology(row))

@@ -14,13 +14,11 @@ import time
 
 import pytest
 
-from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+from launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
 
 pytestmark = pytest.mark.slurm
 
 FAULT = REPO / "tests" / "slurm" / "faults" / "slurm_fault.py"
-FIXED_RESULT = ('d="outputs/$SLURM_JOB_ID/logs/isl_8_osl_8"; mkdir -p "$d"; '
-                'echo \'{"ok": 1}\' > "$d/results_concurrency_4_gpus_8.json"; echo benchmark done')
 
 
 @pytest.fixture(scope="module")
@@ -349,14 +347,35 @@ def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start)
     assert jobs_named("testlane_30") == []
 
 
-def test_a_fifo_in_the_job_logs_is_recorded_not_a_crash(ws, start):
-    ws.recipe("recipe.yaml", v1_recipe(command='mkfifo "outputs/$SLURM_JOB_ID/logs/pipe"; ' + FIXED_RESULT))
+def test_links_fifos_in_the_job_logs_and_output_never_reach_the_artifact(ws, start, tmp_path):
+    """A FIFO and symbolic links (to a file of the runner host, to a device) under the job's logs,
+    and a link the job put into the output folder: none is followed, opened, archived or left in
+    the folder upload-artifact uploads; the launch record says what was left out."""
+    secret = tmp_path / "runner-secret.txt"
+    secret.write_text("runner host file")
+    logs = 'L="outputs/$SLURM_JOB_ID/logs"; mkdir -p "$L/isl_8_osl_8"; '
+    plant = (f'mkfifo "$L/pipe"; ln -s {secret} "$L/host-file"; ln -s /dev/zero "$L/zeros"; '
+             f'ln -s {secret} "$L/isl_8_osl_8/results_concurrency_8_gpus_8.json"; ln -s {secret} "$INFMAX_WORKSPACE/leak.txt"; ')
+    ws.recipe("recipe.yaml", v1_recipe(command=logs + plant + FIXED_RESULT))
     process = start(point(), "testlane_32")
     stderr = finish(process)
     record = the_record(ws)
-    assert process.returncode == 0, stderr  # the results were staged; only the log copy is incomplete
-    assert any("could not copy the job logs" in e and "named pipe" in e for e in record["cleanup"]["errors"]), record["cleanup"]
-    assert record["cleanup"]["confirmed"] is True and (ws.root / "out" / "multinode_server_logs.tar.gz").is_file()
+    out = ws.root / "out"
+    assert process.returncode == 0, stderr  # the result was staged and is valid: what was left out is said, not fatal
+    assert record["cleanup"]["errors"] == [] and record["cleanup"]["confirmed"] is True
+    skipped = "\n".join(record["skipped"])
+    for name, kind in (("pipe", "a FIFO"), ("host-file", "a symbolic link"), ("zeros", "a symbolic link"),
+                       ("isl_8_osl_8/results_concurrency_8_gpus_8.json", "a symbolic link"), ("leak.txt", "a symbolic link")):
+        assert f"{name}: {kind}" in skipped, (name, skipped)
+    assert "left out of the artifact: " in stderr
+    with __import__("tarfile").open(out / "multinode_server_logs.tar.gz") as tar:
+        members = tar.getmembers()
+    assert all(m.isfile() or m.isdir() for m in members) and "./job/isl_8_osl_8/results_concurrency_4_gpus_8.json" in [m.name for m in members]
+    assert not any(name in m.name for m in members for name in ("pipe", "host-file", "zeros"))
+    uploaded = [p for p in out.rglob("*") if ".infx-launch" not in p.parts]
+    assert [p for p in uploaded if p.is_symlink() or not (p.is_file() or p.is_dir())] == []
+    assert not any("runner host file" in p.read_text(errors="replace") for p in uploaded if p.is_file() and p.suffix != ".gz")
+    assert [p.name for p in out.glob("*_conc8_*")] == [] and len(record["results"]) == 1
 
 
 # --- the readers, on the shapes Slurm prints ------------------------------------------------------

@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+from launchkit import FIXED_RESULT, REPO, Workspace, agentic_aggregate, git_repo, lane_profile, point, v1_recipe
 
 pytestmark = pytest.mark.slurm
 
-FIXED_RESULT = ('d="outputs/$SLURM_JOB_ID/logs/isl_8_osl_8"; mkdir -p "$d"; '
-                'echo \'{"ok": 1}\' > "$d/results_concurrency_4_gpus_8.json"; echo benchmark done')
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +90,24 @@ def test_srtctl_failure_prints_its_output(ws):
     assert done.returncode == 1 and "partition quota exceeded" in done.stderr and record["job-id"] is None
 
 
-def test_agentic_results_must_report_successful_requests(ws):
-    write = 'echo "{\\"num_requests_successful\\": $N}" > "$INFMAX_WORKSPACE/${RESULT_FILENAME}_conc4.json"'
-    ws.recipe("recipe.yaml", v1_recipe(command="N=5; " + write))
+def test_agentic_results_must_be_what_collect_accepts(ws):
+    """The launcher calls a launch a success exactly when `infx results collect` accepts its output."""
+    for successful in (2000, 0):
+        (ws.root / f"aggregate-{successful}.json").write_text(agentic_aggregate(4, successful))
+    write = 'cp "$AGGREGATE" "$INFMAX_WORKSPACE/${RESULT_FILENAME}_conc4.json"'
+    ws.recipe("recipe.yaml", v1_recipe(command=f'AGGREGATE={ws.root}/aggregate-2000.json; {write}'))
     done, record, out = launch(ws, point(agentic=True))
     assert done.returncode == 0, done.stderr
-    assert record["results"] == [f"{record['result-name']}_conc4.json"]
+    assert record["results"] == [f"{record['result-name']}_conc4.json"] and record["exit-code"] == 0
+    collected = ws.infx("results", "collect", str(out))
+    assert collected.returncode == 0, collected.stderr
     (out / f"{record['result-name']}_conc4.json").unlink()
-    ws.recipe("recipe.yaml", v1_recipe(command="N=0; " + write))
-    done, record, _ = launch(ws, point(agentic=True))
-    assert done.returncode == 1 and "num_requests_successful=0" in done.stderr
+    ws.recipe("recipe.yaml", v1_recipe(command=f'AGGREGATE={ws.root}/aggregate-0.json; {write}'))
+    done, record, out = launch(ws, point(agentic=True))
+    assert done.returncode == 1 and record["exit-code"] == 1
+    assert "but its result is invalid: concurrency 4: no request completed" in record["message"], record["message"]
+    collected = ws.infx("results", "collect", str(out))
+    assert collected.returncode == 1 and "error[result-failed]" in collected.stderr
 
 
 def test_leftover_job_with_the_job_name_is_cancelled_first(ws):
