@@ -194,11 +194,11 @@ def lm_eval_env(cache: Path) -> dict[str, str]:
 
 
 def run_lm_eval(port: int, task_dir: Path, out: Path, conc: int, cache: Path, limit: int | None = None,
-                timeout: float = 240) -> subprocess.CompletedProcess:
+                timeout: float = 240, python: str = sys.executable) -> subprocess.CompletedProcess:
     """One lm-eval run as the eval stage starts it; results land under ``out``/<model>/."""
     model_args = (f"model={MODEL},base_url=http://127.0.0.1:{port}/v1/chat/completions,"
                   f"num_concurrent={conc},max_retries=1,timeout=30,tokenized_requests=False")
-    argv = [sys.executable, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
+    argv = [python, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
             "--tasks", TASK, "--include_path", str(task_dir), "--num_fewshot", str(SHOTS),
             "--apply_chat_template", "--fewshot_as_multiturn", "true",
             "--gen_kwargs", "temperature=0,top_p=1,max_gen_toks=64", "--log_samples", "--output_path", str(out)]
