@@ -302,7 +302,7 @@ test_report, test_report_nightly = properties(30)(_report)
 # Commands that reach only files (a real launch, lane check, and the GitHub verbs other than
 # the plan readers need a cluster or the API; their file-reading options are covered above).
 OFFLINE = [("config", "validate"), ("matrix",), ("changelog", "validate"), ("changelog", "fix"), ("plan",),
-           ("launch",), ("github", "select-points"), ("github", "point-id")]
+           ("launch",), ("github", "select-points"), ("github", "point-id"), ("results", "check-evals")]
 
 
 def _command(path: tuple[str, ...]) -> click.Command:
