@@ -72,43 +72,35 @@ RULES = {
 # --- strict JSON ----------------------------------------------------------------------------
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a JSON number")
+def _strict_json(raw: bytes) -> Any:
+    """``json.loads`` refusing NaN, Infinity and a key twice in one object (ValueError), so a score
+    read is a finite number and no value silently shadows another."""
+    def refuse_constant(name: str):
+        raise ValueError(f"{name} is not a JSON number")
 
+    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+        data: dict = {}
+        for key, value in pairs:
+            if key in data:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            data[key] = value
+        return data
 
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-    data = {}
-    for key, value in pairs:
-        if key in data:
-            raise ValueError(f"the key {key!r} appears twice in one object")
-        data[key] = value
-    return data
-
-
-def _parse_strict(raw: bytes, name: str) -> Any:
-    """The JSON value of ``raw``, or why there is none (a str). Strict: NaN, Infinity and duplicate
-    keys are refused, so a score is a finite number or the file is not a result."""
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        return _Unreadable(f"{name} is not strict JSON ({str(exc)[:200]})")
-
-
-class _Unreadable(str):
-    """Why a file holds no JSON value (a str, so a message; its own type, so never a JSON string)."""
+    return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
 
 
 def _read_json_object(path: Path) -> dict | str:
-    """The JSON object in ``path``, or why there is none."""
+    """The JSON object in ``path`` (read strictly), or why there is none."""
     try:
         raw = read_bytes(path, limit=MAX_JSON_BYTES)
     except (OSError, ValueError) as exc:
         return f"{path.name} cannot be read ({getattr(exc, 'strerror', None) or exc})"
     if len(raw) > MAX_JSON_BYTES:
         return f"{path.name} is larger than {MAX_JSON_BYTES:,} bytes"
-    data = _parse_strict(raw, path.name)
-    if isinstance(data, _Unreadable):
-        return str(data)
+    try:
+        data = _strict_json(raw)
+    except (ValueError, RecursionError) as exc:
+        return f"{path.name} is not strict JSON ({str(exc)[:200]})"
     return data if isinstance(data, dict) else f"{path.name} is not a JSON object"
 
 
@@ -202,10 +194,10 @@ class EvalRow:
 
     @property
     def who(self) -> str:
-        """The row's point in a message: `point <id> (<config-key>)`, or its eval folder's source."""
+        """The row's point in a message: `point <id> (<config-key>)`, or its eval folder."""
         if self.point_id:
             return f"point {self.point_id} ({self.config_key or 'unknown config key'})"
-        return f"eval {self.source}"
+        return f"eval folder {Path(self.source).parent}"
 
 
 @dataclass(frozen=True)
@@ -384,6 +376,8 @@ def _positive(value) -> int | None:
 def _number(value) -> float | None:
     """A finite JSON number as a float; None for anything else (lm-eval writes "N/A" for a
     standard error it cannot compute)."""
+    if type(value) is int and abs(value) > 2**53:
+        return None  # an integer no float holds exactly (or at all) is no score, date or setting
     if type(value) in (int, float) and math.isfinite(value):
         return float(value)
     return None
@@ -408,7 +402,7 @@ class _Meta:
             return default
         if type(value) is int and value >= 0:
             return value
-        if isinstance(value, str) and value.isascii() and value.isdigit():  # an exported variable, as written
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:  # an exported variable, as written
             return int(value)
         raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; a whole number is accepted")
 
@@ -760,9 +754,14 @@ def read_results_evals(path: Path) -> EvalCollection:
     cannot be read raises its OSError (the command line's problem, exit 2); one that is not
     results raises InfxError with rule `results-json` (exit 1)."""
     raw = read_bytes(path, limit=MAX_RESULTS_BYTES)
-    data = _parse_strict(raw, path.name) if len(raw) <= MAX_RESULTS_BYTES else _Unreadable(f"{path.name} is larger than {MAX_RESULTS_BYTES:,} bytes")
-    if isinstance(data, _Unreadable) or not isinstance(data, dict):
-        raise InfxError(error(str(path), None, "results-json", data if isinstance(data, _Unreadable) else "is not a JSON object", RESULTS_HINT))
+    if len(raw) > MAX_RESULTS_BYTES:
+        raise InfxError(error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT))
+    try:
+        data = _strict_json(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InfxError(error(str(path), None, "results-json", f"not strict JSON ({str(exc)[:200]})", RESULTS_HINT))
+    if not isinstance(data, dict):
+        raise InfxError(error(str(path), None, "results-json", "is not a JSON object", RESULTS_HINT))
     section = data.get("evals", {"rows": [], "sets": []})
     problem = evals_problem(section)
     if problem:

@@ -8,7 +8,6 @@ the command runs as a process from a repository folder, as the results job runs 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from infx.schema import schema_diagnostics
 from infx.yamlio import load_yaml
 
 from artifacts import REPO, bundled_row, run_cli
-from evalsets import BATCHED, FAILED, FLAT, copy_set, eval_point, read, results_files, results_json, write
+from evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
 from exitcodes.harness import run_infx
 from exitcodes.hostile import json_text, yaml_text
 

@@ -131,7 +131,7 @@ def test_eval_folders_are_found_at_the_root_one_level_down_and_in_point_artifact
     copy_set(BATCHED, tmp_path / "artifacts" / "loose")
     found = dict(find_eval_sets([tmp_path / "artifacts"]))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in found) == [
-        f"artifacts/loose", f"artifacts/point-{row_id(row)}/eval"]
+        "artifacts/loose", f"artifacts/point-{row_id(row)}/eval"]
     # The point folder itself, and the eval folder given directly, find the same folder.
     point = tmp_path / "artifacts" / f"point-{row_id(row)}"
     assert list(dict(find_eval_sets([point]))) == list(dict(find_eval_sets([point / "eval"]))) == [point / "eval"]
@@ -304,3 +304,25 @@ def test_every_fixture_row_passes_the_schema_and_reads_back_unchanged():
     assert EvalRow.from_json(section["rows"][0]) == collected.rows[0]
     with pytest.raises(Exception):
         collected.rows[0].conc = 1  # frozen
+
+
+# --- hostile files ----------------------------------------------------------------------------
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from exitcodes.hostile import json_text  # noqa: E402
+
+
+@settings(max_examples=80, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_hostile_meta_and_results_give_problems_never_an_exception(tmp_path_factory, data):
+    folder = copy_set(BATCHED, tmp_path_factory.mktemp("hostile") / "set")
+    target = data.draw(st.sampled_from([folder / "meta_env.json", *results_files(folder)]))
+    target.write_text(data.draw(json_text(read(target))))
+    found = read_eval_set(folder)
+    assert {p.rule for p in found.problems} <= RULES.keys()
+    assert all(is_valid("eval-row", row.to_json()) for row in found.rows)
+    assert is_valid("eval-row", json.loads(json.dumps(EvalCollection((found,)).to_json())), "#/$defs/evals")
