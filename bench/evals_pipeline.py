@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import REPO  # noqa: E402
+from bench.harness import REPO, timed_process as run  # noqa: E402
 
 TARGET = 2.0
 FLAT_POINTS, BATCHED_POINTS, BATCH = 1_000, 250, (16, 32, 64, 128)
@@ -89,20 +87,6 @@ def generate(root: Path, rows: list[dict]) -> int:
             (folder / "eval" / "results_2026-12-01T10-00-00.000000.json").write_text(json.dumps(_result(template, strict, 1.8e9)))
             expected += 1
     return expected
-
-
-def run(argv: list[str], codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    keep = {k: v for k, v in os.environ.items() if k in ("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR")}
-    done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
-                          env={**keep, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    wall = time.perf_counter() - start
-    if done.returncode not in codes:
-        sys.exit(f"{' '.join(argv[:4])} exited {done.returncode}: {done.stderr[-2000:]}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def collect_argv(root: Path, output: Path) -> tuple[list[str], str]:

@@ -12,10 +12,10 @@ sweeps that were to measure accuracy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import EXIT_INVALID, EXIT_OK, Diagnostic, InfxError, Severity, error, render
+from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render
 from ..schema import schema_diagnostics
 from ..yamldoc import Document
 from .evals import HINTS, EvalCollection, EvalRow, EvalSet, read_results_evals
@@ -113,19 +113,12 @@ class Verdict:
                 "floor": self.floor.value, "floor-source": self.floor.source, "passed": self.passed}
 
 
-@dataclass(frozen=True)
-class GateReport:
-    diagnostics: tuple[Diagnostic, ...]
-    verdicts: tuple[Verdict, ...]
-    rows: int
+@dataclass
+class GateReport(Report):
+    """The diagnostics (ok and the exit code as any report's) and every score compared."""
 
-    @property
-    def ok(self) -> bool:
-        return not any(d.is_error for d in self.diagnostics)
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_OK if self.ok else EXIT_INVALID
+    verdicts: list[Verdict] = field(default_factory=list)
+    rows: int = 0
 
     def summary(self) -> str:
         below = sum(not v.passed for v in self.verdicts)
@@ -191,7 +184,7 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
                                          f"({floor.source})",
                                          f"Scores from {row.source} (its samples file shows each answer). A real regression blocks the "
                                          "merge; a floor is changed only from many runs of the same protocol."))
-    return GateReport(tuple(diagnostics), tuple(verdicts), len(evals.rows))
+    return GateReport(diagnostics, verdicts, len(evals.rows))
 
 
 def gate(results: Path, thresholds: Path | None = None, root: Path = Path(".")) -> GateReport:
@@ -200,6 +193,7 @@ def gate(results: Path, thresholds: Path | None = None, root: Path = Path(".")) 
     floors, problems = load_thresholds(path)
     evals = read_results_evals(results)
     if floors is None:
-        return GateReport(tuple(notices + problems), (), len(evals.rows))
+        return GateReport(notices + problems, [], len(evals.rows))
     report = check_evals(evals, floors, str(results))
-    return GateReport(tuple(notices) + report.diagnostics, report.verdicts, report.rows)
+    report.diagnostics[:0] = notices
+    return report
