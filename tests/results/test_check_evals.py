@@ -8,6 +8,7 @@ the command runs as a process from a repository folder, as the results job runs 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,12 @@ def test_hostile_results_and_thresholds_end_in_0_1_or_2(tmp_path, real_inputs, d
     done = run_infx(["results", "check-evals", str(results), "--thresholds", str(floors), "--format", fmt], tmp_path)
     assert done.code in (0, 1, 2), done.stderr[-2000:]
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr[-2000:]
+
+
+def test_the_docs_example_is_what_the_gate_prints(tmp_path):
+    results = collected(tmp_path, FLAT)
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    shutil.copy(SHIPPED_THRESHOLDS, repo / "configs" / "eval-thresholds.yaml")
+    [printed] = errors(check(results, cwd=repo).stderr)
+    assert f"\n{printed}\n" in (REPO / "docs" / "results.md").read_text()
