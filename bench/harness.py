@@ -7,6 +7,7 @@ include interpreter start-up, as the targets in the issues do.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,23 @@ def time_command(argv: list[str], runs: int = 10, warmup: int = 1, cwd: Path | N
         if attempt >= warmup:
             walls.append(wall)
     return {"runs": runs, "min": min(walls), "median": statistics.median(walls), "max": max(walls)}
+
+
+def timed_process(argv: list[str], codes: tuple[int, ...] = (0,), keep: tuple[str, ...] = ("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR"),
+                  ) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one Python process ``python3 ARGV...`` in the repository, with only
+    the environment variables ``keep`` passed through. CPU time is reported too because the machine
+    may be shared: wall time then includes waiting for a core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    kept = {k: v for k, v in os.environ.items() if k in keep}
+    done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                          env={**kept, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    wall = time.perf_counter() - start
+    if done.returncode not in codes:
+        sys.exit(f"{' '.join(argv[:4])} exited {done.returncode}: {done.stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def report(name: str, stats: dict, target: float | None = None) -> str:

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import REPO  # noqa: E402
+from bench.harness import REPO, timed_process  # noqa: E402
 
 TARGET = 3.0
 POINTS = 500
@@ -73,19 +71,9 @@ def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Pat
 
 
 def run(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one infx process. CPU time is reported too because the
-    benchmark machine may be shared: wall time then includes waiting for a core."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    # HOME and the cache folders pass through: matplotlib keeps its font cache there (a runner has one).
-    keep = {k: v for k, v in os.environ.items() if k in ("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR", "MPLCONFIGDIR")}
-    done = subprocess.run([sys.executable, "-m", "infx", *argv], cwd=REPO, capture_output=True, text=True,
-                          env={**keep, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"infx {' '.join(argv[:2])} exited {done.returncode}: {done.stderr[-2000:]}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    """(wall seconds, CPU seconds) of one infx process. HOME and the cache folders pass through:
+    matplotlib keeps its font cache there (a runner has one)."""
+    return timed_process(["-m", "infx", *argv], keep=("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR", "MPLCONFIGDIR"))
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ LONGEST_FIRST = (
     "slurm/test_launch_slurm.py",  # 120: Slurm's 1-minute time limit
     "workflows/test_workflow_runs.py",  # 80
     "github/test_api.py",  # 50
+    "results/test_lm_eval_live.py",  # 20-40: the real lm-eval, twice, against the stand-in server
     "github/test_reuse.py",  # 25
     "launch/test_cache_seed.py",  # 20
     "exitcodes/test_properties.py",  # 20

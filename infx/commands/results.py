@@ -140,3 +140,22 @@ def _run_url() -> str | None:
 
     server, slug, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
     return f"{server}/{slug}/actions/runs/{run}" if server.startswith("https://") and slug.count("/") == 1 and run.isdigit() else None
+
+
+@results.command("check-evals")
+@click.argument("results_json", type=click.Path(path_type=Path))
+@click.option("--thresholds", type=click.Path(path_type=Path),
+              help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
+def check_evals_command(results_json: Path, thresholds: Path | None, fmt: str) -> None:
+    """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
+    be at least its floor; exit 1 naming each score below it and each broken eval folder."""
+    from ..results.evalgate import gate
+
+    report = gate(results_json, thresholds)
+    out, err = report.render(fmt)
+    if out:
+        click.echo(out)
+    if err:
+        click.echo(err, err=True)
+    sys.exit(report.exit_code)

@@ -410,7 +410,7 @@ test_results_files, test_results_files_nightly = properties(40)(_results_files)
 # Commands that reach only files (a real launch, lane check, and the GitHub verbs other than
 # the plan readers need a cluster or the API; their file-reading options are covered above).
 OFFLINE = [("config", "validate"), ("matrix",), ("changelog", "validate"), ("changelog", "fix"), ("plan",),
-           ("launch",), ("github", "select-points"), ("github", "point-id")]
+           ("launch",), ("github", "select-points"), ("github", "point-id"), ("results", "check-evals")]
 
 
 def _command(path: tuple[str, ...]) -> click.Command:

@@ -1,0 +1,199 @@
+"""The eval gate: every strict and flexible exact-match score of an eval row against its floor.
+
+The floors are `configs/eval-thresholds.yaml` (without one, the policy infx ships,
+infx/config/eval-thresholds.yaml, with a notice), checked against
+infx/schemas/eval-thresholds.schema.json. A row's floor is `models.<model_prefix>.<task>`, else
+`default.<task>`; a score equal to its floor passes. Each failure is one diagnostic located at
+the floor it broke, naming the point, concurrency, task, metric, value and the floor's source;
+the problems `collect` found in the eval folders (batch manifests, unreadable files) are
+reported under their own rule ids. No eval row at all is a failure too: the gate runs for
+sweeps that were to measure accuracy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render
+from ..schema import schema_diagnostics
+from ..yamldoc import Document
+from .evals import HINTS, EvalCollection, EvalRow, EvalSet, read_results_evals
+
+DEFAULT_THRESHOLDS = "configs/eval-thresholds.yaml"
+SHIPPED_THRESHOLDS = Path(__file__).resolve().parent.parent / "config" / "eval-thresholds.yaml"
+THRESHOLDS_SCHEMA = "eval-thresholds"
+METRICS = ("em_strict", "em_flexible")  # the exact-match scores of a row the gate checks
+
+# The gate's own rules (the folder rules are infx.results.evals.RULES), with the line docs/results.md gives each.
+GATE_RULES = {
+    "eval-below-threshold": "a strict or flexible exact-match score is below its floor (equal passes).",
+    "eval-no-metric": "an eval row has no strict and no flexible exact-match score to check.",
+    "eval-no-threshold": "no floor for the row's task: neither `models.<prefix>.<task>` nor `default.<task>`.",
+    "eval-none": "the results hold no eval row and no eval folder: nothing was measured.",
+    "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships apply.",
+    "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect writes.",
+}
+
+
+@dataclass(frozen=True)
+class Floor:
+    value: float
+    source: str  # `models.dsv4.gsm8k` or `default.gsm8k`
+    file: str
+    where: tuple[int, int]  # line, column of the floor in the file
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    file: str
+    floors: dict  # (model prefix, or None for the default, task) -> Floor
+    where: tuple[int, int]  # of `default`, where a missing floor belongs
+
+    def floor(self, prefix: str, task: str) -> Floor | None:
+        return self.floors.get((prefix, task)) or self.floors.get((None, task))
+
+    @classmethod
+    def from_document(cls, doc: Document) -> "Thresholds":
+        """From a document the thresholds schema accepted."""
+        floors = {(None, task): Floor(float(value), f"default.{task}", doc.file, doc.where(("default", task)))
+                  for task, value in doc.data["default"].items()}
+        for prefix, tasks in (doc.data.get("models") or {}).items():
+            for task, value in tasks.items():
+                floors[(prefix, task)] = Floor(float(value), f"models.{prefix}.{task}", doc.file,
+                                               doc.where(("models", prefix, task)))
+        return cls(doc.file, floors, doc.where(("default",)))
+
+
+def thresholds_path(given: Path | None, root: Path) -> tuple[Path, list[Diagnostic]]:
+    """The floors to apply: ``given``, else the repository's, else the shipped ones (with a notice)."""
+    if given is not None:
+        return given, []
+    own = root / DEFAULT_THRESHOLDS
+    if own.is_file():
+        return own, []
+    return SHIPPED_THRESHOLDS, [Diagnostic(
+        str(own), None, None, "eval-thresholds-default",
+        f"no {DEFAULT_THRESHOLDS}: using the score floors infx ships ({SHIPPED_THRESHOLDS})",
+        f"To change a floor, copy that file to {DEFAULT_THRESHOLDS} and edit it.", Severity.NOTICE)]
+
+
+def load_thresholds(path: Path) -> tuple[Thresholds | None, list[Diagnostic]]:
+    """The thresholds file, schema-checked: (Thresholds, []) or (None, located problems). A file
+    that cannot be read at all raises InfxError with exit 2."""
+    from ..yamlio import load_yaml
+
+    doc, problems = load_yaml(path)
+    if any(d.rule in ("file-missing", "file-unreadable") for d in problems):
+        raise InfxError(problems, exit_code=2)
+    if doc is None:
+        return None, problems
+    found = schema_diagnostics(THRESHOLDS_SCHEMA, doc, doc.data, root_label="the thresholds file",
+                               hint=lambda path: f"Floors are fractions from 0 to 1 under `default.<task>` or `models.<prefix>.<task>`; "
+                                                 f"see {SHIPPED_THRESHOLDS}.")
+    return (None, found) if found else (Thresholds.from_document(doc), [])
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One score checked against its floor."""
+
+    row: EvalRow
+    metric: str
+    value: float
+    floor: Floor
+
+    @property
+    def passed(self) -> bool:
+        return self.value >= self.floor.value
+
+    def to_json(self) -> dict:
+        return {"point-id": self.row.point_id, "config-key": self.row.config_key, "source": self.row.source,
+                "conc": self.row.conc, "task": self.row.task, "metric": self.metric, "value": self.value,
+                "floor": self.floor.value, "floor-source": self.floor.source, "passed": self.passed}
+
+
+@dataclass
+class GateReport(Report):
+    """The diagnostics (ok and the exit code as any report's) and every score compared."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    rows: int = 0
+
+    def summary(self) -> str:
+        below = sum(not v.passed for v in self.verdicts)
+        other = sum(d.is_error for d in self.diagnostics) - below
+        return (f"infx results check-evals: {len(self.verdicts)} scores of {self.rows} eval rows checked: "
+                f"{len(self.verdicts) - below} at or above their floor, {below} below"
+                + (f"; {other} other problem(s)" if other else ""))
+
+    def render(self, fmt: str) -> tuple[str, str]:
+        """(stdout, stderr) for ``fmt`` (text, json, github): JSON carries every verdict."""
+        if fmt == "json":
+            from ..diagnostics import render_json
+
+            return render_json(self.diagnostics, self.ok, checked=[v.to_json() for v in self.verdicts]), ""
+        text = render(self.diagnostics, fmt, self.ok)
+        if fmt == "text":
+            return "", "\n".join(filter(None, [text, self.summary()]))
+        return text, self.summary()
+
+
+def _shown(value: float, floor: float) -> str:
+    """Four decimals, as the reference prints scores, unless that would hide that the value is below."""
+    text = f"{value:.4f}"
+    return repr(value) if float(text) >= floor > value else text
+
+
+def _set_who(found: EvalSet) -> str:
+    return f"point {found.point_id} ({found.config_key or 'unknown config key'})" if found.point_id else f"eval folder {found.folder}"
+
+
+def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str) -> GateReport:
+    """Every check of the gate over collected evals (see the module docstring)."""
+    diagnostics: list[Diagnostic] = []
+    verdicts: list[Verdict] = []
+    if not evals.sets:
+        diagnostics.append(error(results_file, None, "eval-none", "the results hold no eval row and no eval folder: no score was measured",
+                                 "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is eval-missing."))
+    for found in evals.sets:
+        diagnostics += [error(p.file, None, p.rule, f"{_set_who(found)}: {p.message}", HINTS.get(p.rule, "")) for p in found.problems]
+    for row in evals.rows:
+        where = f"{row.who}, concurrency {row.conc}, task {row.task}"
+        scores = [(metric, getattr(row, metric)) for metric in METRICS if getattr(row, metric) is not None]
+        if not scores:
+            diagnostics.append(error(row.source, None, "eval-no-metric",
+                                     f"{where}: no strict or flexible exact-match score to check (its score is {row.score_name or 'none'})",
+                                     "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as gsm8k); "
+                                     "run the task the lane's eval recipe names."))
+            continue
+        floor = thresholds.floor(row.model_prefix, row.task)
+        if floor is None:
+            diagnostics.append(error(thresholds.file, thresholds.where, "eval-no-threshold",
+                                     f"{where}: no floor for task {row.task!r} (neither models.{row.model_prefix}.{row.task} "
+                                     f"nor default.{row.task})",
+                                     f"Add `{row.task}: <floor>` under `default:` (or under `models: {row.model_prefix}:`), "
+                                     "calibrated from many runs of the task."))
+            continue
+        for metric, value in scores:
+            verdict = Verdict(row, metric, value, floor)
+            verdicts.append(verdict)
+            if not verdict.passed:
+                diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",
+                                         f"{where}: {metric} {_shown(value, floor.value)} is below the floor {floor.value:g} "
+                                         f"({floor.source})",
+                                         f"Scores from {row.source} (its samples file shows each answer). A real regression blocks the "
+                                         "merge; a floor is changed only from many runs of the same protocol."))
+    return GateReport(diagnostics, verdicts, len(evals.rows))
+
+
+def gate(results: Path, thresholds: Path | None = None, root: Path = Path(".")) -> GateReport:
+    """`infx results check-evals`: read RESULTS_JSON's evals and the floors, check every score."""
+    path, notices = thresholds_path(thresholds, root)
+    floors, problems = load_thresholds(path)
+    evals = read_results_evals(results)
+    if floors is None:
+        return GateReport(notices + problems, [], len(evals.rows))
+    report = check_evals(evals, floors, str(results))
+    report.diagnostics[:0] = notices
+    return report

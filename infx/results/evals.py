@@ -1,0 +1,769 @@
+"""Eval folders -> eval rows: lm-eval's scores per point, concurrency and task.
+
+An eval folder holds `meta_env.json` (what ran: model, hardware, topology, concurrency; for a
+batched eval also the manifest `eval_concs`, `completed_eval_concs`, `failed_eval_concs`) and
+lm-eval's result files: any JSON object there with a top-level `lm_eval_version`. It is what
+srt-slurm's eval stage leaves (and what the reference's collector reads), found as the folder
+given, a folder one level down, or the `eval/` folder of either (a point artifact's).
+
+Which files count (the reference's rules; docs/results.md says where infx differs):
+
+- not batched (no `eval_concs`): the newest result file, one row per task;
+- batched: per `_conc<N>` suffix the newest file, and only the concurrencies in
+  `completed_eval_concs`; so a re-run that left two files for one concurrency gives one row.
+  "Newest" is the start time lm-eval records in the file (`date`), else the file's modification
+  time (which a download or a checkout resets).
+
+Per task: the base metric is the first of the task config's `metric_list` (default
+`exact_match`); a filter whose name holds `strict` or `resolved` gives `em_strict`, one with
+`flex` or `extract` gives `em_flexible`; a task without filters gives `acc` as `accuracy`, else
+the base metric as `em_strict`. `score` is `em_strict`, else `accuracy`.
+
+The manifest of a batched eval is checked here, each inconsistency under its own rule id
+(:data:`RULES`), and recorded with the folder, so `infx results check-evals` reports it from
+results.json. Every row is checked against infx/schemas/eval-row.schema.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+from ..diagnostics import Diagnostic, InfxError, error
+from ..fsio import read_bytes
+from ..points import concurrencies
+from ..schema import first_problem
+
+EVAL_ROW_SCHEMA = "eval-row"  # infx/schemas/eval-row.schema.json
+EVALS_POINTER = "#/$defs/evals"  # results.json's `evals` section in that schema
+META_ENV = "meta_env.json"
+EVAL_FOLDER = "eval"  # a point artifact's eval folder
+LAUNCH_RECORD_SUFFIX = "_launch.json"
+CONC_SUFFIX = re.compile(r"_conc(\d+)(?:_\d+)?\.json$")  # results_<date>_conc16.json (a copy: _conc16_1.json)
+MAX_JSON_BYTES = 64 * 1024 * 1024  # an lm-eval result is kilobytes; a bigger file is not one
+MAX_RESULTS_BYTES = 256 * 1024 * 1024  # results.json of a sweep: megabytes
+RESULTS_HINT = "Pass the results.json `infx results collect --output` wrote."
+UNKNOWN = "unknown"  # the reference's value for a meta_env.json field that is missing
+
+# Every rule a collected eval folder can break, with the line docs/results.md gives it.
+RULES = {
+    "eval-meta-unreadable": "meta_env.json is not a readable, strict JSON object.",
+    "eval-meta-field": "a meta_env.json field has a type the row cannot hold (e.g. tp \"eight\").",
+    "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
+    "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
+    "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
+    "eval-missing": "the folder holds meta_env.json but no lm-eval result file.",
+    "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
+    "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
+    "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
+    "eval-batch-failed-conc": "`failed_eval_concs` is not empty: lm-eval failed at these concurrencies.",
+    "eval-batch-conc-missing": "a concurrency of `eval_concs` is not in `completed_eval_concs`.",
+    "eval-batch-conc-unexpected": "`completed_eval_concs` holds a concurrency `eval_concs` does not.",
+    "eval-batch-file-unsuffixed": "a result file of a batched eval has no `_conc<N>` suffix.",
+    "eval-batch-result-missing": "a concurrency of `eval_concs` has no result file.",
+    "eval-batch-result-unexpected": "a result file's concurrency is not in `eval_concs`.",
+}
+
+
+# --- strict JSON ----------------------------------------------------------------------------
+
+
+def _strict_json(raw: bytes) -> Any:
+    """``json.loads`` refusing NaN, Infinity and a key twice in one object (ValueError), so a score
+    read is a finite number and no value silently shadows another."""
+    def refuse_constant(name: str):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+        data: dict = {}
+        for key, value in pairs:
+            if key in data:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            data[key] = value
+        return data
+
+    return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
+
+
+def _read_json_object(path: Path) -> dict | str:
+    """The JSON object in ``path`` (read strictly), or why there is none."""
+    try:
+        raw = read_bytes(path, limit=MAX_JSON_BYTES)
+    except (OSError, ValueError) as exc:
+        return f"{path.name} cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    if len(raw) > MAX_JSON_BYTES:
+        return f"{path.name} is larger than {MAX_JSON_BYTES:,} bytes"
+    try:
+        data = _strict_json(raw)
+    except (ValueError, RecursionError) as exc:
+        return f"{path.name} is not strict JSON ({str(exc)[:200]})"
+    return data if isinstance(data, dict) else f"{path.name} is not a JSON object"
+
+
+# --- typed records -------------------------------------------------------------------------
+
+
+def _named(json_name: str) -> Any:
+    """A field written under ``json_name`` (infx's hyphenated names) instead of its own name."""
+    return field(metadata={"json": json_name})
+
+
+def _json_name(item) -> str:
+    return item.metadata.get("json", item.name)
+
+
+@dataclass(frozen=True)
+class EvalProtocol:
+    """What lm-eval recorded it ran (the protocol a score belongs to)."""
+
+    lm_eval_version: str | None = _named("lm-eval-version")
+    n_shot: int | None = _named("n-shot")
+    max_gen_toks: int | None = _named("max-gen-toks")
+    temperature: float | None = _named("temperature")
+    chat_template: bool = _named("chat-template")
+    fewshot_as_multiturn: bool | None = _named("fewshot-as-multiturn")
+    limit: float | None = _named("limit")
+
+    def to_json(self) -> dict:
+        return {_json_name(item): getattr(self, item.name) for item in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalProtocol":
+        return cls(**{item.name: data[_json_name(item)] for item in fields(cls)})
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    """One point at one concurrency for one task: the reference's eval row plus infx's fields."""
+
+    is_multinode: bool
+    model_prefix: str
+    model: str
+    hw: str
+    framework: str
+    precision: str
+    spec_decoding: str
+    isl: int
+    osl: int
+    tp: int
+    ep: int
+    prefill_tp: int
+    prefill_ep: int
+    prefill_num_workers: int
+    decode_tp: int
+    decode_ep: int
+    decode_num_workers: int
+    conc: int
+    dp_attention: str
+    prefill_dp_attention: str
+    decode_dp_attention: str
+    task: str
+    em_strict: float | None
+    em_strict_se: float | None
+    em_flexible: float | None
+    em_flexible_se: float | None
+    n_eff: int | None
+    source: str
+    score: float | None
+    score_name: str | None
+    score_se: float | None
+    config_key: str | None = _named("config-key")
+    point_id: str | None = _named("point-id")
+    result_key: str | None = _named("result-key")
+    run_id: int | None = _named("run-id")
+    run_attempt: int | None = _named("run-attempt")
+    lane: str | None = _named("lane")
+    artifact: str | None = _named("artifact")
+    protocol: EvalProtocol = _named("protocol")
+
+    def to_json(self) -> dict:
+        data = {_json_name(item): getattr(self, item.name) for item in fields(self)}
+        data["protocol"] = self.protocol.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalRow":
+        """A row as results.json holds it (checked against the schema first: this only maps names)."""
+        values = {item.name: data[_json_name(item)] for item in fields(cls)}
+        values["protocol"] = EvalProtocol.from_json(data["protocol"])
+        return cls(**values)
+
+    @property
+    def who(self) -> str:
+        """The row's point in a message: `point <id> (<config-key>)`, or its eval folder."""
+        if self.point_id:
+            return f"point {self.point_id} ({self.config_key or 'unknown config key'})"
+        return f"eval folder {Path(self.source).parent}"
+
+
+@dataclass(frozen=True)
+class EvalProblem:
+    rule: str  # one of RULES
+    file: str
+    message: str
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "file": self.file, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalProblem":
+        return cls(data["rule"], data["file"], data["message"])
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    file: str
+    conc: int | None  # the `_conc<N>` suffix
+    date: float  # lm-eval's recorded start time, else the file's modification time
+    used: bool  # its rows were taken
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "conc": self.conc, "date": self.date, "used": self.used}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ResultFile":
+        return cls(data["file"], data["conc"], data["date"], data["used"])
+
+
+@dataclass(frozen=True)
+class EvalIdentity:
+    """The point an eval folder belongs to, from its artifact's launch record (all None: standalone)."""
+
+    config_key: str | None = None
+    point_id: str | None = None
+    result_key: str | None = None
+    run_id: int | None = None
+    run_attempt: int | None = None
+    lane: str | None = None
+    artifact: str | None = None
+    model_prefix: str | None = None  # the point's, used when meta_env.json has none
+    eval_concs: tuple[int, ...] | None = None  # what the point asked the eval to run
+
+    @classmethod
+    def from_launch_record(cls, record: dict, artifact: str) -> "EvalIdentity":
+        point = record.get("point") if isinstance(record.get("point"), dict) else {}
+        if point.get("eval-all-concs") is True:
+            wanted = tuple(c for c in concurrencies(point) if _is_whole(c))
+        else:
+            wanted = (point["eval-conc"],) if _is_whole(point.get("eval-conc")) else None
+        return cls(_text(point.get("config-key")), _text(record.get("point-id")),
+                   _text(point.get("result-key")) or _text(record.get("result-key")),
+                   _positive(record.get("run-id")), _positive(record.get("run-attempt")), _text(record.get("lane")),
+                   artifact, _text(point.get("model-prefix")), wanted or None)
+
+    def row_fields(self) -> dict:
+        return {"config_key": self.config_key, "point_id": self.point_id, "result_key": self.result_key,
+                "run_id": self.run_id, "run_attempt": self.run_attempt, "lane": self.lane, "artifact": self.artifact}
+
+
+STANDALONE = EvalIdentity()
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """One eval folder: its rows, its result files and what is wrong with it."""
+
+    folder: str
+    config_key: str | None
+    point_id: str | None
+    model_prefix: str
+    batched: bool
+    eval_concs: tuple[int, ...] | None
+    completed_eval_concs: tuple[int, ...] | None
+    failed_eval_concs: tuple[int, ...] | None
+    results: tuple[ResultFile, ...]
+    rows: tuple[EvalRow, ...]
+    problems: tuple[EvalProblem, ...]
+
+    def to_json(self) -> dict:
+        def listed(values):
+            return None if values is None else list(values)
+
+        return {"folder": self.folder, "config-key": self.config_key, "point-id": self.point_id,
+                "model_prefix": self.model_prefix, "batched": self.batched, "eval_concs": listed(self.eval_concs),
+                "completed_eval_concs": listed(self.completed_eval_concs),
+                "failed_eval_concs": listed(self.failed_eval_concs),
+                "results": [r.to_json() for r in self.results], "rows": len(self.rows),
+                "problems": [p.to_json() for p in self.problems]}
+
+    @classmethod
+    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> "EvalSet":
+        def listed(values):
+            return None if values is None else tuple(values)
+
+        return cls(data["folder"], data["config-key"], data["point-id"], data["model_prefix"], data["batched"],
+                   listed(data["eval_concs"]), listed(data["completed_eval_concs"]), listed(data["failed_eval_concs"]),
+                   tuple(ResultFile.from_json(r) for r in data["results"]), tuple(rows),
+                   tuple(EvalProblem.from_json(p) for p in data["problems"]))
+
+
+@dataclass(frozen=True)
+class EvalCollection:
+    """Every eval folder read: results.json's `evals` (`{"rows": [...], "sets": [...]}`)."""
+
+    sets: tuple[EvalSet, ...] = ()
+
+    @property
+    def rows(self) -> list[EvalRow]:
+        return [row for found in self.sets for row in found.rows]
+
+    @property
+    def problems(self) -> list[EvalProblem]:
+        return [problem for found in self.sets for problem in found.problems]
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Each problem as an error located at its file (a collect step can print them)."""
+        return [error(p.file, None, p.rule, p.message, HINTS.get(p.rule, "")) for p in self.problems]
+
+    def to_json(self) -> dict:
+        return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalCollection":
+        """results.json's `evals`, already checked against `eval-row.schema.json#/$defs/evals`. Rows
+        go back to their folder by `source` (a row whose folder is not listed gets one of its own)."""
+        rows: dict[str, list[EvalRow]] = {}
+        for item in data["rows"]:
+            row = EvalRow.from_json(item)
+            rows.setdefault(str(Path(row.source).parent), []).append(row)
+        sets = [EvalSet.from_json(item, rows.pop(item["folder"], ())) for item in data["sets"]]
+        sets += [EvalSet(folder, None, None, left[0].model_prefix, False, None, None, None, (), tuple(left), ())
+                 for folder, left in rows.items()]
+        return cls(tuple(sets))
+
+
+HINTS = {
+    "eval-meta-unreadable": "meta_env.json is written by the eval stage; rerun the eval point.",
+    "eval-meta-field": "Write the field as the eval stage does: a whole number, true/false or text.",
+    "eval-result-unreadable": "A truncated or hand-edited lm-eval result; rerun the eval point.",
+    "eval-result-malformed": "Only lm-eval's own result files (results_<date>.json) are read; rerun the eval point.",
+    "eval-row-schema": "An lm-eval score is a fraction from 0 to 1; check the task's metric.",
+    "eval-missing": "lm-eval wrote no result: read the point's logs (eval stage) and rerun it.",
+    "eval-conc-mismatch": "The eval ran at other concurrencies than planned; rerun the point with its EVAL_CONC.",
+}
+HINTS.update({rule: "A batched eval must complete every concurrency it lists, each with one result file; "
+                    "rerun the point (infx github rerun-failed)." for rule in RULES if rule.startswith("eval-batch-")})
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+class _FieldError(Exception):
+    """A value the row cannot hold; becomes one problem of the folder."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+
+
+def _is_whole(value) -> bool:
+    return type(value) is int and value >= 1
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _positive(value) -> int | None:
+    return value if _is_whole(value) else None
+
+
+def _number(value) -> float | None:
+    """A finite JSON number as a float; None for anything else (lm-eval writes "N/A" for a
+    standard error it cannot compute)."""
+    if type(value) is int and abs(value) > 2**53:
+        return None  # an integer no float holds exactly (or at all) is no score, date or setting
+    if type(value) in (int, float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+class _Meta:
+    """meta_env.json's fields, typed: missing or null takes the reference's default; a value of
+    the wrong type is an `eval-meta-field` problem, never a guess."""
+
+    def __init__(self, data: dict):
+        self.data = data
+
+    def _given(self, *keys: str):
+        for key in keys:
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        return None, None
+
+    def whole(self, *keys: str, default: int) -> int:
+        key, value = self._given(*keys)
+        if key is None:
+            return default
+        if type(value) is int and value >= 0:
+            return value
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:  # an exported variable, as written
+            return int(value)
+        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; a whole number is accepted")
+
+    def flag(self, key: str) -> bool:
+        value = self.data.get(key)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true or false is accepted")
+
+    def text(self, key: str) -> str:
+        value = self.data.get(key)
+        if value is None:
+            return UNKNOWN
+        if isinstance(value, str):
+            return value
+        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; text is accepted")
+
+    def setting(self, key: str, default):
+        """A dp-attention setting as the reference writes it: the value's text, lower-cased."""
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, (str, bool, int)) and not isinstance(value, float):
+            return str(value).lower()
+        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true, false or text is accepted")
+
+
+def topology(meta: _Meta) -> dict:
+    """The reference's meta-derived fields of a row (everything but the task's scores)."""
+    multinode = meta.flag("is_multinode")
+    prefill_tp, prefill_ep = meta.whole("prefill_tp", "tp", default=1), meta.whole("prefill_ep", "ep", default=1)
+    dp_attention = meta.setting("dp_attention", "none")
+    prefill_dp, decode_dp = meta.setting("prefill_dp_attention", dp_attention), meta.setting("decode_dp_attention", dp_attention)
+    if multinode:
+        dp_attention = prefill_dp if prefill_dp == decode_dp else f"prefill={prefill_dp},decode={decode_dp}"
+    return {
+        "is_multinode": multinode, "hw": meta.text("hw").upper(), "framework": meta.text("framework").lower(),
+        "precision": meta.text("precision").lower(), "spec_decoding": meta.text("spec_decoding"),
+        "isl": meta.whole("isl", default=0), "osl": meta.whole("osl", default=0),
+        "tp": meta.whole("tp", default=prefill_tp), "ep": meta.whole("ep", default=prefill_ep),
+        "prefill_tp": prefill_tp, "prefill_ep": prefill_ep, "prefill_num_workers": meta.whole("prefill_num_workers", default=1),
+        "decode_tp": meta.whole("decode_tp", "tp", default=1), "decode_ep": meta.whole("decode_ep", "ep", default=1),
+        "decode_num_workers": meta.whole("decode_num_workers", default=1), "conc": meta.whole("conc", default=0),
+        "dp_attention": dp_attention, "prefill_dp_attention": prefill_dp, "decode_dp_attention": decode_dp,
+    }
+
+
+# --- one lm-eval result file ---------------------------------------------------------------
+
+
+def _mapping(value, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _FieldError("eval-result-malformed", f"{what} is not a JSON object")
+    return value
+
+
+def _metric(results: dict, task: str, key: str) -> float | None:
+    """A score: missing is None; present, it must be a finite number (a standard error may be "N/A")."""
+    value = results.get(key)
+    if value is None or (isinstance(value, str) and "_stderr" in key):
+        return None
+    number = _number(value)
+    if number is None:
+        raise _FieldError("eval-result-malformed", f"task {task}: {key} is {json.dumps(value)[:80]}, not a number")
+    return number
+
+
+def _scores(task: str, results: dict, config: dict) -> dict:
+    """em_strict, em_flexible and accuracy (each with its standard error) of one task."""
+    metric_list = config.get("metric_list")
+    first = metric_list[0] if isinstance(metric_list, list) and metric_list else None
+    base = first.get("metric") if isinstance(first, dict) and isinstance(first.get("metric"), str) else "exact_match"
+    filters = config.get("filter_list")
+    if filters is not None and not (isinstance(filters, list) and all(isinstance(f, dict) for f in filters)):
+        raise _FieldError("eval-result-malformed", f"task {task}: configs.{task}.filter_list is not a list of filters")
+    found = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
+
+    def pair(name: str, stderr: str) -> tuple[float | None, float | None]:
+        return _metric(results, task, name), _metric(results, task, stderr)
+
+    if filters:
+        for item in filters:
+            name = item.get("name")
+            if not isinstance(name, str):
+                continue
+            kind = "strict" if "strict" in name or "resolved" in name else "flexible" if "flex" in name or "extract" in name else None
+            if kind:
+                found[kind] = pair(f"{base},{name}", f"{base}_stderr,{name}")
+    elif "acc" in results or "acc,none" in results:  # lm-eval 0.4 writes `<metric>,none` for a task without filters
+        found["accuracy"] = pair("acc", "acc_stderr") if "acc" in results else pair("acc,none", "acc_stderr,none")
+    else:
+        found["strict"] = pair(base, f"{base}_stderr") if base in results else pair(f"{base},none", f"{base}_stderr,none")
+    return found
+
+
+def _protocol(data: dict, task: str, config: dict) -> EvalProtocol:
+    generation = config.get("generation_kwargs") if isinstance(config.get("generation_kwargs"), dict) else {}
+    shots = data.get("n-shot") if isinstance(data.get("n-shot"), dict) else {}
+    run = data.get("config") if isinstance(data.get("config"), dict) else {}
+    tokens = generation.get("max_gen_toks", generation.get("max_tokens"))
+    temperature, limit = _number(generation.get("temperature")), _number(run.get("limit"))
+    return EvalProtocol(
+        _text(data.get("lm_eval_version")), shots.get(task) if type(shots.get(task)) is int and shots[task] >= 0 else None,
+        tokens if type(tokens) is int and tokens >= 0 else None, temperature if temperature is not None and temperature >= 0 else None,
+        data.get("chat_template") is not None, data["fewshot_as_multiturn"] if isinstance(data.get("fewshot_as_multiturn"), bool) else None,
+        limit if limit is not None and limit > 0 else None)
+
+
+def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: EvalIdentity) -> list[EvalRow]:
+    """One row per task of an lm-eval result; ``base`` holds the meta-derived fields."""
+    results = _mapping(data.get("results"), "`results`")
+    configs = _mapping(data.get("configs"), "`configs`")
+    n_samples = _mapping(data.get("n-samples"), "`n-samples`")
+    model_name = _text(data.get("model_name"))
+    rows = []
+    for task, task_results in results.items():
+        task_results = _mapping(task_results, f"results.{task}")
+        config = _mapping(configs.get(task), f"configs.{task}")
+        scores = _scores(task, task_results, config)
+        (strict, strict_se), (flexible, flexible_se), (accuracy, accuracy_se) = scores["strict"], scores["flexible"], scores["accuracy"]
+        if strict is not None:
+            score, score_name, score_se = strict, "em_strict", strict_se
+        elif accuracy is not None:
+            score, score_name, score_se = accuracy, "accuracy", accuracy_se
+        else:
+            score, score_name, score_se = None, None, None
+        counts = n_samples.get(task) if isinstance(n_samples.get(task), dict) else {}
+        effective = counts.get("effective")
+        metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        model = model_name or _text(metadata.get("model")) or meta_model
+        rows.append(EvalRow(**base, model=model, task=task, em_strict=strict, em_strict_se=strict_se, em_flexible=flexible,
+                            em_flexible_se=flexible_se, n_eff=effective if type(effective) is int and effective >= 0 else None,
+                            source=source, score=score, score_name=score_name, score_se=score_se,
+                            protocol=_protocol(data, task, config), **identity.row_fields()))
+    return rows
+
+
+# --- the batch manifest --------------------------------------------------------------------
+
+
+def _conc_list(value) -> tuple[int, ...] | None:
+    if isinstance(value, list) and all(_is_whole(v) for v in value):
+        return tuple(value)
+    return None
+
+
+def _listed(values: Iterable[int]) -> str:
+    return ", ".join(str(v) for v in sorted(values))
+
+
+def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> list[tuple[str, str]]:
+    """(rule, message) for each inconsistency of a batched eval's manifest with itself and with
+    its result files (``suffixes``: each file's name and `_conc<N>` suffix)."""
+    expected, completed, failed = (_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+    if expected is None or completed is None or failed is None:
+        shown = ", ".join(f"{key} = {json.dumps(meta.get(key))[:60]}" for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+        return [("eval-batch-manifest-invalid", f"the batch manifest must give three lists of positive whole numbers; it has {shown}")]
+    found = []
+    for name, values in (("eval_concs", expected), ("completed_eval_concs", completed)):
+        twice = sorted({v for v in values if values.count(v) > 1})
+        if twice:
+            found.append(("eval-batch-conc-duplicate", f"{name} lists concurrency {_listed(twice)} more than once"))
+    if failed:
+        found.append(("eval-batch-failed-conc", f"lm-eval failed at concurrency {_listed(set(failed))}"))
+    if set(expected) - set(completed):
+        found.append(("eval-batch-conc-missing", f"concurrency {_listed(set(expected) - set(completed))} of eval_concs did not complete"))
+    if set(completed) - set(expected):
+        found.append(("eval-batch-conc-unexpected", f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
+    for name, conc in suffixes:
+        if conc is None:
+            found.append(("eval-batch-file-unsuffixed", f"{name} has no _conc<N> suffix, so no concurrency can be given to it"))
+    have = {conc for _, conc in suffixes if conc is not None}
+    if set(expected) - have:
+        found.append(("eval-batch-result-missing", f"concurrency {_listed(set(expected) - have)} has no result file"))
+    if have - set(expected):
+        found.append(("eval-batch-result-unexpected", f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
+    return found
+
+
+def _conc_mismatch(identity: EvalIdentity, batched: bool, ran: tuple[int, ...] | None, conc: int) -> str | None:
+    """Why the concurrencies the eval ran are not the ones its point asked for, or None."""
+    wanted = identity.eval_concs
+    if not wanted:
+        return None
+    actual = set(ran or ()) if batched else {conc}
+    if actual == set(wanted):
+        return None
+    return f"the point asked for eval concurrency {_listed(set(wanted))}, the eval ran {_listed(actual) or 'none'}"
+
+
+# --- one folder -----------------------------------------------------------------------------
+
+
+class _Candidate(NamedTuple):
+    """An lm-eval result file of a folder."""
+
+    name: str
+    data: dict
+    date: float  # lm-eval's recorded start time, else the file's modification time
+    conc: int | None  # its `_conc<N>` suffix
+
+    @property
+    def recency(self) -> tuple[float, str]:
+        return self.date, self.name  # the same time: the later name, so the choice never depends on listing order
+
+
+def _candidates(folder: Path, problems: list[EvalProblem]) -> list[_Candidate]:
+    """Every lm-eval result in ``folder``: a JSON object with `lm_eval_version` (an unreadable
+    results*.json is a problem; other JSON files that are not lm-eval's are passed over)."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name == META_ENV:
+            continue
+        data = _read_json_object(path)
+        if isinstance(data, str):
+            if path.name.startswith("results"):
+                problems.append(EvalProblem("eval-result-unreadable", str(path), data))
+            continue
+        if "lm_eval_version" not in data:
+            continue
+        date = _number(data.get("date"))
+        if date is None:
+            try:
+                date = path.stat().st_mtime
+            except OSError:
+                date = 0.0
+        match = CONC_SUFFIX.search(path.name)
+        found.append(_Candidate(path.name, data, date, int(match.group(1)) if match else None))
+    return found
+
+
+def _chosen(candidates: list[_Candidate], batched: bool, completed: tuple[int, ...] | None) -> list[_Candidate]:
+    """The files whose rows count: the newest, or for a batched eval the newest per completed concurrency."""
+    if not batched:
+        return [max(candidates, key=lambda c: c.recency)] if candidates else []
+    newest: dict[int, _Candidate] = {}
+    for candidate in candidates:
+        conc = candidate.conc
+        if conc in (completed or ()) and (conc not in newest or candidate.recency > newest[conc].recency):
+            newest[conc] = candidate
+    return [newest[conc] for conc in sorted(newest)]
+
+
+def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
+    """The rows and problems of one eval folder. ``identity`` is its point, when known."""
+    label, meta_file = str(folder), str(folder / META_ENV)
+    problems: list[EvalProblem] = []
+    meta = _read_json_object(folder / META_ENV)
+    if isinstance(meta, str):
+        problems.append(EvalProblem("eval-meta-unreadable", meta_file, meta))
+        meta = {}
+    candidates = _candidates(folder, problems)
+    if not candidates and not any(p.rule == "eval-result-unreadable" for p in problems):
+        problems.append(EvalProblem("eval-missing", label, f"{label} holds {META_ENV} but no lm-eval result (a JSON file with lm_eval_version)"))
+    batched = "eval_concs" in meta
+    manifest = tuple(_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+    if batched:
+        problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(c.name, c.conc) for c in candidates])]
+    # A manifest that cannot be read names no concurrency as completed: no rows rather than a guess.
+    completed = manifest[1] if None not in manifest else None
+    rows: list[EvalRow] = []
+    typed = _Meta(meta)
+    try:
+        base = topology(typed)
+        model_prefix, meta_model = typed.text("infmax_model_prefix"), typed.text("model")
+    except _FieldError as exc:
+        problems.append(EvalProblem(exc.rule, meta_file, str(exc)))
+        return EvalSet(label, identity.config_key, identity.point_id, identity.model_prefix or UNKNOWN, batched, *manifest,
+                       tuple(ResultFile(c.name, c.conc, c.date, False) for c in candidates), (), tuple(problems))
+    if model_prefix == UNKNOWN and identity.model_prefix:
+        model_prefix = identity.model_prefix  # metadata the eval stage lost: the point knows its model
+    mismatch = _conc_mismatch(identity, batched, manifest[0], base["conc"])
+    if mismatch:
+        problems.append(EvalProblem("eval-conc-mismatch", meta_file, mismatch))
+    chosen = _chosen(candidates, batched, completed)
+    for candidate in chosen:
+        source = str(folder / candidate.name)
+        row_base = dict(base, model_prefix=model_prefix, conc=candidate.conc if batched else base["conc"])
+        try:
+            found = result_rows(candidate.data, source, row_base, meta_model, identity)
+        except _FieldError as exc:
+            problems.append(EvalProblem(exc.rule, source, str(exc)))
+            continue
+        for row in found:
+            problem = first_problem(EVAL_ROW_SCHEMA, row.to_json(), "row")
+            if problem:
+                problems.append(EvalProblem("eval-row-schema", source, f"task {row.task}: {problem}"))
+            else:
+                rows.append(row)
+    used = {c.name for c in chosen}
+    return EvalSet(label, identity.config_key, identity.point_id, model_prefix, batched, *manifest,
+                   tuple(ResultFile(c.name, c.conc, c.date, c.name in used) for c in candidates), tuple(rows), tuple(problems))
+
+
+# --- finding folders -------------------------------------------------------------------------
+
+
+def _launch_identity(artifact: Path) -> EvalIdentity:
+    """The point of a point artifact (its one launch record), or STANDALONE."""
+    records = sorted(artifact.glob(f"*{LAUNCH_RECORD_SUFFIX}")) if artifact.is_dir() else []
+    if len(records) != 1:
+        return STANDALONE
+    record = _read_json_object(records[0])
+    return STANDALONE if isinstance(record, str) else EvalIdentity.from_launch_record(record, artifact.name)
+
+
+def find_eval_sets(paths: Iterable[Path]) -> list[tuple[Path, EvalIdentity]]:
+    """Each eval folder under ``paths`` with the point it belongs to: the path itself, a folder one
+    level down, or the `eval/` folder of either (then the point is its artifact's launch record)."""
+    found: dict[Path, EvalIdentity] = {}
+
+    def consider(folder: Path) -> None:
+        if folder in found or not (folder / META_ENV).is_file():
+            return
+        found[folder] = _launch_identity(folder.parent) if folder.name == EVAL_FOLDER else STANDALONE
+
+    for path in paths:
+        if not path.is_dir():
+            continue
+        consider(path)
+        consider(path / EVAL_FOLDER)
+        for child in sorted(p for p in path.iterdir() if p.is_dir()):
+            consider(child)
+            consider(child / EVAL_FOLDER)
+    return list(found.items())
+
+
+def collect_evals(paths: Iterable[Path]) -> EvalCollection:
+    """Every eval folder under ``paths``, read: results.json's `evals`."""
+    return EvalCollection(tuple(read_eval_set(folder, identity) for folder, identity in find_eval_sets(paths)))
+
+
+def evals_problem(data: Any) -> str | None:
+    """The first problem of a results.json `evals` section against the schema, or None."""
+    from ..schema import is_valid, schema_errors
+
+    if is_valid(EVAL_ROW_SCHEMA, data, EVALS_POINTER):
+        return None
+    err = schema_errors(EVAL_ROW_SCHEMA, data, EVALS_POINTER)[0]
+    return f"evals{''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in err.path)}: {err.message}"
+
+
+def read_results_evals(path: Path) -> EvalCollection:
+    """The `evals` section of a results.json (none: no eval folder was collected). A file that
+    cannot be read raises its OSError (the command line's problem, exit 2); one that is not
+    results raises InfxError with rule `results-json` (exit 1)."""
+    raw = read_bytes(path, limit=MAX_RESULTS_BYTES)
+    if len(raw) > MAX_RESULTS_BYTES:
+        raise InfxError(error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT))
+    try:
+        data = _strict_json(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InfxError(error(str(path), None, "results-json", f"not strict JSON ({str(exc)[:200]})", RESULTS_HINT))
+    if not isinstance(data, dict):
+        raise InfxError(error(str(path), None, "results-json", "is not a JSON object", RESULTS_HINT))
+    section = data.get("evals", {"rows": [], "sets": []})
+    problem = evals_problem(section)
+    if problem:
+        raise InfxError(error(str(path), None, "results-json", f"its eval section is not what collect writes: {problem}", RESULTS_HINT))
+    return EvalCollection.from_json(section)

@@ -1,0 +1,238 @@
+"""`infx results check-evals`: every exact-match score of the collected eval rows against its floor.
+
+The eval rows are collected from the lm-eval fixtures (tests/data/results/evals/, real lm-eval
+output against the stand-in server) inside point artifacts built from the bundled configs' rows;
+the command runs as a process from a repository folder, as the results job runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
+from infx.results.evals import RULES, collect_evals
+from infx.schema import schema_diagnostics
+from infx.yamlio import load_yaml
+
+from artifacts import REPO, bundled_row, run_cli
+from evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
+from exitcodes.harness import run_infx
+from exitcodes.hostile import json_text, yaml_text
+
+VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
+
+
+def shipped_line(*path: str) -> tuple[int, int]:
+    doc, _ = load_yaml(SHIPPED_THRESHOLDS)
+    return doc.where(path)
+
+
+def collected(tmp_path: Path, *sets: str, **row_changes) -> Path:
+    """results.json holding the evals of point artifacts, one per fixture folder named."""
+    artifacts = tmp_path / "artifacts"
+    for name in sets:
+        row = bundled_row(VLLM_DISAGG, **row_changes) if name == FLAT else \
+            bundled_row(VLLM_DISAGG, conc=[16, 32] if name == BATCHED else [16, 32, 64], **{"eval-all-concs": True, **row_changes})
+        eval_point(artifacts, name, row)
+    return results_json(tmp_path / "results.json", collect_evals([artifacts]).to_json())
+
+
+def check(results: Path, *argv: str, cwd: Path = REPO):
+    return run_cli("results", "check-evals", str(results), *argv, cwd=cwd)
+
+
+def errors(text: str) -> list[str]:
+    return [line for line in text.splitlines() if ": error[" in line]
+
+
+def test_the_reference_example_fails_on_strict_only_located_at_its_floor(tmp_path):
+    results = collected(tmp_path, FLAT)
+    done = check(results)
+    assert done.returncode == 1, done.stderr
+    line, column = shipped_line("models", "dsv4", "gsm8k")
+    [failure] = errors(done.stderr)
+    point = json.loads(results.read_text())["evals"]["rows"][0]["point-id"]
+    assert failure == (f"{SHIPPED_THRESHOLDS}:{line}:{column}: error[eval-below-threshold]: point {point} ({VLLM_DISAGG}), "
+                       "concurrency 192, task gsm8k: em_strict 0.9052 is below the floor 0.91 (models.dsv4.gsm8k)")
+    # no configs/eval-thresholds.yaml in this repository: the shipped floors, said once
+    assert "notice[eval-thresholds-default]" in done.stderr and not (REPO / "configs" / "eval-thresholds.yaml").exists()
+    assert "2 scores of 1 eval rows checked: 1 at or above their floor, 1 below" in done.stderr
+
+
+def test_a_score_equal_to_its_floor_passes(tmp_path):
+    results = collected(tmp_path, BATCHED)  # concurrency 16 reads strict 0.91, the dsv4 floor
+    done = check(results, "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    at_floor = [v for v in report["checked"] if v["conc"] == 16 and v["metric"] == "em_strict"]
+    assert at_floor == [{**at_floor[0], "value": 0.91, "floor": 0.91, "floor-source": "models.dsv4.gsm8k", "passed": True}]
+    assert report["ok"] is True and len(report["checked"]) == 4
+
+
+def test_the_floor_is_the_models_else_the_default_and_both_metrics_must_clear_it(tmp_path):
+    results = collected(tmp_path, BATCHED)
+    floors = tmp_path / "floors.yaml"
+    floors.write_text("default:\n  gsm8k: 0.95\nmodels:\n  other:\n    gsm8k: 0.5\n")
+    done = check(results, "--thresholds", str(floors), "--format", "json")
+    report = json.loads(done.stdout)
+    failed = sorted((v["conc"], v["metric"], v["value"]) for v in report["checked"] if not v["passed"])
+    assert failed == [(16, "em_strict", 0.91), (32, "em_strict", 0.93)]  # flexible 0.95 equals the floor: passes
+    assert {v["floor-source"] for v in report["checked"]} == {"default.gsm8k"} and done.returncode == 1
+    [first, _] = [d for d in report["diagnostics"] if d["rule"] == "eval-below-threshold"]
+    assert (first["file"], first["line"], first["column"]) == (str(floors), 2, 3)
+    floors.write_text("default:\n  gsm8k: 0.95\nmodels:\n  dsv4:\n    gsm8k: 0.9\n")
+    assert check(results, "--thresholds", str(floors)).returncode == 0
+
+
+def test_the_repository_file_replaces_the_shipped_floors_without_a_notice(tmp_path):
+    results = collected(tmp_path, FLAT)
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    (repo / "configs" / "eval-thresholds.yaml").write_text("default:\n  gsm8k: 0.90\n")
+    done = check(results, cwd=repo)
+    assert done.returncode == 0 and "notice" not in done.stderr, done.stderr
+
+
+def test_batch_manifest_problems_fail_the_gate_under_their_own_rules(tmp_path):
+    results = collected(tmp_path, FAILED)
+    done = check(results, "--format", "github")
+    assert done.returncode == 1
+    titles = [line.split("title=")[1].split("::")[0] for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert titles == ["eval-batch-failed-conc", "eval-batch-conc-missing", "eval-batch-result-missing"]
+    assert all("eval/meta_env.json" in line and "point " in line for line in done.stdout.splitlines() if line.startswith("::error"))
+
+
+def _rewrite(results: Path, change) -> None:
+    data = read(results)
+    change(data)
+    write(results, data)
+
+
+def test_a_row_without_an_exact_match_score_is_eval_no_metric(tmp_path):
+    results = collected(tmp_path, FLAT)
+    _rewrite(results, lambda d: d["evals"]["rows"][0].update(em_strict=None, em_strict_se=None, em_flexible=None, em_flexible_se=None,
+                                                            score=0.7, score_name="accuracy"))
+    done = check(results)
+    [line] = errors(done.stderr)
+    assert done.returncode == 1 and "error[eval-no-metric]" in line and "concurrency 192, task gsm8k" in line
+
+
+def test_a_task_without_a_floor_is_eval_no_threshold(tmp_path):
+    results = collected(tmp_path, FLAT)
+    _rewrite(results, lambda d: d["evals"]["rows"][0].update(task="mmlu_pro"))
+    done = check(results)
+    [line] = errors(done.stderr)
+    assert done.returncode == 1 and "error[eval-no-threshold]" in line and "default.mmlu_pro" in line
+    assert line.startswith(f"{SHIPPED_THRESHOLDS}:{shipped_line('default')[0]}:")
+
+
+@pytest.mark.parametrize("content, code, rule", [
+    ('{"format": "infx-results/1", "rows": [], "points": []}', 1, "eval-none"),
+    ('{"evals": {"rows": [], "sets": []}}', 1, "eval-none"),
+    ("not json", 1, "results-json"),
+    ('{"evals": {"rows": [], "sets": []}, "x": NaN}', 1, "results-json"),
+    ('{"evals": {"rows": [{"task": "gsm8k"}], "sets": []}}', 1, "results-json"),
+    ("[]", 1, "results-json"),
+])
+def test_results_that_hold_no_eval_or_are_not_results(tmp_path, content, code, rule):
+    path = tmp_path / "results.json"
+    path.write_text(content)
+    done = check(path)
+    assert done.returncode == code and f"error[{rule}]" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unusable_files_are_exit_2(tmp_path):
+    results = collected(tmp_path, BATCHED)
+    assert check(tmp_path / "missing.json").returncode == 2
+    assert check(tmp_path).returncode == 2  # a folder
+    done = check(results, "--thresholds", str(tmp_path / "none.yaml"))
+    assert done.returncode == 2 and "file-missing" in done.stderr
+
+
+@pytest.mark.parametrize("text, rule, line", [
+    ("default:\n  gsm8k: 1.5\n", "out-of-range", 2),
+    ("default:\n  gsm8k: true\n", "wrong-type", 2),
+    ("default:\n  gsm8k: '0.9'\n", "wrong-type", 2),
+    ("default:\n  gsm8k: 0.9\nmodel:\n  dsv4: {gsm8k: 0.9}\n", "unknown-key", 3),
+    ("models:\n  dsv4: {gsm8k: 0.9}\n", "missing-field", 1),
+    ("default:\n  gsm8k: 0.9\nmodels:\n  'ds v4': {gsm8k: 0.9}\n", "unknown-key", 4),
+    ("default:\n  gsm8k: 0.9\n  gsm8k: 0.8\n", "yaml-duplicate-key", 3),
+    ("", "wrong-type", 1),
+])
+def test_a_thresholds_file_the_schema_refuses_is_located(tmp_path, text, rule, line):
+    results = collected(tmp_path, BATCHED)
+    floors = tmp_path / "floors.yaml"
+    floors.write_text(text)
+    done = check(results, "--thresholds", str(floors))
+    assert done.returncode == 1, done.stderr
+    assert f"{floors}:{line}:" in done.stderr and f"error[{rule}]" in done.stderr, done.stderr
+
+
+def test_the_shipped_floors_are_the_references_and_pass_their_schema():
+    doc, problems = load_yaml(SHIPPED_THRESHOLDS)
+    assert problems == [] and schema_diagnostics("eval-thresholds", doc, doc.data) == []
+    assert doc.data["default"] == {"gsm8k": 0.90, "gpqa_diamond_cot_n_shot": 0.30, "swebench_lite": 0.50}
+    assert doc.data["models"]["dsv4"] == {"gsm8k": 0.91} and len(doc.data["models"]) == 8
+    first = SHIPPED_THRESHOLDS.read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../schemas/eval-thresholds.schema.json"
+    assert (SHIPPED_THRESHOLDS.parent / first.split("$schema=")[1]).resolve().is_file()
+    assert "config/eval-thresholds.yaml" in (REPO / "pyproject.toml").read_text()  # shipped as package data
+
+
+def test_task_names_and_model_prefixes_have_the_name_shape():
+    from infx import shapes
+    from infx.schema import load_schema
+
+    schema = load_schema("eval-thresholds")
+    keys = [*schema["properties"]["models"]["patternProperties"], *schema["$defs"]["floors"]["patternProperties"]]
+    assert keys == [shapes.SHAPES["name"].pattern] * 2
+
+
+def test_a_value_just_below_the_floor_is_never_shown_as_equal():
+    assert _shown(0.90999, 0.91) == "0.90999" and _shown(0.9052312, 0.91) == "0.9052"
+
+
+def test_every_rule_has_a_line_in_the_docs():
+    docs = (REPO / "docs" / "results.md").read_text()
+    for rule in [*RULES, *GATE_RULES]:
+        assert f"`{rule}`" in docs, rule
+
+
+# --- hostile input ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_inputs(tmp_path_factory) -> tuple[dict, dict]:
+    tmp = tmp_path_factory.mktemp("real")
+    results = collected(tmp, FLAT, BATCHED)
+    return read(results), {"default": {"gsm8k": 0.9}, "models": {"dsv4": {"gsm8k": 0.91}}}
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_hostile_results_and_thresholds_end_in_0_1_or_2(tmp_path, real_inputs, data):
+    results_doc, floors_doc = real_inputs
+    results, floors = tmp_path / "results.json", tmp_path / "floors.yaml"
+    results.write_text(data.draw(st.one_of(json_text(results_doc), st.just(json.dumps(results_doc)))))
+    floors.write_text(data.draw(st.one_of(yaml_text(floors_doc), st.just(json.dumps(floors_doc)))))
+    fmt = data.draw(st.sampled_from(["text", "json", "github"]))
+    done = run_infx(["results", "check-evals", str(results), "--thresholds", str(floors), "--format", fmt], tmp_path)
+    assert done.code in (0, 1, 2), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr[-2000:]
+
+
+def test_the_docs_example_is_what_the_gate_prints(tmp_path):
+    results = collected(tmp_path, FLAT)
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    shutil.copy(SHIPPED_THRESHOLDS, repo / "configs" / "eval-thresholds.yaml")
+    [printed] = errors(check(results, cwd=repo).stderr)
+    assert f"\n{printed}\n" in (REPO / "docs" / "results.md").read_text()
