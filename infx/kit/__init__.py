@@ -1,0 +1,1 @@
+"""The consumer kit: what `infx init` writes into a benchmark repository."""
