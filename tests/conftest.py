@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,13 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"the reference corpus is missing at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_session_folder(tmp_path_factory) -> Path:
+    """A folder every pytest-xdist worker of this session shares: the workflow executor builds
+    infx's wheel and its environment there once (tests/workflows/runner_python.py)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["INFX_TEST_RUNNER_ROOT"] = str(root)
+    return root
