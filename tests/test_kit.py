@@ -94,7 +94,7 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
     first = infx("init", "--pin", PIN, cwd=bench)
     assert first.returncode == 0, first.stderr
     expected = [f".github/workflows/{name}" for name in KIT_WORKFLOWS] + [LOCK_PATH, ACTIONLINT_PATH, "configs/infx.yaml",
-                                                                           "runners/my-lane.yaml"]
+                                                                           "runners/my-lane.yaml", ".pre-commit-config.yaml"]
     assert re.findall(r"(?m)^wrote +(\S+)$", first.stdout) == expected
     assert "Left to do:" in first.stdout and "infx repo check --repo acme/bench" in first.stdout
     assert (bench / "configs" / "infx.yaml").read_text().splitlines()[-1] == "repository: acme/bench"

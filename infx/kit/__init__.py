@@ -124,6 +124,26 @@ def settings_file(slug: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+PRE_COMMIT_PATH = ".pre-commit-config.yaml"
+HOOK_KEYS = ("name", "entry", "language", "files", "pass_filenames", "stages")  # of infx's .pre-commit-hooks.yaml
+
+
+def pre_commit_config(version: str) -> str:
+    """.pre-commit-config.yaml running infx's hooks (infx's own .pre-commit-hooks.yaml) from the
+    released infx ``version`` on PyPI: a local hook with the pinned package as its dependency."""
+    import json
+
+    import yaml
+
+    lines = ["# CI's verdict before a commit and before a push: run `pre-commit install` once (written by `infx init`).",
+             "default_install_hook_types: [pre-commit, pre-push]", "repos:", "  - repo: local", "    hooks:"]
+    for hook in yaml.safe_load(template_text("pre-commit-hooks.yaml")):
+        lines.append(f"      - id: {hook['id']}")
+        lines += [f"        {key}: {json.dumps(hook[key])}" for key in HOOK_KEYS if key in hook]
+        lines.append(f'        additional_dependencies: ["infx=={version}"]')
+    return "\n".join(lines) + "\n"
+
+
 def lane_skeleton(lane: str, declared: list[str] | None) -> str:
     """runners/<lane>.yaml to fill in; its runner label is the lane's name when configs/runners.yaml
     declares it, else one more thing to fill in."""
@@ -159,6 +179,7 @@ def kit_files(root: Path, version: str, lane: str, slug: str | None) -> list[Kit
     files.append(KitFile(ACTIONLINT_PATH, actionlint_config(labels or []), True))
     files.append(KitFile(SETTINGS_PATH, settings_file(slug), False))
     files.append(KitFile(f"runners/{lane}.yaml", lane_skeleton(lane, labels), False))
+    files.append(KitFile(PRE_COMMIT_PATH, pre_commit_config(version), False))
     return files
 
 
@@ -218,5 +239,6 @@ def _todo(root: Path, version: str, lane: str, slug: str | None, files: list[Kit
                 f"as ephemeral runners; then `GITHUB_TOKEN=<an admin's token> infx repo check{' --repo ' + slug if slug else ''}` "
                 "checks those settings and that fork pull requests need approval and the default token is read-only.")
     todo.append("Create the pull-request labels of the label table: " + ", ".join(f"`{label}`" for label in LABELS) + ".")
-    todo.append(f"Commit the files; the workflows install infx {version} from PyPI with the lock in {LOCK_PATH}.")
+    todo.append(f"Commit the files; the workflows install infx {version} from PyPI with the lock in {LOCK_PATH}. "
+                f"`pre-commit install` runs infx's checks before each commit and push ({PRE_COMMIT_PATH}).")
     return todo

@@ -36,7 +36,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[2]
 LOCK_NAME = "requirements.lock"
 # What the wheel is built from (pyproject.toml's package data reaches .github/workflows).
-SOURCE = ("pyproject.toml", "MANIFEST.in", "README.md", LOCK_NAME, "infx", ".github/workflows")
+SOURCE = ("pyproject.toml", "MANIFEST.in", "README.md", LOCK_NAME, ".pre-commit-hooks.yaml", "infx", ".github/workflows")
 ROOT_VARIABLE = "INFX_TEST_RUNNER_ROOT"  # set by tests/conftest.py: a folder all workers of the session share
 LOCK_MARKER, INFX_MARKER = "installed-lock", "installed-infx"
 

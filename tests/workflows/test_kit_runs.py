@@ -4,6 +4,7 @@ the kit's workflows: every job installs the released infx, pinned, with the kit'
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,3 +57,46 @@ def point_of(job) -> dict:
     import json
 
     return json.loads(job.inputs["point"])
+
+
+def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp_path: Path):
+    """`.pre-commit-config.yaml` as `infx init` writes it (the README shows it): pre-commit installs
+    the pinned infx (the session's wheel stands for the release) and runs both hooks, the gate at
+    pre-push against the branch's upstream."""
+    runtime = Runtime.read(runtime_file())
+    repo = tmp_path / "bench"
+    repo.mkdir()
+    for name in ("configs", "runners", "benchmarks"):
+        shutil.copytree(PROJECT / name, repo / name)
+    shutil.copy(PROJECT / "perf-changelog.yaml", repo / "perf-changelog.yaml")
+    (repo / "configs" / "infx.yaml").unlink()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", "git@github.com:acme/bench.git")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "PYTHONPATH"))}
+    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version], cwd=repo, capture_output=True,
+                          text=True, env={**env, "PYTHONPATH": str(PROJECT)})
+    assert done.returncode == 0, done.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Adopt infx")
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(repo, "remote", "add", "local", str(bare))
+    git(repo, "push", "-q", "-u", "local", "main")
+    hooks_env = {**env, "PRE_COMMIT_HOME": str(Path(os.environ["INFX_TEST_RUNNER_ROOT"]) / "pre-commit"),
+                 "PIP_FIND_LINKS": str(Path(runtime.wheel).parent)}
+
+    def pre_commit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, capture_output=True, text=True,
+                              env=hooks_env, timeout=600)
+
+    assert pre_commit("validate-config").returncode == 0
+    ran = pre_commit("run", "--all-files")
+    assert ran.returncode == 0 and re.search(r"infx config validate\.+Passed", ran.stdout), ran.stdout + ran.stderr
+    (repo / "configs" / "runners.yaml").write_text((repo / "configs" / "runners.yaml").read_text() + "# a comment\n")
+    git(repo, "commit", "-qam", "A comment")
+    pushed = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
+    assert pushed.returncode == 0 and re.search(r"infx changelog gate.*\.+Passed", pushed.stdout), pushed.stdout
+    (repo / "perf-changelog.yaml").write_text((repo / "perf-changelog.yaml").read_text() + "- not: [an entry\n")
+    git(repo, "commit", "-qam", "A broken changelog")
+    broken = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
+    assert broken.returncode == 1 and re.search(r"infx changelog gate.*\.+Failed", broken.stdout), broken.stdout
