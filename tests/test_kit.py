@@ -206,3 +206,15 @@ def test_the_repository_slug_comes_from_a_github_remote(url, slug):
 
 def test_this_repository_actionlint_config_is_the_generated_one():
     assert (REPO / ACTIONLINT_PATH).read_text() == actionlint_config(runner_labels(REPO))
+
+
+def test_the_readme_snippet_is_the_pre_commit_configuration_init_writes():
+    """The README's pre-commit snippet works as written: it is what `infx init` writes for the
+    release the README names, whose tag the README says how to create."""
+    from infx.kit import RELEASE_VERSION, pre_commit_config
+
+    section = (REPO / "README.md").read_text().split("## Use in your repository", 1)[1].split("\n## ", 1)[0]
+    snippet = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    version = re.search(r'"infx==([^"]+)"', snippet).group(1)
+    assert RELEASE_VERSION.match(version) and snippet == pre_commit_config(version)
+    assert f"git tag -a v{version}" in section and f"pip install infx=={version}" in section
