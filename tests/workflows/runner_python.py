@@ -140,8 +140,8 @@ def _build(folder: Path, digest: str) -> Runtime:
     wheel = next(wheels.glob("infx-*.whl"))
     _run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], env)
     python = str(venv / "bin" / "python")
-    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, "--require-hashes", "-r", str(source / LOCK_NAME)], env)
-    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", python, "--no-deps", str(wheel)], env)
+    _run([*uv, "pip", "install", "--quiet", "--python", python, "--require-hashes", "-r", str(source / LOCK_NAME)], env)
+    _run([*uv, "pip", "install", "--quiet", "--python", python, "--no-deps", str(wheel)], env)
     return Runtime(str(venv), str(wheel), version, digest, lock_digest(source / LOCK_NAME), round(time.monotonic() - started, 1))
 
 
