@@ -6,15 +6,18 @@ from pathlib import Path
 
 import click
 
+from ..kit import DEFAULT_LANE
+
 
 @click.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 @click.option("--force", is_flag=True, help="Replace infx's files (workflows, lock, actionlint.yaml) that exist and differ.")
-@click.option("--lane", default="my-lane", show_default=True, help="Name of the lane profile skeleton (runners/<lane>.yaml).")
+@click.option("--lane", default=DEFAULT_LANE, show_default=True, help="Name of the lane profile skeleton (runners/<lane>.yaml).")
 @click.option("--pin", help="The released infx version the workflows install (default: this infx's own version).")
 def init(directory: Path, force: bool, lane: str, pin: str | None) -> None:
-    """Write infx's workflows, the dependency lock, .github/actionlint.yaml, configs/infx.yaml and a
-    lane profile skeleton into a benchmark repository; print what was written and what is left to do."""
+    """Write infx's workflows, the dependency lock, .github/actionlint.yaml, configs/infx.yaml, a
+    lane profile skeleton and .pre-commit-config.yaml into a benchmark repository; print what was
+    written and what is left to do."""
     from ..kit import init as write_kit
 
     report = write_kit(directory, force=force, pin=pin, lane=lane)

@@ -3,6 +3,7 @@ the kit's workflows: every job installs the released infx, pinned, with the kit'
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,22 +24,34 @@ def git(repo: Path, *args: str) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_a_benchmark_repository_with_the_kit_runs_a_manual_sweep(tmp_path: Path):
-    runtime = Runtime.read(runtime_file())
+def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) -> Path:
+    """A benchmark repository (the bundled configs, lanes, recipes and changelog; no infx source)
+    after `infx init` pinned to the session's wheel, which stands for the released infx; committed."""
     repo = tmp_path / "bench"
     repo.mkdir()
     for name in ("configs", "runners", "benchmarks"):
         shutil.copytree(PROJECT / name, repo / name)
     shutil.copy(PROJECT / "perf-changelog.yaml", repo / "perf-changelog.yaml")
     git(repo, "init", "-q", "-b", "main")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_"))}
-    # The session's wheel stands for the released infx the repository pins.
+    if origin:
+        (repo / "configs" / "infx.yaml").unlink()  # init writes it from the remote
+        git(repo, "remote", "add", "origin", origin)
     done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version], cwd=repo, capture_output=True,
-                          text=True, env={**env, "PYTHONPATH": str(PROJECT)})
+                          text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
     assert done.returncode == 0, done.stderr
     assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Adopt infx")
+    return repo
+
+
+def clean_env() -> dict:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "PYTHONPATH"))}
+
+
+def test_a_benchmark_repository_with_the_kit_runs_a_manual_sweep(tmp_path: Path):
+    runtime = Runtime.read(runtime_file())
+    repo = kit_repository(tmp_path, runtime)
     run = Executor(repo, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"}, sha=git(repo, "rev-parse", "HEAD"),
                    repository=SLUG, run_id=9500)
     results = run.run(inputs={"dry-run": True, "no-reuse": True, "config-keys": "dsv4-fp4-gb300-dynamo-sglang"})
@@ -54,8 +67,6 @@ def test_a_benchmark_repository_with_the_kit_runs_a_manual_sweep(tmp_path: Path)
 
 
 def point_of(job) -> dict:
-    import json
-
     return json.loads(job.inputs["point"])
 
 
@@ -64,20 +75,8 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp
     the pinned infx (the session's wheel stands for the release) and runs both hooks, the gate at
     pre-push against the branch's upstream."""
     runtime = Runtime.read(runtime_file())
-    repo = tmp_path / "bench"
-    repo.mkdir()
-    for name in ("configs", "runners", "benchmarks"):
-        shutil.copytree(PROJECT / name, repo / name)
-    shutil.copy(PROJECT / "perf-changelog.yaml", repo / "perf-changelog.yaml")
-    (repo / "configs" / "infx.yaml").unlink()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "remote", "add", "origin", "git@github.com:acme/bench.git")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "PYTHONPATH"))}
-    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version], cwd=repo, capture_output=True,
-                          text=True, env={**env, "PYTHONPATH": str(PROJECT)})
-    assert done.returncode == 0, done.stderr
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "Adopt infx")
+    repo = kit_repository(tmp_path, runtime, origin="git@github.com:acme/bench.git")
+    env = clean_env()
     bare = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     git(repo, "remote", "add", "local", str(bare))
