@@ -20,6 +20,9 @@ LONGEST_FIRST = (
     "slurm/test_launch_slurm.py",  # 120: Slurm's 1-minute time limit
     "workflows/test_workflow_runs.py",  # 80
     "github/test_api.py",  # 50
+    "workflows/test_kit_runs.py",  # 40: a benchmark repository's sweep, pre-commit installing the pinned infx
+    "workflows/test_output_limits.py",  # 30: 1,820-point setup jobs
+    "github/test_repo_check.py",  # 25
     "github/test_reuse.py",  # 25
     "launch/test_cache_seed.py",  # 20
     "exitcodes/test_properties.py",  # 20
