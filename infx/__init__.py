@@ -1,4 +1,9 @@
 """infx: validate benchmark configs, build sweep matrices, gate perf-changelog.yaml and
 launch sweep points on runner lanes."""
 
-__version__ = "0.1.0"
+SOURCE_VERSION = "0.0.0+source"  # a source tree imported without being built or installed (PYTHONPATH)
+
+try:  # written by setuptools-scm when the package is built or installed: the git tag's version
+    from ._version import version as __version__
+except ImportError:
+    __version__ = SOURCE_VERSION

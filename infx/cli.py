@@ -34,6 +34,8 @@ COMMANDS = {
     "github": ("infx.commands.github", "github", "Report to a PR and rerun failed points via the GitHub API."),
     "results": ("infx.commands.results", "results", "Collect, validate, compare and plot sweep results."),
     "reuse": ("infx.commands.reuse", "reuse", "Reuse valid results of unchanged points instead of running them again."),
+    "init": ("infx.commands.init", "init", "Write infx's workflows, lock and settings into a benchmark repository."),
+    "repo": ("infx.commands.repo", "repo", "Check the repository settings that keep fork PRs off self-hosted runners."),
 }
 
 

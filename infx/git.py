@@ -137,3 +137,10 @@ def worktree_matches(repo: Path, commit: str, paths: list[str]) -> bool:
 def commit_message(repo: Path, commit: str) -> str:
     """The full message of ``commit`` (already resolved)."""
     return _git(repo, "log", "-1", "--format=%B", commit).stdout.decode(errors="replace")
+
+
+def remote_url(repo: Path, name: str = "origin") -> str | None:
+    """The URL of the remote ``name``; None when ``repo`` is not a git repository or has no such remote."""
+    _no_option(name)
+    done = _git(repo, "remote", "get-url", name, check=False)
+    return done.stdout.decode(errors="replace").strip() or None if done.returncode == 0 else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ LONGEST_FIRST = (
     "workflows/test_workflow_runs.py",  # 80
     "github/test_api.py",  # 50
     "results/test_lm_eval_live.py",  # 20-40: the real lm-eval, twice, against the stand-in server
+    "workflows/test_kit_runs.py",  # 40: a benchmark repository's sweep, pre-commit installing the pinned infx
+    "workflows/test_output_limits.py",  # 30: 1,820-point setup jobs
+    "github/test_repo_check.py",  # 25
     "github/test_reuse.py",  # 25
     "launch/test_cache_seed.py",  # 20
     "exitcodes/test_properties.py",  # 20
@@ -44,3 +48,13 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"the reference corpus is missing at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_session_folder(tmp_path_factory) -> Path:
+    """A folder every pytest-xdist worker of this session shares: the workflow executor builds
+    infx's wheel and its environment there once (tests/workflows/runner_python.py)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["INFX_TEST_RUNNER_ROOT"] = str(root)
+    return root

@@ -187,10 +187,10 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     from ..workflows.labels import Mode, describe
 
     buckets, canary = fan_out_buckets(plan)
-    shards = actions.write_sharded_outputs(buckets, output, shard_dir)
     mode = plan["mode"]
     lanes = sorted({row["runner"] for rows in plan["buckets"].values() for row in rows if row.get("runner")})
-    actions.write_outputs(output, {
+    # The mode outputs count against the job's output budget together with the shards.
+    shards = actions.write_sharded_outputs(buckets, output, shard_dir, other_outputs={
         "dispatch": str(mode["dispatch"]).lower(), "fail-fast": str(mode["fail-fast"]).lower(),
         "primary-label": mode["primary-label"] or "", "canary": dumps(canary),
         "lanes": dumps(lanes if mode["dispatch"] else []),

@@ -75,12 +75,13 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     elif fmt == "json":
         click.echo(json.dumps(decision.to_json(), indent=1, allow_nan=False))
     else:
-        from ..workflows.actions import SHARD_DIR, write_outputs, write_sharded_outputs
+        from ..workflows.actions import SHARD_DIR, write_sharded_outputs
 
         outputs_path, temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
         if not outputs_path or not temp:
             raise UsageError("--format github needs $GITHUB_OUTPUT and $RUNNER_TEMP", "Run it inside GitHub Actions.")
-        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(temp) / SHARD_DIR)
-        write_outputs(outputs_path, {"reused-count": str(len(decision.reused)), "gpu-hours-saved": str(decision.gpu_hours_saved)})
+        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(temp) / SHARD_DIR,
+                              other_outputs={"reused-count": str(len(decision.reused)),
+                                             "gpu-hours-saved": str(decision.gpu_hours_saved)})
     click.echo(f"infx reuse select: {len(decision.reused)} reused, {len(decision.dispatch)} to dispatch, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)

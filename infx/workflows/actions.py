@@ -1,10 +1,12 @@
 """Writing to GitHub Actions: step outputs, sharded matrices and the step summary.
 
 GitHub's limits shape everything here: a matrix runs at most 256 jobs, a job's outputs
-total at most 1 MB, a step summary at most 1 MiB. A bucket of rows is therefore cut into
-shards of ≤ 256 rows; a shard is an inline output while the outputs stay under a 900 KB
-budget, else only a file; every shard is also written as ``<shard-dir>/shard-<k>.json`` so
-a workflow can upload the folder as an artifact.
+total at most 1 MB counted in UTF-16 (two bytes per UTF-16 code unit: an ASCII character
+counts 2, an emoji 4), a step summary at most 1 MiB. A bucket of rows is therefore cut into
+shards of ≤ 256 rows; a shard is an inline output while all the outputs infx writes for the
+job stay within OUTPUT_BUDGET (as GitHub counts them), else it travels only as a file: every
+shard is also written as ``<shard-dir>/shard-<k>.json`` so a workflow can upload the folder
+as an artifact.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from ..points import concurrencies
 from ..workers import point_gpus
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
-OUTPUT_BUDGET_BYTES = 900_000  # GitHub: 1 MB of outputs per job, with room for the shard list
+JOB_OUTPUTS_LIMIT = 1_000_000  # GitHub: a job's outputs, at most 1 MB, "approximated based on UTF-16 encoding"
+RUN_OUTPUTS_LIMIT = 50_000_000  # GitHub: all job outputs of one workflow run
+OUTPUT_BUDGET = 900_000  # what infx's outputs may take of JOB_OUTPUTS_LIMIT: room for the workflow's own
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
 SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
 SUMMARY_TABLE_ROWS = 25
@@ -50,6 +54,16 @@ def format_outputs(outputs: dict[str, str]) -> str:
     return "".join(blocks)
 
 
+def github_size(text: str) -> int:
+    """The size GitHub counts for an output: its UTF-16 encoding, in bytes."""
+    return len(text.encode("utf-16-le", "surrogatepass"))
+
+
+def outputs_size(outputs: dict[str, str]) -> int:
+    """What a set of outputs (names and values) costs of a job's JOB_OUTPUTS_LIMIT."""
+    return sum(github_size(name) + github_size(value) for name, value in outputs.items())
+
+
 def write_outputs(github_output_path: Path | str, outputs: dict[str, str]) -> None:
     """Append all outputs in one write, so a failure never leaves half a value behind."""
     append(github_output_path, format_outputs(outputs))
@@ -65,27 +79,37 @@ def shard(buckets: dict[str, list[dict]], max_rows: int = MAX_SHARD_ROWS) -> lis
 
 
 def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Path | str, shard_dir: Path | str,
-                          max_rows: int = MAX_SHARD_ROWS, output_budget: int = OUTPUT_BUDGET_BYTES) -> list[dict]:
-    """Write every shard file and the outputs ``shards``, ``shard-<k>``, ``point-count``; returns the shard list."""
+                          max_rows: int = MAX_SHARD_ROWS, output_budget: int = OUTPUT_BUDGET,
+                          other_outputs: dict[str, str] | None = None) -> list[dict]:
+    """Write every shard file and, in one append, the outputs ``shards``, ``shard-<k>``,
+    ``point-count`` and ``other_outputs`` (the rest of what the job outputs); returns the shard list.
+
+    All of them together stay within ``output_budget`` as GitHub counts them (outputs_size): the
+    fixed outputs are counted first, the shard list as if every shard were inline (the longer
+    form), then shards are inlined in order while they fit; the others travel only as files."""
     shard_dir = Path(shard_dir)
-    descriptors, outputs = [], {}
-    used = 0
-    point_count = 0
-    for k, (bucket, index, rows) in enumerate(shard(buckets, max_rows)):
+    other_outputs = dict(other_outputs or {})
+    shards = shard(buckets, max_rows)
+    point_count = str(sum(len(rows) for _, _, rows in shards))
+
+    def descriptors(inline: set[int]) -> list[dict]:
+        return [{"id": f"{bucket}#{index}", "bucket": bucket, "index": index, "rows": len(rows),
+                 "output": f"shard-{k}" if k in inline else None, "file": f"shard-{k}.json"}
+                for k, (bucket, index, rows) in enumerate(shards)]
+
+    used = outputs_size({"shards": dumps(descriptors(set(range(len(shards))))), "point-count": point_count, **other_outputs})
+    outputs, inline = {}, set()
+    for k, (_, _, rows) in enumerate(shards):
         payload = dumps(rows)
-        file_name = f"shard-{k}.json"
-        atomic_write(shard_dir / file_name, payload)
-        name = f"shard-{k}"
-        size = len(name.encode()) + len(payload.encode()) + 100  # + heredoc framing
-        inline = used + size <= output_budget
-        if inline:
-            outputs[name] = payload
+        atomic_write(shard_dir / f"shard-{k}.json", payload)
+        size = outputs_size({f"shard-{k}": payload})
+        if used + size <= output_budget:
+            outputs[f"shard-{k}"] = payload
+            inline.add(k)
             used += size
-        descriptors.append({"id": f"{bucket}#{index}", "bucket": bucket, "index": index, "rows": len(rows),
-                            "output": name if inline else None, "file": file_name})
-        point_count += len(rows)
-    write_outputs(github_output_path, {"shards": dumps(descriptors), **outputs, "point-count": str(point_count)})
-    return descriptors
+    listed = descriptors(inline)
+    write_outputs(github_output_path, {"shards": dumps(listed), **outputs, "point-count": point_count, **other_outputs})
+    return listed
 
 
 # --- step summary -------------------------------------------------------------------------

@@ -359,3 +359,100 @@ def extract_artifact(data: bytes, dest, what: str) -> None:
             archive.extractall(dest)
     except zipfile.BadZipFile as exc:
         raise _fail(f"{what} is not a zip archive ({exc})") from None
+
+
+# --- infx repo check: the settings that keep fork pull requests off self-hosted runners ---------
+
+
+PAGE_SIZE = 100
+
+
+def _read_setting(gh, path: str, what: str, parameters: dict | None = None):
+    """GET ``path``'s JSON, or repocheck.Unreadable when the token may not read it (403, or 404 as
+    GitHub answers for what a token cannot see); any other failure is the usual one-line error."""
+    from github import GithubException
+
+    from .repocheck import Unreadable
+
+    with calling(what):
+        try:
+            return gh.requester.requestJsonAndCheck("GET", path, parameters=parameters)[1]
+        except GithubException as exc:
+            if exc.status in (403, 404):
+                message = exc.data.get("message") if isinstance(exc.data, dict) else str(exc.data or "")
+                return Unreadable(exc.status, message or "")
+            raise
+
+
+def _read_pages(gh, path: str, key: str, what: str, parameters: dict | None = None):
+    """Every item of a paginated list (``key`` of each page), or Unreadable."""
+    from .repocheck import Unreadable
+
+    items, page = [], 1
+    while True:
+        data = _read_setting(gh, path, f"{what} (page {page})", {**(parameters or {}), "per_page": PAGE_SIZE, "page": page})
+        if isinstance(data, Unreadable):
+            return data
+        batch = data.get(key) or []
+        items.extend(batch)
+        if len(batch) < PAGE_SIZE or len(items) >= int(data.get("total_count") or 0):
+            return items
+        page += 1
+
+
+def _runners(raw: list[dict], group: str):
+    from .repocheck import Runner
+
+    return tuple(Runner(r.get("name", "?"), tuple(label.get("name", "") for label in r.get("labels") or []),
+                        bool(r.get("ephemeral")), group) for r in raw)
+
+
+def repository_settings(gh, slug: str):
+    """repocheck.Facts of ``slug``: visibility, fork-PR approval, default token permissions, and the
+    self-hosted runners the repository can use (its own, and its organization's runner groups)."""
+    from .repocheck import Facts, RunnerGroup, Unreadable
+
+    owner, name = slug.split("/")
+    repo = _read_setting(gh, f"/repos/{slug}", f"reading repository {slug}")
+    if isinstance(repo, Unreadable):
+        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
+                    f"{STATUS_CHECKS.get(repo.status, '')}")
+    private = bool(repo.get("private"))
+    base = f"/repos/{slug}/actions/permissions"
+    approval = None if private else _read_setting(gh, f"{base}/fork-pr-contributor-approval", "reading the fork PR approval policy")
+    if isinstance(approval, dict):
+        approval = approval.get("approval_policy")
+    private_forks = _read_setting(gh, f"{base}/fork-pr-workflows-private-repos",
+                                  "reading the private fork PR settings") if private else None
+    permissions = _read_setting(gh, f"{base}/workflow", "reading the default workflow permissions")
+    own = _read_pages(gh, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
+    own = own if isinstance(own, Unreadable) else _runners(own, "repository")
+    groups = None
+    organization = (repo.get("owner") or {}).get("type") == "Organization"
+    if organization:
+        listed = _read_pages(gh, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
+                             f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
+        if isinstance(listed, Unreadable):
+            groups = listed
+        else:
+            found = []
+            for group in listed:
+                gid = group["id"]
+                members = _read_pages(gh, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
+                                      f"listing the runners of group {group.get('name')}")
+                repositories = None
+                if group.get("visibility") == "selected":
+                    selected = _read_pages(gh, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
+                                           f"listing the repositories of group {group.get('name')}")
+                    if isinstance(selected, Unreadable):
+                        groups = selected
+                        break
+                    repositories = tuple(r.get("full_name", "") for r in selected)
+                if isinstance(members, Unreadable):
+                    groups = members
+                    break
+                found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
+                                         _runners(members, group.get("name", "?"))))
+            else:
+                groups = tuple(found)
+    return Facts(slug, private, organization, approval, private_forks, permissions, own, groups)

@@ -234,7 +234,93 @@ class GitHubState:
                 runs = [r for r in runs if query["status"][0] in (r["status"], r["conclusion"])]
             runs.sort(key=lambda r: -r["id"])  # newest first, as GitHub lists them
             return 200, {}, {"total_count": len(runs), "workflow_runs": runs}
+        if (answer := self.handle_repository_settings(method, path, query)) is not None:
+            return answer
         return 404, {}, {"message": f"Not Found (the test server does not implement {method} {path})"}
+
+
+# --- repository settings and self-hosted runners (infx repo check) ------------------------------
+# GitHub's REST shapes: GET /repos/{o}/{r}/actions/permissions/fork-pr-contributor-approval and
+# /workflow, GET /repos/{o}/{r}/actions/runners, GET /orgs/{org}/actions/runner-groups
+# (?visible_to_repository=) and its /{id}/runners and /{id}/repositories, paginated by per_page/page.
+# Only the tokens in `repo_admins` may read the repository's settings and runners, only those in
+# `org_runner_readers` the organization's runner groups; any other token gets GitHub's 403.
+
+
+@dataclass
+class RepositorySettings:
+    approval_policy: str = "first_time_contributors"  # GitHub's default for a public repository
+    default_workflow_permissions: str = "read"
+    can_approve_pull_request_reviews: bool = False
+    runners: list[dict] = field(default_factory=list)  # the repository's own runners
+    runner_groups: list[dict] = field(default_factory=list)  # the organization's, each with "runners" and "repositories"
+    repo_admins: set[str] = field(default_factory=lambda: {"ghs_admin"})
+    org_runner_readers: set[str] = field(default_factory=lambda: {"ghs_admin"})
+
+
+def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool) -> dict:
+    return {"id": runner_id, "name": name, "os": "linux", "status": "online", "busy": False, "ephemeral": ephemeral,
+            "labels": [{"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])]}
+
+
+def runner_group(state: "GitHubState", group_id: int, name: str, visibility: str, runners: list[dict],
+                 repositories: list[str] | None = None) -> dict:
+    group = {"id": group_id, "name": name, "visibility": visibility, "default": group_id == 1,
+             "runners_url": f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/runners",
+             "inherited": False, "allows_public_repositories": True, "restricted_to_workflows": False,
+             "selected_workflows": [], "workflow_restrictions_read_only": False, "runners": runners,
+             "repositories": repositories or []}
+    if visibility == "selected":
+        group["selected_repositories_url"] = f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/repositories"
+    return group
+
+
+def _page(query: dict, items: list, key: str) -> dict:
+    per_page, page = int((query.get("per_page") or ["30"])[0]), int((query.get("page") or ["1"])[0])
+    return {"total_count": len(items), key: items[(page - 1) * per_page:page * per_page]}
+
+
+def repository_settings(state: "GitHubState") -> RepositorySettings:
+    """The settings the server answers with (tests change them before the first request)."""
+    return state.__dict__.setdefault("settings", RepositorySettings())
+
+
+def _settings_handler(self: "GitHubState", method: str, path: str, query: dict):
+    """The repository-settings routes, or None for any other path."""
+    settings = repository_settings(self)
+    repo, org = f"/repos/{SLUG}", f"/orgs/{OWNER}/actions/runner-groups"
+    if method != "GET" or not (path.startswith(f"{repo}/actions/permissions/") or path == f"{repo}/actions/runners"
+                               or path.startswith(org)):
+        return None
+    token = (self.requests[-1].headers.get("Authorization") or "").split(" ")[-1]  # the request being answered
+    allowed = settings.org_runner_readers if path.startswith(org) else settings.repo_admins
+    if token not in allowed:
+        message = "Resource not accessible by personal access token" if path.startswith(org) else "Must have admin rights to Repository."
+        return 403, {}, {"message": message, "documentation_url": "https://docs.github.com/rest/actions", "status": "403"}
+    if path == f"{repo}/actions/permissions/fork-pr-contributor-approval":
+        return 200, {}, {"approval_policy": settings.approval_policy}
+    if path == f"{repo}/actions/permissions/workflow":
+        return 200, {}, {"default_workflow_permissions": settings.default_workflow_permissions,
+                         "can_approve_pull_request_reviews": settings.can_approve_pull_request_reviews}
+    if path == f"{repo}/actions/runners":
+        return 200, {}, _page(query, settings.runners, "runners")
+    if path == org:
+        visible = (query.get("visible_to_repository") or [None])[0]
+        groups = [g for g in settings.runner_groups
+                  if visible is None or g["visibility"] in ("all", "private") or f"{OWNER}/{visible}" in g["repositories"]]
+        listed = [{k: v for k, v in g.items() if k not in ("runners", "repositories")} for g in groups]
+        return 200, {}, _page(query, listed, "runner_groups")
+    if match := re.fullmatch(rf"{org}/(\d+)/(runners|repositories)", path):
+        group = next((g for g in settings.runner_groups if g["id"] == int(match.group(1))), None)
+        if group is None:
+            return 404, {}, {"message": "Not Found"}
+        if match.group(2) == "runners":
+            return 200, {}, _page(query, group["runners"], "runners")
+        return 200, {}, _page(query, [self.repository(slug) for slug in group["repositories"]], "repositories")
+    return 404, {}, {"message": "Not Found"}
+
+
+GitHubState.handle_repository_settings = _settings_handler
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -12,10 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infx.workflows.actions import (
+    JOB_OUTPUTS_LIMIT,
     MAX_SHARD_ROWS,
+    OUTPUT_BUDGET,
     SUMMARY_LIMIT_BYTES,
     format_outputs,
+    github_size,
     heredoc_delimiter,
+    outputs_size,
     render_step_summary,
     write_sharded_outputs,
     write_step_summary,
@@ -91,8 +95,7 @@ def test_synthetic_matrix_shards_within_limits(big_repo, tmp_path):
         union.extend(from_file)
     assert union == [row for bucket in bucketize(rows).values() for row in bucket]
     assert sorted(map(json.dumps, union)) == sorted(map(json.dumps, rows))
-    inline_bytes = sum(len(value.encode()) for value in outputs.values())
-    assert inline_bytes < 1_000_000
+    assert outputs_size(outputs) <= OUTPUT_BUDGET < JOB_OUTPUTS_LIMIT
 
 
 def test_oversized_shards_go_to_files(big_repo, tmp_path):
@@ -104,8 +107,53 @@ def test_oversized_shards_go_to_files(big_repo, tmp_path):
     inline = [s for s in shards if s["output"]]
     assert inline and len(inline) < len(shards)
     assert all(s["file"] and (tmp_path / "shards" / s["file"]).is_file() for s in shards)
-    assert sum(len(outputs[s["output"]].encode()) for s in inline) <= 150_000
+    assert outputs_size(outputs) <= 150_000
     assert set(outputs) == {"shards", "point-count"} | {s["output"] for s in inline}
+
+
+def test_github_counts_outputs_in_utf16():
+    """Two bytes per UTF-16 code unit: ASCII costs twice its UTF-8 size, an emoji (a surrogate
+    pair) four bytes though Python counts it as one character."""
+    assert [github_size(text) for text in ("a", "é", "模", "😀", "")] == [2, 2, 2, 4, 0]
+    assert outputs_size({"shard-0": "[]", "point-count": "0"}) == 2 * len("shard-0[]point-count0")
+
+
+def reference_rows(non_ascii: bool = False) -> list[dict]:
+    """The reference's 1,820 rows; non_ascii: every model name made emoji- and CJK-heavy."""
+    import gzip
+
+    rows = json.loads(gzip.open(Path(__file__).resolve().parents[1] / "data" / "inferencex-2026-08-reference-rows.json.gz").read())
+    if non_ascii:
+        rows = [{**row, "model": f"{row['model']}-模型推理-{'😀' * 40}"} for row in rows]
+    return rows
+
+
+@pytest.mark.parametrize("non_ascii", [False, True])
+def test_all_outputs_of_a_plan_of_the_reference_stay_within_the_job_limit(tmp_path, non_ascii):
+    """1,820 points are about 1.9 MB of outputs as GitHub counts them: the shards that do not fit
+    travel only as files, and everything the job outputs (shards, their list, the mode outputs)
+    stays within the budget."""
+    from infx.matrix import bucketize
+
+    rows = reference_rows(non_ascii)
+    assert len(rows) == 1820
+    buckets = bucketize(rows)
+    canary = json.dumps([rows[0]], ensure_ascii=False)
+    other = {"dispatch": "true", "canary": canary, "lanes": json.dumps(sorted({r["runner"] for r in rows}))}
+    shards = write_sharded_outputs(buckets, tmp_path / "out", tmp_path / "shards", other_outputs=other)
+    outputs = parse_outputs((tmp_path / "out").read_text())
+    as_github_counts = sum(len((name + value).encode("utf-16-le")) for name, value in outputs.items())
+    assert outputs_size(outputs) == as_github_counts <= OUTPUT_BUDGET
+    assert {k: outputs[k] for k in other} == other and outputs["point-count"] == "1820"
+    assert sum(github_size(json.dumps(row, ensure_ascii=False, separators=(",", ":"))) for row in rows) > JOB_OUTPUTS_LIMIT
+    inline = [s for s in shards if s["output"]]
+    assert inline and len(inline) < len(shards), "the shards past the budget travel only in the artifact"
+    union = [row for s in shards for row in json.loads((tmp_path / "shards" / s["file"]).read_text())]
+    assert sorted(map(json.dumps, union)) == sorted(map(json.dumps, rows))
+    # Inline is as much as fits: the next shard would have passed the budget.
+    first_file = next(s for s in shards if not s["output"])
+    payload = (tmp_path / "shards" / first_file["file"]).read_text()
+    assert outputs_size(outputs) + outputs_size({f"shard-{shards.index(first_file)}": payload}) > OUTPUT_BUDGET
 
 
 def test_step_summary_stays_under_the_cap(tmp_path):

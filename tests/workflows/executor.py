@@ -12,8 +12,12 @@ What stands in for GitHub, and only that:
   artifact copy to and from a local folder (and register the artifact with the local GitHub
   server of tests/github/github_server.py, which the PyGithub calls of the steps reach), setup-python
   does nothing;
-- the runner's `python`: the test's interpreter with infx importable from the project under
-  test (PYTHONPATH), so `pip install .` (which needs PyPI) and `python -m venv` are no-ops.
+- the runner's `python` (runner_python.py): each job starts with a Python on which nothing is
+  installed; its `pip install --require-hashes -r requirements.lock` and `pip install --no-deps .`
+  (or `infx==VERSION`) install the wheel this test session built once from the project, with the
+  locked dependencies, and only then is `infx` there (`python -m venv` makes another, empty one).
+Each job's evaluated outputs are measured as GitHub counts them (UTF-16): past 1 MB per job or
+50 MB per run the job fails with "Maximum object size exceeded" and hands on no outputs.
 Jobs run in `needs` order; the instances of a matrix without fail-fast run side by side (at
 most one script per core at a time), those of a fail-fast matrix one after another, so
 none starts after a failure.
@@ -33,7 +37,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner_python import make_environment, runtime_file
+
 PROJECT = Path(__file__).resolve().parents[2]
+# GitHub's limits on job outputs: "a maximum of 1 MB per job. The total of all outputs in a
+# workflow run can be a maximum of 50 MB. Size is approximated based on UTF-16 encoding."
+# Past them the job fails with "Maximum object size exceeded".
+JOB_OUTPUTS_LIMIT = 1_000_000
+RUN_OUTPUTS_LIMIT = 50_000_000
 ENGINE = Path(__file__).resolve().parent / "engine" / "engine.mjs"
 LOCAL_PREFIXES = ("./", "$/")
 
@@ -98,6 +109,7 @@ class Job:
     outputs: dict = field(default_factory=dict)
     summary: str = ""
     log: str = ""
+    outputs_size: int = 0  # as GitHub counts them: UTF-16 bytes of every output's name and value
 
 
 class Executor:
@@ -117,15 +129,20 @@ class Executor:
         self.vars = variables or {}
         self.engine = Engine()
         self.jobs: list[Job] = []
-        self.bin = self._runner_bin()
+        self.runtime = runtime_file()  # infx's wheel and locked dependencies, built once per test session
         self.run_name = self.concurrency = None
+        self.outputs_total = 0  # of the whole run, against RUN_OUTPUTS_LIMIT
+        self.only: set[str] | None = None
         self.scripts = threading.Semaphore(os.cpu_count() or 2)  # scripts running at once
         self.checkout_lock = threading.Lock()  # the shared workspace and the server's fixtures
 
     # --- the workflow level -----------------------------------------------------------------
 
-    def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None) -> dict[str, str]:
-        """Run the triggered workflow; returns each top-level job's result."""
+    def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None,
+            only: set[str] | None = None) -> dict[str, str]:
+        """Run the triggered workflow; returns each top-level job's result. ``only``: run just these
+        top-level jobs (the others end as "skipped"), e.g. the setup job of a very large sweep."""
+        self.only = only
         tree = self.engine.parse(self.workspace / workflow)
         if self.github["event_name"] == "workflow_dispatch":
             inputs = self._with_defaults(tree["on"]["workflow_dispatch"].get("inputs") or {}, inputs or {})
@@ -172,7 +189,8 @@ class Executor:
                 status = {"success": all(r == "success" for r in map(results.get, _needs(job))),
                           "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
                 path = f"{prefix}{name}"
-                if not self.engine.condition(job.get("if"), context, status):
+                if (not prefix and self.only is not None and name not in self.only) \
+                        or not self.engine.condition(job.get("if"), context, status):
                     results[name] = "skipped"
                     self.jobs.append(Job(path, workflow, "skipped"))
                     continue
@@ -233,7 +251,7 @@ class Executor:
         context = {**context, "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": "test-runner"},
                    "job": {"status": "success"}, "steps": {}}
         env = {k: _env_text(v) for k, v in self.engine.value(job.get("env") or {}, context).items()}
-        extra_path: list[str] = []
+        extra_path: list[str] = [str(make_environment(temp.parent / f"{temp.name}.python", self.runtime))]  # the job's Python
         failed = False
         for index, step in enumerate(job.get("steps", [])):
             step_id = step.get("id", f"__step{index}")
@@ -254,6 +272,14 @@ class Executor:
                 context["job"] = {"status": "failure"}
         record.result = "failure" if failed else "success"
         record.outputs = {k: _env_text(v) for k, v in self.engine.value(job.get("outputs") or {}, context).items()}
+        record.outputs_size = sum(len((name + value).encode("utf-16-le", "surrogatepass")) for name, value in record.outputs.items())
+        with self.checkout_lock:
+            self.outputs_total += record.outputs_size
+            run_total = self.outputs_total
+        if record.outputs_size > JOB_OUTPUTS_LIMIT or run_total > RUN_OUTPUTS_LIMIT:
+            record.log += (f"Error: Maximum object size exceeded (job outputs {record.outputs_size:,} bytes as UTF-16, "
+                           f"limit {JOB_OUTPUTS_LIMIT:,}; run {run_total:,}, limit {RUN_OUTPUTS_LIMIT:,})\n")
+            record.result, record.outputs = "failure", {}
         return record.result, record.outputs
 
     def run_script(self, step: dict, index: int, env: dict, temp: Path, record: Job, extra_path: list[str]):
@@ -267,8 +293,8 @@ class Executor:
                       "RUNNER_NAME": "test-runner", "GITHUB_WORKSPACE": str(self.workspace),
                       "GITHUB_REPOSITORY": self.github["repository"], "GITHUB_RUN_ID": self.github["run_id"],
                       "GITHUB_EVENT_NAME": self.github["event_name"], "GITHUB_SHA": self.github["sha"],
-                      "GITHUB_API_URL": self.github["api_url"], "PYTHONPATH": str(PROJECT),
-                      "PATH": os.pathsep.join(extra_path + [str(self.bin), os.environ["PATH"]]),
+                      "GITHUB_API_URL": self.github["api_url"],
+                      "PATH": os.pathsep.join(extra_path + [_runner_image_path()]),
                       **{k: str(v) for k, v in files.items()}}
         with self.scripts:
             done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=self.workspace,
@@ -338,20 +364,6 @@ class Executor:
                 shutil.copytree(source, into, dirs_exist_ok=True)
         return "success"
 
-    def _runner_bin(self) -> Path:
-        """The runner's `python`/`python3` and the installed `infx`, from the project under test."""
-        bin_dir = self.tmp / "runner-bin"
-        bin_dir.mkdir()
-        python = (f'#!/bin/bash\n# The runner\'s Python; infx is importable already (PYTHONPATH), PyPI is not reachable.\n'
-                  f'if [ "$1" = -m ] && [ "$2" = pip ] && [ "$3" = install ]; then exit 0; fi\n'
-                  f'if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin"; ln -sf "{bin_dir}/python" "$3/bin/python";'
-                  f' ln -sf "{bin_dir}/infx" "$3/bin/infx"; exit 0; fi\n'
-                  f'exec "{sys.executable}" "$@"\n')
-        for name, text in (("python", python), ("python3", python), ("infx", f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')):
-            (bin_dir / name).write_text(text)
-            (bin_dir / name).chmod(0o755)
-        return bin_dir
-
     # --- what the tests read -----------------------------------------------------------------
 
     def find(self, pattern: str) -> list[Job]:
@@ -395,8 +407,18 @@ def _env_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _runner_image_path() -> str:
+    """This machine's PATH less the folders that hold an `infx` (the runner image has none: a job
+    gets infx only by installing it)."""
+    folders = os.environ["PATH"].split(os.pathsep)
+    return os.pathsep.join(folder for folder in folders if not (Path(folder) / "infx").exists())
+
+
 def _base_env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "INFX_GITHUB", "GH_"))}
+    """The test process's environment without what a runner would not have (infx importable from
+    the project through PYTHONPATH included: a job's infx is the one it installed)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("GITHUB_", "RUNNER_", "INFX_GITHUB", "GH_")) and k != "PYTHONPATH"}
 
 
 def read_command_file(text: str) -> dict[str, str]:

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 import github_server  # noqa: E402
 from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E402
 from executor import PROJECT, Executor  # noqa: E402
+from runner_python import copy_source  # noqa: E402
 
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
@@ -27,8 +28,11 @@ DRY_RUN = {"INFX_DRY_RUN": "true"}  # the repository variable: every launch plan
 
 
 def copy_repository(destination: Path) -> None:
+    """This repository as its workflows see it: the data, the workflows and infx's source, which
+    the workflows' `pip install --no-deps .` installs (the session's wheel: executor.py)."""
     copy_data(PROJECT, destination)
     shutil.copytree(PROJECT / ".github", destination / ".github", dirs_exist_ok=True)
+    copy_source(destination)
 
 
 def repository_at_base(repo: Path, corpus: Path) -> Path:

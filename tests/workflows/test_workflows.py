@@ -193,7 +193,9 @@ def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engi
 
 # The jobs that run on a lane's own runner: each point, and the lane check before the fan-out.
 SELF_HOSTED = {("run-point.yml", "launch"), ("run-sweep.yml", "lanes")}
-ALLOWED_WRITES = {("run-sweep.yml", "report-plan"): {"pull-requests"}, ("run-sweep.yml", "report-results"): {"pull-requests"}}
+ALLOWED_WRITES = {("run-sweep.yml", "report-plan"): {"pull-requests"}, ("run-sweep.yml", "report-results"): {"pull-requests"},
+                  # A release: the GitHub release of the tag, and PyPI's trusted publishing (tests/test_release.py).
+                  ("release.yml", "github-release"): {"contents"}, ("release.yml", "pypi"): {"id-token"}}
 
 
 def test_least_privilege_permissions():

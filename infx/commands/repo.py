@@ -1,0 +1,46 @@
+"""`infx repo check`: are the repository settings that keep fork pull requests off the
+self-hosted runners in place (infx/workflows/repocheck.py)?"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .common import format_option
+
+
+@click.group()
+def repo() -> None:
+    """Check the GitHub repository's settings."""
+
+
+@repo.command("check")
+@click.option("--repo", "slug_option", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@format_option(("text", "json"))
+def check(slug_option: str | None, fmt: str) -> None:
+    """Read, with the token in GITHUB_TOKEN (a repository admin's), the fork pull request approval
+    policy, the default workflow token, and where each lane's runners are registered and whether
+    they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
+    every check is ok."""
+    from ..launch.lane import lane_entries
+    from ..workflows import api, repocheck
+    from .github import repository_slug
+
+    slug = repository_slug(slug_option)
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
+    lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
+    gh = api.connect(api.settings_from_env())
+    findings = repocheck.judge(api.repository_settings(gh, slug), lanes)
+    ok = all(finding.status == repocheck.OK for finding in findings)
+    if fmt == "json":
+        click.echo(json.dumps({"ok": ok, "repository": slug, "checks": [f.to_json() for f in findings]}, indent=1))
+    else:
+        click.echo(repocheck.render_text(findings))
+        click.echo(f"\n{slug}: " + ("every check is ok" if ok else
+                                    f"{sum(f.status != repocheck.OK for f in findings)} of {len(findings)} checks are not ok"),
+                   err=True)
+    sys.exit(0 if ok else 1)
