@@ -100,8 +100,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
     if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
-        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None,
-                             head_ref if event == "push" else None)
+        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None)
     result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run
     if output:
         from ..fsio import atomic_write
@@ -137,7 +136,7 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
     return resolve_mode(event, names, message)
 
 
-def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, pushed: str | None) -> dict:
+def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None) -> dict:
     """The plan without the points whose result key already has a valid stored result."""
     from ..workflows import reuse
 
@@ -146,10 +145,9 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
         source = reuse.FolderSource(folder)
     else:
         from ..changelog.policy import resolve_slug
-        from ..git import resolve
 
         slug, _ = resolve_slug(repo_slug, root)
-        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None)
+        source = reuse.GitHubSource(slug, pr_number)
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:

@@ -196,12 +196,13 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
     sweep_run(github, plan_rows)
     # The dispatch is carried out but the answer is a 502, as when a gateway times out.
     github.state.faults.append(Fault("POST", DISPATCH, 502, {"message": "Bad Gateway"}, apply=True))
-    repo, run = api.get_run(client(github), SLUG, 4242)
+    connection = client(github)
+    repo, run = api.get_run(connection, SLUG, 4242)
     failed = [point_id(r) for r in plan_rows]
     launch = launch_id(4242, failed)
     from infx.workflows.rerun import dispatch_inputs
 
-    new_run, created = api.dispatch_once(repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
+    new_run, created = api.dispatch_once(connection, repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
     assert created and launch_marker(launch) in new_run.display_title
     assert len(github.state.requests_to("POST", DISPATCH)) == 1
     assert len(github.state.dispatches) == 1
