@@ -185,7 +185,10 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     from ..workflows.labels import Mode, describe
 
     buckets, canary = fan_out_buckets(plan)
-    shards = actions.write_sharded_outputs(buckets, output, shard_dir)
+    republish, left_out = actions.republish_shards((plan.get("reuse") or {}).get("reused", []))
+    republish_text = dumps(republish)
+    shards = actions.write_sharded_outputs(buckets, output, shard_dir,
+                                           output_budget=actions.OUTPUT_BUDGET_BYTES - len(republish_text))
     mode = plan["mode"]
     lanes = sorted({row["runner"] for rows in plan["buckets"].values() for row in rows if row.get("runner")})
     actions.write_outputs(output, {
@@ -193,6 +196,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         "primary-label": mode["primary-label"] or "", "canary": dumps(canary),
         "lanes": dumps(lanes if mode["dispatch"] else []),
         "reused": str(len((plan.get("reuse") or {}).get("reused", []))),
+        "republish": republish_text,
     })
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -203,6 +207,9 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
         canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
         reuse_text = reuse_markdown(plan.get("reuse"))
+        if left_out:
+            reuse_text += (f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
+                           "later sweeps still find them in the runs they came from.\n")
         append(summary, f"\n{describe(Mode.from_json(mode))}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 
