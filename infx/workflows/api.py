@@ -300,13 +300,15 @@ class Client:
     def pages(self, what: str, path: str, envelope: str | None = None, params: dict | None = None):
         """Every item of a paginated list, PER_PAGE a request: (page number, items, total_count or None)."""
         for number in itertools.count(1):
-            data = self.get_json(f"{what} (page {number})", path, {**(params or {}), "per_page": PER_PAGE, "page": number})
+            asked = f"{what} (page {number})"
+            data = self.get_json(asked, path, {**(params or {}), "per_page": PER_PAGE, "page": number})
             total = None
-            if envelope is not None:
-                total = _field(data, "total_count", int, what)
-                data = _field(data, envelope, list, what)
-            if not isinstance(data, list):
-                raise MalformedAnswer(f"{what}: a list was expected, {type(data).__name__} came back")
+            with calling(asked):
+                if envelope is not None:
+                    total = _field(data, "total_count", int, asked)
+                    data = _field(data, envelope, list, asked)
+                if not isinstance(data, list):
+                    raise MalformedAnswer(f"{asked}: a list was expected, {type(data).__name__} came back")
             yield number, data, total
             last = -(-total // PER_PAGE) if total is not None else None
             if len(data) < PER_PAGE or (last is not None and number >= last):

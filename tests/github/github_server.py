@@ -125,6 +125,9 @@ class GitHubState:
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self.script: dict[int, Fault] = {}  # request number (0-based, both hosts) -> the answer it gets
+        # request number -> f(status, headers, payload) -> (status, headers, payload, declared): the
+        # real answer, changed (the property tests' hostile answers)
+        self.mutations: dict[int, object] = {}
         self.token_logins: dict[str, str] = {}  # personal access token -> its user's login
         self.pulls: dict[int, dict] = {}  # number -> head ref, head repository, merge state
         self.comments: dict[int, list[dict]] = {}
@@ -445,6 +448,9 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     status, headers, payload = state.handle(self.command, url.path, query, body, headers_in)
                 declared = None
+                mutate = state.mutations.pop(number, None)
+                if mutate is not None:
+                    status, headers, payload, declared = mutate(status, dict(headers), payload)
         if isinstance(payload, str):
             payload = payload.encode()
         data = payload if isinstance(payload, bytes) else (b"" if payload is None else json.dumps(payload).encode())
