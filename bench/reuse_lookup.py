@@ -63,6 +63,7 @@ def store(server, rows: list[dict], keys: list[str], newest_invalid: bool) -> No
 
     from infx.workflows.reuse import result_artifact_name
 
+    server.state.on_main.add(MAIN_SHA)
     for n in range(STORED):
         run_id = 1000 + n
         server.state.add_run(run_id, head_sha=MAIN_SHA)
@@ -84,7 +85,8 @@ def lookup(server, plan: Path, download: Path) -> tuple[float, int, int]:
     if done.returncode != 0:
         sys.exit(f"infx reuse select exited {done.returncode}: {done.stderr[-2000:]}")
     if len(json.loads(done.stdout)["reused"]) != POINTS:
-        sys.exit(f"not every point was reused: {done.stdout[:2000]}")
+        reasons = json.loads(done.stdout)["dispatch-reasons"]
+        sys.exit(f"not every point was reused: {len(reasons)} dispatched, e.g. {list(reasons.items())[:2]}")
     made = server.state.requests[before:]
     return wall, sum(r.host == "api" for r in made), sum(r.host == "blob" for r in made)
 
