@@ -39,10 +39,12 @@ import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import time
 import uuid
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -772,8 +774,9 @@ def checked_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     return infos
 
 
-ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, ValueError, OverflowError,
-                  __import__("zlib").error, __import__("struct").error)
+# what reading a hostile archive raises: a corrupt header or stream, an unknown method, encryption
+ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, ValueError, OverflowError, zlib.error,
+                  struct.error)
 
 
 def json_in_archive(archive: bytes | BinaryIO, name: str):
