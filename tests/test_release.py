@@ -158,7 +158,8 @@ def test_an_unbuilt_source_tree_says_so(tmp_path: Path):
     shutil.copy(REPO / "infx" / "__init__.py", package / "__init__.py")
 
     def version() -> str:
-        done = subprocess.run([sys.executable, "-c", "import infx; print(infx.__version__)"], capture_output=True, text=True,
+        # -S: no site-packages, so an editable install of infx cannot lend its _version module
+        done = subprocess.run([sys.executable, "-S", "-c", "import infx; print(infx.__version__)"], capture_output=True, text=True,
                               cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()

@@ -53,8 +53,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     plan_document = read_json(plan_path)
     buckets = checked_buckets(plan_document, plan_path)
     plan_rows = [row for rows in buckets.values() for row in rows]
-    settings = api.settings_from_env()
-    gh = api.connect(settings)
+    client = api.connect(api.settings_from_env())
     comparison, charts = results_inputs(comparison_path, charts_path)
     status, run_url, logs_links = None, None, {}
     if results_dir is not None:
@@ -64,9 +63,9 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     if run_id is not None:
         from ..workflows.rerun import sweep_verdicts
 
-        _, run = api.get_run(gh, slug, run_id)
-        artifacts = api.run_artifacts(run)
-        verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+        _, run = api.get_run(client, slug, run_id)
+        artifacts = api.run_artifacts(client, run)
+        verdicts, why_not = sweep_verdicts(client, artifacts)  # collect's verdicts first; else the artifact names
         if why_not:
             click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
         status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
@@ -80,7 +79,7 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
     reuse = plan_document.get("reuse") if isinstance(plan_document, dict) else None
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
                          mode=mode, lane_gate=lane_gate, reuse=reuse)
-    action = api.upsert_comment(gh, slug, pr_number, body, settings.max_wait)
+    action = api.upsert_comment(client, slug, pr_number, body)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
 
 
@@ -125,15 +124,14 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     from ..points import point_id
 
     slug = repository_slug(repo)
-    settings = api.settings_from_env()
-    gh = api.connect(settings)
-    repository, run = api.get_run(gh, slug, run_id)
-    api.require_trusted(run, slug, {api.pull_branch(repository, pr_number)} if pr_number else set())
-    artifacts = api.run_artifacts(run)
-    buckets = plan_buckets(api.download_plan(run, artifacts))
+    client = api.connect(api.settings_from_env())
+    repository, run = api.get_run(client, slug, run_id)
+    api.require_trusted(run, slug, {api.pull_branch(client, repository, pr_number)} if pr_number else set())
+    artifacts = api.run_artifacts(client, run)
+    buckets = plan_buckets(api.download_plan(client, run, artifacts))
     plan_rows = list({point_id(row): row for rows in buckets.values() for row in rows}.values())
     ids = [point_id(row) for row in plan_rows]
-    verdicts, why_not = sweep_verdicts(artifacts)  # collect's verdicts first; else the artifact names
+    verdicts, why_not = sweep_verdicts(client, artifacts)  # collect's verdicts first; else the artifact names
     if why_not:
         click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
     status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
@@ -149,7 +147,7 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     if dry_run:
         click.echo(f"infx github rerun-failed: would dispatch {workflow_file} on {target_ref} with {json.dumps(inputs)}", err=True)
         return
-    new_run, created = api.dispatch_once(repository, workflow_file, target_ref, inputs, launch, settings.max_wait)
+    new_run, created = api.dispatch_once(client, repository, workflow_file, target_ref, inputs, launch)
     where = getattr(new_run, "html_url", None) or "(run not listed yet)"
     verb = "dispatched" if created else "already dispatched earlier:"
     click.echo(f"infx github rerun-failed: {len(failed)} of {len(ids)} points; {verb} launch {launch} {where}", err=True)
@@ -165,8 +163,8 @@ def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
     from ..workflows import api
 
     slug = repository_slug(repo)
-    gh = api.connect(api.settings_from_env())
-    _, run = api.get_run(gh, slug, run_id)
+    client = api.connect(api.settings_from_env())
+    _, run = api.get_run(client, slug, run_id)
     api.require_trusted(run, slug, {ref_name})
     click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {run.head_branch}; its plan may be reused", err=True)
 

@@ -100,8 +100,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
     if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
-        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None,
-                             head_ref if event == "push" else None)
+        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None)
     result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run
     if output:
         from ..fsio import atomic_write
@@ -137,7 +136,7 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
     return resolve_mode(event, names, message)
 
 
-def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, pushed: str | None) -> dict:
+def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None) -> dict:
     """The plan without the points whose result key already has a valid stored result."""
     from ..workflows import reuse
 
@@ -146,10 +145,9 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
         source = reuse.FolderSource(folder)
     else:
         from ..changelog.policy import resolve_slug
-        from ..git import resolve
 
         slug, _ = resolve_slug(repo_slug, root)
-        source = reuse.GitHubSource(slug, pr_number, resolve(root, pushed) if pushed else None)
+        source = reuse.GitHubSource(slug, pr_number)
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:
@@ -187,6 +185,8 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
     from ..workflows.labels import Mode, describe
 
     buckets, canary = fan_out_buckets(plan)
+    republish, left_out = actions.republish_shards((plan.get("reuse") or {}).get("reused", []))
+    republish_text = dumps(republish)
     mode = plan["mode"]
     lanes = sorted({row["runner"] for rows in plan["buckets"].values() for row in rows if row.get("runner")})
     # The mode outputs count against the job's output budget together with the shards.
@@ -195,6 +195,7 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         "primary-label": mode["primary-label"] or "", "canary": dumps(canary),
         "lanes": dumps(lanes if mode["dispatch"] else []),
         "reused": str(len((plan.get("reuse") or {}).get("reused", []))),
+        "republish": republish_text,
     })
     atomic_write(Path(shard_dir) / "plan.json", json.dumps(plan, ensure_ascii=False, allow_nan=False))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -205,6 +206,9 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
         actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
         canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
         reuse_text = reuse_markdown(plan.get("reuse"))
+        if left_out:
+            reuse_text += (f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
+                           "later sweeps still find them in the runs they came from.\n")
         append(summary, f"\n{describe(Mode.from_json(mode))}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     click.echo(f"{plan['point-count']} point(s) in {len(shards)} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
 

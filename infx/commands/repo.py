@@ -33,8 +33,8 @@ def check(slug_option: str | None, fmt: str) -> None:
     slug = repository_slug(slug_option)
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
     lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
-    gh = api.connect(api.settings_from_env())
-    findings = repocheck.judge(api.repository_settings(gh, slug), lanes)
+    client = api.connect(api.settings_from_env())
+    findings = repocheck.judge(api.repository_settings(client, slug), lanes)
     ok = all(finding.status == repocheck.OK for finding in findings)
     if fmt == "json":
         click.echo(json.dumps({"ok": ok, "repository": slug, "checks": [f.to_json() for f in findings]}, indent=1))

@@ -34,7 +34,6 @@ def reuse() -> None:
               help="A folder of downloaded point artifacts (point-<result key>/…).")
 @click.option("--github", "use_github", is_flag=True, help="Look the results up among the repository's artifacts.")
 @click.option("--pr", "pr_number", type=click.IntRange(min=1), help="--github: the pull request being swept (its commits are trusted).")
-@click.option("--push-commit", help="--github: the commit pushed to main (the commits of the PR it merged are trusted).")
 @click.option("--main-ref", default="main", show_default=True, help="--github: the branch whose history is trusted.")
 @click.option("--max-age", "max_age", type=click.FloatRange(min=0), help="Reuse only results at most this many days old.")
 @click.option("--download", "download_dir", type=click.Path(path_type=Path, file_okay=False),
@@ -43,8 +42,7 @@ def reuse() -> None:
               help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
 @click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @format_option(("json", "table", "github"), default="json")
-def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, push_commit: str | None,
-           main_ref: str, max_age: float | None, download_dir: Path | None, plan_output: Path | None, repo: str | None,
+def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None, download_dir: Path | None, plan_output: Path | None, repo: str | None,
            fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
@@ -64,7 +62,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     else:
         from .github import repository_slug
 
-        source = reuse_lib.GitHubSource(repository_slug(repo), pr_number, push_commit, main_ref,
+        source = reuse_lib.GitHubSource(repository_slug(repo), pr_number, main_ref,
                                         download_dir or runner_temp(REUSED_DIR), max_age)
     decision = reuse_lib.decide(rows, root, source)
     reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)

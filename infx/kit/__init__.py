@@ -19,7 +19,7 @@ from .. import __version__
 from ..diagnostics import InfxError, UsageError, error
 
 # The workflows a benchmark repository gets; every workflow of infx is in exactly one of these.
-KIT_WORKFLOWS = ("pr-checks.yml", "run-sweep.yml", "sweep-shard.yml", "run-point.yml")
+KIT_WORKFLOWS = ("pr-checks.yml", "run-sweep.yml", "sweep-shard.yml", "republish.yml", "run-point.yml")
 INFX_ONLY_WORKFLOWS = ("release.yml",)  # infx's own release; not a benchmark repository's
 LOCK_NAME = "requirements.lock"  # infx's lock, at the root of infx's repository
 LOCK_PATH = ".github/infx/requirements.lock"  # where a benchmark repository keeps it

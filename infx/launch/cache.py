@@ -4,26 +4,39 @@ Layout under infx's cache folder (:func:`infx.diskcache.cache_home`: ``$INFX_CAC
 ``$XDG_CACHE_HOME/infx``, else ``~/.cache/infx``)::
 
     srt-slurm/<commit>/      a checkout whose HEAD is <commit> and whose tree is clean
-    srtctl/<commit>/         a venv with srtctl installed from that commit (bin/srtctl)
+    srtctl/<commit>/         a venv with srtctl installed from that commit (bin/srtctl), its mark
+                             (infx-srtctl.json) recording the SHA-256 of everything pip put there
     */<commit>.lock          the entry's lock (flock): seeding, fetching and installing take turns
 
-A launch copies the checkout (fetching it on a miss) and uses the venv when present; a dry
+A launch copies the checkout (fetching it on a miss) and uses the venv when it verifies; a dry
 run reads recipes that ship with srt-slurm from the checkout and runs ``srtctl dry-run`` from
 the venv. ``seed`` fills the cache from a local clone or a git bundle, without network.
+
+The venv is verified before every use (``cached_srtctl``): its content hash (every file, link
+and folder but the mark: path, kind, executable bit, bytes or link target) must equal the one
+recorded when it was built, so a planted or changed ``srtctl`` (or a ``.pth`` file added to its
+site-packages) is never run; ``install_cached_srtctl`` then rebuilds it under the entry's lock.
+A process that rewrites both the venv and its mark is not stopped: it runs as the runner's user
+and could as well replace infx itself.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fsio import atomic_write
 from .sources import LOCK_SECONDS, _git, _seal, entry_lock, entry_problem
 
 CHECKOUTS = "srt-slurm"
 VENVS = "srtctl"
 VENV_MARK = "infx-srtctl.json"  # written last: a venv without it is incomplete
+MARK_LIMIT = 1 << 16  # bytes of a mark infx reads
 SEED_REFS = "refs/infx-seed"
 
 
@@ -38,17 +51,81 @@ def verified_checkout(base: Path, commit: str | None) -> Path | None:
     return None
 
 
-def cached_srtctl(base: Path, commit: str | None) -> Path | None:
-    """bin/srtctl of the per-commit venv, when it was completely installed from ``commit``."""
-    if not commit:
-        return None
-    venv = base / VENVS / commit
+def venv_digest(venv: Path) -> str:
+    """SHA-256 over the venv's tree but its mark: each entry's relative path and kind, a file's
+    executable bit and bytes, a link's target (never followed), in sorted order."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(venv, followlinks=False):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(folder) / name
+            relative = path.relative_to(venv).as_posix()
+            if relative == VENV_MARK:
+                continue
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                entry = f"L {relative} -> {os.readlink(path)}"
+            elif stat.S_ISDIR(info.st_mode):
+                entry = f"D {relative}"
+            elif stat.S_ISREG(info.st_mode):
+                entry = f"F {relative} {'x' if info.st_mode & 0o111 else '-'} {_file_digest(path)}"
+            else:  # a FIFO, a device, a socket: never opened, but it changes the digest
+                entry = f"S {relative} {stat.S_IFMT(info.st_mode)}"
+            digest.update(entry.encode("utf-8", "surrogateescape") + b"\n")
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _mark(venv: Path) -> dict | None:
+    path = venv / VENV_MARK
     try:
-        mark = json.loads((venv / VENV_MARK).read_text())
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MARK_LIMIT:
+            return None
+        mark = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    srtctl = venv / "bin" / "srtctl"
-    return srtctl if mark.get("commit") == commit and srtctl.is_file() else None
+    return mark if isinstance(mark, dict) else None
+
+
+def srtctl_problem(base: Path, commit: str | None) -> str | None:
+    """None when the per-commit venv is complete and verifies by its recorded content hash, else why not."""
+    if not commit:
+        return "the lane records no commit"
+    venv = base / VENVS / commit
+    mark = _mark(venv)
+    if mark is None:
+        return f"no complete srtctl venv for {commit} in {base / VENVS}"
+    srtctl = srtctl_path(base, commit)
+    if mark.get("commit") != commit or not srtctl.is_file():
+        return f"the srtctl venv {venv} is not one of {commit}"
+    recorded = mark.get("sha256")
+    try:
+        actual = venv_digest(venv)
+    except OSError as exc:
+        return f"the srtctl venv {venv} cannot be read ({exc.strerror or exc})"
+    if recorded != actual:
+        return (f"the srtctl venv {venv} does not match the content hash recorded when it was built "
+                "(a file was added, changed or planted)")
+    return None
+
+
+def cached_srtctl(base: Path, commit: str | None) -> Path | None:
+    """bin/srtctl of the per-commit venv, when it was completely installed from ``commit`` and
+    is still, byte for byte, what was installed (``srtctl_problem``); checked before every use."""
+    return None if srtctl_problem(base, commit) is not None else srtctl_path(base, commit)
+
+
+def srtctl_path(base: Path, commit: str) -> Path:
+    return base / VENVS / commit / "bin" / "srtctl"
 
 
 class SeedError(RuntimeError):
@@ -116,7 +193,8 @@ def _seed_locked(base: Path, root: Path, source: Path, commit: str) -> str:
 
 
 def install_cached_srtctl(base: Path, commit: str, pip_args: list[str], lock_seconds: float = LOCK_SECONDS) -> Path:
-    """The per-commit srtctl venv (installed from the cached checkout unless already complete)."""
+    """The per-commit srtctl venv: used when it verifies, else (re)built from the cached checkout
+    under the entry's lock, and its content hash recorded in its mark."""
     from .srtctl import install_srtctl
 
     present = cached_srtctl(base, commit)
@@ -134,5 +212,6 @@ def install_cached_srtctl(base: Path, commit: str, pip_args: list[str], lock_sec
         if venv.exists():
             shutil.rmtree(venv)
         srtctl = install_srtctl(checkout, venv, pip_args)
-        (venv / VENV_MARK).write_text(json.dumps({"commit": commit, "installed-from": str(checkout)}) + "\n")
+        mark = {"commit": commit, "installed-from": str(checkout), "sha256": venv_digest(venv)}
+        atomic_write(venv / VENV_MARK, json.dumps(mark) + "\n")
         return srtctl

@@ -46,10 +46,10 @@ def resolve_from_cache(plan: LaunchPlan, env: dict) -> Path | None:
 def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: dict, out: Path | None) -> dict:
     """Run the cached srtctl's dry run on the staged recipe; a rejection is an InfxError."""
     base = cache_home(env)
-    srtctl = cache.cached_srtctl(base, plan.pin.commit)
-    if srtctl is None:
-        return {"checked": False, "reason": f"no srtctl for {plan.pin.commit} in {base / cache.VENVS} "
-                                            "(infx lane cache-seed … --srtctl installs one)"}
+    problem = cache.srtctl_problem(base, plan.pin.commit)
+    if problem is not None:  # missing, incomplete, or not what was installed: never run
+        return {"checked": False, "reason": f"{problem} (infx lane cache-seed … --srtctl installs one)"}
+    srtctl = cache.srtctl_path(base, plan.pin.commit)
     keep = dry_run_dir(plan, env, out)
     staged = keep / "srt-slurm"
     if keep.exists():

@@ -28,6 +28,7 @@ SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
 SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
 SUMMARY_TABLE_ROWS = 25
 DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours estimate
+REPUBLISH_BUDGET_BYTES = 300_000  # of the setup job's outputs, for the points a sweep of main republishes (≈ 3,000)
 SHARD_DIR = "infx-shards"  # under $RUNNER_TEMP: run-sweep.yml uploads it with the plan (sweep-plan)
 REUSED_DIR = "infx-reused"  # under $RUNNER_TEMP: the reused points' artifacts, uploaded as sweep-reused
 
@@ -110,6 +111,25 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
     listed = descriptors(inline)
     write_outputs(github_output_path, {"shards": dumps(listed), **outputs, "point-count": point_count, **other_outputs})
     return listed
+
+
+def republish_shards(reused: list[dict], max_rows: int = MAX_SHARD_ROWS,
+                     budget: int = REPUBLISH_BUDGET_BYTES) -> tuple[list[list[dict]], int]:
+    """The reused points a sweep of main uploads again under their own names (run-sweep.yml's
+    `republish` job), as shards of at most ``max_rows`` `{name, run}` (GitHub's matrix limit at
+    both levels); points past ``budget`` bytes of job output are left out, and counted."""
+    entries, used, left_out = [], 2, 0
+    for item in reused:
+        if not item.get("source-run"):
+            continue  # reused from a folder, not from a run: nothing to download again
+        entry = {"name": item["artifact"], "run": item["source-run"]}
+        size = len(dumps(entry)) + 1
+        if used + size > budget:
+            left_out += 1
+            continue
+        entries.append(entry)
+        used += size
+    return [entries[i:i + max_rows] for i in range(0, len(entries), max_rows)], left_out
 
 
 # --- step summary -------------------------------------------------------------------------

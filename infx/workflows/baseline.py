@@ -36,7 +36,7 @@ def results_artifact(artifacts: list):
     return max(usable, key=lambda a: a.id) if usable else None
 
 
-def rows_in_archive(data: bytes) -> list[dict] | None:
+def rows_in_archive(data) -> list[dict] | None:
     """The rows of the archive's results.json, read as `compare` reads a results file (strict
     numbers; a row that cannot be compared left out); None when it holds no results file."""
     from ..results.render import rows_of
@@ -48,9 +48,9 @@ def rows_in_archive(data: bytes) -> list[dict] | None:
     return collected.rows
 
 
-def run_rows(run) -> list[dict] | None:
-    artifact = results_artifact(api.run_artifacts(run))
-    return rows_in_archive(api.download_artifact(artifact)) if artifact is not None else None
+def run_rows(client, run) -> list[dict] | None:
+    artifact = results_artifact(api.run_artifacts(client, run))
+    return rows_in_archive(api.download_artifact(client, artifact)) if artifact is not None else None
 
 
 def _run_source(run) -> dict:
@@ -58,32 +58,38 @@ def _run_source(run) -> dict:
 
 
 def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None) -> Baseline:
+    """The baseline rows; every GitHub call through the one client (api.py), so a failure is one
+    located line (InfxError), which `infx results compare` turns into a notice."""
     settings = settings or api.settings_from_env()
-    gh = api.connect(settings)
+    client = api.connect(settings)
     if run_id is not None:
-        _, run = api.get_run(gh, slug, run_id)
-        rows = run_rows(run)
+        _, run = api.get_run(client, slug, run_id)
+        rows = run_rows(client, run)
         if rows is None:
             return Baseline(source={"kind": "none"}, notices=[
                 f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
         return Baseline(rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)})
     this_run = os.environ.get("GITHUB_RUN_ID", "")
     exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
-    with api.calling(f"reading workflow {SWEEP_WORKFLOW} of {slug}"):
-        workflow = gh.get_repo(slug).get_workflow(SWEEP_WORKFLOW)
-    wanted, rows, used = set(config_keys), [], []
-    with api.calling(f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}"):
+    repo = client.repo(slug)
+    workflow = api.read(client, f"reading workflow {SWEEP_WORKFLOW} of {slug}", lambda: repo.get_workflow(SWEEP_WORKFLOW))
+
+    def newest_runs():
         runs = list(itertools.islice(workflow.get_runs(branch=BASELINE_BRANCH, status="success"), CANDIDATE_RUNS))
-    for run in runs:
+        return [(run, run.id, run.head_branch, run.conclusion, _run_source(run)) for run in runs]
+
+    runs = api.read(client, f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}", newest_runs)
+    wanted, rows, used = set(config_keys), [], []
+    for run, number, branch, conclusion, where in runs:
         if not wanted:
             break
-        if run.id == exclude_run or run.head_branch != BASELINE_BRANCH or run.conclusion != "success":
+        if number == exclude_run or branch != BASELINE_BRANCH or conclusion != "success":
             continue
-        found = run_rows(run) or []
+        found = run_rows(client, run) or []
         keys = wanted & {r.get("config-key") for r in found}
         if keys:
             rows.extend(r for r in found if r.get("config-key") in keys)
-            used.append({**_run_source(run), "config-keys": sorted(keys)})
+            used.append({**where, "config-keys": sorted(keys)})
             wanted -= keys
     notices = []
     if wanted:

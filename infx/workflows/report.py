@@ -234,12 +234,21 @@ def reuse_table(reuse: dict) -> Table:
                    f"{item.get('gpu-hours', 0):,.1f}"] for item in reuse["reused"]])
 
 
-def reuse_markdown(reuse: dict | None) -> str:
-    """The step summary's reuse section (empty when nothing was reused)."""
+def dispatch_reasons_table(reuse: dict) -> Table:
+    """Each point that runs and why no stored result stood in for it (the lookup's reasons)."""
+    reasons = reuse.get("dispatch-reasons") or {}
+    return Table("#### Points that run, and why no stored result was reused", ["point", "why"],
+                 [[pid, str(why)] for pid, why in reasons.items()])
+
+
+def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
+    """The step summary's reuse section: what was reused, and why every other point runs
+    (empty without a reuse lookup); the longest table is cut first to stay within ``budget``."""
     lines = reuse_lines(reuse)[1:]
-    if reuse and reuse.get("reused"):
-        lines += ["", reuse_table(reuse).render()]
-    return "\n".join(lines) + "\n" if lines else ""
+    if not reuse or not (lines or reuse.get("dispatch-reasons")):
+        return ""
+    tables = ([reuse_table(reuse)] if reuse.get("reused") else []) + ([] if reuse.get("notice") else [dispatch_reasons_table(reuse)])
+    return _fit("\n".join(lines) if lines else "#### Reuse", tables, budget)
 
 
 def _mode_lines(mode: dict | None) -> list[str]:

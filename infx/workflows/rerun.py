@@ -73,7 +73,7 @@ def verdicts_of(points: list) -> dict[str, str]:
     return {point.artifact: point.status for point in points}
 
 
-def sweep_verdicts(artifacts: list) -> tuple[dict[str, str], str]:
+def sweep_verdicts(client, artifacts: list) -> tuple[dict[str, str], str]:
     """The verdicts of a run's `sweep-results` results.json (artifact name -> status), and why
     there are none when it was uploaded but cannot be read. None uploaded (the results job did
     not run, or it expired) is no verdicts and no reason: the artifact names decide."""
@@ -86,7 +86,7 @@ def sweep_verdicts(artifacts: list) -> tuple[dict[str, str], str]:
     if found is None:
         return {}, ""
     try:
-        collected, _ = rows_of(api.json_in_archive(api.download_artifact(found), RESULTS_FILE), RESULTS_FILE)
+        collected, _ = rows_of(api.json_in_archive(api.download_artifact(client, found), RESULTS_FILE), RESULTS_FILE)
     except InfxError as exc:
         return {}, exc.diagnostics[0].message if exc.diagnostics else str(exc)
     except ValueError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -44,6 +45,10 @@ class Stored:
     folder: Path | None = None  # its contents, once downloaded
     refusal: str = ""  # why it may not be used at all ("" = usable if valid)
     handle: object = None  # the API's artifact object, for downloading (opaque here)
+
+
+class Unusable(Exception):
+    """A candidate found unusable only when fetched (``select``'s ``fetch`` raises it): the reason."""
 
 
 @dataclass
@@ -94,7 +99,11 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             if candidate.refusal:
                 reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {candidate.refusal}")
                 continue
-            folder = fetch(candidate)
+            try:
+                folder = fetch(candidate)
+            except Unusable as exc:  # untrusted, expired by now, not downloadable or not unpackable
+                reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {exc}")
+                continue
             problem = judge(folder, key, row) if folder is not None else "its contents could not be read"
             if problem is None:
                 decision.reused.append({"point-id": pid, "result-key": key, "source-run": candidate.source_run,
@@ -152,11 +161,12 @@ class FolderSource:
 
 @dataclass(frozen=True)
 class GitHubSource:
-    """Stored results among the repository's artifacts, from trusted runs only (api.RunTrust)."""
+    """Stored results among the repository's artifacts, from trusted runs only (trust.result_refusal):
+    a pull request's sweep (``pr_number``) trusts main's runs and its own commits; any other sweep
+    main's runs and the final head commits of merged pull requests."""
 
     slug: str
     pr_number: int | None = None  # the PR being swept: its commits are trusted
-    push_commit: str | None = None  # a commit pushed to main: the commits of the PR it merged are trusted
     main_ref: str = "main"
     download_dir: Path = field(default_factory=lambda: runner_temp(REUSED_DIR))
     max_age_days: float | None = None
@@ -200,27 +210,72 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
         decision = select(rows, keys, {})
         decision.notice = f"stored results could not be looked up, so every point runs: {exc.diagnostics[0].message}"
         return decision
-    return select(rows, keys, stored, fetch)
+    decision = select(rows, keys, stored, fetch)
+    _discard_unused(source.download_dir, decision)
+    return decision
 
 
 def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
+    """The stored candidates per key (one listing, api.list_artifacts) with the refusals the
+    listing already tells, and the fetch that judges trust (facts fetched once per run, commit
+    and branch) and downloads, only for the candidates ``select`` tries: newest first, stopping
+    at the first valid one. A failure while fetching is that candidate's reason; once GitHub
+    asks for a wait past the bound, every later candidate is refused without asking."""
+    from ..diagnostics import InfxError
     from . import api
 
-    gh = api.connect(api.settings_from_env())
-    with api.calling(f"reading repository {source.slug}"):
-        repository = gh.get_repo(source.slug)
-    trust = api.RunTrust(repository, source.slug, source.main_ref,
-                         api.trusted_pr_shas(repository, source.pr_number, source.push_commit))
-    names = {key: result_artifact_name(key) for key, _ in keys.values() if key}
-    stored = api.stored_results(repository, names, trust, source.max_age_days, now)
+    client = api.connect(api.settings_from_env())
+    repo_id = api.repository_id(client, source.slug)
+    names = {result_artifact_name(key): key for key, _ in keys.values() if key}
+    listed, _ = api.list_artifacts(client, source.slug, set(names))
+    facts = api.GitHubFacts(client, source.slug, source.main_ref, source.pr_number)
+    stored = {names[name]: [Stored(names[name], name, artifact.run_id, artifact.created_at, None,
+                                   _listed_refusal(artifact, repo_id, source.max_age_days, now), artifact)
+                            for artifact in artifacts]
+              for name, artifacts in listed.items()}
+    holder: dict[Path, int] = {}  # folder -> the artifact now unpacked in it
+    stopped: list[str] = []
 
     def fetch(item: Stored) -> Path:
-        folder = source.download_dir / item.artifact
-        if not folder.is_dir():
-            api.extract_artifact(api.download_artifact(item.handle), folder, f"artifact {item.artifact} of run {item.source_run}")
-        return folder
+        if stopped:
+            raise Unusable(f"not looked at: {stopped[0]}")
+        artifact = item.handle
+        try:
+            refusal = facts.refusal(artifact.run_id)
+            if refusal:
+                raise Unusable(refusal)
+            folder = source.download_dir / item.artifact
+            if holder.get(folder) != artifact.id:
+                holder.pop(folder, None)
+                api.fetch_artifact(client, artifact, folder)
+                holder[folder] = artifact.id
+            return folder
+        except InfxError as exc:
+            message = exc.diagnostics[0].message
+            if exc.diagnostics[0].rule == "github-wait":
+                stopped.append(message)
+            raise Unusable(message) from None
 
     return stored, fetch
+
+
+def _listed_refusal(artifact, repo_id: int, max_age_days: float | None, now: dt.datetime) -> str:
+    """Why a listed artifact cannot be used, from what the listing says (no request)."""
+    checks = (
+        (artifact.expired, "expired"),
+        (artifact.run_id is None, "no workflow run recorded"),
+        (artifact.run_repository_id not in (None, repo_id), "its run belongs to another repository"),
+        (artifact.run_head_repository_id not in (None, repo_id), "its code came from another repository (a fork)"),
+    )
+    return next((why for bad, why in checks if bad), "") or refusal_for_age(artifact.created_at, max_age_days, now)
+
+
+def _discard_unused(folder: Path, decision: Decision) -> None:
+    """Remove downloaded candidates that were not reused, so only reused results are handed on."""
+    kept = {Path(item["folder"]).name for item in decision.reused}
+    for path in folder.iterdir() if folder.is_dir() else []:
+        if key_of_artifact(path.name) is not None and path.name not in kept:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def reduced_plan(plan: dict, decision: Decision) -> dict:

@@ -5,8 +5,15 @@ strings, and odd files (folders, FIFOs, device nodes, symlink loops, names too l
 from __future__ import annotations
 
 import copy
+import email.utils
+import io
 import json
 import os
+import stat
+import time
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -202,3 +209,148 @@ def result_json_text(draw, document) -> str:
     text = json.dumps(document)
     key = json.dumps(path[-1])
     return text.replace(f"{key}: ", f"{key}: {draw(NONFINITE)}, {key}: ", 1)
+
+
+# --- GitHub's answers on a bad day, and the archives it serves -----------------------------------------
+
+HTTP_STATUSES = [200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 409, 410, 422, 429, 500, 502, 503, 504]
+RETRY_AFTER = st.sampled_from(["0", "1", "99999", "-1", "1e3", "soon", "", " 2 ", "Wed, 21 Oct 2015 07:28:00 GMT", "future-date",
+                               "Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 99 Foo 2026 99:99:99 GMT", "9" * 400])
+RESET = st.sampled_from(["now+1", "0", "-5", "x", "9" * 30, "1e308", "nan", ""])
+HTML_PAGE = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>Unicorn!</body></html>"
+
+
+@dataclass(frozen=True)
+class HttpFault:
+    """A change to one real answer of the API or of blob storage (drawn up front, applied by the server)."""
+
+    kind: str
+    status: int = 200
+    retry_after: str = "1"
+    reset: str = "now+1"
+    value: object = None
+    choice: int = 0
+    fraction: float = 0.5
+    raw: bytes = b""
+
+    def __call__(self, status: int, headers: dict, payload):
+        body = payload if isinstance(payload, bytes) else (b"" if payload is None else json.dumps(payload).encode())
+        if self.kind == "status":
+            return self.status, headers, payload, None
+        if self.kind == "limit":
+            fields = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": _reset(self.reset)} if self.choice % 2 else \
+                {"Retry-After": _retry_after(self.retry_after)}
+            return self.status, {**headers, **fields}, {"message": "You have exceeded a secondary rate limit."}, None
+        if self.kind == "html":
+            return self.status, {"Content-Type": "text/html"}, HTML_PAGE, None
+        if self.kind == "cut":
+            return status, headers, body[:int(len(body) * self.fraction)], len(body) + 1 + self.choice % 1000
+        if self.kind == "short":  # a whole HTTP answer whose body stops early
+            return status, headers, body[:int(len(body) * self.fraction)], None
+        if self.kind == "json" and isinstance(payload, (dict, list)):
+            paths = paths_of(payload)
+            path = paths[self.choice % len(paths)]
+            return status, headers, replaced(payload, path, self.value), None
+        if self.kind == "redirect":
+            where = ["javascript:alert(1)", "", "//elsewhere", "http://127.0.0.1:1/nowhere", "ftp://x/y"][self.choice % 5]
+            return 302, {"Location": where}, None, None
+        return status, headers, self.raw, None  # bytes: anything at all
+
+
+def _retry_after(value: str) -> str:
+    return email.utils.formatdate(time.time() + 1, usegmt=True) if value == "future-date" else value
+
+
+def _reset(value: str) -> str:
+    return str(int(time.time()) + 1) if value == "now+1" else value
+
+
+@st.composite
+def http_faults(draw) -> HttpFault:
+    kind = draw(st.sampled_from(["status", "limit", "html", "cut", "short", "json", "json", "redirect", "bytes"]))
+    return HttpFault(kind, draw(st.sampled_from(HTTP_STATUSES if kind != "limit" else [403, 429, 503])),
+                     draw(RETRY_AFTER), draw(RESET), draw(JSON_VALUES), draw(st.integers(0, 10**6)),
+                     draw(st.floats(0, 1)), draw(st.binary(max_size=64)))
+
+
+@st.composite
+def faults_by_request(draw, first: int = 0, last: int = 20) -> dict:
+    """Up to three requests of a command (by their number) answered hostilely."""
+    return draw(st.dictionaries(st.integers(first, last), http_faults(), max_size=3))
+
+
+def _zip(members: list, method=zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for info, data in members:
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _info(name: str, mode: int | None = None) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    if mode is not None:
+        info.external_attr = mode << 16
+    return info
+
+
+@lru_cache(maxsize=None)
+def zip_bomb() -> bytes:
+    """64 MiB of zeros in about 64 KiB (made once)."""
+    return _zip([(_info("zeros.log"), b"\0" * (64 << 20))])
+
+
+def _patched(archive: bytes, field: str, value: int) -> bytes:
+    """The archive with a field of its central directory entries changed (a lying header)."""
+    data = bytearray(archive)
+    offsets = {"size": (24, "<I"), "method": (10, "<H"), "flags": (8, "<H")}
+    at, form = offsets[field]
+    start = data.find(b"PK\x01\x02")
+    while start != -1:
+        import struct
+
+        struct.pack_into(form, data, start + at, value)
+        start = data.find(b"PK\x01\x02", start + 4)
+    return bytes(data)
+
+
+@st.composite
+def hostile_archive(draw, files: dict) -> bytes:
+    """A zip archive an artifact download may bring: the real one with a file's JSON mutated, or
+    one that reaches outside its folder, links, lies about sizes, bombs, or is no zip at all."""
+    kind = draw(st.sampled_from(["mutated", "traversal", "absolute", "symlink", "fifo", "duplicate", "many", "lying-size",
+                                 "bomb", "cut", "garbage", "encrypted", "method", "long-name", "empty-name", "empty"]))
+    members = [(_info(name), text) for name, text in files.items()]
+    if kind == "mutated" and files:
+        name = draw(st.sampled_from(sorted(files)))
+        try:
+            document = json.loads(files[name])
+        except (ValueError, TypeError):
+            document = {"a": 1}
+        text = draw(json_text(document)).encode("utf-8", "surrogatepass")
+        return _zip([(info, text if info.filename == name else data) for info, data in members])
+    extra = {
+        "traversal": [(_info("../../escaped.json"), b"{}")], "absolute": [(_info("/tmp/infx-absolute.json"), b"{}")],
+        "symlink": [(_info("linked.json", stat.S_IFLNK | 0o777), b"/etc/passwd")],
+        "fifo": [(_info("a-fifo", stat.S_IFIFO | 0o644), b"")],
+        "duplicate": members[:1], "long-name": [(_info("n" * 5000), b"{}")], "empty-name": [(_info("/"), b"")],
+    }
+    if kind in extra:
+        return _zip(members + extra[kind])
+    if kind == "many":
+        return _zip([(_info(f"f{n}.json"), b"{}") for n in range(10_001)], zipfile.ZIP_STORED)
+    if kind == "lying-size":
+        return _patched(_zip(members), "size", 0xFFFFFFF0)
+    if kind == "bomb":
+        return zip_bomb()
+    if kind == "cut":
+        whole = _zip(members)
+        return whole[:draw(st.integers(0, max(0, len(whole) - 1)))]
+    if kind == "encrypted":
+        return _patched(_zip(members), "flags", 0x1)
+    if kind == "method":
+        return _patched(_zip(members), "method", 99)
+    if kind == "empty":
+        return _zip([])
+    return draw(st.binary(max_size=200))

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -27,7 +28,7 @@ from .conftest import fill
 from launchkit import git
 
 from .harness import REPO, appended_entry, bundled_repository, run_infx
-from .hostile import ARGV_TEXT, ODD_PLACEMENTS, OddFiles, json_text, place_odd, result_json_text, yaml_text
+from .hostile import ARGV_TEXT, ODD_PLACEMENTS, OddFiles, faults_by_request, hostile_archive, json_text, place_odd, result_json_text, yaml_text
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
 CI_EXAMPLES: dict[str, int] = {}  # property -> CI's example count (README.md states the total)
@@ -403,6 +404,157 @@ def _results_files(repo, rows, odd, data):
 
 
 test_results_files, test_results_files_nightly = properties(40)(_results_files)
+
+
+# --- GitHub on a bad day: hostile answers and archives for reuse, report, rerun and the baseline --------------
+
+GITHUB_ENV = {"GITHUB_TOKEN": "ghs_hostile", "INFX_GITHUB_MAX_WAIT": "2"}  # any wait past 2 s ends the command
+
+
+@dataclass(repr=False)  # a failing example prints the drawn faults, not the whole world
+class World:
+    """A local GitHub holding what the commands look for, and how to put it back after an example."""
+
+    server: object
+    rows: list[dict]
+    blobs: dict
+    files: dict  # artifact id -> the files of its real archive
+    folder: Path
+
+    def reset(self) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.clear()
+            state.mutations.clear()
+            state.faults.clear()
+            state.blobs.clear()
+            state.blobs.update(self.blobs)
+            state.comments[7] = []
+            state.dispatches.clear()
+
+    def prepare(self, data, artifact_ids: list[int]) -> None:
+        """Hostile archives for some of ``artifact_ids`` and hostile answers to some requests."""
+        self.reset()
+        for aid in data.draw(st.lists(st.sampled_from(artifact_ids), max_size=2, unique=True)):
+            self.server.state.blobs[aid] = data.draw(hostile_archive(self.files[aid]))
+        self.server.state.mutations.update(data.draw(faults_by_request()))
+
+    def env(self) -> dict:
+        return {**GITHUB_ENV, "GITHUB_API_URL": self.server.url, "RUNNER_TEMP": str(self.folder)}
+
+
+@pytest.fixture(scope="module")
+def world(repo, rows, tmp_path_factory):
+    """Main's sweeps storing valid results of three gb300 points under their real keys (the
+    reuse lookup's candidates), a sweep run with its plan and point artifacts (report, rerun),
+    and a successful main sweep with `sweep-results` (the baseline lookup)."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "github"))
+    sys.path.insert(0, str(REPO / "tests" / "results"))
+    from github_helpers import result_artifact_files
+    from github_server import LocalGitHub
+    from test_compare import ladder_results
+
+    from infx.launch.resultkey import keys_for_rows
+    from infx.workflows.baseline import RESULTS_ARTIFACT
+    from infx.workflows.rerun import artifact_name
+    from infx.workflows.reuse import lane_resolver, result_artifact_name
+
+    folder = tmp_path_factory.mktemp("github-world")
+    gb300 = [row for row in rows if row["runner"] == "gb300-nv"][:3]
+    keys = keys_for_rows(gb300, repo, lane_resolver(repo))
+    with LocalGitHub() as server:
+        state = server.state
+        state.on_main.add("1" * 40)
+        state.add_pull(7)
+        files = {}
+        for index, row in enumerate(gb300):
+            key = keys[index][0]
+            assert key, keys[index]
+            for run_id in (100 + index, 200 + index):  # two candidates per key
+                state.add_run(run_id, head_sha="1" * 40)
+                artifact = result_artifact_files(row, key, run_id=run_id)
+                files[state.add_artifact(run_id, result_artifact_name(key), files=artifact)["id"]] = artifact
+        state.add_run(4242, head_branch="main")
+        plan = {"plan.json": json.dumps(gb300)}
+        files[state.add_artifact(4242, "sweep-plan", files=plan)["id"]] = plan
+        state.add_artifact(4242, artifact_name(gb300[0]))
+        state.add_artifact(4242, artifact_name(gb300[1], succeeded=False))
+        state.runs[4242]["conclusion"] = "success"
+        head = Path(ladder_results(folder, "head"))
+        baseline = {"results.json": Path(ladder_results(folder, "baseline")).read_text()}
+        files[state.add_artifact(4242, RESULTS_ARTIFACT, files=baseline)["id"]] = baseline
+        plan_path = folder / "plan.json"
+        plan_path.write_text(json.dumps(gb300))
+        world = World(server, gb300, dict(state.blobs), files, folder)
+        world.plan_path, world.head = plan_path, head
+        yield world
+
+
+def _ids(world: World, *names: str) -> list[int]:
+    return [a["id"] for artifacts in world.server.state.artifacts.values() for a in artifacts
+            if any(a["name"].startswith(n) for n in names) and a["id"] in world.files]
+
+
+def test_the_github_world_reaches_every_call_when_nothing_is_hostile(repo, world):
+    """Without a hostile answer each command goes all the way: so the properties below reach
+    the listing, trust, downloads and extraction, the comment, the dispatch and the baseline."""
+    world.reset()
+    done = run_infx(["plan", "--rows", str(world.plan_path), "--reuse-github", "--repo", "acme/bench", "--format", "json"],
+                    repo, env=world.env())
+    assert done.code == 0 and len(json.loads(done.stdout)["reuse"]["reused"]) == len(world.rows), done.stderr
+    assert world.server.state.count("GET", r"/blob-storage/.*") == len(world.rows)
+    report = run_infx(["github", "report", "--pr", "7", "--plan", str(world.plan_path), "--run-id", "4242", "--repo", "acme/bench"],
+                      repo, env=world.env())
+    assert report.code == 0 and len(world.server.state.comments[7]) == 1, report.stderr
+    rerun = run_infx(["github", "rerun-failed", "--run-id", "4242", "--repo", "acme/bench"], repo, env=world.env())
+    assert rerun.code == 0 and len(world.server.state.dispatches) == 1, rerun.stderr
+    compare = run_infx(["results", "compare", "--head", str(world.head), "--repo", "acme/bench", "--format", "json"],
+                       repo, env=world.env())
+    assert compare.code == 0 and json.loads(compare.stdout)["baseline"]["runs"][0]["run-id"] == 4242, compare.stderr
+
+
+def _plan_reuse_github(repo, world, data):
+    """`infx plan --reuse-github` always produces a plan: whatever GitHub answers, whatever an
+    archive holds, the points whose stored result cannot be had are dispatched."""
+    world.prepare(data, _ids(world, "point-"))
+    argv = ["plan", "--rows", str(world.plan_path), "--reuse-github", "--repo", "acme/bench", "--format", "json"]
+    done = run_infx(argv, repo, env=world.env())
+    assert_contract(done, argv)
+    assert done.code == 0, done.stderr[-2000:]
+    plan = json.loads(done.stdout)
+    assert len(plan["reuse"]["reused"]) + plan["point-count"] == len(world.rows)
+
+
+test_plan_reuse_github, test_plan_reuse_github_nightly = properties(20)(_plan_reuse_github)
+
+
+def _report_run(repo, world, data):
+    world.prepare(data, _ids(world, "point-"))
+    argv = ["github", "report", "--pr", "7", "--plan", str(world.plan_path), "--run-id", "4242", "--repo", "acme/bench"]
+    assert_contract(run_infx(argv, repo, env=world.env()), argv)
+
+
+test_report_run, test_report_run_nightly = properties(15)(_report_run)
+
+
+def _rerun_failed(repo, world, data):
+    world.prepare(data, _ids(world, "sweep-plan"))
+    argv = ["github", "rerun-failed", "--run-id", "4242", "--repo", "acme/bench"]
+    assert_contract(run_infx(argv, repo, env=world.env()), argv)
+
+
+test_rerun_failed, test_rerun_failed_nightly = properties(15)(_rerun_failed)
+
+
+def _baseline_lookup(repo, world, data):
+    world.prepare(data, _ids(world, "sweep-results"))
+    argv = ["results", "compare", "--head", str(world.head), "--repo", "acme/bench", "--format", "json"]
+    assert_contract(run_infx(argv, repo, env=world.env()), argv)
+
+
+test_baseline_lookup, test_baseline_lookup_nightly = properties(15)(_baseline_lookup)
 
 
 # --- every option of every command, by its click type ---------------------------------------

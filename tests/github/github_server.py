@@ -1,26 +1,48 @@
-"""A small GitHub REST server on 127.0.0.1 for testing infx's PyGithub adapter over real HTTP.
+"""A small GitHub REST server on 127.0.0.1 for testing infx's GitHub client over real HTTP.
 
 It implements exactly the endpoints infx calls, answering with JSON in the shape GitHub
-returns (ids, `url`s that point back at this server, list envelopes), records every
-request it receives, and can be told to fail the next matching request (a rate limit, a
-server error, or a dispatch that is applied but answered with an error).
+returns (ids, `url`s that point back at this server, list envelopes, `Link` pagination with
+`per_page` up to 100), records every request it receives, and models GitHub's weather as
+GitHub documents it:
+
+- who is asking: a token starting `ghs_` is an installation token (the Actions `GITHUB_TOKEN`):
+  `GET /user` answers 403 "Resource not accessible by integration", GraphQL `viewer` answers
+  `github-actions[bot]`, and comments it creates are authored by `github-actions[bot]`; any
+  other token is a personal access token of the user `token_logins` names (default `octocat`);
+- artifact downloads answer 302 to short-lived blob storage on *another host* (a second
+  listener, another port), which refuses a request carrying an `Authorization` header; an
+  expired artifact's download answers 410;
+- faults (`Fault`, matched by method and path, each used once): rate limits with
+  `x-ratelimit-*` headers, `Retry-After` in seconds or as an HTTP date, 502/503 bursts, HTML
+  error pages, a 200 cut off before its declared `Content-Length`, any status and body; or,
+  by request number (`script`), a raw answer for the n-th request (the property tests).
+
+When `git` names a real repository, `compare` and the commits of a pull request are answered
+from it (`main` and each pull request's head ref), as GitHub answers them from the repository.
 """
 
 from __future__ import annotations
 
+import email.utils
 import io
 import json
 import re
+import subprocess
 import threading
 import time
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
 
 OWNER, NAME = "acme", "bench"
 SLUG = f"{OWNER}/{NAME}"
 DELETED_REPOSITORY = "deleted/repository"  # add_pull(head_repo=...): a pull request whose head repository is gone
+ACTIONS_BOT = "github-actions[bot]"  # the author of what the Actions GITHUB_TOKEN writes
+INSTALLATION_PREFIX = "ghs_"  # GitHub's prefix of installation access tokens (GITHUB_TOKEN is one)
+DEFAULT_PER_PAGE, MAX_PER_PAGE = 30, 100  # GitHub's list defaults
+BLOB_PREFIX = "/blob-storage/"
 
 
 @dataclass
@@ -30,34 +52,84 @@ class Request:
     query: dict
     body: object
     headers: dict
+    host: str = "api"  # "api" or "blob"
 
 
 @dataclass
 class Fault:
+    """One answer in place of the next request matching ``method`` and ``pattern`` (a regular
+    expression over the path). ``body``: JSON data, or bytes/str sent as they are; ``declared``:
+    a `Content-Length` to declare instead of the body's (larger: the answer is cut off)."""
+
     method: str
     pattern: str
     status: int
-    body: dict
+    body: object = None
     headers: dict = field(default_factory=dict)
     apply: bool = False  # still carry out the request, then answer with the fault
+    declared: int | None = None
 
 
-def rate_limit_fault(method: str, pattern: str, reset_in: float) -> Fault:
-    return Fault(method, pattern, 403,
+def rate_limit_fault(method: str, pattern: str, reset_in: float, status: int = 403) -> Fault:
+    """A primary rate limit as GitHub answers it: remaining 0 and the reset time (epoch seconds)."""
+    return Fault(method, pattern, status,
                  {"message": "API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
                   "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
-                 {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0",
-                  "X-RateLimit-Reset": str(int(time.time() + reset_in))})
+                 {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+                  "X-RateLimit-Reset": str(int(time.time() + reset_in)), "X-RateLimit-Resource": "core"})
+
+
+def retry_after_fault(method: str, pattern: str, seconds: float, as_date: bool = False, status: int = 429) -> Fault:
+    """A secondary rate limit with `Retry-After`, in seconds or as an HTTP date (RFC 9110 allows both)."""
+    value = email.utils.formatdate(time.time() + seconds, usegmt=True) if as_date else str(int(seconds))
+    return Fault(method, pattern, status,
+                 {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                  "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"},
+                 {"Retry-After": value})
+
+
+HTML_ERROR_PAGE = ("<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head><body>"
+                   "<p>We had issues producing the response to your request. Sorry about that.</p></body></html>\n")
+
+
+def server_error_burst(method: str, pattern: str, count: int, status: int = 502, html: bool = False) -> list[Fault]:
+    """``count`` server errors in a row: JSON (`{"message": ...}`) or GitHub's HTML error page."""
+    body = HTML_ERROR_PAGE if html else {"message": "Server Error"}
+    headers = {"Content-Type": "text/html; charset=utf-8"} if html else {}
+    return [Fault(method, pattern, status, body, dict(headers)) for _ in range(count)]
+
+
+def truncated_fault(method: str, pattern: str, body: bytes = b'{"total_count": 3, "artifacts": [{"id": 1, "na') -> Fault:
+    """A 200 whose connection closes before the declared `Content-Length` arrived."""
+    return Fault(method, pattern, 200, body, {"Content-Type": "application/json; charset=utf-8"}, declared=len(body) + 500)
+
+
+def zip_of(files: dict) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file_name, content in files.items():
+            archive.writestr(file_name, content)
+    return buffer.getvalue()
+
+
+def token_of(headers: dict) -> str:
+    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    return value.split(" ", 1)[1] if " " in value else ""
 
 
 class GitHubState:
     def __init__(self):
         self.lock = threading.Lock()
         self.base = ""
+        self.blob_base = ""
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
-        self.pulls: set[int] = set()
-        self.pull_heads: dict[int, tuple[str, str]] = {}  # number -> (head branch, head repository)
+        self.script: dict[int, Fault] = {}  # request number (0-based, both hosts) -> the answer it gets
+        # request number -> f(status, headers, payload) -> (status, headers, payload, declared): the
+        # real answer, changed (the property tests' hostile answers)
+        self.mutations: dict[int, object] = {}
+        self.token_logins: dict[str, str] = {}  # personal access token -> its user's login
+        self.pulls: dict[int, dict] = {}  # number -> head ref, head repository, merge state
         self.comments: dict[int, list[dict]] = {}
         self.runs: dict[int, dict] = {}
         self.artifacts: dict[int, list[dict]] = {}
@@ -66,19 +138,34 @@ class GitHubState:
         self.on_main: set[str] = set()  # commits reachable from main (compare answers "ahead" for them)
         self.pull_commits: dict[int, list[str]] = {}
         self.commit_pulls: dict[str, list[int]] = {}
+        self.git: Path | None = None  # a real repository answering compare and a PR's commits
         self.title_for_dispatch = lambda inputs: "Manual sweep"
         self._ids = iter(range(1000, 10**9))
+        self._clock = 0
 
     def next_id(self) -> int:
         return next(self._ids)
 
+    def count(self, method: str | None = None, pattern: str = ".*", host: str | None = None) -> int:
+        """How many requests arrived (of ``method``, matching ``pattern``, on ``host``)."""
+        return sum(1 for r in self.requests if (method is None or r.method == method) and re.fullmatch(pattern, r.path)
+                   and (host is None or r.host == host))
+
     # --- fixtures the tests build ---------------------------------------------------------
 
-    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str | None = None) -> None:
+    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str | None = None, base_ref: str = "main") -> None:
         """``head_repo`` DELETED_REPOSITORY: the head repository is gone (GitHub's ``head.repo: null``)."""
-        self.pulls.add(number)
-        self.pull_heads[number] = (head_ref, head_repo or SLUG)  # SLUG read now: tests may set it
+        self.pulls[number] = {"head_ref": head_ref, "head_repo": head_repo or SLUG,  # SLUG read now: tests may set it
+                              "base_ref": base_ref, "merged_at": None, "merge_commit_sha": None, "state": "open",
+                              "head_sha": None}
         self.comments.setdefault(number, [])
+
+    def merge_pull(self, number: int, merge_commit_sha: str, head_sha: str | None = None) -> None:
+        """The pull request is merged (a squash or a merge commit ``merge_commit_sha`` on main); its
+        head commit stays what it was when merged."""
+        pull = self.pulls[number]
+        pull.update(state="closed", merged_at="2026-12-01T00:00:00Z", merge_commit_sha=merge_commit_sha,
+                    head_sha=head_sha or pull["head_sha"] or self._commits_of(number)[-1])
 
     def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
         comment = self._comment(number, body, login)
@@ -87,11 +174,12 @@ class GitHubState:
 
     def _comment(self, number: int, body: str, login: str) -> dict:
         cid = self.next_id()
+        kind = "Bot" if login.endswith("[bot]") else "User"
         return {"id": cid, "node_id": f"IC_{cid}", "url": f"{self.base}/repos/{SLUG}/issues/comments/{cid}",
                 "html_url": f"https://github.com/{SLUG}/pull/{number}#issuecomment-{cid}",
                 "issue_url": f"{self.base}/repos/{SLUG}/issues/{number}", "body": body,
-                "user": {"login": login, "id": 1, "type": "Bot"}, "author_association": "NONE",
-                "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
+                "user": {"login": login, "id": 41898282 if kind == "Bot" else 2, "type": kind},
+                "author_association": "NONE", "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
 
     def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
                 head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str | None = None,
@@ -111,24 +199,27 @@ class GitHubState:
         return run
 
     def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None,
-                     created_at: str = "2026-11-30T00:00:00Z") -> dict:
+                     created_at: str | None = None, blob: bytes | None = None) -> dict:
+        """An artifact of run ``run_id``: ``files`` (name -> text) zipped as its archive, or ``blob``
+        as the archive's bytes; neither gives an empty archive. ``created_at``: default, later
+        than every artifact before it (GitHub lists the newest first)."""
         aid = self.next_id()
         run = self.runs.get(run_id, {})
+        if created_at is None:
+            self._clock += 1
+            created_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_795_000_000 + self._clock))
         artifact = {"id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name, "size_in_bytes": size,
                     "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
                     "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
                     "expired": expired, "digest": "sha256:" + "0" * 64,
-                    "created_at": created_at, "expires_at": "2027-02-28T00:00:00Z",
-                    "updated_at": created_at,
-                    "workflow_run": {"id": run_id, "head_branch": run.get("head_branch", "main"),
-                                     "head_sha": run.get("head_sha", "c" * 40)}}
-        self.artifacts[run_id].append(artifact)
-        if files is not None:
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w") as archive:
-                for file_name, content in files.items():
-                    archive.writestr(file_name, content)
-            self.blobs[aid] = buffer.getvalue()
+                    "created_at": created_at, "expires_at": "2027-02-28T00:00:00Z", "updated_at": created_at,
+                    "workflow_run": {"id": run_id, "repository_id": run.get("repository", {}).get("id", 1),
+                                     "head_repository_id": run.get("head_repository", {}).get("id", 1),
+                                     "head_branch": run.get("head_branch", "main"), "head_sha": run.get("head_sha", "c" * 40)}}
+        self.artifacts.setdefault(run_id, []).append(artifact)
+        self.blobs[aid] = blob if blob is not None else zip_of(files or {})
+        if files is not None or blob is not None:
+            artifact["size_in_bytes"] = len(self.blobs[aid])
         return artifact
 
     def _commit(self, sha: str) -> dict:
@@ -137,6 +228,26 @@ class GitHubState:
 
     def requests_to(self, method: str, pattern: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
+
+    # --- git-backed facts -------------------------------------------------------------------
+
+    def _git(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(self.git), *args], capture_output=True, text=True)
+
+    def _commits_of(self, number: int) -> list[str]:
+        if number in self.pull_commits or self.git is None:
+            return self.pull_commits.get(number, ["d" * 40])
+        pull = self.pulls[number]
+        listed = self._git("rev-list", "--reverse", f"{pull['base_ref']}..{pull['head_ref']}")
+        return listed.stdout.split() if listed.returncode == 0 else []
+
+    def _is_on(self, sha: str, ref: str) -> bool | None:
+        """Whether ``sha`` is reachable from ``ref``; None when the commit is unknown."""
+        if self.git is None:
+            return sha in self.on_main if ref == "main" else False
+        if self._git("cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+            return None
+        return self._git("merge-base", "--is-ancestor", sha, ref).returncode == 0
 
     # --- the API --------------------------------------------------------------------------
 
@@ -152,47 +263,96 @@ class GitHubState:
                 "html_url": f"https://github.com/{SLUG}/blob/main/.github/workflows/run-sweep.yml",
                 "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
 
-    def handle(self, method: str, path: str, query: dict, body) -> tuple[int, dict, object]:
+    def pull(self, number: int) -> dict:
+        pull = self.pulls[number]
         repo = f"/repos/{SLUG}"
+        head_sha = pull["head_sha"] or (self._commits_of(number) or ["d" * 40])[-1]
+        head_slug = pull["head_repo"]
+        return {"id": 5000 + number, "number": number, "state": pull["state"], "title": "A change",
+                "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
+                "html_url": f"https://github.com/{SLUG}/pull/{number}", "merged": pull["merged_at"] is not None,
+                "merged_at": pull["merged_at"], "merge_commit_sha": pull["merge_commit_sha"],
+                "head": {"ref": pull["head_ref"], "sha": head_sha, "label": f"{head_slug.split('/')[0]}:{pull['head_ref']}",
+                         "repo": None if head_slug == DELETED_REPOSITORY else self.repository(head_slug)},
+                "base": {"ref": pull["base_ref"], "sha": "b" * 40, "repo": self.repository(SLUG)}}
+
+    def identity(self, headers: dict) -> str | None:
+        """The login of a personal access token; None for an installation token."""
+        token = token_of(headers)
+        return None if token.startswith(INSTALLATION_PREFIX) else self.token_logins.get(token, "octocat")
+
+    def page(self, items: list, query: dict, path: str, envelope: str | None = None) -> tuple[int, dict, object]:
+        """One page of ``items`` as GitHub pages lists: `per_page` (≤ 100), `page`, a `Link` header."""
+        try:
+            per_page = min(MAX_PER_PAGE, max(1, int((query.get("per_page") or [DEFAULT_PER_PAGE])[0])))
+            number = max(1, int((query.get("page") or [1])[0]))
+        except ValueError:
+            return 422, {}, {"message": "Invalid request."}
+        last = max(1, -(-len(items) // per_page))
+        shown = items[(number - 1) * per_page: number * per_page]
+        links = []
+        for rel, target in (("next", number + 1), ("last", last)):
+            if target <= last and (rel == "last" or target > number):
+                params = {k: v[0] for k, v in query.items()} | {"per_page": per_page, "page": target}
+                links.append(f'<{self.base}{path}?{urlencode(params)}>; rel="{rel}"')
+        headers = {"Link": ", ".join(links)} if number < last else {}
+        return 200, headers, ({"total_count": len(items), envelope: shown} if envelope else shown)
+
+    def handle(self, method: str, path: str, query: dict, body, headers: dict | None = None) -> tuple[int, dict, object]:
+        headers = headers or {}
+        repo = f"/repos/{SLUG}"
+        if path.startswith(BLOB_PREFIX):
+            return 404, {}, {"message": "The blob store is another host"}
+        if method == "GET" and path == "/user":
+            login = self.identity(headers)
+            if login is None:
+                return 403, {}, {"message": "Resource not accessible by integration",
+                                 "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                                 "status": "403"}
+            return 200, {}, {"login": login, "id": 2, "type": "User", "url": f"{self.base}/users/{login}"}
+        if method == "POST" and path == "/graphql":
+            if "viewer" not in str((body or {}).get("query", "")):
+                return 200, {}, {"errors": [{"message": "this server answers only viewer { login }"}]}
+            return 200, {}, {"data": {"viewer": {"login": self.identity(headers) or ACTIONS_BOT}}}
         if method == "GET" and path == repo:
-            return 200, {}, {"id": 1, "node_id": "R_1", "name": NAME, "full_name": SLUG,
-                             "owner": {"login": OWNER, "id": 2, "type": "Organization"}, "private": False,
-                             "url": f"{self.base}{repo}", "html_url": f"https://github.com/{SLUG}",
-                             "default_branch": "main"}
+            return 200, {}, self.repository(SLUG)
+        if method == "GET" and path == f"{repo}/pulls":
+            state, head, base = ((query.get(k) or [None])[0] for k in ("state", "head", "base"))
+            found = [self.pull(n) for n in sorted(self.pulls, reverse=True)]
+            found = [p for p in found if state in (None, "all", p["state"]) and base in (None, p["base"]["ref"])
+                     and head in (None, p["head"]["label"])]
+            return self.page(found, query, path)
         if match := re.fullmatch(rf"{repo}/pulls/(\d+)", path):
             number = int(match.group(1))
             if number not in self.pulls:
                 return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
-            commits = self.pull_commits.get(number, ["d" * 40])
-            head_ref, head_slug = self.pull_heads[number]
-            return 200, {}, {"id": 5000 + number, "number": number, "state": "open", "title": "A change",
-                             "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
-                             "html_url": f"https://github.com/{SLUG}/pull/{number}",
-                             "head": {"ref": head_ref, "sha": commits[-1],
-                                      "repo": None if head_slug == DELETED_REPOSITORY else self.repository(head_slug)},
-                             "base": {"ref": "main", "sha": "b" * 40, "repo": self.repository(SLUG)}}
+            return 200, {}, self.pull(number)
         if match := re.fullmatch(rf"{repo}/pulls/(\d+)/commits", path):
-            return 200, {}, [self._commit(sha) for sha in self.pull_commits.get(int(match.group(1)), [])]
+            number = int(match.group(1))
+            return self.page([self._commit(sha) for sha in self._commits_of(number)] if number in self.pulls else [], query, path)
         if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})/pulls", path):
-            return 200, {}, [self.handle("GET", f"{repo}/pulls/{n}", {}, None)[2] for n in self.commit_pulls.get(match.group(1), [])]
+            return self.page([self.pull(n) for n in self.commit_pulls.get(match.group(1), [])], query, path)
         if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})", path):
             return 200, {}, self._commit(match.group(1))
         if match := re.fullmatch(rf"{repo}/compare/([0-9a-f]{{40}})\.\.\.(.+)", path):
-            status = "ahead" if match.group(2) == "main" and match.group(1) in self.on_main else "diverged"
+            reachable = self._is_on(match.group(1), match.group(2))
+            if reachable is None:
+                return 404, {}, {"message": "Not Found"}
+            status = "ahead" if reachable else "diverged"
             return 200, {}, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1, "commits": [], "files": [],
                              "url": f"{self.base}{path}", "html_url": f"https://github.com/{SLUG}/compare/{match.group(1)}...{match.group(2)}"}
         if path == f"{repo}/actions/artifacts" and method == "GET":
             wanted = (query.get("name") or [None])[0]
             found = [a for artifacts in self.artifacts.values() for a in artifacts if wanted in (None, a["name"])]
-            found.sort(key=lambda a: a["created_at"], reverse=True)  # newest first, as GitHub lists them
-            return 200, {}, {"total_count": len(found), "artifacts": found}
+            found.sort(key=lambda a: (a["created_at"], a["id"]), reverse=True)  # newest first, as GitHub lists them
+            return self.page(found, query, path, "artifacts")
         if match := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
             number = int(match.group(1))
             if number not in self.pulls:
                 return 404, {}, {"message": "Not Found"}
             if method == "GET":
-                return 200, {}, list(self.comments[number])
-            comment = self._comment(number, body["body"], "github-actions[bot]")
+                return self.page(list(self.comments[number]), query, path)
+            comment = self._comment(number, body["body"], self.identity(headers) or ACTIONS_BOT)
             self.comments[number].append(comment)
             return 201, {}, comment
         if (match := re.fullmatch(rf"{repo}/issues/comments/(\d+)", path)) and method == "PATCH":
@@ -200,6 +360,8 @@ class GitHubState:
             for comments in self.comments.values():
                 for comment in comments:
                     if comment["id"] == cid:
+                        if comment["user"]["login"] != (self.identity(headers) or ACTIONS_BOT):
+                            return 403, {}, {"message": "Resource not accessible by integration"}  # another's comment
                         comment["body"] = body["body"]
                         comment["updated_at"] = "2026-11-30T01:00:00Z"
                         return 200, {}, comment
@@ -208,14 +370,17 @@ class GitHubState:
             run = self.runs.get(int(match.group(1)))
             return (200, {}, run) if run else (404, {}, {"message": "Not Found"})
         if match := re.fullmatch(rf"{repo}/actions/runs/(\d+)/artifacts", path):
-            artifacts = self.artifacts.get(int(match.group(1)), [])
-            return 200, {}, {"total_count": len(artifacts), "artifacts": artifacts}
+            return self.page(self.artifacts.get(int(match.group(1)), []), query, path, "artifacts")
         if match := re.fullmatch(rf"{repo}/actions/artifacts/(\d+)/zip", path):
-            # GitHub answers with a redirect to short-lived blob storage.
-            return 302, {"Location": f"{self.base}/blob-storage/{match.group(1)}.zip"}, None
-        if match := re.fullmatch(r"/blob-storage/(\d+)\.zip", path):
-            blob = self.blobs.get(int(match.group(1)))
-            return (200, {"Content-Type": "application/zip"}, blob) if blob else (404, {}, {"message": "Not Found"})
+            aid = int(match.group(1))
+            artifact = next((a for artifacts in self.artifacts.values() for a in artifacts if a["id"] == aid), None)
+            if artifact is None:
+                return 404, {}, {"message": "Not Found"}
+            if artifact["expired"]:
+                return 410, {}, {"message": "Artifact has expired",
+                                 "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}
+            # GitHub answers with a redirect to short-lived blob storage, on another host.
+            return 302, {"Location": f"{self.blob_base}{BLOB_PREFIX}{aid}.zip?sig=short-lived"}, None
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)", path):
             return 200, {}, self.workflow(match.group(1))
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/dispatches", path):
@@ -233,10 +398,20 @@ class GitHubState:
             if query.get("status"):  # GitHub's `status` filter also takes a conclusion (success, failure, …)
                 runs = [r for r in runs if query["status"][0] in (r["status"], r["conclusion"])]
             runs.sort(key=lambda r: -r["id"])  # newest first, as GitHub lists them
-            return 200, {}, {"total_count": len(runs), "workflow_runs": runs}
+            return self.page(runs, query, path, "workflow_runs")
         if (answer := self.handle_repository_settings(method, path, query)) is not None:
             return answer
         return 404, {}, {"message": f"Not Found (the test server does not implement {method} {path})"}
+
+    def blob(self, path: str, headers: dict) -> tuple[int, dict, object]:
+        """Blob storage: a pre-signed URL, which refuses a second credential (the API token)."""
+        if any(k.lower() == "authorization" for k in headers):
+            return 400, {"Content-Type": "application/xml"}, b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>"
+        match = re.fullmatch(rf"{BLOB_PREFIX}(\d+)\.zip", path)
+        blob = self.blobs.get(int(match.group(1))) if match else None
+        if blob is None:
+            return 404, {"Content-Type": "application/xml"}, b"<Error><Code>BlobNotFound</Code></Error>"
+        return 200, {"Content-Type": "application/zip"}, blob
 
 
 # --- repository settings and self-hosted runners (infx repo check) ------------------------------
@@ -325,6 +500,7 @@ GitHubState.handle_repository_settings = _settings_handler
 
 class Handler(BaseHTTPRequestHandler):
     state: GitHubState
+    host_kind = "api"
 
     def log_message(self, *args) -> None:  # keep the test output quiet
         pass
@@ -333,46 +509,74 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        body = json.loads(raw) if raw else None
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
         state = self.state
+        headers_in = dict(self.headers)
+        query = parse_qs(url.query)
         with state.lock:
-            state.requests.append(Request(self.command, url.path, parse_qs(url.query), body, dict(self.headers)))
-            fault = next((f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None)
+            number = len(state.requests)
+            state.requests.append(Request(self.command, url.path, query, body, headers_in, self.host_kind))
+            fault = state.script.pop(number, None)
+            if fault is None:
+                fault = next((f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None)
+                if fault is not None:
+                    state.faults.remove(fault)
             if fault is not None:
-                state.faults.remove(fault)
                 if fault.apply:
-                    state.handle(self.command, url.path, parse_qs(url.query), body)
-                status, headers, payload = fault.status, fault.headers, fault.body
+                    state.handle(self.command, url.path, query, body, headers_in)
+                status, headers, payload, declared = fault.status, fault.headers, fault.body, fault.declared
             else:
-                status, headers, payload = state.handle(self.command, url.path, parse_qs(url.query), body)
+                if self.host_kind == "blob":
+                    status, headers, payload = state.blob(url.path, headers_in)
+                else:
+                    status, headers, payload = state.handle(self.command, url.path, query, body, headers_in)
+                declared = None
+                mutate = state.mutations.pop(number, None)
+                if mutate is not None:
+                    status, headers, payload, declared = mutate(status, dict(headers), payload)
+        if isinstance(payload, str):
+            payload = payload.encode()
         data = payload if isinstance(payload, bytes) else (b"" if payload is None else json.dumps(payload).encode())
         self.send_response(status)
-        if not isinstance(payload, bytes):
+        if not isinstance(payload, bytes) and not any(k.lower() == "content-type" for k in headers):
             self.send_header("Content-Type", "application/json; charset=utf-8")
         for key, value in headers.items():
             self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(declared if declared is not None else len(data)))
+        if declared is not None:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
+        if declared is not None and declared > len(data):  # cut off: the rest never comes
+            self.wfile.flush()
+            self.close_connection = True
 
-    do_GET = do_POST = do_PATCH = _serve
+    do_GET = do_POST = do_PATCH = do_HEAD = _serve
 
 
 class LocalGitHub:
-    """`with LocalGitHub() as gh:` — a running server; `gh.url` is the API base URL."""
+    """`with LocalGitHub() as gh:` — a running server; `gh.url` is the API base URL, `gh.blob_url`
+    the blob storage artifact downloads are redirected to (another port: another host)."""
 
     def __init__(self):
         self.state = GitHubState()
-        handler = type("BoundHandler", (Handler,), {"state": self.state})
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.state.base = self.url
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        api = type("ApiHandler", (Handler,), {"state": self.state, "host_kind": "api"})
+        blob = type("BlobHandler", (Handler,), {"state": self.state, "host_kind": "blob"})
+        self.servers = [ThreadingHTTPServer(("127.0.0.1", 0), api), ThreadingHTTPServer(("127.0.0.1", 0), blob)]
+        self.url = f"http://127.0.0.1:{self.servers[0].server_address[1]}"
+        self.blob_url = f"http://127.0.0.1:{self.servers[1].server_address[1]}"
+        self.state.base, self.state.blob_base = self.url, self.blob_url
+        self.threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in self.servers]
 
     def __enter__(self) -> "LocalGitHub":
-        self.thread.start()
+        for thread in self.threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()

@@ -18,7 +18,8 @@ from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 from infx.points import point_id
 
 from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import SLUG, Fault, LocalGitHub, rate_limit_fault
+from github_server import (ACTIONS_BOT, HTML_ERROR_PAGE, SLUG, Fault, LocalGitHub, rate_limit_fault, retry_after_fault,
+                           server_error_burst, truncated_fault)
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
 DISPATCH = rf"/repos/{SLUG}/actions/workflows/run-sweep\.yml/dispatches"
@@ -34,8 +35,16 @@ def github():
         yield server
 
 
-def client(server: LocalGitHub, max_wait: float = 30):
-    return api.connect(api.Settings(token="ghs_test", base_url=server.url, max_wait=max_wait, pace=False))
+def client(server: LocalGitHub, max_wait: float = 30, token: str = "ghs_test"):
+    return api.connect(api.Settings(token=token, base_url=server.url, max_wait=max_wait, pace=False))
+
+
+def one_located_line(done, rule: str) -> str:
+    """The command ended with exit 1 and one line `<github>: error[rule]: …`, no traceback."""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 1 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"error[{rule}]" in lines[0], lines[0]
+    return lines[0]
 
 
 # --- the sticky comment ------------------------------------------------------------------------
@@ -196,12 +205,13 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
     sweep_run(github, plan_rows)
     # The dispatch is carried out but the answer is a 502, as when a gateway times out.
     github.state.faults.append(Fault("POST", DISPATCH, 502, {"message": "Bad Gateway"}, apply=True))
-    repo, run = api.get_run(client(github), SLUG, 4242)
+    connection = client(github)
+    repo, run = api.get_run(connection, SLUG, 4242)
     failed = [point_id(r) for r in plan_rows]
     launch = launch_id(4242, failed)
     from infx.workflows.rerun import dispatch_inputs
 
-    new_run, created = api.dispatch_once(repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
+    new_run, created = api.dispatch_once(connection, repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
     assert created and launch_marker(launch) in new_run.display_title
     assert len(github.state.requests_to("POST", DISPATCH)) == 1
     assert len(github.state.dispatches) == 1
@@ -296,3 +306,183 @@ def test_the_dispatched_rerun_checks_the_run_again_before_downloading(github):
     assert check(51, "main").returncode == 1
     refused = check(52, "feature")
     assert refused.returncode == 1 and "attacker/fork" in refused.stderr
+
+
+# --- the retry rule: Retry-After in seconds or as a date, rate-limit headers, 5xx bursts, one bound ---------
+
+
+@pytest.mark.parametrize("as_date", [False, True], ids=["seconds", "http-date"])
+@pytest.mark.parametrize("method", ["GET", "POST"], ids=["read", "write"])
+def test_retry_after_in_seconds_or_as_an_http_date_is_waited_out(github, tmp_path, method, as_date):
+    """RFC 9110 lets Retry-After be a number of seconds or an HTTP date; GitHub's secondary limits send it."""
+    github.state.faults.append(retry_after_fault(method, COMMENTS, seconds=2, as_date=as_date))
+    plan = write_plan(tmp_path / "plan.json", rows(2))
+    started = time.monotonic()
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started >= 1.0  # the date has one-second resolution
+    assert len(github.state.requests_to(method, COMMENTS)) == 2 and len(github.state.comments[7]) == 1
+
+
+@pytest.mark.parametrize("as_date", [False, True], ids=["seconds", "http-date"])
+def test_a_retry_after_past_the_bound_ends_at_once_with_when_to_retry(github, tmp_path, as_date):
+    github.state.faults.append(retry_after_fault("GET", rf"/repos/{SLUG}/pulls/7", seconds=3600, as_date=as_date))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    started = time.monotonic()
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github, INFX_GITHUB_MAX_WAIT="20"))
+    assert time.monotonic() - started < 15
+    line = one_located_line(done, "github-wait")
+    assert "HTTP 429 with Retry-After" in line and "INFX_GITHUB_MAX_WAIT=20" in line
+
+
+def test_the_wait_bound_is_for_all_requests_together(github):
+    """Two rate limits of 2 s each under a bound of 3 s: the second wait would pass it."""
+    github.state.faults.append(rate_limit_fault("GET", rf"/repos/{SLUG}/pulls/7", reset_in=1, status=429))
+    github.state.faults.append(retry_after_fault("GET", COMMENTS, seconds=2))
+    started = time.monotonic()
+    with pytest.raises(api.InfxError) as raised:
+        api.upsert_comment(client(github, max_wait=3), SLUG, 7, MARKER + "\nplan")
+    assert raised.value.diagnostics[0].rule == "github-wait"
+    assert time.monotonic() - started < 3.5 and not github.state.requests_to("POST", COMMENTS)
+
+
+@pytest.mark.parametrize("html", [False, True], ids=["json", "html-page"])
+def test_a_5xx_burst_within_the_retries_is_ridden_out(github, html):
+    github.state.faults.extend(server_error_burst("GET", COMMENTS, 2, status=502, html=html))
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("GET", COMMENTS)) == 3
+
+
+def test_a_secondary_limit_without_a_time_waits_the_documented_minute_or_fails_within_the_bound(github, tmp_path):
+    github.state.faults.append(Fault("GET", COMMENTS, 403, {"message": "You have exceeded a secondary rate limit. "
+                                                                      "Please wait a few minutes before you try again."}))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github, INFX_GITHUB_MAX_WAIT="30"))
+    assert "secondary rate limit" in one_located_line(done, "github-wait") and "waiting 60 s" in done.stderr
+
+
+def test_a_403_that_names_no_limit_is_not_asked_again(github, tmp_path):
+    github.state.faults.append(Fault("GET", COMMENTS, 403, {"message": "Resource not accessible by integration"}))
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert "HTTP 403 Resource not accessible by integration" in one_located_line(done, "github-api")
+    assert len(github.state.requests_to("GET", COMMENTS)) == 1
+
+
+# --- malformed answers: located errors, never exit 70 ------------------------------------------------------
+
+
+def test_a_cut_off_answer_is_asked_again(github):
+    github.state.faults.append(truncated_fault("GET", COMMENTS, b'[{"id": 1, "body": "LGTM", "us'))
+    github.state.faults.append(Fault("GET", COMMENTS, 200, b'[{"id": 1, "body": "LGTM", "us'))  # whole length, broken JSON
+    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert len(github.state.requests_to("GET", COMMENTS)) == 3
+
+
+PULL = rf"/repos/{SLUG}/pulls/7"
+MALFORMED = {  # what comes back in place of a documented answer, and what the one line says of it
+    "cut-off-every-time": ([truncated_fault("GET", COMMENTS, b'[{"id": 1, "bo') for _ in range(6)], "the answer was cut off"),
+    "broken-json-every-time": ([Fault("GET", COMMENTS, 200, b'[{"id": 1, "bo') for _ in range(6)], "the answer is not JSON"),
+    "html-200": ([Fault("GET", PULL, 200, HTML_ERROR_PAGE, {"Content-Type": "text/html"})], "github-malformed"),
+    "html-404": ([Fault("GET", PULL, 404, HTML_ERROR_PAGE, {"Content-Type": "text/html"})], "an HTML page (Unicorn!"),
+    "object-for-a-list": ([Fault("GET", COMMENTS, 200, {"message": "a list was expected"})], "github-malformed"),
+    "list-for-an-object": ([Fault("GET", PULL, 200, [1, 2, 3])], "github-malformed"),
+    "wrong-types": ([Fault("GET", COMMENTS, 200, [{"id": "one", "body": 5, "user": "x"}])], "github-malformed"),
+    "no-body": ([Fault("GET", PULL, 200, b"")], "github-malformed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_answer_is_one_located_line(github, tmp_path, case):
+    faults, said = MALFORMED[case]
+    github.state.faults.extend(faults)
+    plan = write_plan(tmp_path / "plan.json", rows(1))
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert said in done.stderr and ("#7" in done.stderr or "comments" in done.stderr)
+    assert not github.state.requests_to("POST", COMMENTS)
+
+
+@pytest.mark.parametrize("field, value", [("id", "4242"), ("path", 7), ("head_branch", ["main"]), ("repository", "acme/bench")])
+def test_a_run_of_the_wrong_shape_is_one_located_line(github, field, value):
+    sweep_run(github, rows(1))
+    github.state.runs[4242][field] = value
+    done = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert "run 4242" in one_located_line(done, "github-malformed")
+    assert not github.state.dispatches
+
+
+# --- the sticky comment: marker and author ------------------------------------------------------------------
+
+
+def test_a_marked_comment_by_someone_else_is_never_edited(github, tmp_path):
+    planted = github.state.add_comment(7, MARKER + "\nplanted by a stranger", login="mallory")
+    plan = write_plan(tmp_path / "plan.json", rows(2))
+    first = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert first.returncode == 0 and "created" in first.stderr, first.stderr
+    again = run_cli("github", "report", "--pr", "7", "--plan", str(write_plan(tmp_path / "p2.json", rows(3))), env=env_for(github))
+    assert again.returncode == 0 and "updated" in again.stderr, again.stderr
+    assert planted["body"] == MARKER + "\nplanted by a stranger"
+    [patch] = github.state.requests_to("PATCH", rf"/repos/{SLUG}/issues/comments/\d+")
+    ours = [c for c in github.state.comments[7] if c["user"]["login"] == ACTIONS_BOT]
+    assert len(ours) == 1 and patch.path.endswith(str(ours[0]["id"]))
+
+
+def test_the_token_s_identity_installation_token_and_personal_token(github, tmp_path):
+    """GITHUB_TOKEN (an installation token): GET /user is refused, GraphQL's viewer answers
+    github-actions[bot]. A personal access token: GET /user answers its login. Each edits only
+    the comment it wrote."""
+    github.state.token_logins["ghp_alice"] = "alice"
+    plan = write_plan(tmp_path / "plan.json", rows(2))
+    bot = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+    assert bot.returncode == 0, bot.stderr
+    assert len(github.state.requests_to("GET", "/user")) == 1 and len(github.state.requests_to("POST", "/graphql")) == 1
+    alice = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github, GITHUB_TOKEN="ghp_alice"))
+    assert alice.returncode == 0 and "created" in alice.stderr, alice.stderr  # the bot's comment is not hers
+    assert len(github.state.requests_to("POST", "/graphql")) == 1  # her identity came from GET /user
+    assert sorted(c["user"]["login"] for c in github.state.comments[7]) == ["alice", ACTIONS_BOT]
+    again = run_cli("github", "report", "--pr", "7", "--plan", str(write_plan(tmp_path / "p2.json", rows(3))),
+                    env=env_for(github, GITHUB_TOKEN="ghp_alice"))
+    assert again.returncode == 0 and "updated" in again.stderr
+    assert [c["user"]["login"] for c in github.state.comments[7] if "**3 points**" in c["body"]] == ["alice"]
+
+
+# --- artifact downloads: the redirect to blob storage, on the same rule -------------------------------------
+
+
+def stored_plan(github) -> dict:
+    sweep_run(github, rows(2))
+    return github.state.artifacts[4242][0]
+
+
+def test_a_download_follows_the_redirect_without_the_token(github):
+    artifact = stored_plan(github)
+    connection = client(github)
+    _, run = api.get_run(connection, SLUG, 4242)
+    archive = api.download_artifact(connection, api.run_artifacts(connection, run)[0])
+    assert api.json_in_archive(archive, "plan.json") == rows(2)
+    [hop] = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip")
+    [blob] = github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")
+    assert hop.headers["Authorization"] == "token ghs_test" and "Authorization" not in blob.headers and blob.host == "blob"
+
+
+@pytest.mark.parametrize("fault, tries", [
+    (lambda aid: server_error_burst("GET", rf"/blob-storage/{aid}\.zip", 2, status=500), 3),
+    (lambda aid: [truncated_fault("GET", rf"/blob-storage/{aid}\.zip", b"PK\x03\x04 cut")], 2),
+], ids=["5xx-burst", "cut-off"])
+def test_a_failing_blob_store_is_asked_again(github, fault, tries):
+    artifact = stored_plan(github)
+    github.state.faults.extend(fault(artifact["id"]))
+    connection = client(github)
+    _, run = api.get_run(connection, SLUG, 4242)
+    assert api.json_in_archive(api.download_artifact(connection, api.run_artifacts(connection, run)[0]), "plan.json") == rows(2)
+    assert len(github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")) == tries
+
+
+@pytest.mark.parametrize("status, said", [(410, "HTTP 410 Artifact has expired"), (404, "HTTP 404 Not Found")])
+def test_an_artifact_gone_by_its_download_is_one_located_line(github, status, said):
+    artifact = stored_plan(github)
+    github.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip", status,
+                                     {"message": said.split(" ", 2)[2]}))
+    done = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
+    assert said in one_located_line(done, "github-api") and "sweep-plan of run 4242" in done.stderr

@@ -111,3 +111,17 @@ def test_a_plan_row_without_tp_still_gets_a_gpu_hour_estimate():
     del single["tp"]
     body = build_comment(plan_buckets([multinode, single]))
     assert body.startswith(MARKER) and "GPU-hours" in body
+
+
+def test_the_points_a_sweep_of_main_republishes_stay_within_github_s_limits():
+    """Shards of at most 256 (a matrix's jobs, at both levels), within the output budget; a
+    point reused from a folder (no source run) has nothing to download again."""
+    from infx.jsonfast import dumps
+    from infx.workflows.actions import republish_shards
+
+    reused = [{"artifact": f"point-{n:064x}", "source-run": 7000 + n} for n in range(600)]
+    shards, left_out = republish_shards(reused + [{"artifact": "point-" + "f" * 64, "source-run": None}])
+    assert [len(s) for s in shards] == [256, 256, 88] and left_out == 0
+    assert shards[0][0] == {"name": reused[0]["artifact"], "run": 7000}
+    shards, left_out = republish_shards(reused, budget=10_000)
+    assert sum(map(len, shards)) + left_out == 600 and left_out > 0 and len(dumps(shards)) <= 10_000

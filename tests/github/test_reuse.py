@@ -8,8 +8,11 @@ on the real local Slurm in tests/slurm.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import stat
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,7 @@ from infx.points import point_id
 from infx.workflows.reuse import judge, result_artifact_name
 
 from github_helpers import REPO, env_for, result_artifact_files as artifact_files, run_cli
-from github_server import DELETED_REPOSITORY, LocalGitHub
+from github_server import DELETED_REPOSITORY, SLUG, Fault, LocalGitHub, server_error_burst, zip_of
 
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 MAIN_SHA, PR_SHA, STRAY_SHA = "1" * 40, "2" * 40, "3" * 40
@@ -198,48 +201,186 @@ def test_github_newest_valid_result_wins(tmp_path, ladder, github):
 
 @pytest.mark.parametrize("run, why", [
     ({"path": ".github/workflows/other.yml"}, "not .github/workflows/run-sweep.yml"),
-    ({"head_repository": "mallory/bench"}, "came from mallory/bench"),
-    ({"repository": "mallory/bench"}, "belongs to mallory/bench"),
-    ({"sha": STRAY_SHA}, "neither on main nor a commit of the trusted pull request"),
-])
+    ({"head_repository": "mallory/bench"}, "its code came from another repository (a fork)"),
+    ({"repository": "mallory/bench"}, "its run belongs to another repository"),
+    ({"sha": STRAY_SHA, "head_branch": "stray", "event": "pull_request"},
+     "stray@333333333333, which is neither a run of main nor a commit of pull request #9"),
+    ({"sha": STRAY_SHA}, "its commit 333333333333 is no longer on main"),
+], ids=["other-workflow", "fork", "other-repository", "stray-branch", "main-rewritten"])
 def test_github_untrusted_runs_are_not_reused(tmp_path, ladder, github, run, why):
     key = key_for(ladder[0])
     store(github, 301, ladder[0], key, **run)
     got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
                  "--download", str(tmp_path / "dl"), env=env_for(github))
     assert got["decision"]["reused"] == [] and why in got["decision"]["dispatch-reasons"][point_id(ladder[0])]
-    assert not (tmp_path / "dl").exists()  # nothing of an untrusted run is even downloaded
+    assert not github.state.requests_to("GET", r"/blob-storage/.*")  # nothing of an untrusted run is even downloaded
 
 
-def test_github_a_merge_to_main_reuses_the_pr_s_results(tmp_path, ladder, github):
-    """A squash merge leaves the PR's commits off main: the pushed commit's PR makes them trusted."""
+def test_github_a_pr_sweep_trusts_its_own_commits_and_main_only(tmp_path, ladder, github):
+    keys = [key_for(row) for row in ladder[:3]]
+    store(github, 310, ladder[0], keys[0], sha=PR_SHA, head_branch="feature", event="pull_request")  # PR 9's own
+    store(github, 311, ladder[1], keys[1])  # main's own push sweep
+    github.state.add_pull(12, head_ref="other")  # another PR, merged: trusted for main, not for PR 9
+    github.state.pull_commits[12] = ["5" * 40]
+    github.state.merge_pull(12, "6" * 40)
+    store(github, 312, ladder[2], keys[2], sha="5" * 40, head_branch="other", event="pull_request")
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:3]), "--github", "--pr", "9",
+                 "--download", str(tmp_path / "dl"), env=env_for(github))
+    assert sorted(item["source-run"] for item in got["decision"]["reused"]) == [310, 311]
+    assert "neither a run of main nor a commit of pull request #9" in got["decision"]["dispatch-reasons"][point_id(ladder[2])]
+
+
+def test_github_a_sweep_of_main_trusts_only_the_final_head_of_a_merged_pr(tmp_path, ladder, github):
+    """A squash merge leaves the PR's commits off main: the PR API's `merged_at` and `head.sha`
+    make its final head's results trusted; an intermediate (here: reverted) commit's never."""
     keys = [key_for(row) for row in ladder]
-    for row, key in zip(ladder, keys):
-        store(github, 401, row, key, sha=PR_SHA, head_branch="feature", event="pull_request")
+    intermediate, final = "7" * 40, PR_SHA
+    github.state.pull_commits[9] = [intermediate, final]
+    for row, key in zip(ladder[:3], keys):
+        store(github, 401, row, key, sha=final, head_branch="feature", event="pull_request")
+    for row, key in zip(ladder[3:], keys[3:]):
+        store(github, 400, row, key, sha=intermediate, head_branch="feature", event="pull_request",
+              created_at="2026-11-29T00:00:00Z")
     plan = write_plan(tmp_path / "plan.json", ladder)
-    untrusted = select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl0"), env=env_for(github))
-    assert len(untrusted["decision"]["dispatch"]) == 5
-    merge = "4" * 40
-    github.state.commit_pulls[merge] = [9]
-    got = select(tmp_path, plan, "--github", "--push-commit", merge, "--download", str(tmp_path / "dl"), env=env_for(github))
-    assert got["decision"]["dispatch"] == [] and {item["source-run"] for item in got["decision"]["reused"]} == {401}
+    open_pr = select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl0"), env=env_for(github))
+    assert open_pr["decision"]["reused"] == []  # not merged (yet): nothing of it counts for main
+    github.state.merge_pull(9, "4" * 40)
+    got = select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl"), env=env_for(github))
+    assert sorted(item["result-key"] for item in got["decision"]["reused"]) == sorted(keys[:3])
+    assert {item["source-run"] for item in got["decision"]["reused"]} == {401}
+    for row in ladder[3:]:
+        assert ("not the final head commit of the merged pull request (#9 at 222222222222)"
+                in got["decision"]["dispatch-reasons"][point_id(row)])
+    # one listing of the merged pull requests of the branch, one read per run, whatever the candidates
+    assert len(github.state.requests_to("GET", rf"/repos/{SLUG}/pulls")) == 2
+    assert len(github.state.requests_to("GET", rf"/repos/{SLUG}/actions/runs/40[01]")) == 4
 
 
 @pytest.mark.parametrize("head_repo", ["mallory/bench", DELETED_REPOSITORY])
 def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github, head_repo):
     key = key_for(ladder[0])
     github.state.add_pull(9, head_repo=head_repo)
-    store(github, 501, ladder[0], key, sha=PR_SHA)
+    store(github, 501, ladder[0], key, sha=PR_SHA, head_branch="feature", event="pull_request")
     got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
                  "--download", str(tmp_path / "dl"), env=env_for(github))
     assert got["decision"]["reused"] == []
 
 
-def test_github_an_artifact_escaping_its_folder_is_refused(tmp_path, ladder, github):
+# --- a candidate that cannot be had is that key's reason, never the plan's failure --------------------
+
+
+def zip_with(members: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def symlink_member(name: str, target: str) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info, target.encode()
+
+
+def bomb_member(name: str, size: int) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(name)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info, b"\0" * size
+
+
+HOSTILE_ARCHIVES = {
+    "escaping": (lambda files: zip_with([(zipfile.ZipInfo("../../escaped.json"), b"{}")]), "reaches outside its folder"),
+    "symlink": (lambda files: zip_with([symlink_member("link.json", "/etc/passwd")]), "is a symbolic link"),
+    "bomb": (lambda files: zip_with([bomb_member("big.log", 256 << 20)]), "(more than 100:1, a zip bomb)"),
+    "not-a-zip": (lambda files: b"<html>blob storage hiccup</html>", "not a zip archive"),
+    "cut-zip": (lambda files: zip_of(files)[:-30], "not a zip archive"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ARCHIVES))
+def test_github_a_hostile_archive_is_refused_and_the_next_candidate_tried(tmp_path, ladder, github, kind):
+    make, why = HOSTILE_ARCHIVES[kind]
     key = key_for(ladder[0])
-    github.state.add_run(601, head_sha=MAIN_SHA)
-    github.state.add_artifact(601, result_artifact_name(key), files={"../../escaped.json": "{}"})
-    done = run_cli("reuse", "select", "--plan", str(write_plan(tmp_path / "plan.json", ladder[:1])), "--github",
-                   "--download", str(tmp_path / "dl"), env=env_for(github))
-    assert done.returncode == 1 and "outside its folder" in done.stderr
-    assert not (tmp_path / "escaped.json").exists()
+    store(github, 601, ladder[0], key, created_at="2026-11-01T00:00:00Z")  # older, valid
+    github.state.add_run(602, head_sha=MAIN_SHA)
+    archive = make(artifact_files(ladder[0], key, run_id=602))
+    github.state.add_artifact(602, result_artifact_name(key), blob=archive, created_at="2026-11-20T00:00:00Z")
+    download = tmp_path / "dl"
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
+                 env=env_for(github))
+    assert [item["source-run"] for item in got["decision"]["reused"]] == [601]
+    assert not (tmp_path / "escaped.json").exists() and not list(tmp_path.rglob("big.log"))
+    assert sorted(p.name for p in download.iterdir()) == [result_artifact_name(key)]  # no partial folder left
+    github.state.runs.pop(601)  # now only the hostile one: dispatched with the reason, the plan still made
+    github.state.artifacts.pop(601)
+    again = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
+                   env=env_for(github))
+    assert again["decision"]["reused"] == [] and why in again["decision"]["dispatch-reasons"][point_id(ladder[0])]
+    assert not download.exists() or not list(download.iterdir())
+
+
+def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are_that_key_s_reasons(tmp_path, ladder, github):
+    keys = [key_for(row) for row in ladder[:2]]
+    store(github, 701, ladder[0], keys[0])
+    store(github, 702, ladder[1], keys[1])
+    expired, failing = (github.state.artifacts[run][0]["id"] for run in (701, 702))
+    github.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{expired}/zip", 410,
+                                     {"message": "Artifact has expired"}))
+    github.state.faults.extend(server_error_burst("GET", rf"/blob-storage/{failing}\.zip", 5, status=503))
+    done = run_cli("plan", "--rows", str(write_plan(tmp_path / "plan.json", ladder[:2])), "--reuse-github", "--format", "json",
+                   env=env_for(github, INFX_GITHUB_MAX_WAIT="60"))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    reasons = plan["reuse"]["dispatch-reasons"]
+    assert "HTTP 410 Artifact has expired" in reasons[point_id(ladder[0])]
+    assert "HTTP 503 on every one of 5 tries" in reasons[point_id(ladder[1])]
+    assert plan["point-count"] == 2
+
+
+def test_github_a_stale_or_partial_folder_in_the_download_folder_is_never_reused(tmp_path, ladder, github):
+    key = key_for(ladder[0])
+    download = tmp_path / "dl"
+    stale = write_artifact(download, artifact_files(ladder[0], key, run_id=1), result_artifact_name(key))
+    (stale / "planted.json").write_text("{}")
+    partial = download / f".{result_artifact_name(key)}.partial-deadbeef"
+    partial.mkdir()
+    store(github, 801, ladder[0], key)
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
+                 env=env_for(github))
+    assert got["decision"]["reused"][0]["source-run"] == 801
+    assert not (stale / "planted.json").exists() and not partial.exists()
+    assert len(github.state.requests_to("GET", r"/blob-storage/\d+\.zip")) == 1
+
+
+def test_github_lookup_cost_is_pages_plus_runs_not_candidates(tmp_path, ladder, github):
+    """5 points with 60 stored results each (the issue's case: 141 requests before): the whole
+    list (3 pages of 100) beats 5 listings by name, one run read and one compare for the
+    newest candidates' run, and one download (API + blob) per point."""
+    keys = [key_for(row) for row in ladder]
+    for n in range(60):
+        github.state.add_run(900 + n, head_sha=MAIN_SHA)
+        for row, key in zip(ladder, keys):
+            github.state.add_artifact(900 + n, result_artifact_name(key), files=artifact_files(row, key, run_id=900 + n))
+    before = len(github.state.requests)
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--github", "--download", str(tmp_path / "dl"),
+                 env=env_for(github))
+    assert {item["source-run"] for item in got["decision"]["reused"]} == {959}  # the newest
+    made = github.state.requests[before:]
+    listing = [r for r in made if r.path == f"/repos/{SLUG}/actions/artifacts"]
+    assert len(listing) == 3 and all(r.query["per_page"] == ["100"] for r in listing)
+    counts = {"repo": 1, "listing": 3, "run facts": 1, "compare": 1, "downloads": 2 * len(ladder)}
+    assert len(made) == sum(counts.values()), [(r.method, r.path) for r in made]
+
+
+def test_github_a_listing_by_name_when_it_costs_fewer_requests(tmp_path, ladder, github):
+    key = key_for(ladder[0])
+    github.state.add_run(950, head_sha=MAIN_SHA)
+    for n in range(250):  # 3 pages of other artifacts; one key: 1 listing by name is cheaper than 2 more pages
+        github.state.add_artifact(950, f"lane-check-{n}")
+    store(github, 951, ladder[0], key)
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(tmp_path / "dl"),
+                 env=env_for(github))
+    assert got["decision"]["reused"][0]["source-run"] == 951
+    listings = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts")
+    assert [r.query.get("name") for r in listings] == [None, [result_artifact_name(key)]]

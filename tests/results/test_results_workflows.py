@@ -43,7 +43,8 @@ def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
 
 def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
     job = load("run-sweep.yml")["jobs"]["results"]
-    script = next(s for s in job["steps"] if s.get("name", "").startswith("Collect, compare"))["run"]
+    scripts = [s["run"] for s in job["steps"] if s.get("id") in ("collect", "compare", "plot") or s.get("name") == "Summarise"]
+    assert len(scripts) == 4
     upload = next(s for s in job["steps"] if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["name"] == RESULTS_ARTIFACT
     # The head sweep as the download step leaves it: one folder per point artifact.
@@ -54,10 +55,11 @@ def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
         run = server.state.add_run(900)
         run["conclusion"] = "success"
         server.state.add_artifact(900, RESULTS_ARTIFACT, files={"results.json": json.dumps({"rows": baseline_rows})})
-        done = run_step(script, tmp_path, {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url,
-                                           "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "901",
-                                           "GITHUB_STEP_SUMMARY": str(summary)})
-    assert done.returncode == 0, done.stderr
+        for script in scripts:  # the steps in order, as the runner runs them
+            done = run_step(script, tmp_path, {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url,
+                                               "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "901",
+                                               "GITHUB_STEP_SUMMARY": str(summary)})
+            assert done.returncode == 0, done.stderr
     out = tmp_path / "sweep-results"
     assert {p.name for p in out.iterdir()} == {"results.json", "comparison.json", "baseline.json", "charts"}
     assert len(list((out / "charts").glob("*.png"))) == 1

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from corpus import SRT_SLURM_BUNDLE
 from launchkit import REPO
 
 NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
@@ -102,6 +103,36 @@ def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srt
     assert done.returncode == 1 and not body["ok"], body
     [diag] = body["diagnostics"]
     assert diag["rule"] == "srtctl-dry-run" and "bogus_key" in diag["message"] and "Unknown field" in diag["message"]
+
+
+@pytest.mark.parametrize("plant", ["srtctl", "pth"])
+def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtctl_cache, gb300_rows, tmp_path, plant):
+    """Another job on the runner writes into infx's cache: a replaced bin/srtctl, or a .pth file
+    (run by Python at start-up) in the venv's site-packages. The venv no longer matches the content
+    hash recorded when it was built, so nothing of it runs; cache-seed --srtctl rebuilds it."""
+    from infx.launch.cache import VENVS, cached_srtctl, srtctl_problem
+
+    row, plan = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.50")
+    base, commit = srtctl_cache["base"], plan.pin.commit
+    venv = base / VENVS / commit
+    assert cached_srtctl(base, commit) == venv / "bin" / "srtctl"
+    witness = tmp_path / "planted-ran"
+    if plant == "srtctl":
+        (venv / "bin" / "srtctl").write_text(f"#!/bin/sh\ntouch {witness}\nexit 0\n")
+    else:
+        [site] = list((venv / "lib").glob("python3*/site-packages"))
+        (site / "zz-planted.pth").write_text(f"import pathlib; pathlib.Path({str(witness)!r}).touch()\n")
+    assert cached_srtctl(base, commit) is None and "content hash" in srtctl_problem(base, commit)
+    done, body = dry_run(row, base, tmp_path)
+    assert done.returncode == 0 and body["srtctl-dry-run"]["checked"] is False, body
+    assert "content hash" in body["srtctl-dry-run"]["reason"] and not witness.exists()
+    seeded = infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.50", "--srtctl",
+                  "--format", "json", cache=base, timeout=1800)
+    assert seeded.returncode == 0, seeded.stdout + seeded.stderr
+    assert cached_srtctl(base, commit) == venv / "bin" / "srtctl" and srtctl_problem(base, commit) is None
+    (tmp_path / "again").mkdir()
+    again, body = dry_run(row, base, tmp_path / "again")
+    assert again.returncode == 0 and body["srtctl-dry-run"]["checked"] and not witness.exists(), body
 
 
 # --- real launches on the local Slurm --------------------------------------------------------

@@ -9,9 +9,10 @@ files (GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY, RUNNER_TEMP)
 
 What stands in for GitHub, and only that:
 - `uses:` actions: checkout checks the event's commit out in the workspace, upload/download-
-  artifact copy to and from a local folder (and register the artifact with the local GitHub
-  server of tests/github/github_server.py, which the PyGithub calls of the steps reach), setup-python
-  does nothing;
+  artifact copy to and from a local folder and register the artifact, zipped, with the local
+  GitHub server of tests/github/github_server.py (which the API calls of the steps reach); a
+  download with `run-id` fetches another run's artifact from that server; setup-python does
+  nothing;
 - the runner's `python` (runner_python.py): each job starts with a Python on which nothing is
   installed; its `pip install --require-hashes -r requirements.lock` and `pip install --no-deps .`
   (or `infx==VERSION`) install the wheel this test session built once from the project, with the
@@ -26,6 +27,7 @@ none starts after a failure.
 from __future__ import annotations
 
 import fnmatch
+import io
 import itertools
 import json
 import os
@@ -33,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,8 +332,10 @@ class Executor:
         present = [p for p in paths if p.exists()]
         target = self.artifacts / name
         if target.exists():
-            record.log += f"upload-artifact: an artifact named {name} already exists\n"
-            return "failure"
+            if str(given.get("overwrite", "false")).lower() != "true":
+                record.log += f"upload-artifact: an artifact named {name} already exists\n"
+                return "failure"
+            shutil.rmtree(target)
         if not present:
             record.log += f"upload-artifact {name}: no files at {paths}\n"
             return "failure" if given.get("if-no-files-found", "warn") == "error" else "success"
@@ -343,14 +348,18 @@ class Executor:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, destination)
         if self.server is not None:
-            with self.checkout_lock:
-                self.server.state.add_artifact(int(self.github["run_id"]), name)
+            files = {path.relative_to(target).as_posix(): path.read_bytes() for path in sorted(target.rglob("*")) if path.is_file()}
+            with self.checkout_lock, self.server.state.lock:
+                run_id = int(self.github["run_id"])
+                listed = self.server.state.artifacts.setdefault(run_id, [])
+                listed[:] = [a for a in listed if a["name"] != name]  # overwrite: the old one is deleted
+                self.server.state.add_artifact(run_id, name, files=files)
         return "success"
 
     def download(self, given: dict, record: Job) -> str:
-        if given.get("run-id"):
-            raise RuntimeError(f"{record.path}: artifacts of another run are not available here")
         destination = Path(given.get("path") or self.workspace)
+        if given.get("run-id"):
+            return self.download_from_server(given, destination, record)
         if "name" in given:
             source = self.artifacts / given["name"]
             if not source.is_dir():
@@ -362,6 +371,22 @@ class Executor:
             if fnmatch.fnmatchcase(source.name, given.get("pattern", "*")):
                 into = destination if given.get("merge-multiple") else destination / source.name
                 shutil.copytree(source, into, dirs_exist_ok=True)
+        return "success"
+
+    def download_from_server(self, given: dict, destination: Path, record: Job) -> str:
+        """Another run's artifact, by name, from the local GitHub server (as the action fetches it
+        through the API with `github-token`)."""
+        if self.server is None or "name" not in given:
+            raise RuntimeError(f"{record.path}: a download by run-id needs the local GitHub server and a name")
+        with self.server.state.lock:
+            listed = self.server.state.artifacts.get(int(given["run-id"]), [])
+            artifact = next((a for a in listed if a["name"] == given["name"] and not a["expired"]), None)
+            blob = self.server.state.blobs.get(artifact["id"]) if artifact else None
+        if blob is None:
+            record.log += f"download-artifact: run {given['run-id']} has no artifact named {given['name']}\n"
+            return "failure"
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            archive.extractall(destination)
         return "success"
 
     # --- what the tests read -----------------------------------------------------------------

@@ -79,17 +79,17 @@ def server(monkeypatch):
 
 
 def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False,
-               draft: bool = False) -> dict:
+               draft: bool = False, number: int = PR, head_ref: str = "pr") -> dict:
     """The fields of a pull_request event GitHub sends, as its documentation shapes them."""
     head, base = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "main")
     owner = "stranger" if fork else SLUG.split("/")[0]
     repository = {"id": 1, "full_name": SLUG, "name": SLUG.split("/")[1], "owner": {"login": SLUG.split("/")[0]}}
     payload = {
-        "action": action, "number": PR,
+        "action": action, "number": number,
         "pull_request": {
-            "number": PR, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
+            "number": number, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
             "labels": [{"id": 100 + i, "name": n, "color": "ededed", "default": False} for i, n in enumerate(labels)],
-            "head": {"ref": "pr", "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
+            "head": {"ref": head_ref, "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
             "base": {"ref": "main", "sha": base, "repo": repository},
             "user": {"login": "author"},
         },
@@ -121,8 +121,9 @@ def launched_points(run: Executor) -> list[dict]:
 
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
     run = pr_run(change, tmp_path, server, ["sweep-enabled"])
-    assert run.results == {"setup": "success", "report-plan": "success", "lanes": "skipped", "lane-gate": "skipped",
-                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "success"}, _logs(run)
+    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "success", "lanes": "skipped",
+                           "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
+                           "report-results": "success"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["primary-label"] == "sweep-enabled" and plan["mode"]["trim-conc"] is True
     planned = [row for rows in plan["buckets"].values() for row in rows]
@@ -204,8 +205,9 @@ def test_push_to_main_gates_and_sweeps_the_merged_change(main_repo: Path, tmp_pa
     event = {"ref": "refs/heads/main", "before": before, "after": after, "head_commit": {"id": after, "message": "m"}}
     run = Executor(main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN)
     run.results = run.run()
-    assert run.results == {"setup": "success", "report-plan": "skipped", "lanes": "skipped", "lane-gate": "skipped",
-                           "canary": "skipped", "sweep": "success", "results": "skipped", "report-results": "skipped"}, _logs(run)
+    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "skipped", "lanes": "skipped",
+                           "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
+                           "report-results": "skipped"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["dispatch"] is True and plan["mode"]["trim-conc"] is False
     assert sorted(map(point_id, launched_points(run))) == sorted(point_id(r) for rows in plan["buckets"].values() for r in rows)
@@ -333,3 +335,117 @@ def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_run
     assert forced.results["sweep"] == "success", _logs(forced)
     assert sorted(map(point_id, launched_points(forced))) == sorted(map(point_id, planned))
     assert "no reuse of earlier results" in next(job.summary for job in forced.jobs if job.path == "setup")
+
+
+# --- reuse across pull requests: exact trust, the squash merge, republishing under the key ------------------
+
+
+PR_B = 3190
+LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
+
+
+def _store_sweep(gh, run_id: int, sha: str, branch: str, rows: list[dict]) -> None:
+    """What the launches of a real sweep of ``rows`` at ``sha`` uploaded (the launch itself runs on
+    the real local Slurm in tests/slurm): one valid `point-<key>` artifact per point."""
+    from github_helpers import result_artifact_files
+
+    gh.state.add_run(run_id, head_branch=branch, event="pull_request", head_sha=sha)
+    for row in rows:
+        gh.state.add_artifact(run_id, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=run_id))
+
+
+def _push(repo: Path, tmp: Path, gh, before: str, after: str, run_id: int) -> Executor:
+    event = {"ref": "refs/heads/main", "before": before, "after": after, "head_commit": {"id": after, "message": "m"}}
+    gh.state.add_run(run_id, head_branch="main", event="push", head_sha=after)
+    run = Executor(repo, tmp, "push", event, sha=after, repository=SLUG, run_id=run_id, github=gh, variables=DRY_RUN)
+    run.results = run.run()
+    return run
+
+
+def _plan_of(run: Executor) -> dict:
+    return json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
+
+
+def test_a_squash_merged_pr_s_final_results_are_reused_by_main_and_then_by_the_next_pr(tmp_path: Path, corpus: Path, server):
+    """PR A sweeps and is squash-merged; the push run reuses A's points, but only those of A's
+    final head commit (never of an intermediate commit it later reverted), and republishes them
+    under their keys; PR B, which changes nothing of those points, dispatches none of them."""
+    repo = repository_at_base(tmp_path / "repo", corpus)
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "pr")
+    replace_with_head(repo)
+    (repo / "NOTES.md").write_text("a stray file, reverted before the merge\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Mooncake ladder, with a stray file")
+    intermediate = git(repo, "rev-parse", "HEAD")
+    git(repo, "rm", "-q", "NOTES.md")
+    git(repo, "commit", "-qm", "Revert the stray file")
+    final = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--squash", "pr")
+    changelog = repo / "perf-changelog.yaml"  # merged: the link names the PR
+    before_text, _, after_text = changelog.read_text().rpartition(f"{SLUG}/pull/XXX\n")
+    changelog.write_text(before_text + f"{SLUG}/pull/{PR}\n" + after_text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"Mooncake ladder (#{PR})")
+    merged = git(repo, "rev-parse", "HEAD")
+    server.state.git = repo  # compare and the PR's commits come from the real history
+    server.state.add_pull(PR, head_ref="pr")
+    server.state.merge_pull(PR, merged, head_sha=final)
+    assert server.state.pull(PR)["head"]["sha"] == final and intermediate in server.state._commits_of(PR)
+
+    # The intermediate commit's sweep is all there is: the push run reuses nothing of it.
+    first = _push(repo, tmp_path / "push-1", server, base, merged, run_id=7101)
+    assert first.results["setup"] == "success" and first.results["republish"] == "skipped", _logs(first)
+    rows = [r for rows in _plan_of(first)["buckets"].values() for r in rows]
+    assert rows and all(len(r["result-key"]) == 64 for r in rows)
+    _store_sweep(server, 7001, intermediate, "pr", rows)
+    again = _push(repo, tmp_path / "push-2", server, base, merged, run_id=7102)
+    plan = _plan_of(again)
+    assert plan["point-count"] == len(rows) and plan["reuse"]["reused"] == [], _logs(again)
+    why = f"not the final head commit of the merged pull request (#{PR} at {final[:12]})"
+    assert all(why in reason for reason in plan["reuse"]["dispatch-reasons"].values())
+    summary = next(job.summary for job in again.jobs if job.path == "setup")
+    assert "Points that run, and why no stored result was reused" in summary and why in summary
+
+    # A's final head swept: the push run reuses every point and republishes each under its key.
+    _store_sweep(server, 7002, final, "pr", rows)
+    push = _push(repo, tmp_path / "push-3", server, base, merged, run_id=7103)
+    plan = _plan_of(push)
+    assert plan["point-count"] == 0 and {item["source-run"] for item in plan["reuse"]["reused"]} == {7002}, _logs(push)
+    assert push.results["republish"] == "success" and push.results["sweep"] == "skipped", _logs(push)
+    republished = {a["name"]: a for a in server.state.artifacts[7103] if a["name"].startswith("point-")}
+    assert sorted(republished) == sorted(artifact_name(r) for r in rows)
+    source = {a["name"]: a for a in server.state.artifacts[7002]}
+    for name, artifact in republished.items():
+        assert _files(server.state.blobs[artifact["id"]]) == _files(server.state.blobs[source[name]["id"]])
+
+    # PR B, from main, re-lists the same config key and changes nothing of its points.
+    git(repo, "checkout", "-q", "-b", "b")
+    entry = (f"\n- config-keys:\n    - {LADDER_KEY}\n  scenario-type:\n    - agentic-coding\n"
+             "  description:\n    - \"Sweep the ladder again; nothing of its points changes.\"\n"
+             f"  pr-link: https://github.com/{SLUG}/pull/XXX\n")
+    changelog.write_text(changelog.read_text() + entry)
+    git(repo, "commit", "-qam", "Sweep the ladder again")
+    server.state.add_pull(PR_B, head_ref="b")
+    server.state.add_run(7201, head_branch="b", event="pull_request", head_sha=git(repo, "rev-parse", "HEAD"))
+    event = pr_payload(repo, "labeled", ["non-canary-full-sweep-enabled"], "non-canary-full-sweep-enabled", number=PR_B,
+                       head_ref="b")
+    run_b = Executor(repo, tmp_path / "pr-b", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
+                     ref=f"refs/pull/{PR_B}/merge", repository=SLUG, run_id=7201, github=server, variables=DRY_RUN)
+    run_b.results = run_b.run()
+    plan_b = _plan_of(run_b)
+    reused_b = plan_b["reuse"]["reused"]
+    assert sorted(item["result-key"] for item in reused_b) == sorted(r["result-key"] for r in rows
+                                                                     if r["config-key"] == LADDER_KEY), _logs(run_b)
+    assert reused_b and plan_b["point-count"] == 0 and not launched_points(run_b), _logs(run_b)
+    assert {item["source-run"] for item in reused_b} == {7103}  # main's own run, not PR A's
+    assert run_b.results["republish"] == "skipped"  # a pull request never republishes
+
+
+def _files(blob: bytes) -> dict[str, bytes]:
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}

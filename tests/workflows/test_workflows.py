@@ -127,6 +127,52 @@ def test_concurrency_cancels_superseded_pr_sweeps_only(engine):
     assert concurrency(dispatch_event())[1] is False
 
 
+# --- results are never lost: uploads, the results steps, republishing ------------------------------------
+
+
+STATUSES = {"failed": {"failure": True}, "cancelled": {"cancelled": True}, "succeeded": {"success": True}}
+
+
+def test_every_upload_of_results_runs_whatever_happened_before_it(engine):
+    """A point's artifact and the sweep's results.json are uploaded on failure and on cancel too
+    (`always()`): a compare or plot that failed, or a cancel, never costs the sweep its results."""
+    uploads = [(name, job, step) for name, job in (("run-point.yml", "launch"), (SWEEP, "results"))
+               for step in parsed(engine, name)["jobs"][job]["steps"] if "upload-artifact" in step.get("uses", "")]
+    assert len(uploads) == 2
+    for name, job, step in uploads:
+        for status in STATUSES.values():
+            assert engine.condition(step.get("if"), {"steps": {}, "inputs": {"dry-run": False}}, status), (name, job, status)
+
+
+def test_compare_and_plot_run_on_their_own_once_collect_wrote_results(engine):
+    steps = {s.get("id") or s.get("name"): s for s in parsed(engine, SWEEP)["jobs"]["results"]["steps"]}
+
+    def runs(step: str, collect: str, compare: str, status: dict) -> bool:
+        context = {"steps": {"collect": {"outcome": collect}, "compare": {"outcome": compare}}}
+        return engine.condition(steps[step].get("if"), context, status)
+
+    assert runs("compare", "success", "", STATUSES["succeeded"]) and runs("plot", "success", "failure", STATUSES["failed"])
+    assert not runs("plot", "failure", "skipped", STATUSES["failed"]) and not runs("Summarise", "success", "failure", STATUSES["failed"])
+    assert runs("Summarise", "success", "success", STATUSES["failed"])  # the plot failed: the table still lands
+
+
+def test_only_a_sweep_of_main_republishes_its_reused_points(engine):
+    job = parsed(engine, SWEEP)["jobs"]["republish"]
+    needs = {"setup": {"result": "success", "outputs": {"republish": json.dumps([[{"name": "point-" + "a" * 64, "run": 5}]])}}}
+    status = STATUSES["succeeded"]
+    assert engine.condition(job["if"], {"github": push_event(), "needs": needs}, status)
+    assert engine.condition(job["if"], {"github": dispatch_event(), "needs": needs}, status)
+    assert not engine.condition(job["if"], {"github": pr_event(), "needs": needs}, status)
+    assert not engine.condition(job["if"], {"github": {**dispatch_event(), "ref": "refs/heads/feature"}, "needs": needs}, status)
+    empty = {"setup": {"result": "success", "outputs": {"republish": "[]"}}}
+    assert not engine.condition(job["if"], {"github": push_event(), "needs": empty}, status)
+    level2 = parsed(engine, "republish.yml")["jobs"]["point"]
+    [download, upload] = level2["steps"]
+    point = {"name": "point-" + "a" * 64, "run": 5}
+    assert engine.value(download["with"], {"matrix": {"point": point}, "github": {"token": "t"}, "runner": {"temp": "/t"}})["run-id"] == 5
+    assert engine.value(upload["with"], {"matrix": {"point": point}, "runner": {"temp": "/t"}})["name"] == point["name"]
+
+
 # --- the per-point job -------------------------------------------------------------------
 
 

@@ -1,0 +1,116 @@
+"""The reuse lookup of `infx reuse select --github` for 500 keyed points with 20 stored results
+each, against the local GitHub server (tests/github/github_server.py): the API requests it makes,
+and the wall time of the whole process (interpreter start, the 500 result keys, the lookup, and
+the 500 downloads, extractions and judgements).
+
+The stored results are 20 sweeps of main (push runs), each with one valid `point-<key>` artifact
+per point: 10,000 artifacts, listed newest first. Requests, with T artifacts in the repository
+(here 10,000), K keys, R distinct runs and C distinct commits among the candidates tried, B
+distinct pull-request branches among them (sweeps of main only) and D downloads:
+
+    1 (the repository) + ⌈T/100⌉ (the whole artifact list; by name when ⌈T/100⌉ − 1 > K)
+      + R (a run's facts) + C (main's reach of its commit) + B (merged PRs of a branch)
+      + D (the API's redirect) [+ D blob-storage requests, not API requests]
+
+The newest candidate of every key is valid, so D = K = 500 and R = C = 1: 603 API requests.
+A second case makes the newest candidate of every key invalid (its launch failed), so the
+next one is judged: D = 1,000, R = C = 2: 1,104 API requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "github"))
+
+from bench.harness import REPO  # noqa: E402
+
+POINTS, STORED = 500, 20
+MAIN_SHA = "1" * 40
+
+
+def keyed_rows() -> tuple[list[dict], list[str]]:
+    """POINTS distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result keys."""
+    from bench.gb300_points import gb300_points
+    from infx.launch.resultkey import keys_for_rows
+    from infx.workflows.reuse import lane_resolver
+
+    base = gb300_points(REPO)
+    rows, keys, conc = [], [], 1
+    while len(rows) < POINTS:
+        candidates = [{**row, "conc": [conc]} for row in base]
+        found = keys_for_rows(candidates, REPO, lane_resolver(REPO))
+        for index, row in enumerate(candidates):
+            key = found[index][0]
+            if key and key not in keys and len(rows) < POINTS:
+                rows.append(row)
+                keys.append(key)
+        conc += 1
+    return rows, keys
+
+
+def store(server, rows: list[dict], keys: list[str], newest_invalid: bool) -> None:
+    from github_helpers import result_artifact_files
+    from github_server import zip_of
+
+    from infx.workflows.reuse import result_artifact_name
+
+    server.state.on_main.add(MAIN_SHA)
+    for n in range(STORED):
+        run_id = 1000 + n
+        server.state.add_run(run_id, head_sha=MAIN_SHA)
+        failed = newest_invalid and n == STORED - 1
+        for row, key in zip(rows, keys):
+            files = result_artifact_files(row, key, run_id=run_id, exit_code=1 if failed else 0)
+            server.state.add_artifact(run_id, result_artifact_name(key), blob=zip_of(files))
+
+
+def lookup(server, plan: Path, download: Path) -> tuple[float, int, int]:
+    """(wall seconds, API requests, blob requests) of one `infx reuse select --github`."""
+    before = len(server.state.requests)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "GITHUB_TOKEN": "ghs_bench", "GITHUB_API_URL": server.url,
+           "GITHUB_REPOSITORY": "acme/bench", "HOME": os.environ.get("HOME", "/tmp")}
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "infx", "reuse", "select", "--plan", str(plan), "--github", "--download",
+                           str(download), "--format", "json"], cwd=REPO, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"infx reuse select exited {done.returncode}: {done.stderr[-2000:]}")
+    if len(json.loads(done.stdout)["reused"]) != POINTS:
+        reasons = json.loads(done.stdout)["dispatch-reasons"]
+        sys.exit(f"not every point was reused: {len(reasons)} dispatched, e.g. {list(reasons.items())[:2]}")
+    made = server.state.requests[before:]
+    return wall, sum(r.host == "api" for r in made), sum(r.host == "blob" for r in made)
+
+
+def main() -> None:
+    from github_server import LocalGitHub
+
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    rows, keys = keyed_rows()
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = Path(tmp) / "plan.json"
+        plan.write_text(json.dumps(rows))
+        for newest_invalid in (False, True):
+            with LocalGitHub() as server:
+                store(server, rows, keys, newest_invalid)
+                results = [lookup(server, plan, Path(tmp) / f"dl-{newest_invalid}-{n}") for n in range(runs)]
+            walls = [wall for wall, _, _ in results]
+            _, api_requests, blob_requests = results[0]
+            case = "the newest of each key invalid, the next one reused" if newest_invalid else "the newest of each key reused"
+            print(f"reuse lookup, {POINTS} keys x {STORED} stored results ({POINTS * STORED} artifacts), {case}: "
+                  f"{api_requests} API requests (+ {blob_requests} to blob storage); wall median {statistics.median(walls):.2f} s "
+                  f"(min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs; load average {os.getloadavg()[0]:.1f} "
+                  f"on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()
