@@ -105,7 +105,10 @@ def slurm_cluster(tmp_path_factory):
         "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
         "SchedulerType=sched/backfill", "MpiDefault=none",
         "AccountingStorageType=accounting_storage/none", "JobAcctGatherType=jobacct_gather/none",
-        "JobCompType=jobcomp/none", "MinJobAge=3600", "ReturnToService=2", "KillWait=2",
+        "JobCompType=jobcomp/none", "MinJobAge=3600", "ReturnToService=2",
+        # KillWait: the time between a cancel's SIGTERM and SIGKILL; a job that ignores SIGTERM holds a
+        # cancel that long (test_faults holds one until the test releases it); every other job ends on SIGTERM.
+        "KillWait=30",
         "GresTypes=gpu", f"Prolog={prolog}",
         f"StateSaveLocation={base / 'state'}", f"SlurmdSpoolDir={base / 'spool' / '%n'}",
         f"SlurmctldPidFile={base / 'run' / 'slurmctld.pid'}", f"SlurmdPidFile={base / 'run' / 'slurmd-%n.pid'}",

@@ -5,12 +5,14 @@ slurm_fault.py, installed on PATH under the name of the real command it wraps.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -57,10 +59,12 @@ def start(ws):
     killed and its job cancelled, so no test leaves a process or a job behind."""
     started = []
 
-    def launch(data: dict, runner: str, env: dict | None = None, out: str = "out") -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
-                                    "--output-dir", str(ws.root / out)], cwd=ws.root, env=infx_env(ws, runner, env),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def launch(data: dict, runner: str, env: dict | None = None, out: str = "out", stderr: Path | None = None) -> subprocess.Popen:
+        """``stderr``: a file the launch's stderr goes to (read while it runs), instead of a pipe."""
+        with open(stderr, "w") if stderr else contextlib.nullcontext(subprocess.PIPE) as errors:
+            process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
+                                        "--output-dir", str(ws.root / out)], cwd=ws.root, env=infx_env(ws, runner, env),
+                                       stdout=subprocess.PIPE, stderr=errors, text=True)
         started.append((process, runner))
         return process
 
@@ -74,7 +78,7 @@ def start(ws):
 
 def finish(process: subprocess.Popen, timeout: float = 120) -> str:
     _, stderr = process.communicate(timeout=timeout)
-    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in (stderr or ""), stderr
     return stderr
 
 
@@ -310,19 +314,40 @@ def test_sigterm_while_pending_cancels_the_job(ws, start):
                                                    (signal.SIGTERM, signal.SIGINT, "testlane_35")])
 def test_a_second_signal_while_cancelling_is_noted_and_the_first_decides_the_exit(ws, start, first, second, runner):
     """Ctrl-C then the runner's SIGTERM (or the reverse) once escaped the cleanup as an internal error
-    (exit 70) and cut the cancel short; the first signal decides the exit code, the job is cancelled once."""
-    ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
-    process = start(point(), runner)
+    (exit 70) and cut the cancel short; the first signal decides the exit code, the job is cancelled once.
+
+    The job ignores SIGTERM until the test releases it, so infx's cancel (scancel, then waiting for
+    the job to end) lasts until the second signal has been noted: no timing decides the outcome."""
+    release = ws.root / "release-the-job"
+    ws.recipe("recipe.yaml", v1_recipe(command=f"trap 'until [ -e {release} ]; do sleep 0.1; done; exit 0' TERM; "
+                                               "echo started; sleep 120 & wait"))
+    errors = ws.root / "launch.stderr"
+    process = start(point(), runner, stderr=errors)
     job = running_job(runner)
-    time.sleep(1)
+    wait_for(lambda: (ws.root / "out").is_dir() and any(r.get("job-id") == job for r in records(ws)), 30, "the recorded job id")
     process.send_signal(first)
-    time.sleep(0.3)  # the launcher is now cancelling the job
-    stderr, record = interrupt(ws, process, second)
+    wait_for(lambda: state_of(job) not in ("RUNNING", ""), 30, "infx to cancel the job")
+    process.send_signal(second)
+    wait_for(lambda: "received while" in errors.read_text(errors="replace"), 30, "the second signal to be noted")
+    release.touch()
+    finish(process)
+    stderr, record = errors.read_text(), the_record(ws)
     assert process.returncode == record["exit-code"] == 128 + first, stderr
     assert "internal error" not in stderr and "Traceback" not in stderr, stderr
     assert record["signals"] == [first.name, second.name] and first.name in record["message"]
     assert record["job-id"] == job and record["terminal-state"] == "CANCELLED"
     assert (ws.root / "out" / "multinode_server_logs.tar.gz").is_file() and jobs_named(runner) == []
+
+
+def records(ws: Workspace, out: str = "out") -> list[dict]:
+    """The launch records written so far (none, or one being replaced atomically)."""
+    found = []
+    for path in (ws.root / out).glob("*_launch.json"):
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            pass
+    return found
 
 
 def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start):
