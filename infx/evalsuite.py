@@ -1,0 +1,235 @@
+"""Accuracy evals: the suite a repository runs, the protocol a row records, and a point's eval choice.
+
+``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the
+harness (lm-eval, its version, the model adapter, the chat template, the entry point srt-slurm
+sources) and the task files; each task file (lm-evaluation-harness's format) holds its own
+shots, output budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`,
+whose :meth:`EvalSuite.protocol` is the one ``eval-protocol`` a matrix row and a launch record
+carry (with every file's SHA-256, so an edited task file changes the point's result key).
+
+:class:`PointEval` is the one reading of a row's eval fields (``run-eval``, ``eval-only``,
+``eval-conc``, ``eval-all-concs`` and an ``EVAL_ONLY=true`` setting): whether the point runs an
+eval, with or without its benchmark, and at which concurrencies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .diagnostics import Diagnostic, error
+from .fsio import is_file, read_bytes
+from .points import concurrencies
+from .yamlio import Document, load_yaml
+
+EVALS_DIR = "benchmarks/evals"  # the repository's eval home, as RECIPES_DIR is for recipes
+SUITE_FILE = f"{EVALS_DIR}/suite.yaml"
+MAX_TASK_BYTES = 256 * 1024
+PROTOCOL_FIELD = "eval-protocol"  # the row and launch-record field
+
+
+class EvalKind(str, Enum):
+    """What a point runs: its benchmark only, its benchmark then an eval, or only the eval."""
+
+    NONE = "none"
+    AFTER_BENCHMARK = "after-benchmark"  # run-eval without eval-only: srt-slurm's RUN_EVAL
+    ONLY = "only"  # eval-only (or EVAL_ONLY=true): srt-slurm's EVAL_ONLY, no benchmark stage
+
+
+def _true(value: Any) -> bool:
+    return value is True or str(value).lower() == "true"
+
+
+def eval_only(row_eval_only: Any, settings: dict[str, list[str]]) -> bool:
+    """The row's ``eval-only``, or its last ``EVAL_ONLY=`` setting being true (as the reference's launcher reads it)."""
+    return _true(row_eval_only) or _true((settings.get("EVAL_ONLY") or [""])[-1])
+
+
+@dataclass(frozen=True)
+class PointEval:
+    """A point's eval choice, read once from its row."""
+
+    kind: EvalKind
+    concs: tuple[int, ...] = ()  # what EVAL_CONC names: one value, or every concurrency (eval-all-concs)
+
+    @classmethod
+    def of(cls, row: dict, settings: dict[str, list[str]]) -> "PointEval":
+        only = eval_only(row.get("eval-only"), settings)
+        if not (only or _true(row.get("run-eval"))):
+            return cls(EvalKind.NONE)
+        concs = [c for c in concurrencies(row) if isinstance(c, int) and not isinstance(c, bool)]
+        if _true(row.get("eval-all-concs")):
+            chosen = tuple(dict.fromkeys(concs))
+        elif isinstance(row.get("eval-conc"), int) and not isinstance(row.get("eval-conc"), bool):
+            chosen = (row["eval-conc"],)
+        else:  # a single-node row's one concurrency; srt-slurm's own fallback for a list is its largest
+            chosen = (max(concs),) if concs else ()
+        return cls(EvalKind.ONLY if only else EvalKind.AFTER_BENCHMARK, chosen)
+
+    @property
+    def runs(self) -> bool:
+        return self.kind is not EvalKind.NONE
+
+    @property
+    def conc_text(self) -> str:
+        """EVAL_CONC as srt-slurm's lm-eval stage reads it: concurrencies separated by spaces."""
+        return " ".join(str(c) for c in self.concs)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind.value, "concs": list(self.concs)}
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A file of the suite: its path in the repository and its SHA-256."""
+
+    path: str  # relative to the repository root
+    sha256: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class TaskProtocol:
+    """One task as the task file defines it."""
+
+    task: str
+    file: SuiteFile
+    helpers: tuple[SuiteFile, ...]
+    num_fewshot: int
+    max_gen_tokens: int
+    temperature: float
+
+    def to_json(self) -> dict:
+        return {"task": self.task, "file": self.file.path, "num-fewshot": self.num_fewshot,
+                "max-gen-tokens": self.max_gen_tokens, "temperature": self.temperature}
+
+
+@dataclass(frozen=True)
+class EvalSuite:
+    """The repository's eval suite: the harness and the tasks every eval point runs."""
+
+    file: str
+    package: str
+    version: str
+    model: str
+    chat_template: bool
+    entry_point: SuiteFile
+    runner: SuiteFile
+    tasks: tuple[TaskProtocol, ...]
+    digest: str  # SHA-256 over the suite file's and every named file's path and digest
+
+    def protocol(self) -> dict:
+        """The ``eval-protocol`` of every eval row (row schema ``$defs/eval-protocol``); ``sha256`` covers
+        the suite file and every file it names, so any edit to them moves the point's result key."""
+        return {
+            "lm-eval": self.version, "model": self.model, "chat-template": self.chat_template,
+            "tasks": [task.to_json() for task in self.tasks],
+            "sha256": self.digest,
+        }
+
+    def files(self) -> list[SuiteFile]:
+        """Every file an eval run needs from the repository."""
+        return [self.entry_point, self.runner, *(f for task in self.tasks for f in (task.file, *task.helpers))]
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """lm-eval task files name Python hooks with ``!function module.name``: read as a plain string
+    (infx never imports them; the harness does, inside the serving container)."""
+
+
+_TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(read_bytes(path)).hexdigest()
+
+
+def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems: list[Diagnostic]) -> SuiteFile | None:
+    from . import shapes
+
+    path = f"{EVALS_DIR}/{relative}"
+    problem = shapes.problem("relative-path", relative, "the file")
+    if problem is None:
+        try:
+            shapes.inside(root / EVALS_DIR, relative, relative)
+        except shapes.Escape as exc:
+            problem = str(exc)
+    if problem is None and not is_file(root / path):
+        problem = f"{path} does not exist or is not a file"
+    if problem:
+        problems.append(error(doc.file, doc.where(where), "eval-workspace-missing", problem,
+                              f"Every file {SUITE_FILE} names is a file inside {EVALS_DIR}/: add it, or fix the name."))
+        return None
+    return SuiteFile(path, _digest(root / path))
+
+
+def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems: list[Diagnostic]) -> TaskProtocol | None:
+    where = ("tasks", index, "file")
+    task_file = _suite_file(root, entry["file"], doc, where, problems)
+    helpers = [_suite_file(root, name, doc, ("tasks", index, "helpers", i), problems) for i, name in enumerate(entry.get("helpers", []))]
+    if task_file is None or None in helpers:
+        return None
+    raw = read_bytes(root / task_file.path, limit=MAX_TASK_BYTES)
+    try:
+        if len(raw) > MAX_TASK_BYTES:
+            raise ValueError(f"it is larger than {MAX_TASK_BYTES:,} bytes")
+        data = yaml.load(raw.decode("utf-8"), Loader=_TaskLoader)  # noqa: S506 (a SafeLoader with one string tag)
+        generation = data.get("generation_kwargs") or {}
+        name, shots, budget = data["task"], data.get("num_fewshot", 0), generation["max_gen_toks"]
+        temperature = generation.get("temperature", 0.0)
+        if not isinstance(name, str) or not name or not isinstance(shots, int) or not isinstance(budget, int) \
+                or not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
+            raise ValueError("task must be a name, num_fewshot and generation_kwargs.max_gen_toks whole numbers, "
+                             "generation_kwargs.temperature a number")
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        problems.append(error(task_file.path, None, "eval-task-file",
+                              f"cannot read the task's protocol: {exc!r}" if isinstance(exc, KeyError) else f"cannot read the task's protocol: {exc}",
+                              "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
+                              "(lm-evaluation-harness's task format)."))
+        return None
+    from . import shapes
+
+    if (problem := shapes.problem("name", name, "the task name")) is not None:
+        problems.append(error(task_file.path, None, "eval-task-file", problem, f"Accepted: {shapes.accepted('name')}."))
+        return None
+    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, float(temperature))
+
+
+def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
+    """The suite at ``root/relative`` with every file it names checked and hashed; (None, problems) otherwise."""
+    from .schema import schema_diagnostics
+
+    doc, problems = load_yaml(root / relative, display=relative)
+    if problems:
+        return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {problems[0].message}",
+                            f"Add {relative} (see docs/launch.md, \"Evals\"), or take the eval rows out of the run.")] \
+            if problems[0].rule == "file-missing" else problems
+    problems = schema_diagnostics("eval-suite", doc, doc.data, root_label="(top level)", rule="eval-suite-schema",
+                                  hint="See infx/schemas/eval-suite.schema.json and docs/launch.md (\"Evals\").")
+    if problems:
+        return None, problems
+    data = doc.data
+    harness = data["harness"]
+    entry = _suite_file(root, harness["entry-point"], doc, ("harness", "entry-point"), problems)
+    runner = _suite_file(root, harness["runner"], doc, ("harness", "runner"), problems)
+    tasks = [_task_protocol(root, item, index, doc, problems) for index, item in enumerate(data["tasks"])]
+    names = [task.task for task in tasks if task]
+    for index, task in enumerate(tasks):
+        if task and names.count(task.task) > 1:
+            problems.append(error(doc.file, doc.where(("tasks", index)), "eval-suite-schema",
+                                  f"task {task.task!r} is named by two task files", "Give every task file its own task: name."))
+            break
+    if problems or entry is None or runner is None:
+        return None, problems
+    kept = tuple(t for t in tasks if t)
+    named = [SuiteFile(relative, _digest(root / relative)), entry, runner, *(f for t in kept for f in (t.file, *t.helpers))]
+    digest = hashlib.sha256("\n".join(f"{f.path} {f.sha256}" for f in named).encode()).hexdigest()
+    return EvalSuite(relative, harness["package"], str(harness["version"]), harness["model"], bool(harness["chat-template"]),
+                     entry, runner, kept, digest), []
