@@ -1,8 +1,8 @@
 """Accuracy evals: the suite a repository runs, the protocol a row records, and a point's eval choice.
 
 ``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the
-harness (lm-eval, its version, the model adapter, the chat template, the entry point srt-slurm
-sources) and the task files; each task file (lm-evaluation-harness's format) holds its own
+harness (lm-eval, its version, the model adapter, the chat template) and the task files; the
+harness files beside it are fixed (:data:`ENTRY_POINT`, :data:`RUNNER`); each task file (lm-evaluation-harness's format) holds its own
 shots, output budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`,
 whose :meth:`EvalSuite.protocol` is the one ``eval-protocol`` a matrix row and a launch record
 carry (with every file's SHA-256, so an edited task file changes the point's result key).
@@ -29,6 +29,8 @@ from .yamlio import Document, load_yaml
 
 EVALS_DIR = "benchmarks/evals"  # the repository's eval home, as RECIPES_DIR is for recipes
 SUITE_FILE = f"{EVALS_DIR}/suite.yaml"
+# The harness beside the suite: the entry point srt-slurm's lm-eval stage sources, and what it runs.
+ENTRY_POINT, RUNNER = "benchmark_lib.sh", "run_lm_eval.py"
 MAX_TASK_BYTES = 256 * 1024
 PROTOCOL_FIELD = "eval-protocol"  # the row and launch-record field
 
@@ -152,20 +154,23 @@ def _digest(path: Path) -> str:
 
 
 def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems: list[Diagnostic]) -> SuiteFile | None:
+    """A file named by the suite: relative to the suite's folder, inside it."""
     from . import shapes
 
-    path = f"{EVALS_DIR}/{relative}"
+    folder = str(Path(doc.file).parent)
+    path = f"{folder}/{relative}"
     problem = shapes.problem("relative-path", relative, "the file")
     if problem is None:
         try:
-            shapes.inside(root / EVALS_DIR, relative, relative)
+            shapes.inside(root / folder, relative, relative)
         except shapes.Escape as exc:
             problem = str(exc)
     if problem is None and not is_file(root / path):
         problem = f"{path} does not exist or is not a file"
     if problem:
         problems.append(error(doc.file, doc.where(where), "eval-workspace-missing", problem,
-                              f"Every file {SUITE_FILE} names is a file inside {EVALS_DIR}/: add it, or fix the name."))
+                              f"Every file {doc.file} names, and its harness ({ENTRY_POINT}, {RUNNER}), is a file inside {folder}/: "
+                              "add it, or fix the name."))
         return None
     return SuiteFile(path, _digest(root / path))
 
@@ -203,9 +208,15 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
 
 
 def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
-    """The suite at ``root/relative`` with every file it names checked and hashed; (None, problems) otherwise."""
+    """The suite at ``root/relative`` (a file in :data:`EVALS_DIR`) with the harness and every task
+    file checked and hashed; (None, located problems) otherwise."""
+    from . import shapes
     from .schema import schema_diagnostics
 
+    try:
+        shapes.inside(root, relative, "the eval suite")
+    except shapes.Escape as exc:
+        return None, [error(relative, None, "eval-workspace-missing", str(exc), "Name a file inside the repository.")]
     doc, problems = load_yaml(root / relative, display=relative)
     if problems:
         return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {problems[0].message}",
@@ -217,8 +228,8 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
         return None, problems
     data = doc.data
     harness = data["harness"]
-    entry = _suite_file(root, harness["entry-point"], doc, ("harness", "entry-point"), problems)
-    runner = _suite_file(root, harness["runner"], doc, ("harness", "runner"), problems)
+    entry = _suite_file(root, ENTRY_POINT, doc, ("harness",), problems)
+    runner = _suite_file(root, RUNNER, doc, ("harness",), problems)
     tasks = [_task_protocol(root, item, index, doc, problems) for index, item in enumerate(data["tasks"])]
     names = [task.task for task in tasks if task]
     for index, task in enumerate(tasks):

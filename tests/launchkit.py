@@ -48,6 +48,7 @@ def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlan
         "slurm": {"partition": partition, "partition-setting": "SLURM_PARTITION", "account": "", "gpus-per-node": 4,
                   "default-time-limit": "1:00", "poll-seconds": 0.3, **slurm},
         "container-aliases": ["dynamo-sglang"],
+        "evals": {"suite": "benchmarks/evals/suite.yaml"},  # Workspace copies the repository's suite
         "models": [{"match": {"model-prefix": "dsv4", "precision": "fp4"}, "alias": "deepseek-v4-pro", "path": "/models/dsv4"}],
         "srt-slurm": {"pip-args": ["--no-build-isolation", "--no-index", "--no-deps"],
                       "pins": {"standin": {"repository": pin_url, "ref": "main", "commit": pin_commit}}},
@@ -134,6 +135,7 @@ class Workspace:
     def __init__(self, root: Path, profile: dict):
         self.root = root
         (root / "runners").mkdir(parents=True, exist_ok=True)
+        shutil.copytree(REPO / "benchmarks" / "evals", root / "benchmarks" / "evals", dirs_exist_ok=True)
         self.write_profile(profile)
 
     def write_profile(self, profile: dict) -> None:
