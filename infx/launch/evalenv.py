@@ -94,6 +94,8 @@ def variable_problems(point_file: str, where, found: list[tuple[str, object, tup
     """Each value in the env-value shape (it reaches an environment and an #SBATCH line), located at its field."""
     problems = []
     for name, value, path in found:
+        if name == "EVAL_CONC":  # built by infx from the row's whole-number concurrencies
+            continue
         text = value if isinstance(value, str) else str(value) if isinstance(value, int) and not isinstance(value, bool) else None
         problem = shapes.problem("env-value", text, f"{name} (from {'.'.join(map(str, path))})") if text is not None else \
             f"{name} (from {'.'.join(map(str, path))}) would be {value!r}; srt-slurm's eval stage needs a string or a whole number"
