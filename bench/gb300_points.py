@@ -24,10 +24,11 @@ def gb300_points(root: Path | None = None) -> list[dict]:
     return [row for row in rows if "prefill" in row]
 
 
-def write_points(directory: Path, root: Path | None = None) -> list[Path]:
+def write_points(directory: Path, root: Path | None = None, rows: list[dict] | None = None) -> list[Path]:
+    """One JSON file per row (default: :func:`gb300_points`)."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for index, row in enumerate(gb300_points(root)):
+    for index, row in enumerate(gb300_points(root) if rows is None else rows):
         path = directory / f"point-{index:03d}.json"
         path.write_text(json.dumps(row, indent=1))
         paths.append(path)

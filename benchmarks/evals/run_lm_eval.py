@@ -69,31 +69,29 @@ def installed_version():
     return None
 
 
-def ensure_harness(harness):
-    wanted = harness["version"]
+def ensure_harness(protocol):
+    wanted = protocol["lm-eval"]
     found = installed_version()
     if found == wanted:
         return
     if os.environ.get("INFX_EVAL_NO_INSTALL") == "1":
         raise SystemExit("run_lm_eval: lm-eval %s is required, %s is installed, and INFX_EVAL_NO_INSTALL=1" % (wanted, found))
     say("installing lm-eval %s (found %s)" % (wanted, found or "none"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "%s[api]==%s" % (harness["package"], wanted)],
-                   check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-cache-dir", "lm-eval[api]==%s" % wanted], check=True)
 
 
 def lm_eval_argv(plan, port, conc, output):
     protocol = plan["protocol"]
-    harness = protocol["harness"]
     model = os.environ.get("MODEL_NAME") or plan["meta"]["model"]
     host = os.environ.get("INFX_EVAL_HOST", "localhost")
     model_args = ",".join((
         "model=" + model, "base_url=http://%s:%s/v1/chat/completions" % (host, port), "num_concurrent=%d" % conc,
         "max_retries=5", "timeout=1800", "tokenized_requests=False",
     ))
-    argv = [sys.executable, "-m", "lm_eval", "--model", harness["model"], "--model_args", model_args,
+    argv = [sys.executable, "-m", "lm_eval", "--model", protocol["model"], "--model_args", model_args,
             "--tasks", ",".join(task["task"] for task in protocol["tasks"]),
             "--include_path", str(Path(plan["tasks-dir"]).resolve()), "--log_samples", "--output_path", str(output)]
-    if harness["chat-template"]:
+    if protocol["chat-template"]:
         argv.append("--apply_chat_template")
     limit = os.environ.get("EVAL_LIMIT", "")
     if limit:  # a smoke slice only; a full run never sets it
@@ -118,10 +116,12 @@ def stage(output, conc, batched):
 
 
 def run(args):
+    if not args.port.isdigit():
+        raise SystemExit("run_lm_eval: port %r is not a number" % args.port)
     plan = read_json(args.plan)
     concs = parse_concs(args.concs, plan["concs"])
     batched = len(concs) > 1
-    ensure_harness(plan["protocol"]["harness"])
+    ensure_harness(plan["protocol"])
     completed, failed = [], []
     for conc in concs:
         output = Path(SCRATCH) / ("conc%d" % conc)
