@@ -40,15 +40,14 @@ def standin_repo(path: Path) -> str:
 
 
 def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlane", sources: dict | None = None,
-                 routes: list | None = None, **slurm) -> dict:
-    return {
+                 routes: list | None = None, evals: bool = True, **slurm) -> dict:
+    profile = {
         "lane": "testlane",
         "runner-labels": ["testlane"],
         "git-protocols": ["https", "file"],  # test repositories are local
         "slurm": {"partition": partition, "partition-setting": "SLURM_PARTITION", "account": "", "gpus-per-node": 4,
                   "default-time-limit": "1:00", "poll-seconds": 0.3, **slurm},
         "container-aliases": ["dynamo-sglang"],
-        "evals": {"suite": "benchmarks/evals/suite.yaml"},  # Workspace copies the repository's suite
         "models": [{"match": {"model-prefix": "dsv4", "precision": "fp4"}, "alias": "deepseek-v4-pro", "path": "/models/dsv4"}],
         "srt-slurm": {"pip-args": ["--no-build-isolation", "--no-index", "--no-deps"],
                       "pins": {"standin": {"repository": pin_url, "ref": "main", "commit": pin_commit}}},
@@ -66,6 +65,9 @@ def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlan
              "overlays": [{"from": "test", "to": "recipes/test"}], "srtctl-flags": ["--no-preflight"]},
         ],
     }
+    if evals:  # the repository's eval suite, which Workspace copies
+        profile["evals"] = {"suite": "benchmarks/evals/suite.yaml"}
+    return profile
 
 
 def v1_recipe(command: str = "true", time_limit: str = "1:00", **extra) -> dict:
