@@ -141,7 +141,7 @@ class EvalSuite:
         return [self.entry_point, self.runner, *(f for task in self.tasks for f in (task.file, *task.helpers))]
 
 
-class _TaskLoader(yaml.SafeLoader):
+class _TaskLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: 10x faster
     """lm-eval task files name Python hooks with ``!function module.name``: read as a plain string
     (infx never imports them; the harness does, inside the serving container)."""
 
