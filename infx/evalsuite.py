@@ -31,7 +31,7 @@ EVALS_DIR = "benchmarks/evals"  # the repository's eval home, as RECIPES_DIR is 
 SUITE_FILE = f"{EVALS_DIR}/suite.yaml"
 # The harness beside the suite: the entry point srt-slurm's lm-eval stage sources, and what it runs.
 ENTRY_POINT, RUNNER = "benchmark_lib.sh", "run_lm_eval.py"
-MAX_TASK_BYTES = 256 * 1024
+MAX_FILE_BYTES = 1024 * 1024  # every suite file is a few KB; anything larger is refused, never read whole
 PROTOCOL_FIELD = "eval-protocol"  # the row and launch-record field
 
 
@@ -149,8 +149,16 @@ class _TaskLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml whe
 _TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
 
 
+def _read(path: Path) -> bytes:
+    """A suite file's bytes; ValueError when it is larger than :data:`MAX_FILE_BYTES` (OSError when unreadable)."""
+    content = read_bytes(path, limit=MAX_FILE_BYTES)
+    if len(content) > MAX_FILE_BYTES:
+        raise ValueError(f"it is larger than {MAX_FILE_BYTES:,} bytes")
+    return content
+
+
 def _digest(path: Path) -> str:
-    return hashlib.sha256(read_bytes(path)).hexdigest()
+    return hashlib.sha256(_read(path)).hexdigest()
 
 
 def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems: list[Diagnostic]) -> SuiteFile | None:
@@ -167,12 +175,18 @@ def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems
             problem = str(exc)
     if problem is None and not is_file(root / path):
         problem = f"{path} does not exist or is not a file"
+    digest = None
+    if problem is None:
+        try:
+            digest = _digest(root / path)
+        except (OSError, ValueError) as exc:
+            problem = f"{path} cannot be read: {exc}"
     if problem:
         problems.append(error(doc.file, doc.where(where), "eval-workspace-missing", problem,
                               f"Every file {doc.file} names, and its harness ({ENTRY_POINT}, {RUNNER}), is a file inside {folder}/: "
                               "add it, or fix the name."))
         return None
-    return SuiteFile(path, _digest(root / path))
+    return SuiteFile(path, digest)
 
 
 def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems: list[Diagnostic]) -> TaskProtocol | None:
@@ -181,11 +195,8 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
     helpers = [_suite_file(root, name, doc, ("tasks", index, "helpers", i), problems) for i, name in enumerate(entry.get("helpers", []))]
     if task_file is None or None in helpers:
         return None
-    raw = read_bytes(root / task_file.path, limit=MAX_TASK_BYTES)
     try:
-        if len(raw) > MAX_TASK_BYTES:
-            raise ValueError(f"it is larger than {MAX_TASK_BYTES:,} bytes")
-        data = yaml.load(raw.decode("utf-8"), Loader=_TaskLoader)  # noqa: S506 (a SafeLoader with one string tag)
+        data = yaml.load(_read(root / task_file.path).decode("utf-8"), Loader=_TaskLoader)  # noqa: S506 (a SafeLoader with one string tag)
         generation = data.get("generation_kwargs") or {}
         name, shots, budget = data["task"], data.get("num_fewshot", 0), generation["max_gen_toks"]
         temperature = generation.get("temperature", 0.0)
@@ -193,7 +204,7 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
                 or not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
             raise ValueError("task must be a name, num_fewshot and generation_kwargs.max_gen_toks whole numbers, "
                              "generation_kwargs.temperature a number")
-    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError, yaml.YAMLError) as exc:
         problems.append(error(task_file.path, None, "eval-task-file",
                               f"cannot read the task's protocol: {exc!r}" if isinstance(exc, KeyError) else f"cannot read the task's protocol: {exc}",
                               "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
@@ -240,7 +251,11 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
     if problems or entry is None or runner is None:
         return None, problems
     kept = tuple(t for t in tasks if t)
-    named = [SuiteFile(relative, _digest(root / relative)), entry, runner, *(f for t in kept for f in (t.file, *t.helpers))]
+    try:
+        suite_digest = _digest(root / relative)
+    except (OSError, ValueError) as exc:
+        return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {exc}", "")]
+    named = [SuiteFile(relative, suite_digest), entry, runner, *(f for t in kept for f in (t.file, *t.helpers))]
     digest = hashlib.sha256("\n".join(f"{f.path} {f.sha256}" for f in named).encode()).hexdigest()
     return EvalSuite(relative, harness["package"], str(harness["version"]), harness["model"], bool(harness["chat-template"]),
                      entry, runner, kept, digest), []

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..diagnostics import Diagnostic, error
-from ..evalsuite import PROTOCOL_FIELD, EvalKind, EvalSuite, PointEval, load_suite
+from ..evalsuite import MAX_FILE_BYTES, PROTOCOL_FIELD, EvalKind, EvalSuite, PointEval, load_suite
 from ..fsio import atomic_write, read_bytes
 from ..jsonfast import canonical
 
@@ -193,7 +193,7 @@ def stage_workspace(evaluation: EvalLaunch, root: Path, dest: Path, point: dict,
         inside = Path(item.path).relative_to(folder)
         target = dest / (WORKSPACE_ENTRY if item is evaluation.suite.entry_point else Path(WORKSPACE_EVALS) / inside)
         target.parent.mkdir(parents=True, exist_ok=True)
-        content = read_bytes(root / item.path)
+        content = read_bytes(root / item.path, limit=MAX_FILE_BYTES)
         if hashlib.sha256(content).hexdigest() != item.sha256:
             raise WorkspaceChanged(f"{item.path} changed since the launch was planned (SHA-256 {item.sha256[:12]}…)")
         atomic_write(target, content)

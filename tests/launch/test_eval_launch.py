@@ -291,3 +291,15 @@ def test_the_eval_choice_and_protocol_move_the_result_key(ws):
     throughput = plan_of(ws, point(conc=(16, 32)))
     evaluation = plan_of(ws, point(conc=(16, 32), **{"run-eval": True, "eval-only": True, "eval-conc": 32}))
     assert throughput.result_key() != evaluation.result_key()
+
+
+def test_an_oversized_or_unreadable_suite_file_is_a_diagnostic_not_a_traceback(ws):
+    path = ws.root / "benchmarks" / "evals" / "gpqa_diamond_docs.py"
+    path.write_bytes(b"#" * (2 * 1024 * 1024))
+    code, body = dry_run(ws, eval_point())
+    [d] = body["diagnostics"]
+    assert code == 1 and d["rule"] == "eval-workspace-missing" and "larger than" in d["message"]
+    path.unlink()
+    os.mkfifo(path)  # a FIFO is never opened for reading
+    code, body = dry_run(ws, eval_point())
+    assert code == 1 and body["diagnostics"][0]["rule"] == "eval-workspace-missing"
