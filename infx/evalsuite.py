@@ -15,17 +15,22 @@ eval, with or without its benchmark, and at which concurrencies.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .diagnostics import Diagnostic, error
+from .diskcache import read_cached, write_cached
 from .fsio import is_file, read_bytes
 from .points import concurrencies
-from .yamlio import Document, load_yaml
+from .yamlcache import load_yaml_cached
+from .yamldoc import Document
+
+# PyYAML is imported only to parse a task file not seen before (infx/yamlcache.py: a warm matrix
+# run never imports it).
 
 EVALS_DIR = "benchmarks/evals"  # the repository's eval home, as RECIPES_DIR is for recipes
 SUITE_FILE = f"{EVALS_DIR}/suite.yaml"
@@ -106,7 +111,7 @@ class TaskProtocol:
     helpers: tuple[SuiteFile, ...]
     num_fewshot: int
     max_gen_tokens: int
-    temperature: float
+    temperature: int | float
 
     def to_json(self) -> dict:
         return {"task": self.task, "file": self.file.path, "num-fewshot": self.num_fewshot,
@@ -141,12 +146,36 @@ class EvalSuite:
         return [self.entry_point, self.runner, *(f for task in self.tasks for f in (task.file, *task.helpers))]
 
 
-class _TaskLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: 10x faster
-    """lm-eval task files name Python hooks with ``!function module.name``: read as a plain string
-    (infx never imports them; the harness does, inside the serving container)."""
+@lru_cache(maxsize=1)
+def _code_digest() -> bytes:
+    return hashlib.sha256(Path(__file__).read_bytes()).digest()
 
 
-_TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+def _task_fields(content: bytes) -> dict:
+    """A task file's protocol fields as written (``task``, ``num_fewshot``, ``max_gen_toks``,
+    ``temperature``), kept in infx's cache by the file's bytes. lm-eval task files name Python hooks
+    with ``!function module.name``: read as a plain string (infx never imports them; the harness does,
+    inside the serving container); any other tag is refused (a safe loader)."""
+    entry = f"eval-task-{hashlib.sha256(_code_digest() + content).hexdigest()[:32]}.json"
+    cached = read_cached(entry)
+    if cached is not None:
+        try:
+            return json.loads(cached)
+        except ValueError:
+            pass  # a damaged entry: parse afresh
+    import yaml
+
+    loader = type("TaskLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {})  # libyaml when present: 10x faster
+    loader.add_constructor("!function", lambda self, node: self.construct_scalar(node))
+    try:
+        data = yaml.load(content.decode("utf-8"), Loader=loader)  # noqa: S506 (a safe loader with one string tag)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not YAML infx can read: {exc}") from None
+    generation = data.get("generation_kwargs") or {}
+    fields = {"task": data["task"], "num_fewshot": data.get("num_fewshot", 0), "max_gen_toks": generation["max_gen_toks"],
+              "temperature": generation.get("temperature", 0.0)}
+    write_cached(entry, json.dumps(fields).encode())
+    return fields
 
 
 def _read(path: Path) -> bytes:
@@ -196,15 +225,13 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
     if task_file is None or None in helpers:
         return None
     try:
-        data = yaml.load(_read(root / task_file.path).decode("utf-8"), Loader=_TaskLoader)  # noqa: S506 (a SafeLoader with one string tag)
-        generation = data.get("generation_kwargs") or {}
-        name, shots, budget = data["task"], data.get("num_fewshot", 0), generation["max_gen_toks"]
-        temperature = generation.get("temperature", 0.0)
+        fields = _task_fields(_read(root / task_file.path))
+        name, shots, budget, temperature = fields["task"], fields["num_fewshot"], fields["max_gen_toks"], fields["temperature"]
         if not isinstance(name, str) or not name or not isinstance(shots, int) or not isinstance(budget, int) \
                 or not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
             raise ValueError("task must be a name, num_fewshot and generation_kwargs.max_gen_toks whole numbers, "
                              "generation_kwargs.temperature a number")
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         problems.append(error(task_file.path, None, "eval-task-file",
                               f"cannot read the task's protocol: {exc!r}" if isinstance(exc, KeyError) else f"cannot read the task's protocol: {exc}",
                               "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
@@ -215,7 +242,10 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
     if (problem := shapes.problem("name", name, "the task name")) is not None:
         problems.append(error(task_file.path, None, "eval-task-file", problem, f"Accepted: {shapes.accepted('name')}."))
         return None
-    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, float(temperature))
+    # 0 rather than 0.0: a workflow's toJSON writes a whole float as an integer, and the point must
+    # come back byte for byte (its result key is a hash of its canonical JSON)
+    temperature = int(temperature) if float(temperature).is_integer() else float(temperature)
+    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, temperature)
 
 
 def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
@@ -228,7 +258,7 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
         shapes.inside(root, relative, "the eval suite")
     except shapes.Escape as exc:
         return None, [error(relative, None, "eval-workspace-missing", str(exc), "Name a file inside the repository.")]
-    doc, problems = load_yaml(root / relative, display=relative)
+    doc, problems = load_yaml_cached(root / relative, display=relative)
     if problems:
         return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {problems[0].message}",
                             f"Add {relative} (see docs/launch.md, \"Evals\"), or take the eval rows out of the run.")] \
