@@ -4,7 +4,9 @@ the lane found from the point's runner label (no --lane), as a workflow without 
 Target (issues 5 and 10): under 0.5 s wall per point including interpreter start, with infx's
 srt-slurm cache seeded (checkouts of every pinned commit of the bundle, so the 26 recipes that
 ship with srt-slurm are read, resolved and checked from it) and no srtctl venv (the dry run
-without srtctl). Prints the median over all points (each timed several runs) and the slowest.
+without srtctl). Prints the median over all points (each timed several runs) and the slowest, for
+the throughput points and for the eval points (bench.gb300_points.gb300_eval_points), which also
+read and hash the eval suite.
 
     python3 bench/launch_dry_run.py [runs] [--srtctl CACHE_DIR]
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.gb300_points import write_points  # noqa: E402
+from bench.gb300_points import gb300_eval_points, write_points  # noqa: E402
 from bench.harness import REPO, report, time_command  # noqa: E402
 
 TARGET = 0.5
@@ -45,18 +47,21 @@ def main() -> None:
         cache = srtctl_cache or Path(tmp) / "cache"
         if srtctl_cache is None:
             seed(cache)
-        paths = write_points(Path(tmp) / "points", REPO)
-        medians = []
-        for path in paths:
-            stats = time_command([sys.executable, "-m", "infx", "launch", "--point", str(path),
-                                  "--dry-run", "--format", "json", "--output-dir", str(Path(tmp) / "out")],
-                                 runs=runs, warmup=0, cwd=REPO, env={"RUNNER_NAME": "", "INFX_CACHE_DIR": str(cache)})
-            medians.append(stats["median"])
-    overall = {"runs": len(medians), "min": min(medians), "median": statistics.median(medians), "max": max(medians)}
-    label = "with srtctl dry-run" if srtctl_cache else "cache seeded, no srtctl"
-    print(report(f"infx launch --dry-run, {len(paths)} gb300-nv points ({label}; median per point)", overall,
-                 None if srtctl_cache else TARGET))
-    sys.exit(0 if srtctl_cache or overall["max"] < TARGET else 1)
+        label = "with srtctl dry-run" if srtctl_cache else "cache seeded, no srtctl"
+        slowest = 0.0
+        for kind, rows in (("", None), ("eval ", gb300_eval_points(REPO))):  # eval points also load and hash the eval suite
+            paths = write_points(Path(tmp) / f"{kind}points", REPO, rows)
+            medians = []
+            for path in paths:
+                stats = time_command([sys.executable, "-m", "infx", "launch", "--point", str(path),
+                                      "--dry-run", "--format", "json", "--output-dir", str(Path(tmp) / "out")],
+                                     runs=runs, warmup=0, cwd=REPO, env={"RUNNER_NAME": "", "INFX_CACHE_DIR": str(cache)})
+                medians.append(stats["median"])
+            overall = {"runs": len(medians), "min": min(medians), "median": statistics.median(medians), "max": max(medians)}
+            slowest = max(slowest, overall["max"])
+            print(report(f"infx launch --dry-run, {len(paths)} gb300-nv {kind}points ({label}; median per point)", overall,
+                         None if srtctl_cache else TARGET))
+    sys.exit(0 if srtctl_cache or slowest < TARGET else 1)
 
 
 if __name__ == "__main__":

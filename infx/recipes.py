@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .evalsuite import eval_only as is_eval_only
 from .yamldoc import Document
 
 RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
@@ -69,19 +70,14 @@ def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
     return result
 
 
-def _true(value: Any) -> bool:
-    return str(value).lower() == "true"
-
-
 def recipe_setting(settings: dict[str, list[str]], eval_only: Any = False) -> tuple[str, list[str]]:
     """Which setting names a point's recipe, and its distinct values (in order).
 
-    ``CONFIG_FILE``; but an eval-only run (``eval_only``, the row's ``eval-only``, or an
-    ``EVAL_ONLY=true`` setting) that gives a non-empty ``EVAL_CONFIG_FILE`` uses that recipe,
-    as the reference's runner scripts do. The one rule for the matrix's node count and the launcher.
+    ``CONFIG_FILE``; but an eval-only run (the row's ``eval-only`` or an ``EVAL_ONLY=true``
+    setting: :func:`infx.evalsuite.eval_only`) that gives a non-empty ``EVAL_CONFIG_FILE`` uses
+    that recipe, as the reference's runner scripts do. The one rule for the matrix's node count and the launcher.
     """
-    eval_only = _true(eval_only) or _true(settings.get("EVAL_ONLY", [""])[-1])
-    key = EVAL_CONFIG_FILE_KEY if eval_only and any(settings.get(EVAL_CONFIG_FILE_KEY, [])) else CONFIG_FILE_KEY
+    key = EVAL_CONFIG_FILE_KEY if is_eval_only(eval_only, settings) and any(settings.get(EVAL_CONFIG_FILE_KEY, [])) else CONFIG_FILE_KEY
     return key, list(dict.fromkeys(settings.get(key, [])))
 
 

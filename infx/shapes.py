@@ -67,6 +67,11 @@ SHAPES: dict[str, Shape] = {shape.name: shape for shape in (
                    r"[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
           "<registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)"),
+    # A point's value infx puts in srtctl's environment and in the job's `#SBATCH --export=` line:
+    # never a space, a comma (--export's separator), a quote, #, $ or a backslash. (EVAL_CONC, the one
+    # value with spaces, is built by infx from whole numbers.)
+    Shape("env-value", r"[A-Za-z0-9_.:/@+=-]{1,200}",
+          "1-200 letters, digits and _ . : / @ + = - (no spaces, commas, quotes, #, $ or backslashes)"),
     Shape("commit", r"[0-9a-f]{40}", "a full 40-hex commit SHA"),
     Shape("sha256", r"sha256:[0-9a-f]{64}", "sha256:<64 hex digits>"),
 )}

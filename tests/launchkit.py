@@ -41,8 +41,8 @@ def standin_repo(path: Path) -> str:
 
 
 def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlane", sources: dict | None = None,
-                 routes: list | None = None, **slurm) -> dict:
-    return {
+                 routes: list | None = None, evals: bool = True, **slurm) -> dict:
+    profile = {
         "lane": "testlane",
         "runner-labels": ["testlane"],
         "git-protocols": ["https", "file"],  # test repositories are local
@@ -66,6 +66,9 @@ def lane_profile(pin_url: str, pin_commit: str | None, partition: str = "testlan
              "overlays": [{"from": "test", "to": "recipes/test"}], "srtctl-flags": ["--no-preflight"]},
         ],
     }
+    if evals:  # the repository's eval suite, which Workspace copies
+        profile["evals"] = {"suite": "benchmarks/evals/suite.yaml"}
+    return profile
 
 
 # A job's benchmark command that leaves a real sa-bench result (the shipped fixture, concurrency 4)
@@ -149,6 +152,7 @@ class Workspace:
     def __init__(self, root: Path, profile: dict):
         self.root = root
         (root / "runners").mkdir(parents=True, exist_ok=True)
+        shutil.copytree(REPO / "benchmarks" / "evals", root / "benchmarks" / "evals", dirs_exist_ok=True)
         self.write_profile(profile)
 
     def write_profile(self, profile: dict) -> None:

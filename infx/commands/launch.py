@@ -34,6 +34,8 @@ def _plan_text(plan: dict) -> str:
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
         f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
+        f"eval        {_eval_text(plan['eval'])}",
+        "environment " + " ".join(f"{name}={value}" for name, value in plan["environment"].items()),
     ]
     for step in plan["prepare"]:
         lines.append(f"prepare     {' '.join(step['argv'])}" + ("   (only when the check above fails)" if step["skip-if-ok"] else ""))
@@ -46,6 +48,16 @@ def _plan_text(plan: dict) -> str:
         lines.append(f"resolved recipe ({plan['resolved-recipe']}):")
         lines.append(yaml.safe_dump(plan["recipe"], sort_keys=False).rstrip())
     return "\n".join(lines)
+
+
+def _eval_text(evaluation: dict | None) -> str:
+    if not evaluation:
+        return "no"
+    protocol = evaluation["protocol"]
+    tasks = ", ".join(f"{task['task']} ({task['num-fewshot']}-shot, max {task['max-gen-tokens']} tokens)" for task in protocol["tasks"])
+    mode = "only (no benchmark stage)" if evaluation["kind"] == "only" else "after the benchmark"
+    return (f"{mode} at concurrency {' '.join(map(str, evaluation['concs']))}: {tasks}; lm-eval {protocol['lm-eval']}, "
+            f"chat template {'applied' if protocol['chat-template'] else 'not applied'} ({evaluation['suite']})")
 
 
 def _srtctl_text(check: dict | None) -> str:

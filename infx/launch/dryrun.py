@@ -17,7 +17,7 @@ from pathlib import Path
 from ..diagnostics import InfxError, error
 from ..diskcache import cache_home
 from ..fsio import atomic_write
-from . import cache
+from . import cache, evalenv
 from .plan import LaunchPlan, resolve_in_checkout
 from .srtctl import SrtctlError, dry_run, stage_checkout
 
@@ -55,14 +55,19 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
     if keep.exists():
         shutil.rmtree(keep)
     shutil.copytree(checkout, staged, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    eval_workspace = keep / evalenv.WORKSPACE_DIR
     try:
         resolved = stage_checkout(plan, workspace, staged)
         shutil.copyfile(resolved, keep / "resolved-recipe.yaml")
         for name in KEPT:
             shutil.copyfile(staged / name, keep / name)
-        result = dry_run(srtctl, resolved, staged, env)
+        if plan.evaluation:  # kept, so what the job would mount can be read
+            plan.stage_eval_workspace(workspace, eval_workspace)
+        result = dry_run(srtctl, resolved, staged, {**env, **plan.environment(str(out or keep), str(eval_workspace))})
     except SrtctlError as exc:
         raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")])
+    except evalenv.WorkspaceChanged as exc:
+        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")])
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     log = keep / "srtctl-dry-run.log"

@@ -327,9 +327,14 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
     report = Report()
     for path in dict.fromkeys(paths):
         try:
-            load_lane_file(path)
+            lane = load_lane_file(path)
         except InfxError as exc:
             report.extend(exc.diagnostics)
+            continue
+        if lane.data.get("evals"):  # the suite an eval point of this lane would run, with its harness and task files
+            from ..evalsuite import load_suite
+
+            report.extend(load_suite(root, lane.data["evals"]["suite"])[1])
     # The set rules concern the profiles the resolver sees (runners/*.yaml); a profile
     # elsewhere (a candidate, a test copy) is validated on its own.
     known = {entry.path.resolve(): entry for entry in entries}

@@ -17,13 +17,15 @@ from pathlib import Path
 
 from .. import shapes
 from ..diagnostics import Diagnostic, InfxError, error, warning
+from ..evalsuite import PointEval
 from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, recipe_setting, select_variant
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
-from . import checks, prepare
+from . import checks, prepare, results
+from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
 from .lane import Lane, Pin, Route, Source
 from .route import Ambiguous, most_specific
 
@@ -74,6 +76,8 @@ class LaunchPlan:
     time_limit: str
     tags: str
     power: bool
+    result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/results.py)
+    evaluation: EvalLaunch | None = None  # the eval this point runs, if any
     warnings: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -91,6 +95,21 @@ class LaunchPlan:
             return recipe_node_count(self.recipe)
         value = self.point.data.get("node-count")
         return int(value) if isinstance(value, int) else None
+
+    def environment(self, out: str, workspace: str, result_name: str | None = None) -> dict[str, str]:
+        """Every variable infx adds to srtctl's environment: RESULT_FILENAME, INFMAX_WORKSPACE (the eval
+        workspace for an eval point, else the output dir) and an eval point's variables."""
+        env = {"RESULT_FILENAME": result_name or self.result_name,
+               "INFMAX_WORKSPACE": workspace if self.evaluation else out}
+        if self.evaluation:
+            env.update(self.evaluation.variables)
+        return env
+
+    def stage_eval_workspace(self, root: Path, dest: Path) -> Path:
+        """The eval workspace (evalenv.stage_workspace) with this point's identity for meta_env.json."""
+        identity = {"point-id": self.point_id, "config-key": self.point.data.get("config-key"), "lane": self.lane.name,
+                    "result-key": self.result_key()}
+        return stage_workspace(self.evaluation, root, dest, self.point.data, identity)
 
     def argv(self) -> list[str]:
         return ["srtctl", "apply", "-f", self.resolved_path, "--tags", self.tags, *self.route.srtctl_flags]
@@ -158,6 +177,8 @@ class LaunchPlan:
             "time-limit": self.time_limit,
             "model": {"alias": self.model["alias"], "path": self.model["path"]},
             "power": self.power,
+            "eval": self.evaluation.to_json() if self.evaluation else None,
+            "environment": self.environment(DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE),
             "prepare": [step.to_json() for step in self.prepare_steps(DRY_RUN_GUARD)],
             "argv": self.argv(),
             "node-count": self.node_count,
@@ -329,9 +350,18 @@ def select(doc: Document, ref: RecipeRef, point: Point, ref_where: tuple, diagno
 
 def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, lane: Lane, route: Route,
                   diagnostics: list) -> tuple[dict, list[Source]]:
-    """Resolve a selected variant (name = job, infx-sources removed) and run every content check on it."""
+    """Resolve a selected variant (name = job, infx-sources removed, an eval point's job environment
+    added as ``sbatch_directives.export``) and run every content check on it."""
     recipe = {key: value for key, value in variant.items() if key != SOURCES_KEY}
     recipe["name"] = plan_facts["job-name"]
+    if plan_facts.get("job-export"):
+        directives = recipe.get("sbatch_directives")
+        if isinstance(directives, dict) and "export" in directives:
+            diagnostics.append(error(doc.file, _recipe_where(doc, ("sbatch_directives", "export")), "recipe-sbatch-export",
+                                     "the recipe sets the job's --export itself; for an eval point infx sets it to the eval "
+                                     "environment srt-slurm's lm-eval stage reads",
+                                     "Remove sbatch_directives.export from the recipe (or give the eval point its own EVAL_CONFIG_FILE)."))
+        recipe["sbatch_directives"] = {**(directives if isinstance(directives, dict) else {}), "export": plan_facts["job-export"]}
     ctx = checks.CheckContext(point=point.data, recipe=recipe, lane=lane, model=plan_facts["model"],
                               power=checks.recipe_uses_power(recipe), recipe_file=doc.file,
                               recipe_where=lambda path: _recipe_where(doc, path), point_file=point.file, point_where=point.where)
@@ -375,6 +405,11 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     facts = {"scenario": scenario_of(data), "framework": data.get("framework"), "model-prefix": data.get("model-prefix"),
              "precision": data.get("precision")}
     model = _model_for(lane, facts, point, diagnostics)
+    choice = PointEval.of(data, settings)
+    evaluation = None
+    if choice.runs:
+        evaluation, problems = plan_eval(point, lane, root, choice, settings_where)
+        diagnostics.extend(problems)
 
     doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
@@ -412,7 +447,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     job_name = job_name_for(point, env)
     recipe, sources = None, [lane.sources[name] for name in route.sources]
     if variant is not None and model is not None:
-        recipe, sources = check_variant(variant, doc, {"job-name": job_name, "model": model}, point, lane, route, diagnostics)
+        recipe, sources = check_variant(variant, doc, plan_facts(job_name, model, evaluation), point, lane, route, diagnostics)
     pin = lane.pins[route.srt_slurm]
     if pin.commit is None:
         warnings.append(warning(lane.file, lane.where("srt-slurm", "pins", pin.name, "commit"), "lane-pin-unresolved",
@@ -426,7 +461,14 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
                       sources=sources, job_name=job_name, partition=partition,
-                      time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power, warnings=warnings)
+                      time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power,
+                      result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings)
+
+
+def plan_facts(job_name: str, model: dict, evaluation: EvalLaunch | None) -> dict:
+    """What check_variant puts into the resolved recipe besides the variant itself."""
+    return {"job-name": job_name, "model": model,
+            "job-export": export_directive(dict(evaluation.variables)) if evaluation else None}
 
 
 def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
@@ -446,8 +488,8 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
     variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
     if variant is not None:
-        recipe, sources = check_variant(variant, doc, {"job-name": plan.job_name, "model": plan.model}, plan.point, plan.lane,
-                                        plan.route, diagnostics)
+        recipe, sources = check_variant(variant, doc, plan_facts(plan.job_name, plan.model, plan.evaluation), plan.point,
+                                        plan.lane, plan.route, diagnostics)
         if checks.recipe_uses_power(recipe) != plan.power:  # the route was chosen without seeing this recipe
             diagnostics.append(error(doc.file, _recipe_where(doc, ("telemetry",)), "recipe-power-deferred",
                                      "this recipe ships with srt-slurm and enables dcgm-power telemetry, but power routing "

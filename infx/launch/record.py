@@ -65,6 +65,8 @@ class LaunchRecord:
     results: list = field(default_factory=list)
     message: str = ""
     timings: dict = field(default_factory=dict)
+    eval: dict | None = None
+    environment: dict = field(default_factory=dict)
     run_id: int | None = None
     run_attempt: int | None = None
     skipped: list = field(default_factory=list)

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..diagnostics import InfxError, render_text
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
-from . import prepare, results, slurm
+from ..evalsuite import EvalKind
+from . import evalenv, prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
 from ..diskcache import cache_home
@@ -179,6 +180,11 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
     except FetchError as exc:
         raise LaunchFailed(str(exc))
+    if plan.evaluation:  # the workspace srt-slurm's lm-eval stage mounts; checked at plan time, staged now
+        try:
+            plan.stage_eval_workspace(workspace, work / evalenv.WORKSPACE_DIR)
+        except (evalenv.WorkspaceChanged, OSError) as exc:
+            raise LaunchFailed(f"could not stage the eval workspace: {exc}")
     try:
         resolved = stage_checkout(plan, workspace, checkout)
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
@@ -286,6 +292,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
+        # An eval point (run-eval / eval-only): its kind, concurrencies and protocol; null for a throughput point.
+        "eval": plan.evaluation.to_json() if plan.evaluation else None,
+        "environment": plan.environment(str(out), str(work / evalenv.WORKSPACE_DIR), name),
         # Provenance for `infx results collect`: the Actions run and attempt this launch belongs to.
         "run-id": int(env["GITHUB_RUN_ID"]) if env.get("GITHUB_RUN_ID", "").isdigit() else None,
         "run-attempt": int(env["GITHUB_RUN_ATTEMPT"]) if env.get("GITHUB_RUN_ATTEMPT", "").isdigit() else None,
@@ -344,7 +353,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             record["deadline"] = wait_deadline(plan)
             activity = "submitting (srtctl apply)"
             try:
-                submission = submit(srtctl, plan.argv(), checkout, {**env, "RESULT_FILENAME": name, "INFMAX_WORKSPACE": str(out)})
+                submission = submit(srtctl, plan.argv(), checkout, {**env, **record["environment"]})
             except SrtctlError as exc:
                 (logs / "srtctl-apply.log").write_text(exc.output)
                 raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}")
@@ -374,7 +383,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             activity, deferred = f"collecting the results of job {job_id}", True  # local and short: never half-done
             _say(activity)
             job_logs = checkout / "outputs" / job_id / "logs"
-            if plan.point.data.get("scenario-type") == "agentic-coding":
+            if plan.evaluation and plan.evaluation.choice.kind is EvalKind.ONLY:
+                staged = []  # no benchmark stage ran: the eval's files are in the job's logs (eval_results/)
+            elif plan.point.data.get("scenario-type") == "agentic-coding":
                 staged = results.check_agentic(out, name, concurrencies(plan.point.data))
             else:
                 staged, left_out = results.stage_fixed_seq(job_logs, out, name)

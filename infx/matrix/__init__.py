@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..diagnostics import InfxError, error
 from .buckets import EVAL_BUCKETS, bucket_of, bucketize
 from .derive import topology_fingerprint
-from .evals import apply_evals
+from .evals import apply_evals, record_protocol
 from .expand import Expansion, expand_entry
 from .nodes import RecipeNodeCounts
 from .rowschema import row_problems
@@ -44,6 +44,7 @@ def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode
         raise InfxError(run.problems)
     notices.extend(dict.fromkeys(run.warnings))
     rows = apply_evals(rows, evals)
+    record_protocol(rows, config_set.root, notices)
     for row in rows:
         row["recipe-fingerprint"] = topology_fingerprint(row)
     problems = row_problems(rows)

@@ -24,9 +24,9 @@ SEQ_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
 SEQ_BY_NAME = {name: pair for pair, name in SEQ_NAMES.items()}
 # A point's topology is its row without what varies between the concurrencies of one
 # configuration: the concurrency, the name derived from it, and the eval marks (run-eval,
-# eval-conc) the default policy puts on some concurrencies. The one definition: the row's
-# fingerprint, the eval policy's groups and the planner's points all use it.
-NOT_TOPOLOGY = frozenset({"conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint"})
+# eval-conc) the default policy puts on some concurrencies, and the eval protocol those marks
+# carry. The one definition: the row's fingerprint, the eval policy's groups and the planner's points all use it.
+NOT_TOPOLOGY = frozenset({"conc", "exp-name", "run-eval", "eval-conc", "eval-protocol", "recipe-fingerprint"})
 
 
 class DeriveError(ValueError):

@@ -8,6 +8,11 @@ the row holding the highest eligible concurrency of each topology, with ``eval-c
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
+from ..diagnostics import InfxError
+from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, load_suite
 from .derive import AGENTIC, multi_agentic_exp_name, topology
 from .selection import EvalMode
 
@@ -110,3 +115,24 @@ def apply_evals(rows: list[dict], mode: EvalMode) -> list[dict]:
     for row in selected:
         row["eval-only"] = True
     return selected
+
+
+def record_protocol(rows: list[dict], root: Path, notices: list[str]) -> None:
+    """Every eval row records the protocol of the repository's eval suite (``eval-protocol``).
+
+    A repository without ``benchmarks/evals/suite.yaml`` gets eval rows without a protocol and a
+    notice (their launch fails with ``eval-workspace-missing``); a suite that is there but broken is an error.
+    """
+    marked = [row for row in rows if row.get("run-eval") or row.get("eval-only")]
+    if not marked:
+        return
+    if not (root / SUITE_FILE).exists():
+        notices.append(f"no {SUITE_FILE}: {len(marked)} eval row(s) carry no eval-protocol, and a launch of one fails "
+                       "(eval-workspace-missing)")
+        return
+    suite, problems = load_suite(root)
+    if suite is None:
+        raise InfxError(problems)
+    protocol = suite.protocol()
+    for row in marked:
+        row[PROTOCOL_FIELD] = copy.deepcopy(protocol)  # rows are changed in place later; never share one

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -48,8 +49,8 @@ def test_a_pin_without_a_full_commit_fails_located(tmp_path):
 def test_set_rules_over_runners_dir(tmp_path):
     runners = tmp_path / "runners"
     runners.mkdir()
-    (runners / "one.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40), "lane": "one", "runner-labels": ["a", "b"]}))
-    (runners / "two.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40), "lane": "three", "runner-labels": ["b"]}))
+    (runners / "one.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40, evals=False), "lane": "one", "runner-labels": ["a", "b"]}))
+    (runners / "two.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40, evals=False), "lane": "three", "runner-labels": ["b"]}))
     done = infx("lane", "validate", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1
     found = sorted((d["rule"], d["file"], d["line"]) for d in json.loads(done.stdout)["diagnostics"])
@@ -65,6 +66,7 @@ def test_set_rules_over_runners_dir(tmp_path):
 def test_a_runner_label_runners_yaml_does_not_declare_fails(tmp_path):
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "runners.yaml").write_text((REPO / "configs" / "runners.yaml").read_text())
+    shutil.copytree(REPO / "benchmarks" / "evals", tmp_path / "benchmarks" / "evals")  # the suite the profile names
     (tmp_path / "runners").mkdir()
     text = BUNDLED.replace('"cluster:gb300-nv"]', '"cluster:gb300nv"]')
     (tmp_path / "runners" / "gb300-nv.yaml").write_text(text)
@@ -85,3 +87,14 @@ def test_a_pin_repository_that_is_no_url_gets_the_url_hint_not_the_commit_one(tm
     assert done.returncode == 1
     (diagnostic,) = json.loads(done.stdout)["diagnostics"]
     assert "repository" in diagnostic["message"] and "git url" in diagnostic["hint"] and "SHA" not in diagnostic["hint"]
+
+
+def test_validate_checks_the_eval_suite_a_profile_names(tmp_path):
+    (tmp_path / "runners").mkdir()
+    (tmp_path / "runners" / "one.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40), "lane": "one", "runner-labels": ["a"]}))
+    shutil.copytree(REPO / "benchmarks" / "evals", tmp_path / "benchmarks" / "evals")
+    assert infx("lane", "validate", "runners/one.yaml", cwd=tmp_path).returncode == 0
+    (tmp_path / "benchmarks" / "evals" / "gpqa_diamond_docs.py").unlink()
+    done = infx("lane", "validate", "runners/one.yaml", "--format", "json", cwd=tmp_path)
+    [d] = json.loads(done.stdout)["diagnostics"]
+    assert done.returncode == 1 and d["rule"] == "eval-workspace-missing" and d["file"] == "benchmarks/evals/suite.yaml" and d["line"]

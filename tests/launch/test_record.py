@@ -25,6 +25,7 @@ def launcher_record() -> dict:
             "cleanup": {"confirmed": True, "cancelled": [], "errors": []}, "result-name": "dsv4_ab-c4", "results": ["x.json"],
             "message": "job 77 completed; 1 result file(s) \u2014 \u00fcn\u00efcode",
             "timings": {"started": "2026-12-01T00:00:00+00:00", "checkout-seconds": 1.5, "finished": "2026-12-01T00:05:00"},
+            "eval": None, "environment": {"RESULT_FILENAME": "dsv4_ab-c4", "INFMAX_WORKSPACE": "/x/out"},
             "run-id": 9, "run-attempt": 1, "skipped": ["job logs: pipe: a FIFO, not copied"], "srtctl": "/x/srtctl"}
 
 

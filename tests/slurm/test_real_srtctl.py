@@ -135,6 +135,99 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
     assert again.returncode == 0 and body["srtctl-dry-run"]["checked"] and not witness.exists(), body
 
 
+# --- eval points: the real srtctl of every pin renders the eval path --------------------------
+
+@pytest.fixture(scope="module")
+def gb300_eval_rows():
+    from bench.gb300_points import gb300_eval_points
+    from infx.launch.lane import load_lane
+    from infx.launch.plan import Point, build_plan
+
+    lane = load_lane("gb300-nv", REPO)
+    return [(row, build_plan(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
+
+
+def exported(line: str) -> dict:
+    """The variables of an ``#SBATCH --export=ALL,K=V,K="V W"`` line (infx never writes a comma in a value)."""
+    assert line.startswith("#SBATCH --export=ALL,"), line
+    pairs = [item.split("=", 1) for item in line.removeprefix("#SBATCH --export=ALL,").split(",")]
+    return {name: value.removeprefix('"').removesuffix('"') for name, value in pairs}
+
+
+def test_the_eval_rows_cover_every_nvidia_pin(gb300_eval_rows):
+    pins = {plan.pin.name for _, plan in gb300_eval_rows}
+    assert set(NVIDIA_PINS) <= pins
+    assert sum(1 for row, _ in gb300_eval_rows if not row.get("eval-only")) == 39  # `infx matrix` marks 39 of the 68 rows
+
+
+@pytest.mark.parametrize("pin", NVIDIA_PINS)
+def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_cache, gb300_eval_rows, tmp_path, pin):
+    checkout = Path(srtctl_cache["pins"][pin]["path"])
+    # srt-slurm's lm-eval stage at this commit: what infx's environment and workspace are built for
+    bench = (checkout / "src/srtctl/benchmarks/scripts/lm-eval/bench.sh").read_text()
+    assert 'source "${INFMAX_WORKSPACE}/benchmarks/benchmark_lib.sh"' in bench
+    assert "run_eval --framework lm-eval" in bench and "append_lm_eval_summary" in bench and "/logs/eval_results" in bench
+    sweep = (checkout / "src/srtctl/cli/do_sweep.py").read_text()
+    assert 'os.environ.get("EVAL_ONLY", "false")' in sweep and 'os.environ.get("RUN_EVAL", "false")' in sweep
+    assert all(f'"{name}",' in sweep for name in __import__("infx.launch.evalenv", fromlist=["FORWARDED"]).FORWARDED)
+    runtime = (checkout / "src/srtctl/core/runtime.py").read_text()
+    assert 'os.environ.get("INFMAX_WORKSPACE")' in runtime and '"/infmax-workspace"' in runtime
+    rows = [(row, plan) for row, plan in gb300_eval_rows if plan.pin.name == pin]
+    assert rows
+    for row, plan in rows:
+        done, body = dry_run(row, srtctl_cache["base"], tmp_path)
+        assert done.returncode == 0, (row["config-key"], body, done.stderr[-2000:])
+        check = body["srtctl-dry-run"]
+        assert check["checked"] and check["srtctl"] == srtctl_cache["pins"][pin]["srtctl"]
+        script = check["script"]
+        [line] = [line for line in script.splitlines() if line.startswith("#SBATCH --export=")]
+        variables = {k: v for k, v in body["environment"].items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE")}
+        assert exported(line) == variables, row["config-key"]
+        assert variables["RUN_EVAL"] == "true" and variables["EVAL_ONLY"] == ("true" if row.get("eval-only") else "false")
+        concs = row["conc"] if row.get("eval-all-concs") else [row.get("eval-conc", max(row["conc"]))]
+        assert variables["EVAL_CONC"] == " ".join(map(str, concs))
+        assert variables["IS_MULTINODE"] == "true" and variables["PREFILL_TP"] == str(row["prefill"]["tp"])
+        # sbatch applies the directive to the job before the orchestrator (do_sweep) starts and reads EVAL_ONLY
+        assert script.index(line) < script.index("srtctl.cli.do_sweep")
+        assert body["environment"]["INFMAX_WORKSPACE"] == "<launch dir>/infmax-workspace"
+        workspace = Path(check["script-path"]).parent / "infmax-workspace"
+        assert (workspace / "benchmarks" / "benchmark_lib.sh").is_file() and (workspace / "benchmarks/evals/gsm8k.yaml").is_file()
+        staged = json.loads((workspace / "infx-eval.json").read_text())
+        assert staged["concs"] == concs and staged["protocol"] == row["eval-protocol"] == body["eval"]["protocol"]
+
+
+@pytest.mark.slurm
+def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(srtctl_cache, slurm_cluster, gb300_eval_rows, tmp_path):
+    """The directive infx writes, as the real srtctl renders it, read by the real sbatch: an EVAL_CONC list
+    keeps its spaces, and the directive wins over what the submitting shell exports."""
+    row, _ = next((r, p) for r, p in gb300_eval_rows if p.pin.name == "nvidia-v1.0.50" and r.get("eval-only"))
+    row = {**row, "conc": [16, 32, 64], "eval-all-concs": True}
+    row.pop("eval-conc", None)
+    done, body = dry_run(row, srtctl_cache["base"], tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [line] = [line for line in body["srtctl-dry-run"]["script"].splitlines() if line.startswith("#SBATCH --export=")]
+    assert ',EVAL_CONC="16 32 64",' in line
+    out = tmp_path / "job.env"
+    script = tmp_path / "job.sh"
+    script.write_text("\n".join(["#!/bin/bash", f"#SBATCH --partition={slurm_cluster['partition']}", "#SBATCH --job-name=infx-export-test",
+                                 f"#SBATCH --output={tmp_path / 'job.log'}", line, f"env -0 > {out}.tmp && mv {out}.tmp {out}", ""]))
+    env = {**os.environ, "EVAL_ONLY": "false", "EVAL_CONC": "1", "SUBMITTER_ONLY": "kept"}
+    submitted = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert submitted.returncode == 0, submitted.stderr
+    import time
+
+    deadline = time.monotonic() + 120
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    job_env = dict(item.split("=", 1) for item in out.read_bytes().decode().split("\0") if "=" in item)
+    expected = {k: v for k, v in body["environment"].items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE")}
+    assert {k: job_env.get(k) for k in expected} == expected
+    assert job_env["EVAL_CONC"] == "16 32 64" and job_env["EVAL_ONLY"] == "true" and job_env["SUBMITTER_ONLY"] == "kept"
+    deadline = time.monotonic() + 60
+    while squeue() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 # --- real launches on the local Slurm --------------------------------------------------------
 
 def local_profile(tmp: Path, partition: str) -> Path:
