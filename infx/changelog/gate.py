@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import git
 from ..config import ConfigSet, load_config_set
-from ..diagnostics import Diagnostic, Report, UsageError
+from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
 from . import CHANGELOG
 from .diff import Change, compare
@@ -92,6 +92,16 @@ def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str)
     return out
 
 
+def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
+    """A PR that leaves the changelog alone and adds or changes no master key asks for no sweep:
+    deleted or deprecated keys, a runner node in runners.yaml. It passes with this notice."""
+    return Diagnostic(unchanged.file, None, None, "changelog-nothing-to-sweep",
+                      "the changelog is unchanged and this change adds or modifies no master-config key "
+                      "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
+                      "To benchmark something, change its master config and append an entry naming its key.",
+                      Severity.NOTICE)
+
+
 def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
              changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, build_plan: bool = True) -> GateResult:
     """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it.
@@ -131,9 +141,11 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         resolution = resolve(change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n])
         result.resolution = resolution
         report.extend(resolution.diagnostics)
-        if change.mode == "pr" and not same_masters:
-            changed = changed_keys(base_entries, head_set.raw_entries)
+        if change.mode == "pr":
+            changed = [] if same_masters else changed_keys(base_entries, head_set.raw_entries)
             report.extend(coverage(changed, change.added, changelog))
+            if not changed:
+                report.diagnostics = [nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics]
         if build_plan:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
             plan, problems = make_plan(head_set, change.added, resolution, options,
@@ -142,7 +154,8 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
                                                  "pr-number": pr_number, "mode": change.mode,
                                                  "pr-link": canonical_link(slug, pr_number) if pr_number else None,
                                                  "removed": [{"position": i, "entry": d} for i, d in change.removed],
-                                                 "deleted-keys": resolution.deleted})
+                                                 "deleted-keys": resolution.deleted},
+                                       unnamed_checked=change.mode == "pr")
             report.extend(problems)
             result.plan = plan
     return result
