@@ -18,6 +18,8 @@ HISTORY_BUNDLE = DATA / "inferencex-2026-08-changelog-history.bundle"
 SRT_SLURM_BUNDLE = DATA / "srt-slurm" / "nvidia-srt-slurm.bundle"
 # The reference generator's rows for the corpus with the runner labels declared (data/NOTICE.md).
 REFERENCE_ROWS = DATA / "inferencex-2026-08-reference-rows.json.gz"
+# The reference's PR #2647 (append-only B300 vLLM MTP TP4 points) as two commits (data/NOTICE.md).
+B300_APPEND_ONLY_BUNDLE = DATA / "inferencex-2026-08-b300-append-only.bundle"
 
 # Runner labels the corpus master configs use but its runners.yaml does not declare.
 MISSING_RUNNER_LABELS = {
@@ -53,61 +55,76 @@ def declare_labels(runners: str, used: set[str]) -> str:
     import yaml
 
     declared = set((yaml.load(runners, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("labels") or {})
+    if used <= declared:
+        return runners
     extra = "".join(f"  {label}:\n" + "".join(f"    - {node}\n" for node in nodes)
                     for label, nodes in HISTORY_MISSING_RUNNER_LABELS.items() if label in used and label not in declared)
     return runners.replace("labels:\n", "labels:\n" + extra, 1) if extra else runners
 
 
 def patched_history(bundle: Path, destination: Path) -> list[dict]:
-    """The history bundle as a repository whose every revision has its runner labels declared.
+    """A history bundle as a repository whose every revision has its runner labels declared.
 
     Returns the merges, newest first: {"merge", "parent", "real", "subject"} where "real" is the
     reference's commit the pair stands for (named in the subject of its "parent of X" commit).
-    Commits are written with git plumbing (one tree per revision, parents mapped), so the
-    changelog and master configs are byte-identical to the bundle's.
+    The changelog and master configs are the bundle's blobs, byte for byte; only runners.yaml
+    changes, and only where a label is used but undeclared. One `git cat-file --batch` reads,
+    one `git fast-import` writes (a few hundred revisions in about a second).
     """
     import re
     import subprocess
 
-    import yaml
-
-    def git(*args: str, input: bytes | None = None) -> str:
-        done = subprocess.run(["git", "-C", str(destination), *args], input=input, capture_output=True, check=True)
-        return done.stdout.decode().strip()
-
     subprocess.run(["git", "clone", "-q", str(bundle), str(destination)], check=True, capture_output=True)
-    log = git("log", "--topo-order", "--reverse", "--format=%H %P%x00%s%x01")
-    env_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    mapped: dict[str, str] = {}
-    subjects: dict[str, str] = {}
-    patched_blobs: dict[str, str] = {}
+    log = subprocess.run(["git", "-C", str(destination), "log", "--topo-order", "--reverse", "--format=%H %P%x00%s%x01"],
+                         check=True, capture_output=True).stdout.decode()
+    commits = []
     for record in filter(None, (r.strip() for r in log.split("\x01"))):
         ids, subject = record.split("\x00")
         commit, *parents = ids.split()
-        subjects[commit] = subject
-        tree = {name: git("rev-parse", f"{commit}:{name}") for name in HISTORY_FILES}
-        used = {entry["runner"] for name in HISTORY_FILES[1:3]
-                for entry in (yaml.load(git("cat-file", "blob", tree[name]), Loader=env_loader) or {}).values()}
-        key = (tree["configs/runners.yaml"], tuple(sorted(used)))
-        if key not in patched_blobs:
-            text = subprocess.run(["git", "-C", str(destination), "cat-file", "blob", tree["configs/runners.yaml"]],
-                                  capture_output=True, check=True).stdout.decode()
-            patched = declare_labels(text, used)
-            patched_blobs[key] = git("hash-object", "-w", "--stdin", input=patched.encode()) if patched != text else key[0]
-        tree["configs/runners.yaml"] = patched_blobs[key]
-        listing = "".join(f"100644 blob {blob}\t{name.split('/')[-1]}\n" for name, blob in tree.items() if "/" in name)
-        configs = git("mktree", input=listing.encode())
-        top = f"100644 blob {tree['perf-changelog.yaml']}\tperf-changelog.yaml\n040000 tree {configs}\tconfigs\n"
-        root = git("mktree", input=top.encode())
-        args = [arg for parent in parents for arg in ("-p", mapped[parent])]
-        mapped[commit] = git("commit-tree", root, *args, "-m", subject)
-    git("update-ref", "refs/heads/patched", mapped[commit])
+        commits.append((commit, parents, subject))
+    reader = subprocess.Popen(["git", "-C", str(destination), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def read(spec: str) -> tuple[str, bytes]:
+        reader.stdin.write(spec.encode() + b"\n")
+        reader.stdin.flush()
+        header = reader.stdout.readline().split()
+        data = reader.stdout.read(int(header[2]))
+        reader.stdout.read(1)
+        return header[0].decode(), data
+
+    marks = {commit: n for n, (commit, _, _) in enumerate(commits, 1)}
+    runner_label = re.compile(rb"^  runner: *['\"]?([^'\"\s#]+)", re.MULTILINE)
+    stream = []
+    for mark, (commit, parents, subject) in enumerate(commits, 1):
+        blobs = {name: read(f"{commit}:{name}") for name in HISTORY_FILES}
+        used = {m.decode() for name in HISTORY_FILES[1:3] for m in runner_label.findall(blobs[name][1])}
+        runners = blobs["configs/runners.yaml"][1].decode()
+        patched = declare_labels(runners, used)
+        message = subject.encode()
+        stream.append(b"commit refs/heads/patched\nmark :%d\ncommitter infx tests <tests@example.invalid> 0 +0000\n" % mark)
+        stream.append(b"data %d\n%s\n" % (len(message), message))
+        stream += [b"from :%d\n" % marks[parents[0]]] if parents else []
+        stream.append(b"deleteall\n")
+        for name in HISTORY_FILES:
+            if name == "configs/runners.yaml" and patched != runners:
+                data = patched.encode()
+                stream.append(b"M 100644 inline %s\ndata %d\n%s\n" % (name.encode(), len(data), data))
+            else:
+                stream.append(b"M 100644 %s %s\n" % (blobs[name][0].encode(), name.encode()))
+    reader.stdin.close()
+    reader.wait()
+    exported = destination / ".git" / "infx-marks"
+    subprocess.run(["git", "-C", str(destination), "fast-import", "--quiet", f"--export-marks={exported}"], input=b"".join(stream),
+                   check=True, capture_output=True)
+    mapped = dict(line.split() for line in exported.read_text().splitlines())  # ":1" -> sha
+    new = {commit: mapped[f":{n}"] for commit, n in marks.items()}
+    subjects = {commit: subject for commit, _, subject in commits}
+    parents_of = {commit: parents for commit, parents, _ in commits}
     merges = []
-    for original, new in reversed(list(mapped.items())):
-        subject = subjects[original]
+    for commit, _, subject in reversed(commits):
         if subject.startswith("parent of "):
             continue
-        parent = git("rev-parse", f"{original}^")
-        real = re.sub(r"^parent of ", "", subjects[parent])
-        merges.append({"merge": new, "parent": mapped[parent], "real": real, "subject": subject})
+        parent = parents_of[commit][0]
+        merges.append({"merge": new[commit], "parent": new[parent], "real": subjects[parent].removeprefix("parent of "),
+                       "subject": subject})
     return merges

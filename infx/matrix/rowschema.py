@@ -53,7 +53,14 @@ def _rule_findings(row: dict) -> Iterator[Finding]:
 
 def row_findings(row) -> list[Finding]:
     """Every problem of one row: schema errors, or (when the schema passes) the cross-field rules."""
+    if isinstance(row, dict) and ("prefill" in row) != ("decode" in row):
+        # The schema tells the kinds apart by `prefill`; a half-multinode row is named as such.
+        has, lacks = ("prefill", "decode") if "prefill" in row else ("decode", "prefill")
+        return [((has,), "missing-field", f"a multinode row needs both 'prefill' and 'decode'; this row has only {has!r}",
+                 f"Add the {lacks} worker block, or remove {has} for a single-node row.")]
     found = schema_findings(ROW_SCHEMA, row, root_label="the row")
+    found = [(path, rule, message, hint.replace("see configs/CONFIGS.md", "the row contract is in docs/matrix.md"))
+             for path, rule, message, hint in found]
     return found or list(_rule_findings(row))
 
 

@@ -293,3 +293,41 @@ def test_fix_file_refuses_bad_utf8_and_writes_nothing(tmp_path):
     before = path.read_bytes()
     result = fix_file(path, base, FILE, 42, SLUG)
     assert result.text is None and [d.rule for d in result.diagnostics] == ["changelog-utf8"] and path.read_bytes() == before
+
+
+# --- changes that ask for no sweep ---------------------------------------------------------------
+
+
+def _without_key(text: str, doomed: str) -> str:
+    start = text.index(f"\n{doomed}:\n") + 1
+    lines = text[start:].split("\n")
+    length = next(n for n, line in enumerate(lines[1:], 1) if line and not line.startswith((" ", "#")))
+    return text[:start] + "\n".join(lines[length:])
+
+
+@pytest.mark.parametrize("name, edit", [
+    # The kinds of change the reference merged without a changelog entry: removing a config,
+    # deprecating one (moved out of the master files), adding a runner node.
+    ("configs/nvidia-master.yaml", lambda text: _without_key(text, "dsr1-fp8-h200-sglang-mtp")),
+    ("configs/runners.yaml", lambda text: text.replace("  h200:\n", "  h200:\n    - h200-cw_9\n", 1)),
+])
+def test_a_pr_that_adds_or_changes_no_master_key_passes_with_nothing_to_sweep(corpus_repo, name, edit):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    before = corpus_repo.read(base, name).decode()
+    after = edit(before)
+    assert after != before
+    head = corpus_repo.commit(base, {name: after.encode()}, "no sweep asked")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
+    assert result.report.ok, [d for d in result.report.diagnostics if d.is_error]
+    (notice,) = [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
+    assert notice.severity.value == "notice" and "nothing will be swept" in notice.message
+    assert result.plan["point-count"] == 0
+
+
+def test_a_pr_that_changes_a_master_key_without_an_entry_is_still_refused(corpus_repo):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n  image: ", "dsr1-fp8-h200-sglang:\n  image: x", 1))
+    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master}, "retune without an entry")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged", "changelog-coverage"}
+    assert not [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
