@@ -18,6 +18,8 @@ HISTORY_BUNDLE = DATA / "inferencex-2026-08-changelog-history.bundle"
 SRT_SLURM_BUNDLE = DATA / "srt-slurm" / "nvidia-srt-slurm.bundle"
 # The reference generator's rows for the corpus with the runner labels declared (data/NOTICE.md).
 REFERENCE_ROWS = DATA / "inferencex-2026-08-reference-rows.json.gz"
+# What the reference's planner planned for the last 100 changes of main (data/NOTICE.md).
+MAIN100_PLANS = DATA / "inferencex-2026-08-main100-plans.json.gz"
 # The reference's PR #2647 (append-only B300 vLLM MTP TP4 points) as two commits (data/NOTICE.md).
 B300_APPEND_ONLY_BUNDLE = DATA / "inferencex-2026-08-b300-append-only.bundle"
 
