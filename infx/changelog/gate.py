@@ -63,20 +63,36 @@ class ConfigsAtRef:
             return True  # one cheap call covers the usual case: configs/ untouched
         return self.master_blobs(a) == self.master_blobs(b)
 
-    def load(self, commit: str, validate: bool = True) -> tuple[ConfigSet | None, Report]:
-        if (commit, validate) not in self.cache:
-            if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
-                root = self.repo
-            else:
-                root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
-                git.materialize(self.repo, commit, CONFIG_PATHS, root)
-            self.roots[commit] = root
+    def load(self, commit: str, validate: bool = True, keep_invalid: bool = False) -> tuple[ConfigSet | None, Report]:
+        if (commit, validate, keep_invalid) not in self.cache:
+            if commit not in self.roots:
+                if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
+                    self.roots[commit] = self.repo
+                else:
+                    root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
+                    git.materialize(self.repo, commit, CONFIG_PATHS, root)
+                    self.roots[commit] = root
+            root = self.roots[commit]
             masters = sorted(root.glob("configs/*-master.yaml"))
             if not masters:
-                self.cache[(commit, validate)] = (ConfigSet(root=root), Report())
+                self.cache[(commit, validate, keep_invalid)] = (ConfigSet(root=root), Report())
             else:
-                self.cache[(commit, validate)] = load_config_set(masters, root=root, validate=validate)
-        return self.cache[(commit, validate)]
+                self.cache[(commit, validate, keep_invalid)] = load_config_set(masters, root=root, validate=validate,
+                                                                              keep_invalid=keep_invalid)
+        return self.cache[(commit, validate, keep_invalid)]
+
+
+def older_problems(head: list[Diagnostic], base: list[Diagnostic]) -> list[Diagnostic]:
+    """The head configs' diagnostics, each error the base already had turned into a warning.
+
+    A change is judged on what it changes: a config problem already on the base branch (the
+    same rule and message, e.g. a runner label main never declared) is reported, not held
+    against the change. A problem the change introduces stays an error.
+    """
+    known = {(d.rule, d.message) for d in base if d.is_error}
+    return [Diagnostic(d.file, d.line, d.column, d.rule, d.message + " (already so at the base: not introduced by this change)",
+                       d.hint, Severity.WARNING) if d.is_error and (d.rule, d.message) in known else d
+            for d in head]
 
 
 def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
@@ -126,9 +142,12 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     with ExitStack() as stack:
         configs = ConfigsAtRef(repo, stack)
-        head_set, head_report = configs.load(head)
-        report.extend(_relabel(head_report.diagnostics, configs.roots[head], repo, head))
-        if head_set is None:
+        head_set, head_report = configs.load(head, keep_invalid=True)
+        head_problems = head_report.diagnostics
+        if not head_report.ok:
+            head_problems = older_problems(head_problems, configs.load(base, keep_invalid=True)[1].diagnostics)
+        report.extend(_relabel(head_problems, configs.roots[head], repo, head))
+        if head_set is None or any(d.is_error for d in head_problems):
             return result
         same_masters = configs.same_masters(base, head)
         if same_masters:
@@ -149,7 +168,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         if build_plan:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
             plan, problems = make_plan(head_set, change.added, resolution, options,
-                                       base_loader=lambda: configs.load(base)[0],
+                                       base_loader=lambda: configs.load(base, keep_invalid=True)[0],
                                        metadata={"base_ref": base_ref, "head_ref": head_ref, "base": base, "head": head,
                                                  "pr-number": pr_number, "mode": change.mode,
                                                  "pr-link": canonical_link(slug, pr_number) if pr_number else None,

@@ -331,3 +331,46 @@ def test_a_pr_that_changes_a_master_key_without_an_entry_is_still_refused(corpus
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
     assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged", "changelog-coverage"}
     assert not [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
+
+
+# --- problems already on the base branch --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unpatched_repo(tmp_path_factory):
+    """The reference corpus exactly as it is: three runner labels used but never declared."""
+    import shutil
+
+    from tests.conftest import CORPUS
+
+    from .gitrepo import Repo
+
+    root = tmp_path_factory.mktemp("unpatched")
+    shutil.copytree(CORPUS / "configs", root / "configs")
+    shutil.copy(CORPUS / "perf-changelog.yaml", root / "perf-changelog.yaml")
+    return Repo.init(root)
+
+
+def test_a_defect_already_on_the_base_does_not_block_a_change(unpatched_repo):
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    changelog = repo.read(base, FILE)
+    head = repo.commit(base, {FILE: changelog + b"\n" + E(K, PH)}, "an ordinary PR")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    assert result.report.ok, [d.message for d in result.report.diagnostics if d.is_error]
+    older = [d for d in result.report.diagnostics if d.rule == "runner-unknown"]
+    assert len(older) == 8 and all("already so at the base" in d.message and not d.is_error for d in older)
+    assert {row["config-key"] for rows in result.plan["buckets"].values() for row in rows} == {K}
+
+
+def test_a_defect_the_change_introduces_still_blocks_it(unpatched_repo):
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    master = repo.read(base, "configs/nvidia-master.yaml").decode()
+    line = master.index("  runner: h200\n", master.index(f"\n{K}:\n"))  # the runner of the key the entry names
+    edited = master[:line] + "  runner: h200-nowhere\n" + master[line + len("  runner: h200\n"):]
+    head = repo.commit(base, {"configs/nvidia-master.yaml": edited.encode(), FILE: repo.read(base, FILE) + b"\n" + E(K, PH)}, "new label")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    errors = [d for d in result.report.diagnostics if d.is_error]
+    assert [d.rule for d in errors] == ["runner-unknown"] and "h200-nowhere" in errors[0].message
+    assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 8
