@@ -16,9 +16,10 @@ from . import appendonly
 from .entry import Entry
 from .keys import Resolution
 
+
 @dataclass(frozen=True)
 class PlanOptions:
-    """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals."""
+    """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 
     evals_only: bool = False
     all_evals: bool = False
@@ -31,15 +32,13 @@ def trim_conc(rows: list[dict]) -> list[dict]:
     A multinode row keeps the lowest of its list. Single-node rows of one topology keep the one
     with the lowest concurrency (the first of equals), where it stands; the others go.
     """
-    from .appendonly import point_key
-
     kept: dict[str, int] = {}
     out: list[dict] = []
     for row in rows:
         if isinstance(row.get("conc"), list):
             out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
             continue
-        key = point_key(row)
+        key = appendonly.point_key(row)
         if key not in kept or row["conc"] < out[kept[key]]["conc"]:
             kept[key] = len(out)
         out.append(row)
