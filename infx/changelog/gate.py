@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import git
@@ -82,17 +82,32 @@ class ConfigsAtRef:
         return self.cache[(commit, validate, keep_invalid)]
 
 
+ALREADY = " (already so at the base: not introduced by this change)"
+SWEPT = " (already so at the base, but this change sweeps the config: fix it here)"
+
+
 def older_problems(head: list[Diagnostic], base: list[Diagnostic]) -> list[Diagnostic]:
     """The head configs' diagnostics, each error the base already had turned into a warning.
 
     A change is judged on what it changes: a config problem already on the base branch (the
     same rule and message, e.g. a runner label main never declared) is reported, not held
-    against the change. A problem the change introduces stays an error.
+    against the change. A problem the change introduces stays an error (and so does an older
+    one in a config the change sweeps: see :func:`swept_problems`).
     """
     known = {(d.rule, d.message) for d in base if d.is_error}
-    return [Diagnostic(d.file, d.line, d.column, d.rule, d.message + " (already so at the base: not introduced by this change)",
-                       d.hint, Severity.WARNING) if d.is_error and (d.rule, d.message) in known else d
+    return [replace(d, message=d.message + ALREADY, severity=Severity.WARNING) if d.is_error and (d.rule, d.message) in known else d
             for d in head]
+
+
+def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagnostic]:
+    """An older problem of a config the change sweeps is an error again: its points must run."""
+    prefixes = tuple(f"{key}: " for key in keys)
+
+    def swept(d: Diagnostic) -> bool:
+        return d.message.endswith(ALREADY) and bool(prefixes) and d.message.startswith(prefixes)
+
+    return [replace(d, message=d.message.removesuffix(ALREADY) + SWEPT, severity=Severity.ERROR) if swept(d) else d
+            for d in diagnostics]
 
 
 def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
@@ -160,12 +175,14 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         resolution = resolve(change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n])
         result.resolution = resolution
         report.extend(resolution.diagnostics)
+        report.diagnostics = swept_problems(report.diagnostics, resolution.keys)
+        swept_invalid = any(d.message.endswith(SWEPT) for d in report.diagnostics)  # its rows cannot be built
         if change.mode == "pr":
             changed = [] if same_masters else changed_keys(base_entries, head_set.raw_entries)
             report.extend(coverage(changed, change.added, changelog))
             if not changed:
                 report.diagnostics = [nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics]
-        if build_plan:  # even when other checks failed: "the plan builds" is reported with them
+        if build_plan and not swept_invalid:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
             plan, problems = make_plan(head_set, change.added, resolution, options,
                                        base_loader=lambda: configs.load(base, keep_invalid=True)[0],

@@ -374,3 +374,16 @@ def test_a_defect_the_change_introduces_still_blocks_it(unpatched_repo):
     errors = [d for d in result.report.diagnostics if d.is_error]
     assert [d.rule for d in errors] == ["runner-unknown"] and "h200-nowhere" in errors[0].message
     assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 8
+
+
+def test_an_older_defect_of_a_config_the_change_sweeps_blocks_it(unpatched_repo):
+    """The change names a config whose runner label was never declared: its points cannot be routed."""
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    swept = "dsv4-fp4-gb300-dynamo-trt"  # runner gb300-nv, undeclared in the corpus
+    head = repo.commit(base, {FILE: repo.read(base, FILE) + b"\n" + E(swept, PH)}, "sweep a config with an older defect")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    errors = [d for d in result.report.diagnostics if d.is_error]
+    assert [d.rule for d in errors] == ["runner-unknown"] and errors[0].message.startswith(f"{swept}: ")
+    assert "this change sweeps the config: fix it here" in errors[0].message and result.plan is None
+    assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 7
