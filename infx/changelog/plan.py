@@ -30,7 +30,9 @@ def trim_conc(rows: list[dict]) -> list[dict]:
     """Throughput rows cut to their lowest concurrency, as the reference trims them.
 
     A multinode row keeps the lowest of its list. Single-node rows of one topology keep the one
-    with the lowest concurrency (the first of equals), where it stands; the others go.
+    with the lowest concurrency (the first of equals), where it stands; the others go. As in the
+    reference, the topology here ignores which config a row came from: two configs with the same
+    points run that point once in the trimmed sweep.
     """
     kept: dict[str, int] = {}
     out: list[dict] = []
@@ -38,7 +40,7 @@ def trim_conc(rows: list[dict]) -> list[dict]:
         if isinstance(row.get("conc"), list):
             out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
             continue
-        key = appendonly.point_key(row)
+        key = _matrix().topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
         if key not in kept or row["conc"] < out[kept[key]]["conc"]:
             kept[key] = len(out)
         out.append(row)

@@ -387,3 +387,13 @@ def test_an_older_defect_of_a_config_the_change_sweeps_blocks_it(unpatched_repo)
     assert [d.rule for d in errors] == ["runner-unknown"] and errors[0].message.startswith(f"{swept}: ")
     assert "this change sweeps the config: fix it here" in errors[0].message and result.plan is None
     assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 7
+
+
+def test_trimming_runs_a_point_two_configs_share_once():
+    """The reference's PR 2605 case: two config keys expand to the same agentic point; the trimmed
+    sweep (the reference groups rows without their config) runs it once, in full both are planned."""
+    row = {"image": "lmsysorg/sglang-rocm:v0.5.17", "model": "amd/Qwen3.5-397B-A17B-MXFP4", "tp": 4, "conc": 1,
+           "scenario-type": "agentic-coding", "exp-name": "qwen3.5_tp4_conc1"}
+    rows = [{**row, "config-key": "a"}, {**row, "config-key": "a", "conc": 4, "exp-name": "qwen3.5_tp4_conc4"},
+            {**row, "config-key": "b"}]
+    assert [(r["config-key"], r["conc"]) for r in trim_conc(rows)] == [("a", 1)]
