@@ -20,6 +20,9 @@ SRT_SLURM_BUNDLE = DATA / "srt-slurm" / "nvidia-srt-slurm.bundle"
 REFERENCE_ROWS = DATA / "inferencex-2026-08-reference-rows.json.gz"
 # What the reference's planner planned for the last 100 changes of main (data/NOTICE.md).
 MAIN100_PLANS = DATA / "inferencex-2026-08-main100-plans.json.gz"
+# Eight of the reference's pull requests (merge-base and head) and its planner's verdict on them (data/NOTICE.md).
+PULL_REQUESTS_BUNDLE = DATA / "inferencex-2026-08-pull-requests.bundle"
+PULL_REQUESTS_FACTS = DATA / "inferencex-2026-08-pull-requests.json"
 # The reference's PR #2647 (append-only B300 vLLM MTP TP4 points) as two commits (data/NOTICE.md).
 B300_APPEND_ONLY_BUNDLE = DATA / "inferencex-2026-08-b300-append-only.bundle"
 
@@ -130,3 +133,26 @@ def patched_history(bundle: Path, destination: Path) -> list[dict]:
         merges.append({"merge": new[commit], "parent": new[parent], "real": subjects[parent].removeprefix("parent of "),
                        "subject": subject})
     return merges
+
+
+# Fields infx adds to the reference's rows (docs/matrix.md); eval flags the reference leaves out when false.
+INFX_ROW_FIELDS = ("config-key", "recipe-fingerprint", "node-count")
+FALSE_BY_DEFAULT = ("run-eval", "eval-only", "eval-all-concs")
+
+
+def point_digest(bucket: str, row: dict) -> str:
+    """A planned point as the replay facts name it (data/NOTICE.md): SHA-256 over its bucket and
+    its row with the reference's fields only (infx's own fields left out, eval flags that are
+    false and empty worker settings dropped, canonical JSON), the first 16 hex digits."""
+    import hashlib
+    import json
+
+    core = {key: value for key, value in row.items() if key not in INFX_ROW_FIELDS and key != "recipe-fingerprint"}
+    for key in FALSE_BY_DEFAULT:
+        if core.get(key) is False:
+            del core[key]
+    for role in ("prefill", "decode"):
+        if isinstance(core.get(role), dict) and core[role].get("additional-settings") == []:
+            core[role] = {k: v for k, v in core[role].items() if k != "additional-settings"}
+    text = bucket + "\n" + json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

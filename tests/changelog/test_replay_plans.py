@@ -11,36 +11,16 @@ point (tests/data/NOTICE.md). Every change must plan, to exactly those points.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from collections import Counter
 
 import pytest
 
-from corpus import HISTORY_BUNDLE, MAIN100_PLANS, patched_history
+from corpus import HISTORY_BUNDLE, MAIN100_PLANS, patched_history, point_digest
 from infx.changelog.gate import run_gate
 from infx.changelog.plan import PlanOptions
 
 from .conftest import SLUG
-
-INFX_FIELDS = ("config-key", "recipe-fingerprint", "node-count")  # infx's own fields (docs/matrix.md)
-FALSE_BY_DEFAULT = ("run-eval", "eval-only", "eval-all-concs")  # the reference leaves some out when false
-
-
-def digest(bucket: str, row: dict) -> str:
-    """A point as the facts name it: SHA-256 over its bucket and its row (the reference's fields:
-    infx's own fields left out, eval flags that are false and empty worker settings dropped,
-    canonical JSON), the first 16 hex digits."""
-    core = {key: value for key, value in row.items() if key not in INFX_FIELDS}
-    for key in FALSE_BY_DEFAULT:
-        if core.get(key) is False:
-            del core[key]
-    for role in ("prefill", "decode"):
-        if isinstance(core.get(role), dict) and core[role].get("additional-settings") == []:
-            core[role] = {k: v for k, v in core[role].items() if k != "additional-settings"}
-    text = bucket + "\n" + json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
@@ -65,7 +45,7 @@ def test_infx_plans_the_last_100_changes_of_main_as_the_reference(history):
             errors = [f"{d.rule}: {d.message[:160]}" for d in result.report.diagnostics if d.is_error]
             assert not errors, (change["commit"], mode, errors)
             # infx's bucket names are the reference's (`single_node/8k1k`, `multinode_evals`, ...)
-            found = Counter(digest(bucket, row) for bucket, rows in result.plan["buckets"].items() for row in rows)
+            found = Counter(point_digest(bucket, row) for bucket, rows in result.plan["buckets"].items() for row in rows)
             wanted = Counter(change[mode])
             if found != wanted:
                 differences.append((change["commit"], mode, sum((wanted - found).values()), sum((found - wanted).values())))
