@@ -266,6 +266,30 @@ def _unknown_keys(err: SchemaError, subject: str, special: dict[str, str]) -> li
     return found
 
 
+Finding = tuple[tuple, str, str, str]  # (path inside the instance, rule, message, hint)
+
+
+def _explained(name: str, instance: Any, pointer: str | None, root_label: str, special_keys: dict[str, str] | None):
+    """(error path, path inside the instance, rule, message, hint) of every schema error."""
+    if is_valid(name, instance, pointer):
+        return
+    for err in schema_errors(name, instance, pointer):
+        label = dotted(err.path) or root_label
+        if err.keyword == "additionalProperties" and isinstance(err.instance, dict):
+            found = _unknown_keys(err, label, special_keys or {})
+        else:
+            keyword_rule, explain = KEYWORDS.get(err.keyword, OTHER_KEYWORD)
+            found = [(extra, keyword_rule, message, text) for extra, message, text in explain(err, label)]
+        for extra, rule, message, text in found:
+            yield tuple(err.path), _original_path(instance, err.path + extra), rule, message, text
+
+
+def schema_findings(name: str, instance: Any, pointer: str | None = None, root_label: str = "the file",
+                    special_keys: dict[str, str] | None = None) -> list[Finding]:
+    """All schema errors of ``instance`` as (path, rule, message, hint), unlocated, in the validator's order."""
+    return list(dict.fromkeys(item[1:] for item in _explained(name, instance, pointer, root_label, special_keys)))
+
+
 def schema_diagnostics(
     name: str,
     doc: Document,
@@ -285,19 +309,9 @@ def schema_diagnostics(
     ``rule`` / ``hint``, when given, replace the keyword's rule id / hint (one rule per file kind);
     a callable ``hint`` chooses it from the error's instance path.
     """
-    if is_valid(name, instance, pointer):
-        return []
     diagnostics = []
-    for err in schema_errors(name, instance, pointer):
-        label = dotted(err.path) or root_label
-        if err.keyword == "additionalProperties" and isinstance(err.instance, dict):
-            found = _unknown_keys(err, label, special_keys or {})
-        else:
-            keyword_rule, explain = KEYWORDS.get(err.keyword, OTHER_KEYWORD)
-            found = [(extra, keyword_rule, message, text) for extra, message, text in explain(err, label)]
-        for extra, found_rule, message, text in found:
-            where = doc.where(base + _original_path(instance, err.path + extra))
-            chosen = hint(tuple(err.path)) if callable(hint) else hint
-            diagnostics.append(error(doc.file, where, rule or found_rule, prefix + message,
-                                     chosen if chosen is not None else text))
+    for error_path, path, found_rule, message, text in _explained(name, instance, pointer, root_label, special_keys):
+        chosen = hint(error_path) if callable(hint) else hint
+        diagnostics.append(error(doc.file, doc.where(base + path), rule or found_rule, prefix + message,
+                                 chosen if chosen is not None else text))
     return list(dict.fromkeys(diagnostics))  # one diagnostic per problem, in the validator's order

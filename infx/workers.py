@@ -3,7 +3,7 @@
 From normalisation to the matrix rows (and the launcher reading them), a multinode point
 is a ``prefill`` block and a ``decode`` block. An aggregated point is the pair whose decode
 has ``num-worker: 0`` (the reference's row contract): the ``worker:`` spelling is turned
-into that pair once, by :func:`aggregated_pair`, and a legacy pair is kept as written.
+into that pair once, by :func:`aggregated_pair`, and a written pair is kept as it is.
 """
 
 from __future__ import annotations
@@ -37,6 +37,19 @@ def is_aggregated(point: dict) -> bool:
     """A point (search entry or row) whose decode role has no workers: prefill serves alone."""
     decode = point.get("decode")
     return isinstance(point.get("prefill"), dict) and isinstance(decode, dict) and decode.get("num-worker") == 0
+
+
+def dcp_splits_tp(block: dict) -> bool:
+    """Decode context parallelism reuses the tensor-parallel GPUs, so dcp-size must divide tp."""
+    tp, dcp = block.get("tp"), block.get("dcp-size", 1)
+    return tp is None or not tp % dcp
+
+
+def hardware_unpaired(prefill: dict, decode: dict) -> tuple[str, str] | None:
+    """(role with hardware, role without) when only one of prefill and decode names its hardware."""
+    if ("hardware" in prefill) == ("hardware" in decode):
+        return None
+    return ("prefill", "decode") if "hardware" in prefill else ("decode", "prefill")
 
 
 def replica_gpus(block: dict) -> int:

@@ -19,6 +19,7 @@ LONGEST_FIRST = (
     "slurm/test_faults.py",  # 140: a 60 s infx deadline on real Slurm
     "slurm/test_launch_slurm.py",  # 120: Slurm's 1-minute time limit
     "workflows/test_workflow_runs.py",  # 80
+    "changelog/test_replay_plans.py",  # 25: 200 plans of the reference's history
     "github/test_api.py",  # 50
     "results/test_lm_eval_live.py",  # 20-40: the real lm-eval, twice, against the stand-in server
     "workflows/test_kit_runs.py",  # 40: a benchmark repository's sweep, pre-commit installing the pinned infx

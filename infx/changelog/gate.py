@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import git
 from ..config import ConfigSet, load_config_set
-from ..diagnostics import Diagnostic, Report, UsageError
+from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
 from . import CHANGELOG
 from .diff import Change, compare
@@ -63,20 +63,51 @@ class ConfigsAtRef:
             return True  # one cheap call covers the usual case: configs/ untouched
         return self.master_blobs(a) == self.master_blobs(b)
 
-    def load(self, commit: str, validate: bool = True) -> tuple[ConfigSet | None, Report]:
-        if (commit, validate) not in self.cache:
-            if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
-                root = self.repo
-            else:
-                root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
-                git.materialize(self.repo, commit, CONFIG_PATHS, root)
-            self.roots[commit] = root
+    def load(self, commit: str, validate: bool = True, keep_invalid: bool = False) -> tuple[ConfigSet | None, Report]:
+        if (commit, validate, keep_invalid) not in self.cache:
+            if commit not in self.roots:
+                if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
+                    self.roots[commit] = self.repo
+                else:
+                    root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
+                    git.materialize(self.repo, commit, CONFIG_PATHS, root)
+                    self.roots[commit] = root
+            root = self.roots[commit]
             masters = sorted(root.glob("configs/*-master.yaml"))
             if not masters:
-                self.cache[(commit, validate)] = (ConfigSet(root=root), Report())
+                self.cache[(commit, validate, keep_invalid)] = (ConfigSet(root=root), Report())
             else:
-                self.cache[(commit, validate)] = load_config_set(masters, root=root, validate=validate)
-        return self.cache[(commit, validate)]
+                self.cache[(commit, validate, keep_invalid)] = load_config_set(masters, root=root, validate=validate,
+                                                                              keep_invalid=keep_invalid)
+        return self.cache[(commit, validate, keep_invalid)]
+
+
+ALREADY = " (already so at the base: not introduced by this change)"
+SWEPT = " (already so at the base, but this change sweeps the config: fix it here)"
+
+
+def older_problems(head: list[Diagnostic], base: list[Diagnostic]) -> list[Diagnostic]:
+    """The head configs' diagnostics, each error the base already had turned into a warning.
+
+    A change is judged on what it changes: a config problem already on the base branch (the
+    same rule and message, e.g. a runner label main never declared) is reported, not held
+    against the change. A problem the change introduces stays an error (and so does an older
+    one in a config the change sweeps: see :func:`swept_problems`).
+    """
+    known = {(d.rule, d.message) for d in base if d.is_error}
+    return [replace(d, message=d.message + ALREADY, severity=Severity.WARNING) if d.is_error and (d.rule, d.message) in known else d
+            for d in head]
+
+
+def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagnostic]:
+    """An older problem of a config the change sweeps is an error again: its points must run."""
+    prefixes = tuple(f"{key}: " for key in keys)
+
+    def swept(d: Diagnostic) -> bool:
+        return d.message.endswith(ALREADY) and bool(prefixes) and d.message.startswith(prefixes)
+
+    return [replace(d, message=d.message.removesuffix(ALREADY) + SWEPT, severity=Severity.ERROR) if swept(d) else d
+            for d in diagnostics]
 
 
 def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
@@ -90,6 +121,16 @@ def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str)
             name = f"{Path(name).relative_to(root).as_posix()}@{commit[:12]}"
         out.append(Diagnostic(name, d.line, d.column, d.rule, d.message, d.hint, d.severity))
     return out
+
+
+def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
+    """A PR that leaves the changelog alone and adds or changes no master key asks for no sweep:
+    deleted or deprecated keys, a runner node in runners.yaml. It passes with this notice."""
+    return Diagnostic(unchanged.file, None, None, "changelog-nothing-to-sweep",
+                      "the changelog is unchanged and this change adds or modifies no master-config key "
+                      "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
+                      "To benchmark something, change its master config and append an entry naming its key.",
+                      Severity.NOTICE)
 
 
 def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
@@ -116,9 +157,12 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     with ExitStack() as stack:
         configs = ConfigsAtRef(repo, stack)
-        head_set, head_report = configs.load(head)
-        report.extend(_relabel(head_report.diagnostics, configs.roots[head], repo, head))
-        if head_set is None:
+        head_set, head_report = configs.load(head, keep_invalid=True)
+        head_problems = head_report.diagnostics
+        if not head_report.ok:
+            head_problems = older_problems(head_problems, configs.load(base, keep_invalid=True)[1].diagnostics)
+        report.extend(_relabel(head_problems, configs.roots[head], repo, head))
+        if head_set is None or any(d.is_error for d in head_problems):
             return result
         same_masters = configs.same_masters(base, head)
         if same_masters:
@@ -131,18 +175,23 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
         resolution = resolve(change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n])
         result.resolution = resolution
         report.extend(resolution.diagnostics)
-        if change.mode == "pr" and not same_masters:
-            changed = changed_keys(base_entries, head_set.raw_entries)
+        report.diagnostics = swept_problems(report.diagnostics, resolution.keys)
+        swept_invalid = any(d.message.endswith(SWEPT) for d in report.diagnostics)  # its rows cannot be built
+        if change.mode == "pr":
+            changed = [] if same_masters else changed_keys(base_entries, head_set.raw_entries)
             report.extend(coverage(changed, change.added, changelog))
-        if build_plan:  # even when other checks failed: "the plan builds" is reported with them
+            if not changed:
+                report.diagnostics = [nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics]
+        if build_plan and not swept_invalid:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
             plan, problems = make_plan(head_set, change.added, resolution, options,
-                                       base_loader=lambda: configs.load(base)[0],
+                                       base_loader=lambda: configs.load(base, keep_invalid=True)[0],
                                        metadata={"base_ref": base_ref, "head_ref": head_ref, "base": base, "head": head,
                                                  "pr-number": pr_number, "mode": change.mode,
                                                  "pr-link": canonical_link(slug, pr_number) if pr_number else None,
                                                  "removed": [{"position": i, "entry": d} for i, d in change.removed],
-                                                 "deleted-keys": resolution.deleted})
+                                                 "deleted-keys": resolution.deleted},
+                                       unnamed_checked=change.mode == "pr")
             report.extend(problems)
             result.plan = plan
     return result

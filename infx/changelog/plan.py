@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import ConfigSet
-from ..diagnostics import Diagnostic, error, warning
-from ..points import concurrencies
+from ..diagnostics import Diagnostic, error
+from . import appendonly
 from .entry import Entry
 from .keys import Resolution
 
+
 @dataclass(frozen=True)
 class PlanOptions:
-    """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals."""
+    """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 
     evals_only: bool = False
     all_evals: bool = False
@@ -26,14 +27,25 @@ class PlanOptions:
 
 
 def trim_conc(rows: list[dict]) -> list[dict]:
-    """Throughput rows cut to their lowest concurrency: one row per topology, in first-seen order."""
-    lowest: dict = {}
+    """Throughput rows cut to their lowest concurrency, as the reference trims them.
+
+    A multinode row keeps the lowest of its list. Single-node rows of one topology keep the one
+    with the lowest concurrency (the first of equals), where it stands; the others go. As in the
+    reference, the topology here ignores which config a row came from: two configs with the same
+    points run that point once in the trimmed sweep.
+    """
+    kept: dict[str, int] = {}
+    out: list[dict] = []
     for row in rows:
-        if isinstance(row.get("conc"), list):  # multinode: the row keeps its lowest concurrency
-            lowest[id(row)] = {**row, "conc": [min(row["conc"])]} if row["conc"] else row
-        elif _point_key(row) not in lowest or row["conc"] < lowest[_point_key(row)]["conc"]:
-            lowest[_point_key(row)] = row
-    return list(lowest.values())
+        if isinstance(row.get("conc"), list):
+            out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
+            continue
+        key = _matrix().topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
+        if key not in kept or row["conc"] < out[kept[key]]["conc"]:
+            kept[key] = len(out)
+        out.append(row)
+    survivors = set(kept.values())
+    return [row for index, row in enumerate(out) if isinstance(row.get("conc"), list) or index in survivors]
 
 
 def _matrix():
@@ -61,67 +73,6 @@ def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[
     return groups
 
 
-def _point_key(row: dict) -> str:
-    """A row's topology (infx.matrix.derive.topology: everything but its concurrency, names and eval marks)."""
-    return row.get("recipe-fingerprint") or _matrix().topology_fingerprint(row)
-
-
-# What makes a published curve: a new point must extend one that exists at the base.
-SERIES_FIELDS = ("model", "model-prefix", "precision", "framework", "runner", "disagg", "scenario-type", "isl", "osl", "spec-decoding")
-
-
-def _series(row: dict) -> tuple:
-    hardware = tuple((role, (row.get(role) or {}).get("tp"), (row.get(role) or {}).get("ep")) for role in ("prefill", "decode")
-                     if isinstance(row.get(role), dict))
-    return tuple(repr(row.get(name)) for name in SERIES_FIELDS) + ("kv", row.get("kv-offloading") not in (None, "none")) + hardware
-
-
-def append_only_delta(base_rows: list[dict], head_rows: list[dict], entry: Entry, file: str) -> tuple[list[dict], list[Diagnostic]]:
-    """Head points that are new relative to the base; a base point missing at the head is an error."""
-    def points(rows):
-        table: dict[str, list] = {}
-        for row in rows:
-            table.setdefault(_point_key(row), []).extend(concurrencies(row))
-        return table
-
-    base_points, head_points = points(base_rows), points(head_rows)
-    problems = []
-    removed = []
-    for key, concs in base_points.items():
-        missing = [c for c in dict.fromkeys(concs) if c not in head_points.get(key, [])]
-        if missing:
-            example = next(r for r in base_rows if _point_key(r) == key)
-            removed.append(f"{example.get('config-key', '?')} {example.get('exp-name', '')}: "
-                           + ("the whole point was removed or modified" if key not in head_points else f"concurrency points {missing}"))
-    if removed:
-        problems.append(error(file, (entry.line, 1), "plan-append-only-removes",
-                              f"entry {entry.index} is append-only but the configs may not remove existing concurrency points or "
-                              f"modify existing points: " + "; ".join(removed[:5]) + (" …" if len(removed) > 5 else ""),
-                              "An append-only change may only add points; drop `append-only` to re-sweep the changed points."))
-    images: dict[tuple, set] = {}
-    for row in base_rows:
-        images.setdefault(_series(row), set()).add(row.get("image"))
-    delta, emitted = [], set()
-    for row in head_rows:
-        key = _point_key(row)
-        new = [c for c in dict.fromkeys(concurrencies(row)) if c not in base_points.get(key, []) and (key, c) not in emitted]
-        if not new:
-            continue
-        if images.get(_series(row)) != {row.get("image")} or row.get("image") is None:
-            problems.append(error(file, (entry.line, 1), "plan-append-only-series",
-                                  f"entry {entry.index} is append-only but the new point {row.get('exp-name')} ({row.get('config-key')}) "
-                                  "must belong to an existing visual curve with one unchanged non-null image",
-                                  "Append-only adds points to a published curve; a new topology or image needs a regular entry."))
-            continue
-        emitted.update((key, c) for c in new)
-        delta.append({**row, "conc": new} if isinstance(row.get("conc"), list) else row)
-    if not delta and not removed and not problems:
-        problems.append(warning(file, (entry.line, 1), "plan-append-only-empty",
-                                f"entry {entry.index} is append-only but the configs add no new point; it sweeps nothing",
-                                "Add the new concurrencies or search-space points to the master config in this change."))
-    return delta, problems
-
-
 def _min_prefill_ep(rows: list[dict], minimum: int | None) -> list[dict]:
     if minimum is None:
         return rows
@@ -137,12 +88,25 @@ def _min_prefill_ep(rows: list[dict], minimum: int | None) -> list[dict]:
 
 
 def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
-              base_loader: Callable[[], ConfigSet | None] | None = None, file: str = "perf-changelog.yaml"):
-    """(rows, diagnostics) for the given entries, each (key, scenario) planned once per kind."""
-    rows: list[dict] = []
+              base_loader: Callable[[], ConfigSet | None] | None = None, file: str = "perf-changelog.yaml",
+              unnamed_checked: bool = False):
+    """(rows, diagnostics) for the given entries, each (key, scenario) planned once per kind.
+
+    Throughput rows first (append-only entries contribute their delta), then eval rows; the
+    trimmed mode trims every throughput row, deltas included, as the reference does.
+    ``unnamed_checked``: the PR gate's coverage rule already reports changed keys no entry names.
+    """
+    bench: list[dict] = []
+    evals: list[dict] = []
     problems: list[Diagnostic] = []
     seen_bench: dict[str, set] = {}
     seen_eval: dict[str, set] = {}
+    base_set = None
+    if any(entry.append_only for entry in entries):
+        base_set = base_loader() if base_loader else None
+        if base_set is not None:
+            problems += appendonly.scope(base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry,
+                                         file, unnamed_checked)
     # all-evals entries first: their broader eval selection wins when keys overlap.
     for entry in sorted(entries, key=lambda e: not e.all_evals):
         keys = resolution.per_entry.get(entry.index, [])
@@ -150,31 +114,30 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             continue
         expand_all = options.all_evals or entry.all_evals
         if entry.append_only:
-            base_set = base_loader() if base_loader else None
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
                 head_rows = _rows(config_set, group, scenarios, "none")
                 present = [k for k in group if base_set is not None and k in base_set.entries]
                 base_rows = _rows(base_set, present, scenarios, "none") if present else []
-                delta, delta_problems = append_only_delta(base_rows, head_rows, entry, file)
-                rows += delta
+                delta, delta_problems = appendonly.delta(base_rows, head_rows, entry, file)
+                bench += delta
                 problems += delta_problems
             continue
         if not (options.evals_only or entry.evals_only or entry.all_evals):
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                bench = _rows(config_set, group, scenarios, "none")
-                rows += trim_conc(bench) if options.trim_conc else bench
+                bench += _rows(config_set, group, scenarios, "none")
         if not entry.no_evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
-                evals = _rows(config_set, group, scenarios, "all" if expand_all else "only")
-                rows += _min_prefill_ep(evals, entry.eval_min_prefill_ep)
-    return rows, problems
+                evals += _min_prefill_ep(_rows(config_set, group, scenarios, "all" if expand_all else "only"),
+                                         entry.eval_min_prefill_ep)
+    return (trim_conc(bench) if options.trim_conc else bench) + evals, problems
 
 
 def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
-               base_loader=None, metadata: dict | None = None, file: str = "perf-changelog.yaml") -> tuple[dict, list[Diagnostic]]:
+               base_loader=None, metadata: dict | None = None, file: str = "perf-changelog.yaml",
+               unnamed_checked: bool = False) -> tuple[dict, list[Diagnostic]]:
     """The plan object: buckets of rows plus changelog_metadata."""
     try:
-        rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file)
+        rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file, unnamed_checked)
     except Exception as exc:  # the matrix refusing a config is reported, not raised
         diagnostics = getattr(exc, "diagnostics", None)
         if diagnostics:
@@ -195,6 +158,24 @@ def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
         },
     }
     return plan, problems
+
+
+def agentx_fast(plan: dict) -> dict:
+    """The plan with its agentic throughput points run as the agentx-fast label asks.
+
+    Only agentic throughput rows change (eval and fixed-seq-len rows stay canonical): duration
+    1,200 s and ``warmup-requests-per-lane: 1``. Each changed row gets its own fingerprint, so a
+    fast point never shares a point id or result key with the canonical one and is never reused as it.
+    """
+    from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
+
+    def fast(row: dict) -> dict:
+        if row.get("scenario-type") != AGENTIC or row.get("eval-only"):
+            return row
+        changed = {**row, "duration": AGENTX_FAST_DURATION_S, "warmup-requests-per-lane": AGENTX_FAST_WARMUP_REQUESTS}
+        return {**changed, "recipe-fingerprint": _matrix().topology_fingerprint(changed)}
+
+    return {**plan, "buckets": {name: [fast(row) for row in rows] for name, rows in plan["buckets"].items()}}
 
 
 def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:

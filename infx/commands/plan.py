@@ -99,6 +99,10 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         click.echo(text, err=fmt != "github")
     if not report.ok or result_plan is None:
         sys.exit(report.exit_code or 1)
+    if mode.agentx_fast:  # before reuse: a fast point has its own result key
+        from ..changelog.plan import agentx_fast
+
+        result_plan = agentx_fast(result_plan)
     if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
         result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None)
     result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run

@@ -33,6 +33,15 @@ def backends(components: dict) -> dict[str, dict]:
     return table if isinstance(table, dict) else {}
 
 
+UNKNOWN_BACKENDS_DEFAULT = "warning"
+
+
+def unknown_backends(components: dict) -> str:
+    """How the policy reports a backend it does not list: "warning" (default) or "error"."""
+    value = components.get("unknown-backends") if isinstance(components, dict) else None
+    return value if value in ("warning", "error") else UNKNOWN_BACKENDS_DEFAULT
+
+
 def needs_version(policy: dict) -> bool:
     return policy.get("versioning") == INDEPENDENT
 
@@ -54,8 +63,10 @@ def policy_markdown(components: dict) -> str:
         f"Framework-native backends ({', '.join(native) or 'none'}) ship inside the serving framework, so the image",
         f"already pins them and `version` may be omitted. Independently versioned backends ({', '.join(independent) or 'none'})",
         "are released on their own and must carry `version`: rule `kv-offload-backend-version-required`.",
-        "A backend not listed is an error (`kv-offload-backend-unknown`); add it under `kv-offload-backends:`",
-        "in configs/components.yaml with its `versioning` and a `description`.",
+        "A backend not listed is a warning (`kv-offload-backend-unknown`: the reference accepts any backend name and",
+        "asks a version only of independently versioned ones); list it under `kv-offload-backends:` in",
+        "configs/components.yaml with its `versioning` and a `description`. A repository's own components.yaml makes it",
+        "an error: set `unknown-backends` to `error` (default `warning`).",
         "",
         "Every component version (`router.version`, `kv-offload-backend.version`) is the component's own",
         "release, package version or source commit. An image reference is rejected (`component-version-image`):",

@@ -140,12 +140,15 @@ def load_config_set(
     validate: bool = True,
     paths: ConfigPaths | None = None,
     warnings: bool = True,
+    keep_invalid: bool = False,
 ) -> tuple[ConfigSet | None, Report]:
     """Load and validate; returns (ConfigSet, report) or (None, report) when invalid.
 
     ``paths`` (from :func:`existing_paths`) replaces the four path arguments. ``warnings=False``:
     the report of a valid set leaves out the warnings (see ``validate_config_set``); an invalid
-    set's report has them all.
+    set's report has them all. ``keep_invalid``: the set is returned even when the report has
+    errors (its ``entries`` hold the entries that passed the schema), for a caller that judges
+    the errors itself (the changelog gate tells a change's own problems from older ones).
     """
     from .validate import validate_config_set  # the rules; imported here to keep import light
 
@@ -177,6 +180,6 @@ def load_config_set(
         report.extend(validate_config_set(config_set, warnings=warnings or not report.ok))
     else:  # unchecked, but still the one normalised model
         config_set.entries = {key: normalize_entry(entry) for key, entry in config_set.raw_entries.items() if isinstance(entry, dict)}
-    if not report.ok:
+    if not report.ok and not keep_invalid:
         return None, report
     return config_set, report

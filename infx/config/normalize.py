@@ -1,10 +1,11 @@
 """One normalised model for later stages: every multinode point as prefill + decode.
 
-Aggregated multinode entries may be written in the newest form (``worker`` +
-``num-nodes``) or the legacy form (``prefill`` + ``decode`` with ``num-worker: 0``). Later
-stages see one form, the rows' (infx/workers.py): ``worker:`` becomes the
-prefill + decode(num-worker 0) pair, ``num-nodes`` stays beside it; a legacy pair is kept
-exactly as written (its decode block included, as the reference emits it).
+An aggregated multinode entry (``disagg: false``) is written as the reference's main writes it,
+``prefill`` + ``decode`` (an aggregated point's decode has ``num-worker: 0``), or as one of its
+unmerged branches writes it, ``worker`` + ``num-nodes`` (docs/config.md, "Aggregated
+multinode points"). Later stages see one form, the rows' (infx/workers.py): ``worker:``
+becomes the prefill + decode(num-worker 0) pair, ``num-nodes`` stays beside it; a pair is
+kept exactly as written (its decode block included, as the reference emits it).
 """
 
 from __future__ import annotations
@@ -12,18 +13,6 @@ from __future__ import annotations
 from ..workers import aggregated_pair, is_aggregated
 
 SCENARIO_KINDS = ("fixed-seq-len", "agentic-coding")
-
-
-def is_legacy_aggregate(search_entry: dict) -> bool:
-    """The legacy aggregated spelling: a prefill + decode(num-worker 0) pair, no ``worker:``."""
-    return is_aggregated(search_entry) and "worker" not in search_entry
-
-
-def legacy_to_worker(search_entry: dict) -> dict:
-    """The newest spelling of a legacy aggregated search-space entry (what the warning suggests)."""
-    converted = {k: v for k, v in search_entry.items() if k not in ("prefill", "decode")}
-    converted["worker"] = dict(search_entry["prefill"])
-    return converted
 
 
 def worker_to_pair(search_entry: dict) -> dict:

@@ -14,8 +14,8 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 from ..diagnostics import Severity
 from ..suggest import close_matches, did_you_mean
 from . import components as policy
-from ..workers import HardwareUnknown, gpu_nodes, gpus_per_node, is_aggregated, role_gpus
-from .normalize import SCENARIO_KINDS, is_legacy_aggregate, legacy_to_worker
+from ..workers import dcp_splits_tp, hardware_unpaired, is_aggregated
+from .normalize import SCENARIO_KINDS
 from ..schema import dotted
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
@@ -40,12 +40,14 @@ class SearchEntry(NamedTuple):
 class EntryContext:
     """One master entry and the side-file facts its rules need."""
 
-    def __init__(self, key, entry: dict, labels: dict, hardware: dict, backends: dict | None):
+    def __init__(self, key, entry: dict, labels: dict, hardware: dict, backends: dict | None,
+                 unknown_backends: str = policy.UNKNOWN_BACKENDS_DEFAULT):
         self.key = key
         self.entry = entry
         self.labels = labels  # runners.yaml labels (empty when runners.yaml is unusable)
         self.hardware = hardware
         self.backends = backends  # components.yaml kv-offload-backends (None when unusable)
+        self.unknown_backends = unknown_backends  # components.yaml unknown-backends: warning | error
 
     @property
     def multinode(self) -> bool:
@@ -75,14 +77,18 @@ class Rule(NamedTuple):
     severity: Severity = Severity.ERROR
     summary: str = ""
     needs_schema: bool = True  # runs only on entries that passed the schema (types are then known)
+    severity_from: Callable[[EntryContext], Severity] | None = None  # a severity the repository's policy sets
+
+    def severity_for(self, ctx: EntryContext) -> Severity:
+        return self.severity_from(ctx) if self.severity_from else self.severity
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR, needs_schema: bool = True):
+def rule(rule_id: str, summary: str, severity: Severity = Severity.ERROR, needs_schema: bool = True, severity_from=None):
     def register(check):
-        RULES[rule_id] = Rule(rule_id, check, severity, summary, needs_schema)
+        RULES[rule_id] = Rule(rule_id, check, severity, summary, needs_schema, severity_from)
         return check
 
     return register
@@ -179,55 +185,23 @@ def topology_disagg(ctx: EntryContext):
                     "Describe prefill and decode workers, or set disagg: false."
 
 
-@rule("topology-aggregated", "Aggregated multinode entries (`disagg: false`) use `worker` + `num-nodes`.")
+@rule("topology-aggregated", "Aggregated multinode entries (`disagg: false`) use `prefill` + `decode`, or `worker` + `num-nodes`.")
 def topology_aggregated(ctx: EntryContext):
     if not ctx.multinode or ctx.disagg:
         return
     for se in ctx.search_entries:
-        item = se.entry
-        if "worker" in item and "num-nodes" not in item:
+        if "worker" in se.entry and "num-nodes" not in se.entry:
             yield se.path + ("worker",), f"{se.name}: an aggregated worker needs 'num-nodes' (the nodes one point allocates)", \
-                "Add `num-nodes: <count>` next to worker:."
-        if "prefill" in item and "decode" in item and not is_legacy_aggregate(item):
-            yield se.path + ("decode",), f"{se.name}: prefill and decode workers with disagg: false; an aggregated point has one worker kind", \
-                "Write `worker:` + `num-nodes:`, or set disagg: true for a disaggregated point."
-
-
-def _estimated_nodes(ctx: EntryContext, worker: dict) -> int | str:
-    """The num-nodes a suggested ``worker:`` gets: its GPUs over the runner's GPUs per node."""
-    try:
-        per_node = gpus_per_node({"hardware": ctx.hardware}, ctx.entry["runner"])
-    except HardwareUnknown:
-        return "<nodes>"
-    return gpu_nodes(1, role_gpus(worker), per_node)
+                "Add `num-nodes: <count>` next to worker:, or write the point as prefill: + decode: (decode num-worker: 0)."
 
 
 def _yaml_block(data: dict) -> str:
     """``data`` as the YAML a config author would write (block mappings, flow leaf lists)."""
     import yaml  # already loaded by the YAML reader
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter: every legacy point gets one
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=1000,
                      allow_unicode=True).rstrip("\n")
-
-
-def new_spelling(ctx: EntryContext, item: dict) -> str:
-    """The worker: + num-nodes: form of a legacy aggregated entry, as YAML lines."""
-    worker = legacy_to_worker(item)["worker"]
-    return _yaml_block({"worker": worker, "num-nodes": _estimated_nodes(ctx, worker)})
-
-
-@rule("legacy-aggregate", "The legacy aggregated spelling (prefill + decode num-worker 0) is accepted with a warning.",
-      Severity.WARNING)
-def legacy_aggregate(ctx: EntryContext):
-    if not ctx.multinode or ctx.disagg:
-        return
-    for se in ctx.search_entries:
-        if is_legacy_aggregate(se.entry):
-            yield se.path + ("decode", "num-worker"), \
-                f"{se.name}: legacy aggregated spelling (prefill + decode with num-worker: 0); write it as:\n" + \
-                "\n".join("  " + line for line in new_spelling(ctx, se.entry).splitlines()), \
-                "Replace prefill:/decode: with the worker:/num-nodes: above; num-nodes is the node count the recipe allocates (estimated here from GPUs per node)."
 
 
 def _aggregated_point(item: dict) -> bool:
@@ -236,9 +210,9 @@ def _aggregated_point(item: dict) -> bool:
 
 
 def aggregated_entry_spelling(ctx: EntryContext, se: SearchEntry) -> str:
-    """The aggregated entry an aggregated point of a disagg entry belongs in, as YAML."""
-    point = {k: v for k, v in legacy_to_worker(se.entry).items() if k != "kv-p2p-transfer"}
-    point = {"worker": point.pop("worker"), "num-nodes": _estimated_nodes(ctx, se.entry["prefill"]), **point}
+    """The aggregated entry an aggregated point of a disagg entry belongs in, as YAML (the
+    prefill + decode spelling both infx and the reference's main read)."""
+    point = {k: v for k, v in se.entry.items() if k != "kv-p2p-transfer"}
     header = {k: v for k, v in ctx.entry.items() if k not in ("scenarios", "kv-p2p-transfer")}
     scenario = {k: v for k, v in se.scenario.items() if k != "search-space"}
     entry = {**header, "disagg": False, "scenarios": {se.kind: [{**scenario, "search-space": [point]}]}}
@@ -255,7 +229,7 @@ def aggregated_point_in_disagg(ctx: EntryContext):
                 "but its row says disagg: true (and the entry's kv-p2p-transfer), so an aggregated result is filed as disaggregated. " \
                 "Move it to an aggregated entry placed just before this one:\n" + \
                 "\n".join("  " + line for line in aggregated_entry_spelling(ctx, se).splitlines()), \
-                "Delete the point here and add the entry above (disagg: false, worker: + num-nodes:); num-nodes is estimated from GPUs per node, the recipe is the authority."
+                "Delete the point here and add the entry above (disagg: false, the same prefill: + decode:)."
 
 
 @rule("num-worker-zero", "`num-worker: 0` only in the decode block of an aggregated point (prefill + decode).")
@@ -266,7 +240,7 @@ def num_worker_zero(ctx: EntryContext):
             if not isinstance(block, dict) or block.get("num-worker") != 0:
                 continue
             if role == "decode" and ctx.multinode and _aggregated_point(se.entry):
-                continue  # an aggregated point: legacy-aggregate or aggregated-point-in-disagg warns
+                continue  # an aggregated point (in a disagg entry, aggregated-point-in-disagg warns)
             yield se.path + (role, "num-worker"), \
                 f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of an aggregated point)", \
                 "Give the number of workers of this role."
@@ -278,8 +252,8 @@ def hardware_both_or_neither(ctx: EntryContext):
         prefill, decode = se.entry.get("prefill"), se.entry.get("decode")
         if not (isinstance(prefill, dict) and isinstance(decode, dict)):
             continue
-        if ("hardware" in prefill) != ("hardware" in decode):
-            has, lacks = ("prefill", "decode") if "hardware" in prefill else ("decode", "prefill")
+        if unpaired := hardware_unpaired(prefill, decode):
+            has, lacks = unpaired
             yield se.path + (has, "hardware"), f"{se.name}: 'hardware' must be set for both 'prefill' and 'decode', or neither; {lacks} has none", \
                 f"Add `hardware:` to {lacks}, or remove it from {has}."
 
@@ -289,8 +263,8 @@ def tp_divisible_by_dcp(ctx: EntryContext):
     for se in ctx.search_entries:
         blocks = [((), se.entry)] + [((role,), se.entry[role]) for role in WORKER_ROLES if isinstance(se.entry.get(role), dict)]
         for sub, block in blocks:
-            tp, dcp = block.get("tp"), block.get("dcp-size", 1)
-            if tp is not None and tp % dcp:
+            if not dcp_splits_tp(block):
+                tp, dcp = block["tp"], block.get("dcp-size", 1)
                 yield se.path + sub + ("dcp-size",), f"{dotted(se.path + sub)}: tp ({tp}) must be divisible by dcp-size ({dcp})", \
                     "Decode context parallelism splits the tensor-parallel GPUs; pick a dcp-size that divides tp."
 
@@ -441,15 +415,18 @@ def component_version_image(ctx: EntryContext):
                 f"Write the {value.get('name')} release or commit (the image is already in `image:`)."
 
 
-@rule("kv-offload-backend-unknown", "A kv-offload-backend must be listed in configs/components.yaml.")
+@rule("kv-offload-backend-unknown", "A kv-offload-backend not listed in configs/components.yaml is a warning (an error with `unknown-backends: error`).",
+      Severity.WARNING, severity_from=lambda ctx: Severity(ctx.unknown_backends))
 def kv_offload_backend_unknown(ctx: EntryContext):
     if ctx.backends is None:
         return
     for path, kind, value in _components(ctx):
         if kind == "kv-offload-backend" and value["name"] not in ctx.backends:
             guess = did_you_mean(value["name"], ctx.backends, n=1, cutoff=0.5)
-            yield path + ("name",), f"kv-offload-backend {value['name']!r} is not a known backend (known: {', '.join(ctx.backends)}){guess}", \
-                "To add one, list it under kv-offload-backends: in configs/components.yaml with `versioning: framework-native` or `versioning: independent` and a description."
+            yield path + ("name",), f"kv-offload-backend {value['name']!r} is not in the component policy (known: {', '.join(ctx.backends)}){guess}; " \
+                "whether it needs a version is unknown", \
+                "If it is a typo, use a known name. Otherwise list it under kv-offload-backends: in configs/components.yaml with " \
+                "`versioning: framework-native` (built into the image) or `versioning: independent` (then `version` is required) and a description."
 
 
 @rule("kv-offload-backend-version-required", "Independently versioned backends (configs/components.yaml) carry `version`.")

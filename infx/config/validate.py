@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
 from ..yamldoc import Document
-from .components import backends
+from .components import backends, unknown_backends
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
 from ..schema import schema_diagnostics
@@ -31,13 +31,14 @@ def validate_config_set(config_set, warnings: bool = True) -> list[Diagnostic]:
 
     ``warnings=False`` is for a caller that shows the diagnostics only when there is an error
     (``infx matrix``): the warning rules then run only once an error is found, so what it shows
-    is the same, and a valid config set does not pay for warnings no one reads (each legacy
-    aggregated point renders its new spelling as YAML, and locating it reads every position).
+    is the same, and a valid config set does not pay for warnings no one reads (an aggregated
+    point inside a disagg entry renders its own entry as YAML, and locating it reads every position).
     """
     diagnostics: list[Diagnostic] = []
     runners = config_set.runners if _side_file(config_set.runners_doc, "runners", diagnostics) else {}
     components_ok = _side_file(config_set.components_doc, "components", diagnostics)
     known_backends = backends(config_set.components) if components_ok else None
+    unknown = unknown_backends(config_set.components) if components_ok else "warning"
     deferred: list[tuple] = []
 
     for key, entry in config_set.raw_entries.items():
@@ -48,11 +49,11 @@ def validate_config_set(config_set, warnings: bool = True) -> list[Diagnostic]:
             root_label="the entry", special_keys=NON_MASTER_FIELDS,
         )
         diagnostics.extend(schema_errors)
-        context = EntryContext(key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends)
+        context = EntryContext(key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends, unknown)
         for rule in RULES.values():
             if rule.needs_schema and schema_errors:
                 continue
-            if not warnings and rule.severity is Severity.WARNING:
+            if not warnings and rule.severity_for(context) is Severity.WARNING:
                 deferred.append((rule, context, doc, prefix))
                 continue
             diagnostics.extend(_findings(rule, context, doc, prefix))
@@ -68,5 +69,5 @@ def _findings(rule: Rule, context: EntryContext, doc: Document, prefix: str) -> 
     found = []
     for path, message, hint in rule.check(context):
         line, column = doc.where((context.key, *path))
-        found.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity))
+        found.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity_for(context)))
     return found

@@ -15,6 +15,10 @@ from ..workers import hardware_of
 AGENTIC = "agentic-coding"
 FIXED = "fixed-seq-len"
 AGENTIC_DURATION_S = 3600
+# The agentx-fast label (docs/workflows.md): a 1,200 s profile and one warm-up request per lane
+# for agentic throughput points, as the reference's fast AgentX preflight runs them.
+AGENTX_FAST_DURATION_S = 1200
+AGENTX_FAST_WARMUP_REQUESTS = 1
 MAX_MODEL_LEN_MARGIN = 256
 # The DRAM budget never assumes more than ~3 TB per node, whatever the inventory says.
 DRAM_CAP_MIB = 2_861_022

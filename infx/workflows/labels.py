@@ -23,6 +23,7 @@ class Mode:
     fail_fast: bool = False
     evals_only: bool = False
     all_evals: bool = False
+    agentx_fast: bool = False
     reuse: bool = True
     primary_label: str | None = None
     why: tuple[str, ...] = field(default=(), compare=False)  # the rows that applied, for the summary
@@ -67,7 +68,10 @@ TABLE: tuple[Trigger, ...] = (
     Trigger("modifier", "evals-only", {"evals_only": True},
             "Only the eval points of the planned configs (no throughput points)."),
     Trigger("modifier", "all-evals", {"all_evals": True},
-            "Only eval points, widened to every eval configuration."),
+            "Throughput points as usual, and every eval configuration instead of the default eval subset."),
+    Trigger("modifier", "agentx-fast", {"agentx_fast": True},
+            "Agentic throughput points only: one warm-up request per lane and a 1,200 s profile (a preflight, "
+            "not a canonical result); fixed-seq-len and eval points are unchanged."),
     Trigger("modifier", "no-reuse", {"reuse": False},
             "Run every planned point, even one whose result key already has a valid result (docs/workflows.md, Reuse)."),
     Trigger("commit-marker", SKIP_MARKER, {"dispatch": False},
@@ -116,14 +120,17 @@ def describe(mode: Mode) -> str:
     if mode.fail_fast:
         parts.append("fail-fast")
     if mode.evals_only or mode.all_evals:
-        parts.append("all evals only" if mode.all_evals else "evals only")
+        parts.append({(True, True): "every eval point only", (True, False): "evals only",
+                      (False, True): "every eval point"}[(mode.evals_only, mode.all_evals)])
+    if mode.agentx_fast:
+        parts.append("AgentX fast (agentic points: one warm-up request per lane, 1,200 s profile)")
     if not mode.reuse:
         parts.append("no reuse of earlier results")
     source = f"label `{mode.primary_label}`" if mode.primary_label else "this event"
     return f"**Launch: yes** ({source}): " + ", ".join(parts) + "."
 
 
-MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "reuse")
+MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "agentx_fast", "reuse")
 
 
 def render_table() -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
-from ..points import point_id, type_problem
+from ..matrix.rowschema import row_findings
+from ..points import point_id
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell, row_gpu_hours
 
@@ -65,6 +66,7 @@ def plan_buckets(data) -> dict[str, list[dict]]:
 
 
 PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
+ROW_HINT = "Rows are checked as `infx matrix` checks the rows it builds (docs/matrix.md, \"The row contract\")."
 
 
 def read_plan(path: Path) -> dict[str, list[dict]]:
@@ -82,18 +84,35 @@ def checked_buckets(data, path: Path) -> dict[str, list[dict]]:
     if isinstance(data, list) and not _is_rows(data) and data:
         raise InfxError(error(str(path), (1, 1), "plan-json", f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
                               PLAN_HINT))
-    from ..matrix.buckets import bucket_of  # the one rule that names a row's bucket
-
-    for where, row in _rows_in(data):  # before bucketing: bucket names are made from row values
-        found = type_problem(row)
-        if found is not None:
-            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where}: {found[1]}", PLAN_HINT))
-        try:
-            bucket_of(row)
-        except KeyError as missing:
-            raise InfxError(error(str(path), None, "plan-row-type", f"the row at {where} has no {missing}, which its bucket is named from",
-                                  PLAN_HINT)) from None
+    problems = []
+    for index, (where, row) in enumerate(_rows_in(data, ())):  # before bucketing: bucket names are made from row values
+        problems += [(where, index, *found) for found in row_findings(row)]
+    if problems:
+        raise InfxError(_row_diagnostics(path, problems))
     return plan_buckets(data)
+
+
+MAX_ROW_DIAGNOSTICS = 20  # every problem is one line; past this the rest are counted
+
+
+def _row_diagnostics(path: Path, problems: list[tuple]) -> list:
+    """Each row problem located at its field in the plan file (JSON is YAML: its loader gives positions)."""
+    from ..yamlio import parse_yaml
+
+    try:
+        doc, _ = parse_yaml(read_bytes(path), str(path))
+    except (OSError, ValueError):
+        doc = None
+    diagnostics = []
+    for where, index, field, rule, message, hint in problems[:MAX_ROW_DIAGNOSTICS]:
+        at = doc.where(where + tuple(field)) if doc is not None else None
+        shown = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
+        diagnostics.append(error(str(path), at, rule, f"row {index} (at {shown}): {message}",
+                                 hint + (" " if hint else "") + ROW_HINT))
+    if len(problems) > MAX_ROW_DIAGNOSTICS:
+        diagnostics.append(error(str(path), None, "plan-row-count", f"{len(problems) - MAX_ROW_DIAGNOSTICS} more row problem(s) not shown",
+                                 "Fix the ones above and run again."))
+    return diagnostics
 
 
 def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT):
@@ -113,17 +132,17 @@ def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT):
         raise InfxError(error(str(path), (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)) from None
 
 
-def _rows_in(data, where: str = "$"):
+def _rows_in(data, where: tuple = ()):
     """(JSON path, row) of every object in a list that has a row's keys, however deep."""
     if isinstance(data, list):
         for index, item in enumerate(data):
             if isinstance(item, dict) and any(key in item for key in ROW_KEYS):
-                yield f"{where}[{index}]", item
+                yield where + (index,), item
             else:
-                yield from _rows_in(item, f"{where}[{index}]")
+                yield from _rows_in(item, where + (index,))
     elif isinstance(data, dict):
         for key, value in data.items():
-            yield from _rows_in(value, f"{where}.{key}")
+            yield from _rows_in(value, where + (key,))
 
 
 def _cell(value) -> str:

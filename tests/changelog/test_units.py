@@ -13,7 +13,8 @@ from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
 from infx.changelog.keys import resolve
-from infx.changelog.plan import PlanOptions, append_only_delta, plan_rows, trim_conc
+from infx.changelog.appendonly import delta as append_only_delta
+from infx.changelog.plan import PlanOptions, plan_rows, trim_conc
 from infx.config import load_config_set
 from infx.keyglob import matching_keys
 from infx.matrix import EvalMode, Selection, build_matrix
@@ -92,8 +93,12 @@ def test_row61_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, 
     base = corpus_repo.git("rev-parse", "HEAD")
     main = corpus_repo.commit(base, {FILE: BASE + b"\n" + E(K, C(41))}, "main has it")
     pr = corpus_repo.commit(main, {FILE: BASE + b"\n" + E(K, C(41))}, "PR merged main")
-    result = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=42, build_plan=False)
-    assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged"}
+    result = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=42)
+    # The reference's merge helper refuses it; as a change it adds and modifies nothing, so the
+    # gate passes it with the notice that nothing will be swept (issue 23, docs/changelog.md).
+    assert result.report.ok
+    assert [d.rule for d in result.report.diagnostics if d.rule.startswith("changelog")] == ["changelog-nothing-to-sweep"]
+    assert result.plan["point-count"] == 0
 
 
 def test_row62_wildcard_order_and_dedupe():
@@ -288,3 +293,107 @@ def test_fix_file_refuses_bad_utf8_and_writes_nothing(tmp_path):
     before = path.read_bytes()
     result = fix_file(path, base, FILE, 42, SLUG)
     assert result.text is None and [d.rule for d in result.diagnostics] == ["changelog-utf8"] and path.read_bytes() == before
+
+
+# --- changes that ask for no sweep ---------------------------------------------------------------
+
+
+def _without_key(text: str, doomed: str) -> str:
+    start = text.index(f"\n{doomed}:\n") + 1
+    lines = text[start:].split("\n")
+    length = next(n for n, line in enumerate(lines[1:], 1) if line and not line.startswith((" ", "#")))
+    return text[:start] + "\n".join(lines[length:])
+
+
+@pytest.mark.parametrize("name, edit", [
+    # The kinds of change the reference merged without a changelog entry: removing a config,
+    # deprecating one (moved out of the master files), adding a runner node.
+    ("configs/nvidia-master.yaml", lambda text: _without_key(text, "dsr1-fp8-h200-sglang-mtp")),
+    ("configs/runners.yaml", lambda text: text.replace("  h200:\n", "  h200:\n    - h200-cw_9\n", 1)),
+])
+def test_a_pr_that_adds_or_changes_no_master_key_passes_with_nothing_to_sweep(corpus_repo, name, edit):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    before = corpus_repo.read(base, name).decode()
+    after = edit(before)
+    assert after != before
+    head = corpus_repo.commit(base, {name: after.encode()}, "no sweep asked")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
+    assert result.report.ok, [d for d in result.report.diagnostics if d.is_error]
+    (notice,) = [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
+    assert notice.severity.value == "notice" and "nothing will be swept" in notice.message
+    assert result.plan["point-count"] == 0
+
+
+def test_a_pr_that_changes_a_master_key_without_an_entry_is_still_refused(corpus_repo):
+    base = corpus_repo.git("rev-parse", "HEAD")
+    master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n  image: ", "dsr1-fp8-h200-sglang:\n  image: x", 1))
+    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master}, "retune without an entry")
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged", "changelog-coverage"}
+    assert not [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
+
+
+# --- problems already on the base branch --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unpatched_repo(tmp_path_factory):
+    """The reference corpus exactly as it is: three runner labels used but never declared."""
+    import shutil
+
+    from tests.conftest import CORPUS
+
+    from .gitrepo import Repo
+
+    root = tmp_path_factory.mktemp("unpatched")
+    shutil.copytree(CORPUS / "configs", root / "configs")
+    shutil.copy(CORPUS / "perf-changelog.yaml", root / "perf-changelog.yaml")
+    return Repo.init(root)
+
+
+def test_a_defect_already_on_the_base_does_not_block_a_change(unpatched_repo):
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    changelog = repo.read(base, FILE)
+    head = repo.commit(base, {FILE: changelog + b"\n" + E(K, PH)}, "an ordinary PR")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    assert result.report.ok, [d.message for d in result.report.diagnostics if d.is_error]
+    older = [d for d in result.report.diagnostics if d.rule == "runner-unknown"]
+    assert len(older) == 8 and all("already so at the base" in d.message and not d.is_error for d in older)
+    assert {row["config-key"] for rows in result.plan["buckets"].values() for row in rows} == {K}
+
+
+def test_a_defect_the_change_introduces_still_blocks_it(unpatched_repo):
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    master = repo.read(base, "configs/nvidia-master.yaml").decode()
+    line = master.index("  runner: h200\n", master.index(f"\n{K}:\n"))  # the runner of the key the entry names
+    edited = master[:line] + "  runner: h200-nowhere\n" + master[line + len("  runner: h200\n"):]
+    head = repo.commit(base, {"configs/nvidia-master.yaml": edited.encode(), FILE: repo.read(base, FILE) + b"\n" + E(K, PH)}, "new label")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    errors = [d for d in result.report.diagnostics if d.is_error]
+    assert [d.rule for d in errors] == ["runner-unknown"] and "h200-nowhere" in errors[0].message
+    assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 8
+
+
+def test_an_older_defect_of_a_config_the_change_sweeps_blocks_it(unpatched_repo):
+    """The change names a config whose runner label was never declared: its points cannot be routed."""
+    repo = unpatched_repo
+    base = repo.git("rev-parse", "HEAD")
+    swept = "dsv4-fp4-gb300-dynamo-trt"  # runner gb300-nv, undeclared in the corpus
+    head = repo.commit(base, {FILE: repo.read(base, FILE) + b"\n" + E(swept, PH)}, "sweep a config with an older defect")
+    result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
+    errors = [d for d in result.report.diagnostics if d.is_error]
+    assert [d.rule for d in errors] == ["runner-unknown"] and errors[0].message.startswith(f"{swept}: ")
+    assert "this change sweeps the config: fix it here" in errors[0].message and result.plan is None
+    assert len([d for d in result.report.diagnostics if d.rule == "runner-unknown" and not d.is_error]) == 7
+
+
+def test_trimming_runs_a_point_two_configs_share_once():
+    """The reference's PR 2605 case: two config keys expand to the same agentic point; the trimmed
+    sweep (the reference groups rows without their config) runs it once, in full both are planned."""
+    row = {"image": "lmsysorg/sglang-rocm:v0.5.17", "model": "amd/Qwen3.5-397B-A17B-MXFP4", "tp": 4, "conc": 1,
+           "scenario-type": "agentic-coding", "exp-name": "qwen3.5_tp4_conc1"}
+    rows = [{**row, "config-key": "a"}, {**row, "config-key": "a", "conc": 4, "exp-name": "qwen3.5_tp4_conc4"},
+            {**row, "config-key": "b"}]
+    assert [(r["config-key"], r["conc"]) for r in trim_conc(rows)] == [("a", 1)]

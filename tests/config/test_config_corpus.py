@@ -6,7 +6,7 @@ from pathlib import Path
 
 from infx.config import load_config_set
 from infx.diagnostics import Severity
-from infx.config.normalize import is_legacy_aggregate
+from infx.workers import is_aggregated
 from tests.corpus import MISSING_RUNNER_LABELS, patched_corpus
 
 # disagg: true entries whose first point is aggregated (decode num-worker 0): warned, expanded as the reference does.
@@ -42,7 +42,7 @@ def test_corpus_reports_only_its_known_defects(corpus):
     unknown_runners = {d.message.split("'")[1] for d in errors if d.rule == "runner-unknown"}
     assert unknown_runners == set(MISSING_RUNNER_LABELS)
     assert {d.rule for d in report.diagnostics if not d.is_error} == {
-        "legacy-aggregate", "aggregated-point-in-disagg", "components-default"}
+        "aggregated-point-in-disagg", "components-default"}
     assert sum(d.rule == "components-default" for d in report.diagnostics) == 1  # said once
 
 
@@ -51,22 +51,22 @@ def test_patched_corpus_validates_with_warnings_only_and_normalises(corpus, tmp_
     config_set, report = validate(root / "configs")
     assert report.ok, [d.message for d in report.diagnostics if d.is_error]
     assert len(config_set.entries) == 208  # 152 + 56 reference entries
-    raw_legacy = normalised_workers = 0
+    raw_aggregated = normalised_workers = 0
     for key, entry in config_set.entries.items():
         for kind in ("fixed-seq-len", "agentic-coding"):
             for raw, item in zip(_items(config_set.raw_entries[key], kind), _items(entry, kind)):
                 normalised_workers += "worker" in item  # the one worker form: prefill + decode
                 if entry["multinode"] and not entry.get("disagg"):
-                    raw_legacy += is_legacy_aggregate(raw)
+                    raw_aggregated += is_aggregated(raw)
                     if "prefill" in raw:
                         assert (item["prefill"], item["decode"]) == (raw["prefill"], raw["decode"]), key  # kept as written
     assert normalised_workers == 0
-    warned = [d for d in report.diagnostics if d.rule == "legacy-aggregate"]
-    assert raw_legacy == len(warned) == 57
+    # The reference main's aggregated spelling (prefill + decode num-worker 0): read as it is, no warning.
+    assert raw_aggregated == 57 and not [d for d in report.diagnostics if "aggregated spelling" in d.message]
     misplaced = [d for d in report.diagnostics if d.rule == "aggregated-point-in-disagg"]
     assert [d.message.split(":", 1)[0] for d in misplaced] == AGGREGATED_POINT_IN_DISAGG
     for d, key in zip(misplaced, AGGREGATED_POINT_IN_DISAGG):
-        assert f"  {key}-agg:\n" in d.message and "disagg: false" in d.message and "num-nodes: 2" in d.message
+        assert f"  {key}-agg:\n" in d.message and "disagg: false" in d.message and "num-worker: 0" in d.message
         assert "CONFIG_FILE=recipes/vllm/deepseek-v4/8k1k/agg-gb200-low-latency-mtp2.yaml" in d.message
 
 
@@ -81,16 +81,15 @@ def test_bundled_configs_validate_clean(repo_root):
     assert list(config_set.entries) == list(config_set.raw_entries)
 
 
-def test_legacy_aggregate_is_normalised_with_a_warning(corpus, tmp_path):
+def test_the_reference_mains_aggregated_spelling_is_read_as_written(corpus, tmp_path):
     root = patched_corpus(corpus, tmp_path)
     config_set, report = validate(root / "configs")
     key = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
     item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
     raw = config_set.raw_entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
-    assert "worker" not in item and item == raw  # the legacy pair is already the one worker form
+    assert "worker" not in item and item == raw  # the pair is already the one worker form
     assert item["decode"]["num-worker"] == 0 and item["prefill"]["tp"] == 4
-    warning = next(d for d in report.diagnostics if key in d.message)
-    assert "worker:" in warning.message and "num-nodes: 1" in warning.message
+    assert not [d for d in report.diagnostics if key in d.message]
 
 
 def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
@@ -120,7 +119,7 @@ def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_p
     body = json.loads(done.stdout)
     assert body["ok"] is True
     severities = {(d["rule"], d["severity"]) for d in body["diagnostics"]}
-    assert severities == {("legacy-aggregate", "warning"), ("aggregated-point-in-disagg", "warning"),
+    assert severities == {("aggregated-point-in-disagg", "warning"),
                           ("components-default", "notice")}
 
 
@@ -134,7 +133,7 @@ def test_without_warnings_a_valid_set_skips_them_and_an_invalid_one_reports_them
     (invalid, full), (invalid_quiet, quiet) = load(unpatched, True), load(unpatched, False)
     assert invalid is None and invalid_quiet is None
     assert quiet.sorted() == full.sorted()
-    assert sum(d.rule == "legacy-aggregate" for d in quiet.diagnostics) == 57
+    assert sum(d.rule == "aggregated-point-in-disagg" for d in quiet.diagnostics) == 2
     patched = patched_corpus(corpus, tmp_path) / "configs"
     (valid, full), (valid_quiet, quiet) = load(patched, True), load(patched, False)
     assert valid_quiet.entries == valid.entries and valid_quiet.raw_entries == valid.raw_entries

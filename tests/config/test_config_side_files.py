@@ -98,15 +98,18 @@ def test_image_references(version, image):
 
 
 def test_validation_result_api(tmp_path):
-    shutil.copy(FIXTURES / "negative" / "legacy-aggregate.yaml", tmp_path / "a-master.yaml")
+    shutil.copy(FIXTURES / "positive" / "topology-aggregated.yaml", tmp_path / "a-master.yaml")
     config_set, report = load_config_set([tmp_path / "a-master.yaml"], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
-    assert report.ok and [d.rule for d in report.diagnostics] == ["legacy-aggregate"]
-    (key,) = config_set.entries
+    assert report.ok and report.diagnostics == []
+    key, worker_key = config_set.entries
     assert config_set.where(key, "scenarios")[0] == str(tmp_path / "a-master.yaml")
     item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
     assert item["prefill"] == {"num-worker": 1, "tp": 4, "ep": 1, "dp-attn": False,
                                "additional-settings": ["CONFIG_FILE=recipes/sglang/agg-tp4.yaml"]}
     assert item["decode"]["num-worker"] == 0 and "worker" not in item  # the one worker form, as written
+    first, second = config_set.entries[worker_key]["scenarios"]["fixed-seq-len"][0]["search-space"]
+    assert first["decode"]["num-worker"] == 0 and "worker" not in first and first["num-nodes"] == 1  # worker: made the pair
+    assert second["decode"]["num-worker"] == 1  # the reference main's pair with decode workers: kept as written
 
 
 def test_type_hint_suggests_dropping_quotes_only_when_that_helps(tmp_path):
@@ -147,16 +150,22 @@ def test_yaml_files_name_their_schema_for_editors(path):
     assert schema.name == f"{kind}.schema.json"
 
 
-def test_legacy_suggestion_is_yaml_that_reads_back_as_the_prefill_worker(tmp_path):
+def test_aggregated_point_suggestion_is_yaml_that_reads_back_as_the_point(tmp_path):
     import yaml
 
-    path = FIXTURES / "negative" / "legacy-aggregate.yaml"
+    path = FIXTURES / "negative" / "aggregated-point-in-disagg.yaml"
     text = path.read_text().replace('"CONFIG_FILE=recipes/sglang/agg-tp4.yaml"', '"CONFIG_FILE=recipes/sglang/agg-tp4.yaml", "A=b c", "B=", "C=#x, y"')
-    copy = tmp_path / "legacy-master.yaml"
+    copy = tmp_path / "point-master.yaml"
     copy.write_text(text)
     config_set, report = load_config_set([copy], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
     (warning,) = report.diagnostics
-    suggested = yaml.safe_load(warning.message.split("write it as:\n", 1)[1])
+    suggested = yaml.safe_load(warning.message.split("placed just before this one:\n", 1)[1])
     (key,) = config_set.entries
-    item = config_set.entries[key]["scenarios"]["agentic-coding"][0]["search-space"][0]
-    assert suggested == {"worker": item["prefill"], "num-nodes": 1}
+    item = config_set.entries[key]["scenarios"]["fixed-seq-len"][0]["search-space"][1]
+    entry = suggested[f"{key}-agg"]
+    assert entry["disagg"] is False and "kv-p2p-transfer" not in entry
+    assert entry["scenarios"]["fixed-seq-len"][0]["search-space"] == [item]
+    # the suggested entry is valid as written
+    (tmp_path / "agg-master.yaml").write_text(yaml.safe_dump(suggested, sort_keys=False))
+    _, agg_report = load_config_set([tmp_path / "agg-master.yaml"], FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
+    assert agg_report.ok and agg_report.diagnostics == []

@@ -17,16 +17,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def row(n: int, conc=None, multinode: bool = False) -> dict:
-    """A matrix row with the fields the report and reruns read."""
+    """A matrix row with the fields the report and reruns read; a valid row of the row contract."""
     fingerprint = hashlib.sha256(f"topology-{n}".encode()).hexdigest()
-    base = {"config-key": f"dsv4-fp4-gb300-key{n % 3}", "runner": "gb300-nv", "image": "lmsysorg/sglang:x",
-            "model-prefix": "dsv4", "precision": "fp4", "framework": "dynamo-sglang", "isl": 8192, "osl": 1024,
-            "scenario-type": "fixed-seq-len", "recipe-fingerprint": fingerprint}
+    base = {"image": "lmsysorg/sglang:x", "model": "deepseek-ai/DeepSeek-V4-Pro", "model-prefix": "dsv4", "precision": "fp4",
+            "framework": "dynamo-sglang", "runner": "gb300-nv", "isl": 8192, "osl": 1024, "spec-decoding": "none",
+            "max-model-len": 9472, "exp-name": "dsv4_8k1k", "run-eval": False,
+            "config-key": f"dsv4-fp4-gb300-key{n % 3}", "recipe-fingerprint": fingerprint}
     if multinode:
-        worker = {"num-worker": 1, "tp": 8, "pp": 1, "ep": 8, "dp-attn": True, "additional-settings": []}
-        return {**base, "prefill": worker, "decode": {**worker, "tp": 16, "ep": 16}, "node-count": 7,
-                "conc": conc if conc is not None else [120]}
-    return {**base, "tp": 4, "pp": 1, "ep": 1, "conc": conc if conc is not None else 64}
+        worker = {"num-worker": 1, "tp": 8, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 8, "dp-attn": True, "additional-settings": []}
+        return {**base, "prefill": worker, "decode": {**worker, "tp": 16, "ep": 16}, "node-count": 7, "disagg": True,
+                "kv-p2p-transfer": "nixl", "conc": conc if conc is not None else [120]}
+    return {**base, "tp": 4, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1, "dp-attn": False, "disagg": False,
+            "conc": conc if conc is not None else 64}
 
 
 def rows(count: int) -> list[dict]:

@@ -141,7 +141,9 @@ def test_a_changed_key_is_not_reused(tmp_path, ladder, change):
 
 
 def test_a_plan_row_that_cannot_plan_is_dispatched_with_the_reason(tmp_path, ladder):
-    broken = {**ladder[0], "image": "not an image"}
+    # A valid row (the row contract refuses a malformed one before reuse) whose recipe is not there.
+    prefill = {**ladder[0]["prefill"], "additional-settings": ["CONFIG_FILE=recipes/sglang/no-such-recipe.yaml"]}
+    broken = {**ladder[0], "prefill": prefill}
     got = select(tmp_path, write_plan(tmp_path / "plan.json", [broken]), "--artifacts", str(tmp_path))
     assert got["decision"]["reused"] == [] and "no result key" in got["decision"]["dispatch-reasons"][point_id(broken)]
 

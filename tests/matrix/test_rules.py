@@ -336,3 +336,23 @@ def test_config_key_misses(keyed_repo):
     assert result.returncode == 1 and "Did you mean dsr1-fp8-mi300x-sglang" in result.stderr and result.stdout == ""
     result = keyed_repo.cli("--config-key", "nothing-*")
     assert rows_of(result) == [] and "matched no config keys" in result.stderr
+
+
+def test_the_reference_mains_aggregated_entry_expands_as_the_reference_expands_it(make_repo):
+    """The reference's main reads prefill + decode in a `disagg: false` multinode entry (its test
+    test_aggregated_multinode_allows_kv_p2p_transfer: MN with disagg false) and expands it like a
+    disagg entry with `disagg: false`: both workers as written, pp/dcp-size/pcp-size made explicit."""
+    aggregated = mn_entry()
+    aggregated["disagg"] = False
+    rows = make_repo({MN_KEY: aggregated}).build(evals=EvalMode.NONE)
+    (disagg_row,) = make_repo({MN_KEY: mn_entry()}).build(evals=EvalMode.NONE)
+    (row,) = rows
+    assert row["disagg"] is False and row["kv-p2p-transfer"] == "nixl"
+    assert row["prefill"] == {"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "hardware": "gb200", "pp": 1, "dcp-size": 1, "pcp-size": 1}
+    assert row["decode"]["num-worker"] == 1 and row["decode"]["hardware"] == "h100"
+    different = {key for key in row if row[key] != disagg_row[key]}
+    assert different == {"disagg", "recipe-fingerprint"}
+    # Without a transfer too (the reference requires one only for disagg: true).
+    del aggregated["kv-p2p-transfer"]
+    (bare,) = make_repo({MN_KEY: aggregated}).build(evals=EvalMode.NONE)
+    assert "kv-p2p-transfer" not in bare and bare["disagg"] is False

@@ -463,3 +463,58 @@ def read_command_file(text: str) -> dict[str, str]:
         else:
             i += 1
     return values
+
+
+# --- which runs GitHub starts, and which of them concurrency cancels ---------------------------
+
+# GitHub's default activity types of pull_request when a workflow lists none.
+DEFAULT_PULL_REQUEST_TYPES = ("opened", "synchronize", "reopened")
+
+
+def triggers(tree: dict, event_name: str, payload: dict, changed_paths: list[str]) -> bool:
+    """Whether GitHub starts the workflow (its parsed ``tree``) for this event.
+
+    As GitHub documents the filters: the activity ``types`` (pull_request's default set when
+    absent), ``branches`` (the PR's base branch, the pushed branch) and ``paths`` (a run needs at
+    least one changed file matching a pattern; `**` crosses folders, `*` does not).
+    """
+    on = tree.get("on") or {}
+    if event_name not in on:
+        return False
+    spec = on[event_name] or {}
+    if event_name == "pull_request" and payload.get("action") not in spec.get("types", DEFAULT_PULL_REQUEST_TYPES):
+        return False
+    branch = payload["pull_request"]["base"]["ref"] if event_name == "pull_request" else payload.get("ref", "").removeprefix("refs/heads/")
+    if "branches" in spec and not any(fnmatch.fnmatchcase(branch, pattern) for pattern in spec["branches"]):
+        return False
+    if "paths" in spec and not any(_path_matches(path, pattern) for path in changed_paths for pattern in spec["paths"]):
+        return False
+    return True
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    import re
+
+    regex = re.escape(pattern).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
+    return re.fullmatch(regex, path) is not None
+
+
+def surviving_runs(engine: Engine, tree: dict, runs: list[dict]) -> list[dict]:
+    """The runs (``{"github": context, ...}`` in the order GitHub started them) that no later run of
+    the same concurrency group cancels. Events sent together (a PR created with labels sends
+    `opened` and one `labeled` per label within a second) start runs that are still in progress
+    when the next one arrives, so with ``cancel-in-progress`` only the last of a group runs to the end."""
+    concurrency = tree.get("concurrency")
+    if concurrency is None:
+        return runs
+    groups = []
+    for run in runs:
+        value = engine.value(concurrency, {"github": run["github"], "inputs": {}, "vars": {}})
+        group, cancel = (value, False) if isinstance(value, str) else (value["group"], value.get("cancel-in-progress", False))
+        groups.append((group, cancel))
+    survivors = []
+    for index, run in enumerate(runs):
+        later = [cancel for group, cancel in groups[index + 1:] if group == groups[index][0]]
+        if not any(later):  # a later run of the same group with cancel-in-progress cancels this one
+            survivors.append(run)
+    return survivors

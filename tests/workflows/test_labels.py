@@ -15,10 +15,10 @@ import pytest
 from infx.changelog.plan import apply_mode, fan_out_buckets, pick_canary, trim_conc
 from infx.points import point_id
 from infx.workflows.actions import row_gpu_hours
-from infx.workflows.labels import LABELS, PRIMARY_LABELS, render_table, resolve_mode
+from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
 
 REPO = Path(__file__).resolve().parents[2]
-MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "reuse", "primary-label", "why"}
+MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "agentx-fast", "reuse", "primary-label", "why"}
 
 
 @pytest.mark.parametrize("labels, expected", [
@@ -31,11 +31,14 @@ MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-
     (["evals-only"], dict(evals_only=True)),
     (["all-evals", "non-canary-full-sweep-enabled", "documentation"], dict(dispatch=True, all_evals=True)),
     (["sweep-enabled", "no-reuse"], dict(dispatch=True, trim_conc=True, reuse=False)),
+    (["agentx-fast"], dict(agentx_fast=True)),  # a modifier: alone it launches nothing, as the reference
+    (["full-sweep-enabled", "agentx-fast"], dict(dispatch=True, canary=True, agentx_fast=True)),
 ])
 def test_each_pull_request_label_gives_its_mode(labels, expected):
     mode, problems = resolve_mode("pull_request", labels)
     assert problems == []
-    flags = {name: getattr(mode, name) for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "reuse")}
+    flags = {name: getattr(mode, name) for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals",
+                                                    "agentx_fast", "reuse")}
     assert flags == {**dict.fromkeys(flags, False), "reuse": True, **expected}
     assert mode.primary_label == next((label for label in labels if label in PRIMARY_LABELS), None)
 
@@ -86,11 +89,12 @@ def test_plan_refuses_conflicting_labels_with_exit_1():
 
 
 def test_trimming_follows_the_reference():
-    # The reference's own case: conc 8 and 2 of one topology, 4 of another -> [2, 4] in order.
+    # As the reference trims: a topology keeps its lowest concurrency where that row stands (here
+    # after B's), a multinode row the lowest of its list.
     backend = {"name": "x", "nested": {"a": 1}}
     rows = [{"recipe-fingerprint": "A", "conc": 8, "backend": backend}, {"recipe-fingerprint": "B", "conc": 4},
             {"recipe-fingerprint": "A", "conc": 2, "backend": backend}, {"recipe-fingerprint": "M", "conc": [64, 8, 512]}]
-    assert [r["conc"] for r in trim_conc(rows)] == [2, 4, [8]]
+    assert [r["conc"] for r in trim_conc(rows)] == [4, 2, [8]]
 
 
 def test_the_canary_is_the_cheapest_throughput_point_and_leaves_the_fan_out():
@@ -113,3 +117,37 @@ def test_docs_render_the_label_table_from_the_same_data():
     assert found and found.group(1) == render_table()
     for label in LABELS:
         assert f"`{label}`" in found.group(1)
+
+
+def test_agentx_fast_changes_only_agentic_throughput_points():
+    """The reference's agentx-fast: its agentic throughput jobs run one warm-up request per lane and a
+    1,200 s profile; eval (and fixed-seq-len) points stay canonical. A fast point is its own point."""
+    canonical, fast = plan("full-sweep-enabled"), plan("full-sweep-enabled", "agentx-fast")
+    assert fast["mode"]["agentx-fast"] is True and canonical["mode"]["agentx-fast"] is False
+    assert list(fast["buckets"]) == list(canonical["buckets"])
+    changed = kept = 0
+    for bucket, rows in canonical["buckets"].items():
+        for before, after in zip(rows, fast["buckets"][bucket], strict=True):
+            if before.get("scenario-type") == "agentic-coding" and not before.get("eval-only"):
+                changed += 1
+                assert before["duration"] == 3600 and "warmup-requests-per-lane" not in before
+                assert after == {**before, "duration": 1200, "warmup-requests-per-lane": 1,
+                                 "recipe-fingerprint": after["recipe-fingerprint"]}
+                assert after["recipe-fingerprint"] != before["recipe-fingerprint"]  # never reused as the canonical point
+            else:
+                kept += 1
+                assert after == before
+    assert changed == 5 and kept == 5  # the ladder's five agentic points and their five eval points
+    assert canonical["canary"]["id"] != fast["canary"]["id"]
+    assert "AgentX fast" in describe(Mode.from_json(fast["mode"]))
+
+
+def test_agentx_fast_reaches_rows_given_to_plan(tmp_path):
+    """A manual dispatch with the agentx-fast input plans its rows with `--label agentx-fast`."""
+    rows_file = tmp_path / "rows.json"
+    done = infx("matrix", "--config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg", "--format", "json", "--output", str(rows_file))
+    assert done.returncode == 0, done.stderr
+    fast = infx("plan", "--rows", str(rows_file), "--event", "workflow_dispatch", "--label", "agentx-fast", "--format", "json")
+    assert fast.returncode == 0, fast.stderr
+    rows = [r for bucket in json.loads(fast.stdout)["buckets"].values() for r in bucket]
+    assert rows and {(r["duration"], r["warmup-requests-per-lane"]) for r in rows if not r.get("eval-only")} == {(1200, 1)}

@@ -16,7 +16,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 import github_server  # noqa: E402
 from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E402
-from executor import PROJECT, Executor  # noqa: E402
+from executor import PROJECT, Engine, Executor, surviving_runs, triggers  # noqa: E402
 from runner_python import copy_source  # noqa: E402
 
 from infx.points import point_id  # noqa: E402
@@ -178,6 +178,41 @@ def _env() -> dict:
     import os
 
     return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+
+
+@pytest.mark.parametrize("labels, survivor", [
+    (["sweep-enabled"], "sweep-enabled"),
+    # Two labels of the table and one outside it: the second labelled run cancels the first; the
+    # unrelated label's run has a group of its own and plans nothing.
+    (["sweep-enabled", "agentx-fast", "documentation"], "agentx-fast"),
+])
+def test_a_pr_created_with_sweep_labels_starts_exactly_one_sweep(labels, survivor, change: Path, tmp_path: Path, server):
+    """GitHub's events when a PR is created with labels: `opened`, then one `labeled` per label, a
+    second apart at most. The PR types leave `opened`/`reopened` out (as the reference, for this
+    reason): the `labeled` runs start the sweep, and concurrency keeps only the last of them."""
+    engine = Engine()
+    try:
+        tree = engine.parse(change / ".github" / "workflows" / "run-sweep.yml")
+        changed = git(change, "diff", "--name-only", "main", "HEAD").split()
+        sequence = [("opened", None)] + [("labeled", label) for label in labels]
+        started = []
+        for offset, (action, label) in enumerate(sequence):
+            payload = pr_payload(change, action, labels, label)
+            if triggers(tree, "pull_request", payload, changed):
+                started.append({"github": {"event_name": "pull_request", "event": payload, "run_id": str(9300 + offset)},
+                                "label": label, "run_id": 9300 + offset})
+        assert [run["label"] for run in started] == labels  # `opened` starts no run
+        assert not triggers(tree, "pull_request", pr_payload(change, "reopened", labels), changed)
+        survivors = surviving_runs(engine, tree, started)
+    finally:
+        engine.close()
+    assert survivor in [run["label"] for run in survivors]
+    sweeps = []
+    for run in survivors:
+        done = pr_run(change, tmp_path / str(run["run_id"]), server, labels, label=run["label"], run_id=run["run_id"])
+        if done.results["sweep"] == "success" and launched_points(done):
+            sweeps.append(run["label"])
+    assert sweeps == [survivor]
 
 
 def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Path, tmp_path: Path):
