@@ -328,7 +328,10 @@ def test_a_second_signal_while_cancelling_is_noted_and_the_first_decides_the_exi
     process.send_signal(first)
     wait_for(lambda: state_of(job) not in ("RUNNING", ""), 30, "infx to cancel the job")
     process.send_signal(second)
-    wait_for(lambda: "received while" in errors.read_text(errors="replace"), 30, "the second signal to be noted")
+    try:
+        wait_for(lambda: "received while" in errors.read_text(errors="replace"), 30, "the second signal to be noted")
+    except AssertionError:
+        raise AssertionError(f"the second signal was not noted; the launch said:\n{errors.read_text(errors='replace')}") from None
     release.touch()
     finish(process)
     stderr, record = errors.read_text(), the_record(ws)
