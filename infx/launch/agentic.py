@@ -16,8 +16,9 @@ from ``DURATION`` and the warm-up requests per trajectory lane from ``AIPERF_WAR
 (its default: 10), and writes each concurrency's aggregate to
 ``/infmax-workspace/<RESULT_FILENAME>_conc<N>.json``. So for a point whose benchmark stage runs:
 
-- the point's ``duration`` and ``warmup-requests-per-lane`` go into the resolved recipe's
-  ``benchmark.env`` (:data:`PROFILE`), replacing what the recipe says;
+- the point's ``duration``, ``warmup-requests-per-lane`` and concurrencies go into the resolved
+  recipe's ``benchmark.env``, replacing what the recipe says, and the identity the harness checks
+  before it starts where the recipe leaves it out (:data:`BENCHMARK_ENV`);
 - ``$INFMAX_WORKSPACE`` is the repository checkout, and every ``/infmax-workspace/...`` file the
   command names must be a file of it (checked before anything is fetched or submitted);
 - the aggregates it writes there are moved into the output folder after the job.
@@ -37,23 +38,44 @@ from ..fsio import copy_regular
 
 CONTAINER_WORKSPACE = "/infmax-workspace"  # where srt-slurm mounts $INFMAX_WORKSPACE, at every pinned commit
 DRY_RUN_REPOSITORY = "<repository>"  # the checkout a launch runs in ($GITHUB_WORKSPACE)
-# Point field -> the harness's variable, written into benchmark.env (the point decides what runs).
-PROFILE = (("duration", "DURATION"), ("warmup-requests-per-lane", "AIPERF_WARMUP_REQUESTS_PER_LANE"))
 # The harness's own switch to a 1,200 s profile with one warm-up request per lane: a recipe that
 # turns it on would silently replace the point's values (the agentx-fast label sets them instead).
 FAST_SWITCH = "AIPERF_EXPERIMENTAL_FAST"
+
+
+def _concs(data: dict) -> list:
+    conc = data.get("conc")
+    return conc if isinstance(conc, list) else [conc]
+
+
+# What the harness reads, from the point, into benchmark.env: (variable, point field, value, replaces).
+# What runs and is reported (the profile, the concurrencies) replaces what the recipe says; the
+# identity the harness checks before it starts fills in only what the recipe leaves out (a recipe
+# may name the served model its own way).
+BENCHMARK_ENV = (
+    ("DURATION", "duration", lambda d: d.get("duration"), True),
+    ("AIPERF_WARMUP_REQUESTS_PER_LANE", "warmup-requests-per-lane", lambda d: d.get("warmup-requests-per-lane"), True),
+    ("CONC", "conc", lambda d: _concs(d)[0], True),
+    ("CONC_LIST", "conc", lambda d: " ".join(str(c) for c in _concs(d)), True),
+    ("MODEL", "model", lambda d: d.get("model"), False),
+    ("MODEL_PREFIX", "model-prefix", lambda d: d.get("model-prefix"), False),
+    ("FRAMEWORK", "framework", lambda d: d.get("framework"), False),
+    ("PRECISION", "precision", lambda d: d.get("precision"), False),
+)
+WHOLE = ("duration", "warmup-requests-per-lane")  # fields whose value is a count of seconds or requests
 
 
 @dataclass(frozen=True)
 class AgenticBenchmark:
     """An agentic point's benchmark stage as the launch sets it up."""
 
-    variables: tuple[tuple[str, str], ...]  # (name, value) written into the resolved recipe's benchmark.env
+    variables: tuple[tuple[str, str, bool], ...]  # (name, value, replaces the recipe's) for benchmark.env
     harness: tuple[str, ...] = ()  # the repository files the benchmark command runs (relative paths)
 
     def to_json(self) -> dict:
-        return {"benchmark-env": dict(self.variables), "harness": list(self.harness),
-                "workspace": f"{DRY_RUN_REPOSITORY} (mounted at {CONTAINER_WORKSPACE})",
+        return {"benchmark-env": {name: value for name, value, _ in self.variables},
+                "replaces": [name for name, _, replaces in self.variables if replaces],
+                "harness": list(self.harness), "workspace": f"{DRY_RUN_REPOSITORY} (mounted at {CONTAINER_WORKSPACE})",
                 "aggregates": f"{CONTAINER_WORKSPACE}/<result name>_conc<N>.json, moved into the output dir after the job"}
 
 
@@ -61,25 +83,38 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str], ...] | None, list[Diagnostic]]:
+def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, bool], ...] | None, list[Diagnostic]]:
     """The benchmark.env values an agentic point's benchmark stage gets, or None when it runs no AgentX
     benchmark (another scenario, or an eval-only point); located problems for a value that cannot be one."""
     data = point.data
     if data.get("scenario-type") != "agentic-coding" or not runs_benchmark:
         return None, []
     found, problems = [], []
-    for field, name in PROFILE:
-        if field not in data and field == "duration":
-            problems.append(error(point.file, point.where(("scenario-type",)), "point-agentic-profile",
-                                  "the agentic point has no duration: the length of its AgentX profile",
-                                  "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again."))
-        elif field in data and not _whole(data[field]):
-            problems.append(error(point.file, point.where((field,)), "point-agentic-profile",
-                                  f"{field} is {data[field]!r}; the benchmark takes a whole number above 0 ({name})",
-                                  f"Write {field} as a positive integer, as the matrix does."))
-        elif field in data:
-            found.append((name, str(data[field])))
-    return (tuple(found), problems) if not problems else (None, problems)
+    if "duration" not in data:
+        problems.append(error(point.file, point.where(("scenario-type",)), "point-agentic-profile",
+                              "the agentic point has no duration: the length of its AgentX profile",
+                              "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again."))
+    for name, field, read, replaces in BENCHMARK_ENV:
+        value = read(data)
+        if value is None:
+            continue
+        if field in WHOLE or field == "conc":
+            bad = [v for v in _concs(data) if not _whole(v)] if field == "conc" else ([] if _whole(value) else [value])
+            if bad:
+                problems.append(error(point.file, point.where((field,)), "point-agentic-profile",
+                                      f"{field} is {data.get(field)!r}; the benchmark takes whole numbers above 0 ({name})",
+                                      f"Write {field} as the matrix does (positive integers)."))
+                continue
+            text = str(value)
+        elif problem := shapes.problem("env-value", value, f"{field} ({name})"):
+            problems.append(error(point.file, point.where((field,)), "point-shape", problem,
+                                  f"Accepted: {shapes.accepted('env-value')}."))
+            continue
+        else:
+            text = value
+        if (name, text, replaces) not in found:
+            found.append((name, text, replaces))
+    return (tuple(found), []) if not problems else (None, list({(d.line, d.message): d for d in problems}.values()))
 
 
 def harness_paths(command: str) -> list[str]:
@@ -88,10 +123,11 @@ def harness_paths(command: str) -> list[str]:
     return [word[len(prefix):] for word in shlex.split(command) if word.startswith(prefix)]
 
 
-def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str], ...], root: Path, recipe_file: str, where,
+def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str, bool], ...], root: Path, recipe_file: str, where,
                     ) -> tuple[AgenticBenchmark | None, list[Diagnostic]]:
-    """Write ``variables`` into ``recipe["benchmark"]["env"]`` and check the recipe can take them and that the
-    repository holds the harness its command runs. ``where(path)`` locates a key of the recipe."""
+    """Write ``variables`` into ``recipe["benchmark"]["env"]`` (those that replace, and those the recipe
+    leaves out) and check the recipe can take them and that the repository holds the harness its command
+    runs. ``where(path)`` locates a key of the recipe."""
     bench = recipe.get("benchmark")
     hint = ("An agentic recipe runs the benchmark repository's AgentX harness as benchmark.type: custom with a "
             "command (srt-slurm exports benchmark.env for it at every pinned commit).")
@@ -100,7 +136,7 @@ def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str], ...], root: 
         what = "no benchmark block" if not isinstance(bench, dict) else \
             f"benchmark.type {bench.get('type')!r}" if bench.get("type") != "custom" else "no benchmark.command"
         return None, [error(recipe_file, where(at), "recipe-agentic-benchmark",
-                            f"the recipe has {what}: srt-slurm gives the point's profile ({', '.join(n for n, _ in variables)}) "
+                            f"the recipe has {what}: srt-slurm gives the point's profile ({', '.join(n for n, _, r in variables if r)}) "
                             "only to a custom benchmark's command", hint)]
     env = bench.get("env")
     if env is not None and not isinstance(env, dict):
@@ -133,8 +169,9 @@ def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str], ...], root: 
                                   "harness the repository has."))
     if problems:
         return None, problems
-    recipe["benchmark"] = {**bench, "env": {**(env or {}), **dict(variables)}}  # a new block: the variant is shared
-    return AgenticBenchmark(variables, tuple(paths)), []
+    given = {name: value for name, value, replaces in variables if replaces or name not in (env or {})}
+    recipe["benchmark"] = {**bench, "env": {**(env or {}), **given}}  # a new block: the variant is shared
+    return AgenticBenchmark(tuple(v for v in variables if v[0] in given), tuple(paths)), []
 
 
 def aggregate_names(name: str, concs: list) -> list[str]:

@@ -80,9 +80,9 @@ class LaunchPlan:
     result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/results.py)
     evaluation: EvalLaunch | None = None  # the eval this point runs, if any
     warnings: list[Diagnostic] = field(default_factory=list)
-    # An AgentX benchmark stage: the benchmark.env values from the point (agentic.PROFILE), known at
+    # An AgentX benchmark stage: the benchmark.env values from the point (agentic.BENCHMARK_ENV), known at
     # planning; ``agentic`` once the recipe took them (for a recipe shipped with srt-slurm, after checkout).
-    agentic_profile: tuple[tuple[str, str], ...] | None = None
+    agentic_profile: tuple[tuple[str, str, bool], ...] | None = None
     agentic: AgenticBenchmark | None = None
     root: Path = Path(".")  # the repository checkout: an agentic point's workspace
 
