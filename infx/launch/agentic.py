@@ -89,14 +89,14 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
     data = point.data
     if data.get("scenario-type") != "agentic-coding" or not runs_benchmark:
         return None, []
-    found, problems = [], []
+    found, problems, refused = [], [], set()
     if "duration" not in data:
         problems.append(error(point.file, point.where(("scenario-type",)), "point-agentic-profile",
                               "the agentic point has no duration: the length of its AgentX profile",
                               "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again."))
     for name, field, read, replaces in BENCHMARK_ENV:
         value = read(data)
-        if value is None:
+        if value is None or field in refused:  # CONC and CONC_LIST read one field: one problem
             continue
         if field in WHOLE or field == "conc":
             bad = [v for v in _concs(data) if not _whole(v)] if field == "conc" else ([] if _whole(value) else [value])
@@ -104,17 +104,19 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
                 problems.append(error(point.file, point.where((field,)), "point-agentic-profile",
                                       f"{field} is {data.get(field)!r}; the benchmark takes whole numbers above 0 ({name})",
                                       f"Write {field} as the matrix does (positive integers)."))
+                refused.add(field)
                 continue
             text = str(value)
         elif problem := shapes.problem("env-value", value, f"{field} ({name})"):
             problems.append(error(point.file, point.where((field,)), "point-shape", problem,
                                   f"Accepted: {shapes.accepted('env-value')}."))
+            refused.add(field)
             continue
         else:
             text = value
         if (name, text, replaces) not in found:
             found.append((name, text, replaces))
-    return (tuple(found), []) if not problems else (None, list({(d.line, d.message): d for d in problems}.values()))
+    return (tuple(found), []) if not problems else (None, problems)
 
 
 def harness_paths(command: str) -> list[str]:
