@@ -200,3 +200,44 @@ def test_an_agentic_point_cannot_run_its_eval_after_the_benchmark(ws):
     only = point(agentic=True, **{"run-eval": True, "eval-only": True})  # the eval alone runs no AgentX benchmark
     code, body = plan(ws, only)
     assert code == 0 and body["agentic"] is None, body
+
+
+# --- the aggregates: written into the checkout by the job, moved into the output by the launch ------
+
+
+def test_aggregates_move_from_the_checkout_into_the_output_and_nothing_else_is_followed(tmp_path):
+    from infx.launch import agentic
+
+    workspace, out, secret = tmp_path / "checkout", tmp_path / "out", tmp_path / "secret.txt"
+    workspace.mkdir()
+    out.mkdir()
+    secret.write_text("a file of the runner host")
+    (workspace / "RF_conc4.json").write_text('{"conc": 4}')
+    (workspace / "RF_conc8.json").symlink_to(secret)
+    os.mkfifo(workspace / "RF_conc16.json")
+    (workspace / "other_conc4.json").write_text("another point's")
+    skipped = agentic.stage_aggregates(workspace, out, "RF", [4, 8, 16, 32])
+    assert (out / "RF_conc4.json").read_text() == '{"conc": 4}' and not (workspace / "RF_conc4.json").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["RF_conc4.json"]  # the link and the FIFO stay where they are
+    assert skipped == ["RF_conc8.json: not a regular file in the workspace, not followed or staged",
+                       "RF_conc16.json: not a regular file in the workspace, not followed or staged"]
+    assert (workspace / "other_conc4.json").exists()  # only this point's files are touched
+
+
+def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged(tmp_path):
+    from infx.launch import agentic
+
+    workspace, out, secret = tmp_path / "checkout", tmp_path / "out", tmp_path / "secret.txt"
+    workspace.mkdir()
+    out.mkdir()
+    secret.write_text("kept")
+    (workspace / "RF_conc4.json").write_text("stale")
+    (workspace / "RF_conc8.json").symlink_to(secret)
+    removed = agentic.clear_stale(workspace, out, "RF", [4, 8, 16])
+    assert sorted(p.name for p in workspace.iterdir()) == [] and secret.read_text() == "kept"  # a link is removed, not its target
+    assert removed == ["RF_conc4.json: an earlier launch's aggregate, removed from the workspace before submission",
+                       "RF_conc8.json: an earlier launch's aggregate, removed from the workspace before submission"]
+    assert agentic.stage_aggregates(workspace, out, "RF", [4, 8, 16]) == [] and list(out.iterdir()) == []
+    (out / "RF_conc4.json").write_text("the output dir is the workspace")  # --output-dir at the checkout itself
+    assert agentic.clear_stale(out, out, "RF", [4]) == [] and agentic.stage_aggregates(out, out, "RF", [4]) == []
+    assert (out / "RF_conc4.json").read_text() == "the output dir is the workspace"
