@@ -55,7 +55,7 @@ def _concs(data: dict) -> list:
 BENCHMARK_ENV = (
     ("DURATION", "duration", lambda d: d.get("duration"), True),
     ("AIPERF_WARMUP_REQUESTS_PER_LANE", "warmup-requests-per-lane", lambda d: d.get("warmup-requests-per-lane"), True),
-    ("CONC", "conc", lambda d: _concs(d)[0], True),
+    ("CONC", "conc", lambda d: (_concs(d) or [None])[0], True),
     ("CONC_LIST", "conc", lambda d: " ".join(str(c) for c in _concs(d)), True),
     ("MODEL", "model", lambda d: d.get("model"), False),
     ("MODEL_PREFIX", "model-prefix", lambda d: d.get("model-prefix"), False),
@@ -96,10 +96,11 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
                               "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again."))
     for name, field, read, replaces in BENCHMARK_ENV:
         value = read(data)
-        if value is None or field in refused:  # CONC and CONC_LIST read one field: one problem
+        if value is None and field != "conc" or field in refused:  # CONC and CONC_LIST read one field: one problem
             continue
         if field in WHOLE or field == "conc":
-            bad = [v for v in _concs(data) if not _whole(v)] if field == "conc" else ([] if _whole(value) else [value])
+            concs = _concs(data)
+            bad = (not concs or any(not _whole(v) for v in concs)) if field == "conc" else not _whole(value)
             if bad:
                 problems.append(error(point.file, point.where((field,)), "point-agentic-profile",
                                       f"{field} is {data.get(field)!r}; the benchmark takes whole numbers above 0 ({name})",
