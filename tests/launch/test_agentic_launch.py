@@ -246,3 +246,16 @@ def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged
     (out / "RF_conc4.json").write_text("the output dir is the workspace")  # --output-dir at the checkout itself
     assert agentic.clear_stale(out, out, "RF", [4]) == [] and agentic.stage_aggregates(out, out, "RF", [4]) == []
     assert (out / "RF_conc4.json").read_text() == "the output dir is the workspace"
+
+
+def test_the_text_dry_run_says_the_profile_and_the_harness(ws):
+    ws.recipe("recipe.yaml", agentic_recipe(MODEL="served-name"))
+    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point(agentic=True, duration=1200,
+                                                                                   **{"warmup-requests-per-lane": 1}))),
+                   "--dry-run")
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("agentic ")]
+    assert "DURATION=1200 AIPERF_WARMUP_REQUESTS_PER_LANE=1 CONC=4 CONC_LIST=4" in line
+    assert " MODEL=" not in line and "MODEL_PREFIX=dsv4" in line  # the recipe names its served model itself
+    assert f"harness {HARNESS} in the repository checkout" in line
+    assert "INFMAX_WORKSPACE=<repository>" in done.stdout
