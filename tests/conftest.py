@@ -59,3 +59,12 @@ def shared_session_folder(tmp_path_factory) -> Path:
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     os.environ["INFX_TEST_RUNNER_ROOT"] = str(root)
     return root
+
+
+@pytest.fixture(scope="session")
+def harness_repo(tmp_path_factory) -> Path:
+    """This repository's data with the stand-in AgentX harness (tests/launchkit.py, HARNESS): the
+    checkout of a benchmark repository whose agentic points can launch. Read only."""
+    from launchkit import repository_with_harness
+
+    return repository_with_harness(tmp_path_factory.mktemp("harness-repo") / "repo")

@@ -35,6 +35,7 @@ def _plan_text(plan: dict) -> str:
         f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
         f"eval        {_eval_text(plan['eval'])}",
+        f"agentic     {_agentic_text(plan['agentic'])}",
         "environment " + " ".join(f"{name}={value}" for name, value in plan["environment"].items()),
     ]
     for step in plan["prepare"]:
@@ -58,6 +59,14 @@ def _eval_text(evaluation: dict | None) -> str:
     mode = "only (no benchmark stage)" if evaluation["kind"] == "only" else "after the benchmark"
     return (f"{mode} at concurrency {' '.join(map(str, evaluation['concs']))}: {tasks}; lm-eval {protocol['lm-eval']}, "
             f"chat template {'applied' if protocol['chat-template'] else 'not applied'} ({evaluation['suite']})")
+
+
+def _agentic_text(agentic: dict | None) -> str:
+    if not agentic:
+        return "no"
+    given = " ".join(f"{name}={value}" for name, value in agentic["benchmark-env"].items())
+    harness = ", ".join(agentic["harness"]) if agentic["harness"] is not None else "read after srt-slurm checkout"
+    return f"benchmark.env {given}; harness {harness or 'none named'} in the repository checkout"
 
 
 def _srtctl_text(check: dict | None) -> str:

@@ -63,7 +63,8 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
             shutil.copyfile(staged / name, keep / name)
         if plan.evaluation:  # kept, so what the job would mount can be read
             plan.stage_eval_workspace(workspace, eval_workspace)
-        result = dry_run(srtctl, resolved, staged, {**env, **plan.environment(str(out or keep), str(eval_workspace))})
+        result = dry_run(srtctl, resolved, staged,
+                         {**env, **plan.environment(str(out or keep), str(eval_workspace), repository=str(workspace))})
     except SrtctlError as exc:
         raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")])
     except evalenv.WorkspaceChanged as exc:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..diagnostics import Diagnostic, InfxError, error, warning
-from ..evalsuite import PointEval
+from ..evalsuite import EvalKind, PointEval
 from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
@@ -25,6 +25,7 @@ from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, re
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare, results
+from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
 from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
 from .lane import Lane, Pin, Route, Source
 from .route import Ambiguous, most_specific
@@ -79,6 +80,11 @@ class LaunchPlan:
     result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/results.py)
     evaluation: EvalLaunch | None = None  # the eval this point runs, if any
     warnings: list[Diagnostic] = field(default_factory=list)
+    # An AgentX benchmark stage: the benchmark.env values from the point (agentic.BENCHMARK_ENV), known at
+    # planning; ``agentic`` once the recipe took them (for a recipe shipped with srt-slurm, after checkout).
+    agentic_profile: tuple[tuple[str, str, bool], ...] | None = None
+    agentic: AgenticBenchmark | None = None
+    root: Path = Path(".")  # the repository checkout: an agentic point's workspace
 
     @property
     def point_id(self) -> str:
@@ -96,11 +102,13 @@ class LaunchPlan:
         value = self.point.data.get("node-count")
         return int(value) if isinstance(value, int) else None
 
-    def environment(self, out: str, workspace: str, result_name: str | None = None) -> dict[str, str]:
+    def environment(self, out: str, workspace: str, result_name: str | None = None,
+                    repository: str = DRY_RUN_REPOSITORY) -> dict[str, str]:
         """Every variable infx adds to srtctl's environment: RESULT_FILENAME, INFMAX_WORKSPACE (the eval
-        workspace for an eval point, else the output dir) and an eval point's variables."""
-        env = {"RESULT_FILENAME": result_name or self.result_name,
-               "INFMAX_WORKSPACE": workspace if self.evaluation else out}
+        workspace for an eval point, the repository checkout for an AgentX benchmark, whose harness is
+        there, else the output dir) and an eval point's variables."""
+        mounted = workspace if self.evaluation else repository if self.agentic_profile is not None else out
+        env = {"RESULT_FILENAME": result_name or self.result_name, "INFMAX_WORKSPACE": mounted}
         if self.evaluation:
             env.update(self.evaluation.variables)
         return env
@@ -178,12 +186,21 @@ class LaunchPlan:
             "model": {"alias": self.model["alias"], "path": self.model["path"]},
             "power": self.power,
             "eval": self.evaluation.to_json() if self.evaluation else None,
+            "agentic": self._agentic_json(),
             "environment": self.environment(DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE),
             "prepare": [step.to_json() for step in self.prepare_steps(DRY_RUN_GUARD)],
             "argv": self.argv(),
             "node-count": self.node_count,
             "warnings": [d.to_json() for d in self.warnings],
         }
+
+
+    def _agentic_json(self) -> dict | None:
+        if self.agentic is not None:
+            return self.agentic.to_json()
+        if self.agentic_profile is not None:  # a recipe shipped with srt-slurm takes them after checkout
+            return {**AgenticBenchmark(self.agentic_profile).to_json(), "harness": None}
+        return None
 
 
 def scenario_of(point: dict) -> str:
@@ -349,9 +366,10 @@ def select(doc: Document, ref: RecipeRef, point: Point, ref_where: tuple, diagno
 
 
 def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, lane: Lane, route: Route,
-                  diagnostics: list) -> tuple[dict, list[Source]]:
+                  diagnostics: list) -> tuple[dict, list[Source], AgenticBenchmark | None]:
     """Resolve a selected variant (name = job, infx-sources removed, an eval point's job environment
-    added as ``sbatch_directives.export``) and run every content check on it."""
+    added as ``sbatch_directives.export``, an AgentX point's profile added to ``benchmark.env``) and
+    run every content check on it."""
     recipe = {key: value for key, value in variant.items() if key != SOURCES_KEY}
     recipe["name"] = plan_facts["job-name"]
     if plan_facts.get("job-export"):
@@ -362,11 +380,16 @@ def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, 
                                      "environment srt-slurm's lm-eval stage reads",
                                      "Remove sbatch_directives.export from the recipe (or give the eval point its own EVAL_CONFIG_FILE)."))
         recipe["sbatch_directives"] = {**(directives if isinstance(directives, dict) else {}), "export": plan_facts["job-export"]}
+    agentic = None
+    if plan_facts.get("agentic-profile") is not None:
+        agentic, problems = apply_to_recipe(recipe, plan_facts["agentic-profile"], plan_facts["root"], doc.file,
+                                            lambda path: _recipe_where(doc, path))
+        diagnostics.extend(problems)
     ctx = checks.CheckContext(point=point.data, recipe=recipe, lane=lane, model=plan_facts["model"],
                               power=checks.recipe_uses_power(recipe), recipe_file=doc.file,
                               recipe_where=lambda path: _recipe_where(doc, path), point_file=point.file, point_where=point.where)
     diagnostics.extend(checks.run_checks(ctx))
-    return recipe, _sources_for(lane, route, variant, doc, diagnostics)
+    return recipe, _sources_for(lane, route, variant, doc, diagnostics), agentic
 
 
 def job_name_for(point: Point, env: dict) -> str:
@@ -410,6 +433,13 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     if choice.runs:
         evaluation, problems = plan_eval(point, lane, root, choice, settings_where)
         diagnostics.extend(problems)
+    profile, problems = plan_profile(point, runs_benchmark=choice.kind is not EvalKind.ONLY)
+    diagnostics.extend(problems)
+    if profile is not None and choice.kind is EvalKind.AFTER_BENCHMARK:
+        diagnostics.append(error(point.file, point.where(("run-eval",)), "agentic-eval-after-benchmark",
+                                 "an agentic point cannot run its eval after the benchmark: srt-slurm mounts one workspace, "
+                                 "and the AgentX harness needs the repository checkout while the eval needs infx's eval workspace",
+                                 "Run the eval as its own eval-only point (the matrix plans agentic evals that way)."))
 
     doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
@@ -445,9 +475,10 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
                                      f"route {route.name!r} overlays {source}, which does not exist under {RECIPES_DIR}/",
                                      "Fix the overlay's from: path, or add the recipe folder."))
     job_name = job_name_for(point, env)
-    recipe, sources = None, [lane.sources[name] for name in route.sources]
+    recipe, sources, agentic = None, [lane.sources[name] for name in route.sources], None
     if variant is not None and model is not None:
-        recipe, sources = check_variant(variant, doc, plan_facts(job_name, model, evaluation), point, lane, route, diagnostics)
+        recipe, sources, agentic = check_variant(variant, doc, plan_facts(job_name, model, evaluation, profile, root), point,
+                                                 lane, route, diagnostics)
     pin = lane.pins[route.srt_slurm]
     if pin.commit is None:
         warnings.append(warning(lane.file, lane.where("srt-slurm", "pins", pin.name, "commit"), "lane-pin-unresolved",
@@ -462,13 +493,16 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
                       sources=sources, job_name=job_name, partition=partition,
                       time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power,
-                      result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings)
+                      result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
+                      agentic_profile=profile, agentic=agentic, root=root)
 
 
-def plan_facts(job_name: str, model: dict, evaluation: EvalLaunch | None) -> dict:
-    """What check_variant puts into the resolved recipe besides the variant itself."""
+def plan_facts(job_name: str, model: dict, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:
+    """What check_variant puts into the resolved recipe besides the variant itself (and the repository
+    whose harness an AgentX benchmark runs)."""
     return {"job-name": job_name, "model": model,
-            "job-export": export_directive(dict(evaluation.variables)) if evaluation else None}
+            "job-export": export_directive(dict(evaluation.variables)) if evaluation else None,
+            "agentic-profile": profile, "root": root}
 
 
 def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
@@ -488,8 +522,9 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
     variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
     if variant is not None:
-        recipe, sources = check_variant(variant, doc, plan_facts(plan.job_name, plan.model, plan.evaluation), plan.point,
-                                        plan.lane, plan.route, diagnostics)
+        recipe, sources, agentic = check_variant(variant, doc, plan_facts(plan.job_name, plan.model, plan.evaluation,
+                                                                          plan.agentic_profile, plan.root),
+                                                 plan.point, plan.lane, plan.route, diagnostics)
         if checks.recipe_uses_power(recipe) != plan.power:  # the route was chosen without seeing this recipe
             diagnostics.append(error(doc.file, _recipe_where(doc, ("telemetry",)), "recipe-power-deferred",
                                      "this recipe ships with srt-slurm and enables dcgm-power telemetry, but power routing "
@@ -497,4 +532,4 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
                                      "Keep power recipes in this repository so the power route is chosen before anything is fetched."))
     if diagnostics:
         raise InfxError(diagnostics)
-    plan.recipe, plan.sources = recipe, sources
+    plan.recipe, plan.sources, plan.agentic = recipe, sources, agentic

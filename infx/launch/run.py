@@ -19,7 +19,7 @@ from pathlib import Path
 from ..diagnostics import InfxError, render_text
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from ..evalsuite import EvalKind
-from . import evalenv, prepare, results, slurm
+from . import agentic, evalenv, prepare, results, slurm
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
 from ..diskcache import cache_home
@@ -294,7 +294,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
         # An eval point (run-eval / eval-only): its kind, concurrencies and protocol; null for a throughput point.
         "eval": plan.evaluation.to_json() if plan.evaluation else None,
-        "environment": plan.environment(str(out), str(work / evalenv.WORKSPACE_DIR), name),
+        "environment": plan.environment(str(out), str(work / evalenv.WORKSPACE_DIR), name, repository=str(workspace)),
         # Provenance for `infx results collect`: the Actions run and attempt this launch belongs to.
         "run-id": int(env["GITHUB_RUN_ID"]) if env.get("GITHUB_RUN_ID", "").isdigit() else None,
         "run-attempt": int(env["GITHUB_RUN_ATTEMPT"]) if env.get("GITHUB_RUN_ATTEMPT", "").isdigit() else None,
@@ -351,6 +351,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             record["resolved-recipe-sha256"], record["resolved-recipe"] = plan.resolved_recipe_digest(), str(resolved)
             record["result-key"] = plan.result_key()  # a recipe shipped with srt-slurm is keyed once it is read
             record["deadline"] = wait_deadline(plan)
+            if plan.agentic_profile is not None:  # the harness writes its aggregates into the repository checkout
+                for line in agentic.clear_stale(workspace, out, name, concurrencies(plan.point.data)):
+                    _say(f"workspace: {line}")
             activity = "submitting (srtctl apply)"
             try:
                 submission = submit(srtctl, plan.argv(), checkout, {**env, **record["environment"]})
@@ -386,6 +389,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             if plan.evaluation and plan.evaluation.choice.kind is EvalKind.ONLY:
                 staged = []  # no benchmark stage ran: the eval's files are in the job's logs (eval_results/)
             elif plan.point.data.get("scenario-type") == "agentic-coding":
+                _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
                 staged = results.check_agentic(out, name, concurrencies(plan.point.data))
             else:
                 staged, left_out = results.stage_fixed_seq(job_logs, out, name)

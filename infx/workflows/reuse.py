@@ -102,7 +102,8 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             try:
                 folder = fetch(candidate)
             except Unusable as exc:  # untrusted, expired by now, not downloadable or not unpackable
-                reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {exc}")
+                said = str(exc)  # a download's problem names the artifact and run already: said once, so the cause
+                reasons.append(said if candidate.artifact in said else f"{candidate.artifact} of run {candidate.source_run}: {said}")
                 continue
             problem = judge(folder, key, row) if folder is not None else "its contents could not be read"
             if problem is None:

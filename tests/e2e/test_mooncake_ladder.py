@@ -49,12 +49,17 @@ def entry_blocks(text: str) -> dict[str, str]:
 
 
 def copy_data(source: Path, destination: Path) -> None:
+    """The repository's data, and an AgentX harness where the agentic recipes run it: a benchmark
+    repository has one; this one ships none (a stand-in: tests/launchkit.py, HARNESS)."""
+    from launchkit import add_harness
+
     for name in DATA:
         path = source / name
         if path.is_dir():
             shutil.copytree(path, destination / name, dirs_exist_ok=True)
         else:
             shutil.copy(path, destination / name)
+    add_harness(destination)
 
 
 def write_base(repo: Path, project: Path, corpus: Path) -> None:

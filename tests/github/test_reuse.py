@@ -39,7 +39,18 @@ def ladder() -> list[dict]:
     return rows
 
 
-def key_for(row: dict, root: Path = REPO) -> str:
+# The checkout the ladder's points are keyed in: this repository's data with an AgentX harness for
+# their recipe to run (this repository ships none and refuses them: docs/launch.md, Agentic points).
+ROOT: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _root(harness_repo):
+    ROOT[:] = [harness_repo]
+
+
+def key_for(row: dict, root: Path | None = None) -> str:
+    root = root or ROOT[0]
     return build_plan(load_lane("gb300-nv", root), Point(row, "<test>"), root, env={}).result_key()
 
 
@@ -56,9 +67,9 @@ def write_plan(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd: Path = REPO) -> dict:
+def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd: Path | None = None) -> dict:
     out = tmp_path / "reduced.json"
-    done = run_cli("reuse", "select", "--plan", str(plan), "--output", str(out), *extra, env=env, cwd=cwd)
+    done = run_cli("reuse", "select", "--plan", str(plan), "--output", str(out), *extra, env=env, cwd=cwd or ROOT[0])
     assert done.returncode == 0, done.stderr
     return {"decision": json.loads(done.stdout), "reduced": json.loads(out.read_text()), "stderr": done.stderr}
 
@@ -120,7 +131,7 @@ def test_a_changed_key_is_not_reused(tmp_path, ladder, change):
     """Results stored under the old key; the workspace changes; the point must run again."""
     workspace = tmp_path / "ws"
     for part in ("runners", "benchmarks", "configs"):
-        shutil.copytree(REPO / part, workspace / part)
+        shutil.copytree(ROOT[0] / part, workspace / part)
     row = dict(ladder[0])
     artifacts = tmp_path / "artifacts"
     old_key = key_for(row, workspace)
@@ -331,6 +342,7 @@ def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are
                                      {"message": "Artifact has expired"}))
     github.state.faults.extend(server_error_burst("GET", rf"/blob-storage/{failing}\.zip", 5, status=503))
     done = run_cli("plan", "--rows", str(write_plan(tmp_path / "plan.json", ladder[:2])), "--reuse-github", "--format", "json",
+                   cwd=ROOT[0],
                    env=env_for(github, INFX_GITHUB_MAX_WAIT="60"))
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
@@ -338,6 +350,14 @@ def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are
     assert "HTTP 410 Artifact has expired" in reasons[point_id(ladder[0])]
     assert "HTTP 503 on every one of 5 tries" in reasons[point_id(ladder[1])]
     assert plan["point-count"] == 2
+    # The step summary's table cuts a cell at 200 characters: each reason names its artifact once, so
+    # the cause is still there (found by the sweep of tests/slurm/test_workflow_sweep_faults.py).
+    from infx.workflows.report import dispatch_reasons_table
+
+    table = dispatch_reasons_table(plan["reuse"]).render().splitlines()
+    for row, key, cause in ((ladder[0], keys[0], "HTTP 410 Artifact has expired"), (ladder[1], keys[1], "HTTP 503 on every")):
+        assert reasons[point_id(row)].count(result_artifact_name(key)) == 1
+        assert cause in next(line for line in table if point_id(row) in line)
 
 
 def test_github_a_stale_or_partial_folder_in_the_download_folder_is_never_reused(tmp_path, ladder, github):

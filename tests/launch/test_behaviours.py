@@ -16,42 +16,44 @@ REPO = Path(__file__).resolve().parents[2]
 SA_SCHEMA2_PIN = "32ef19f7d08297925b0978b4f1ef68bf30ce494d"  # SemiAnalysisAI/srt-slurm with schema-2 services
 
 
-def plan_for(lane, points, recipe_fragment, runner="gb300-nv_1"):
+def plan_for(root, lane, points, recipe_fragment, runner="gb300-nv_1"):
+    """The bundled row of ``recipe_fragment`` planned in ``root``: for an agentic row, a copy of the
+    repository with an AgentX harness (``harness_repo``), as a benchmark repository has one."""
     [row] = [p for p in points if any(recipe_fragment in s for s in p["prefill"].get("additional-settings", []))][:1]
-    return build_plan(lane, Point(row, "point.json"), REPO, env={"RUNNER_NAME": runner})
+    return build_plan(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
 
 
 LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"
 
 
-def test_b1_job_name_is_the_runner_name(lane, points):
-    plan = plan_for(lane, points, LADDER)
+def test_b1_job_name_is_the_runner_name(harness_repo, lane, points):
+    plan = plan_for(harness_repo, lane, points, LADDER)
     assert plan.job_name == "gb300-nv_1" and plan.recipe["name"] == "gb300-nv_1"
 
 
-def test_b3_sglang_agentic_needs_only_srt_slurm(lane, points):
-    plan = plan_for(lane, points, LADDER)
+def test_b3_sglang_agentic_needs_only_srt_slurm(harness_repo, lane, points):
+    plan = plan_for(harness_repo, lane, points, LADDER)
     assert plan.route.name == "sglang-dsv4-agentic" and plan.pin.commit == SA_SCHEMA2_PIN
     assert plan.route.overlays == (("sglang/deepseek-v4/agentic", "recipes/sglang/deepseek-v4/agentic"),)
     assert plan.sources == []  # no engine fork, no setup script
     assert plan.argv()[-2:] == [plan.tags, "--no-preflight"] and plan.tags.split(",")[:4] == ["gb300-nv", "dsv4", "fp4", "0x0"]
 
 
-def test_b4_power_recipe_routes_to_the_pinned_producer(lane, points):
-    plan = plan_for(lane, points, "disagg-gb300-1p1d-dep4-dep16-5-c1024")
+def test_b4_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, points):
+    plan = plan_for(harness_repo, lane, points, "disagg-gb300-1p1d-dep4-dep16-5-c1024")
     assert plan.power and plan.route.name == "sglang-dsv4-fixed-power"
     assert plan.pin.commit == "6fc1bed01a0b82dae0088a105c03ce0cfb353443" and "--no-preflight" in plan.argv()
     assert plan.tags.split(",")[3] == "8192x1024"
-    plain = plan_for(lane, points, "disagg-gb300-8p1d-dep4-dep40-18-c2048")
+    plain = plan_for(harness_repo, lane, points, "disagg-gb300-8p1d-dep4-dep40-18-c2048")
     assert not plain.power and plain.route.name == "sglang-dsv4-fixed" and plain.pin.ref == "v1.0.25"
     assert "--no-preflight" not in plain.argv()
 
 
-def test_b6_trt_agentic_route_and_model_alias(lane, points):
-    plan = plan_for(lane, points, "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp")
+def test_b6_trt_agentic_route_and_model_alias(harness_repo, lane, points):
+    plan = plan_for(harness_repo, lane, points, "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp")
     assert plan.route.name == "trt-dsv4-agentic" and plan.time_limit == "8:00:00" and plan.pin.ref == "v1.0.50"
     assert plan.cluster_config("/c", "/s")["model_paths"] == {"deepseek-ai/DeepSeek-V4-Pro": "/scratch/models/DeepSeek-V4-Pro"}
-    vllm = plan_for(lane, points, "agg-gb300-tp8-mtp-agentic")
+    vllm = plan_for(harness_repo, lane, points, "agg-gb300-tp8-mtp-agentic")
     assert vllm.route.name == "vllm-agentic" and vllm.time_limit == "4:00:00" and vllm.pin.ref == "v1.0.36"
 
 

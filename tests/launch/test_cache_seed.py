@@ -83,11 +83,11 @@ def test_a_dirty_cache_entry_is_not_used(tmp_path, lane):
     assert reseed.returncode == 0 and "seeded" in reseed.stdout and verified_checkout(cache, commit)
 
 
-def dry_run(point: dict, cache: Path, tmp: Path) -> tuple[int, dict, str]:
+def dry_run(point: dict, cache: Path, tmp: Path, root: Path = REPO) -> tuple[int, dict, str]:
     path = tmp / "point.json"
     path.write_text(json.dumps(point))
     done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", "--format", "json", "--output-dir", str(tmp),
-                cache=cache)
+                cache=cache, cwd=root)
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
@@ -95,11 +95,11 @@ def config_file(point: dict) -> str:
     return next(s for s in point["prefill"]["additional-settings"] if s.startswith("CONFIG_FILE=")).split("=", 1)[1]
 
 
-def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, points, lane, tmp_path):
+def test_every_bundled_row_resolves_its_recipe_once_the_cache_is_seeded(seeded, points, lane, tmp_path, harness_repo):
     cache, _ = seeded
     from_checkout = 0
-    for index, point in enumerate(points):
-        code, body, err = dry_run(point, cache, tmp_path)
+    for index, point in enumerate(points):  # in a checkout with an AgentX harness, which the agentic recipes run
+        code, body, err = dry_run(point, cache, tmp_path, root=harness_repo)
         assert code == 0, (index, point["config-key"], body, err)
         assert body["recipe"] is not None and len(body["resolved-recipe-sha256"]) == 64, point["config-key"]
         assert "recipe-deferred" not in {w["rule"] for w in body["warnings"]}

@@ -8,7 +8,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_every_launch_rule_is_documented():
     code = "\n".join(p.read_text() for p in (REPO / "infx" / "launch").glob("*.py"))
-    rules = set(re.findall(r'"((?:point|recipe|lane)-[a-z-]+)",', code))  # rule ids are passed positionally
+    rules = set(re.findall(r'"((?:point|recipe|lane|agentic)-[a-z-]+)",', code))  # rule ids are passed positionally
     docs = (REPO / "docs" / "launch.md").read_text()
     missing = sorted(rule for rule in rules if f"`{rule}`" not in docs)
     assert missing == []

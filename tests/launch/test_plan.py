@@ -237,19 +237,31 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     assert not (tmp_path / ".cache").exists()
 
 
-def test_every_gb300_point_of_the_master_config_plans(tmp_path):
-    """Every gb300-nv row the matrix builds passes every pre-submit check (the CLI path is timed in bench/)."""
+def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
+    """Every gb300-nv row the matrix builds passes every pre-submit check in a checkout with an AgentX
+    harness (the CLI path is timed in bench/); in this repository, which has none, exactly the
+    agentic rows are refused, each at its recipe's benchmark command."""
     from bench.gb300_points import write_points
 
     lane = load_lane("gb300-nv", REPO)
     paths = write_points(tmp_path / "points", REPO)
-    failures = {}
+    failures, refused = {}, {}
     for path in paths:
+        point = load_point(str(path), {})
         try:
-            build_plan(lane, load_point(str(path), {}), REPO, env={})
+            build_plan(lane, point, harness_repo, env={})
         except InfxError as exc:
             failures[path.name] = [d.message for d in exc.diagnostics]
+        try:
+            build_plan(lane, point, REPO, env={})
+        except InfxError as exc:
+            refused[path.name] = (point.data.get("scenario-type"), [(d.rule, d.file, d.line) for d in exc.diagnostics])
     assert failures == {} and len(paths) == 68  # 63 fixed-seq-len and agentic points + the 5-point Mooncake ladder
+    assert len(refused) == 21 and {scenario for scenario, _ in refused.values()} == {"agentic-coding"}
+    for _, diagnostics in refused.values():
+        [(rule, file, line)] = diagnostics
+        assert rule == "agentic-harness-missing" and file.startswith("benchmarks/multi_node/srt-slurm-recipes/")
+        assert "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh" in (REPO / file).read_text().splitlines()[line - 1]
     done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(paths[0]), "--dry-run",
                            "--format", "json"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True

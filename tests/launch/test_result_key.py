@@ -24,9 +24,12 @@ LADDER_RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agen
 
 @pytest.fixture
 def workspace(tmp_path) -> Path:
+    """The repository's lane profiles and recipes, with an AgentX harness for the ladder's recipe to run."""
+    from launchkit import add_harness
+
     for part in ("runners", "benchmarks"):
         shutil.copytree(REPO / part, tmp_path / part)
-    return tmp_path
+    return add_harness(tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -131,10 +134,10 @@ def test_ingredients_say_what_is_hashed(workspace, ladder_point):
     assert "srtctl_root" not in body["lane"]["cluster"] and body["lane"]["partition"] == "batch_1"
 
 
-def test_every_bundled_point_with_a_workspace_recipe_has_a_distinct_key(points, lane):
+def test_every_bundled_point_with_a_workspace_recipe_has_a_distinct_key(points, lane, harness_repo):
     keys = []
     for row in points:
-        plan = build_plan(lane, Point(row, "<test>"), REPO, env={})
+        plan = build_plan(lane, Point(row, "<test>"), harness_repo, env={})
         if plan.recipe is not None:
             keys.append(plan.result_key())
     assert len(keys) >= 40 and all(keys) and len(set(keys)) == len(keys)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import FIXED_RESULT, REPO, Workspace, agentic_aggregate, git_repo, lane_profile, point, v1_recipe
+from launchkit import FIXED_RESULT, HARNESS, REPO, Workspace, add_harness, agentic_aggregate, git_repo, lane_profile, point, v1_recipe
 
 pytestmark = pytest.mark.slurm
 
@@ -108,6 +108,32 @@ def test_agentic_results_must_be_what_collect_accepts(ws):
     assert "but its result is invalid: concurrency 4: no request completed" in record["message"], record["message"]
     collected = ws.infx("results", "collect", str(out))
     assert collected.returncode == 1 and "error[result-failed]" in collected.stderr
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["agentx-fast", "canonical"])
+def test_an_agentic_point_runs_the_checkout_s_harness_with_its_own_profile(ws, fast):
+    """The recipe runs the benchmark repository's harness from /infmax-workspace, which is the
+    checkout; the point's duration and warm-up reach it through benchmark.env, over what the recipe
+    says (srt-slurm exports it last; the stand-in srtctl does the same); the aggregate it writes
+    into the checkout is moved into the output, where collect accepts it."""
+    add_harness(ws.root)
+    aggregates = ws.root / "aggregates"
+    aggregates.mkdir()
+    (aggregates / "default.json").write_text(agentic_aggregate(4, 2000))
+    recipe = v1_recipe(command=f"bash /infmax-workspace/{HARNESS}")
+    recipe["benchmark"]["env"] = {"INFMAX_CONTAINER_WORKSPACE": "/infmax-workspace", "DURATION": "3600",
+                                  "AGENTX_STANDIN_AGGREGATES": str(aggregates)}
+    ws.recipe("recipe.yaml", recipe)
+    profile = {"duration": 1200, "warmup-requests-per-lane": 1} if fast else {"duration": 3600}
+    done, record, out = launch(ws, point(agentic=True, **profile))
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = "DURATION=1200 AIPERF_WARMUP_REQUESTS_PER_LANE=1" if fast else "DURATION=3600 AIPERF_WARMUP_REQUESTS_PER_LANE=10"
+    assert f"agentx profile: {said}" in done.stdout  # the job's log, streamed
+    name = record["result-name"]
+    assert record["environment"]["INFMAX_WORKSPACE"] == str(ws.root) and record["results"] == [f"{name}_conc4.json"]
+    assert not (ws.root / f"{name}_conc4.json").exists() and (out / f"{name}_conc4.json").is_file()
+    collected = ws.infx("results", "collect", str(out))
+    assert collected.returncode == 0, collected.stderr
 
 
 def test_leftover_job_with_the_job_name_is_cancelled_first(ws):

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from corpus import SRT_SLURM_BUNDLE
-from launchkit import REPO
+from launchkit import REPO, add_harness
 
 NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
@@ -43,21 +43,24 @@ def dry_run(point: dict, cache: Path, tmp: Path, lane: str = "gb300-nv", root: P
 
 
 @pytest.fixture(scope="module")
-def gb300_rows():
+def gb300_rows(harness_repo):
+    """Every bundled row and its plan, in a checkout with an AgentX harness for the agentic recipes
+    (this repository has none and refuses them: tests/launch/test_agentic_launch.py)."""
     from bench.gb300_points import gb300_points
     from infx.launch.lane import load_lane
     from infx.launch.plan import Point, build_plan
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, build_plan(lane, Point(row, "row.json"), REPO)) for row in gb300_points(REPO)]
+    return [(row, build_plan(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
 
 
-def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, tmp_path):
+def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, tmp_path,
+                                                                                   harness_repo):
     cache = srtctl_cache["base"]
     assert all(srtctl_cache["pins"][name]["srtctl"] for name in NVIDIA_PINS)
     checked: dict[str, int] = {}
     for row, plan in gb300_rows:
-        done, body = dry_run(row, cache, tmp_path)
+        done, body = dry_run(row, cache, tmp_path, root=harness_repo)
         assert done.returncode == 0, (row["config-key"], body, done.stderr)
         check = body["srtctl-dry-run"]
         if plan.pin.name not in NVIDIA_PINS:  # sa-schema2, power-producer: not in the bundle, stand-in only
@@ -78,16 +81,17 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
     assert set(checked) == set(NVIDIA_PINS) and sum(checked.values()) == 61, checked
 
 
-def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, gb300_rows, tmp_path):
+def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, gb300_rows, tmp_path, harness_repo):
     row, _ = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.50")
     path = tmp_path / "point.json"
     path.write_text(json.dumps(row))
-    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"])  # no --output-dir
+    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"],
+                root=harness_repo)  # no --output-dir
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if line.startswith("srtctl ")]
     script = Path(re.search(r"sbatch script: (\S+);", line).group(1))
     assert "dry-run accepted" in line and script.is_file() and "#SBATCH --nodes=" in script.read_text()
-    assert script.is_relative_to(srtctl_cache["base"] / "dry-runs") and not (REPO / ".infx-launch").exists()
+    assert script.is_relative_to(srtctl_cache["base"] / "dry-runs") and not (harness_repo / ".infx-launch").exists()
 
 
 def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srtctl_cache, gb300_rows, tmp_path):
@@ -95,7 +99,8 @@ def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srt
     root = tmp_path / "ws"
     for folder in ("runners", "benchmarks"):
         shutil.copytree(REPO / folder, root / folder)
-    recipe_path = Path(plan.recipe_source.path.replace(str(REPO), str(root)))
+    add_harness(root)
+    recipe_path = root / Path(plan.recipe_source.path).relative_to(plan.root)
     data = yaml.safe_load(recipe_path.read_text())
     (data["base"] if "base" in data else data)["resources"]["bogus_key"] = 1  # infx ignores it; srtctl's schema does not
     recipe_path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -105,8 +110,51 @@ def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srt
     assert diag["rule"] == "srtctl-dry-run" and "bogus_key" in diag["message"] and "Unknown field" in diag["message"]
 
 
+def benchmark_env_table(log: str) -> dict[str, str]:
+    """The rows of scope `benchmark` in the environment table `srtctl dry-run` prints: the variables
+    srt-slurm exports for the benchmark command of the job it renders."""
+    rows = re.findall(r"│ *benchmark *│ *([A-Z_][A-Z0-9_]*) *│ *(.*?) *│", log)
+    return dict(rows)
+
+
+def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(srtctl_cache, gb300_rows, tmp_path, harness_repo):
+    """Under the agentx-fast label (its plan step, infx.changelog.plan.agentx_fast) every agentic row on
+    an NVIDIA pin reaches srtctl with DURATION 1200 and one warm-up request per lane in the benchmark's
+    environment; the canonical row with 3600 and the harness's own warm-up."""
+    from infx.changelog.plan import agentx_fast
+
+    rows = [row for row, plan in gb300_rows if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS]
+    fast_rows = agentx_fast({"buckets": {"agentic": rows}})["buckets"]["agentic"]
+    assert len(rows) == 16  # vllm-agentic (v1.0.36) 10, trt-dsv4-agentic (v1.0.50) 6
+    pins = set()
+    for normal, fast in zip(rows, fast_rows):
+        for row, duration, warmup in ((fast, "1200", "1"), (normal, "3600", None)):
+            done, body = dry_run(row, srtctl_cache["base"], tmp_path, root=harness_repo)
+            assert done.returncode == 0 and body["srtctl-dry-run"]["checked"], (row["config-key"], body, done.stderr)
+            table = benchmark_env_table(Path(body["srtctl-dry-run"]["log"]).read_text())
+            assert table["DURATION"] == duration and table.get("AIPERF_WARMUP_REQUESTS_PER_LANE") == warmup, (row["config-key"], table)
+            assert table["CONC"] == str(row["conc"][0])
+            pins.add(body["srt-slurm"]["pin"])
+    assert pins == {"nvidia-v1.0.36", "nvidia-v1.0.50"}
+
+
+def test_every_agentic_pin_exports_benchmark_env_last_and_mounts_the_workspace(srtctl_cache):
+    """The srt-slurm source infx relies on for agentic points, at each pin an agentic route uses: the
+    custom benchmark's environment is the recipe's benchmark.env, exported after the job's and the
+    recipe's own environment, and $INFMAX_WORKSPACE is mounted at /infmax-workspace."""
+    for pin in ("nvidia-v1.0.36", "nvidia-v1.0.50"):
+        checkout = Path(srtctl_cache["pins"][pin]["path"])
+        custom = (checkout / "src/srtctl/benchmarks/custom.py").read_text()
+        assert "return dict(config.benchmark.env)" in custom and '["bash", "-lc", config.benchmark.command]' in custom
+        stage = (checkout / "src/srtctl/cli/mixins/benchmark_stage.py").read_text()
+        assert "env_to_set = self._get_benchmark_env(runner)\n        env_to_set.update(runner.get_environment(" in stage
+        runtime = (checkout / "src/srtctl/core/runtime.py").read_text()
+        assert 'os.environ.get("INFMAX_WORKSPACE")' in runtime and 'Path("/infmax-workspace")' in runtime
+
+
 @pytest.mark.parametrize("plant", ["srtctl", "pth"])
-def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtctl_cache, gb300_rows, tmp_path, plant):
+def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtctl_cache, gb300_rows, tmp_path, plant,
+                                                                            harness_repo):
     """Another job on the runner writes into infx's cache: a replaced bin/srtctl, or a .pth file
     (run by Python at start-up) in the venv's site-packages. The venv no longer matches the content
     hash recorded when it was built, so nothing of it runs; cache-seed --srtctl rebuilds it."""
@@ -123,7 +171,7 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
         [site] = list((venv / "lib").glob("python3*/site-packages"))
         (site / "zz-planted.pth").write_text(f"import pathlib; pathlib.Path({str(witness)!r}).touch()\n")
     assert cached_srtctl(base, commit) is None and "content hash" in srtctl_problem(base, commit)
-    done, body = dry_run(row, base, tmp_path)
+    done, body = dry_run(row, base, tmp_path, root=harness_repo)
     assert done.returncode == 0 and body["srtctl-dry-run"]["checked"] is False, body
     assert "content hash" in body["srtctl-dry-run"]["reason"] and not witness.exists()
     seeded = infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.50", "--srtctl",
@@ -131,7 +179,7 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
     assert seeded.returncode == 0, seeded.stdout + seeded.stderr
     assert cached_srtctl(base, commit) == venv / "bin" / "srtctl" and srtctl_problem(base, commit) is None
     (tmp_path / "again").mkdir()
-    again, body = dry_run(row, base, tmp_path / "again")
+    again, body = dry_run(row, base, tmp_path / "again", root=harness_repo)
     assert again.returncode == 0 and body["srtctl-dry-run"]["checked"] and not witness.exists(), body
 
 
@@ -276,7 +324,7 @@ def squeue() -> str:
 
 @pytest.mark.slurm
 def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_slurm(
-        srtctl_cache, slurm_multinode, gb300_rows, tmp_path):
+        srtctl_cache, slurm_multinode, gb300_rows, tmp_path, harness_repo):
     profile = local_profile(tmp_path, slurm_multinode["partition"])
     rows = one_row_per_nvidia_route(gb300_rows)
     assert {plan.route.name for _, plan in rows} == {"vllm-dsv4-fixed", "trt-dsv4-fixed", "sglang-dsv4-fixed", "vllm-agentic",
@@ -291,7 +339,7 @@ def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_
         env = {"PATH": f"{STANDIN_BIN}{os.pathsep}{os.environ['PATH']}", "STANDIN_ENROOT_LOG": str(tmp_path / "enroot.log"),
                "RUNNER_TEMP": str(temp), "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}
         done = infx("launch", "--lane", str(profile), "--point", str(point), "--output-dir", str(out),
-                    cache=srtctl_cache["base"], env=env)
+                    cache=srtctl_cache["base"], env=env, root=harness_repo)
         [record_path] = out.glob("*_launch.json")
         record = json.loads(record_path.read_text())
         job = record["job-id"]

@@ -53,13 +53,12 @@ def launch_step(engine: Engine, row: dict) -> tuple[str, dict[str, str]]:
     return step["run"], env
 
 
-def run_script(script: str, env: dict, temp) -> subprocess.CompletedProcess:
+def run_script(script: str, env: dict, temp, workspace=REPO) -> subprocess.CompletedProcess:
     """The step's script on the stand-in hosted runner, in the workspace."""
-    return run_as_runner(script, temp, {**HOSTED, "GITHUB_WORKSPACE": str(REPO), "CI": "true", "GITHUB_ACTIONS": "true", **env})
+    return run_as_runner(script, temp, {**HOSTED, "GITHUB_WORKSPACE": str(workspace), "CI": "true", "GITHUB_ACTIONS": "true", **env})
 
 
-def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):
-    assert len(rows) == 68 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
+def run_launch_steps(engine, rows: list[dict], tmp_path, workspace) -> list[tuple[dict, subprocess.CompletedProcess, dict | None]]:
     steps = [launch_step(engine, row) for row in rows]
     assert all("infx launch" in script and "--dry-run" in script for script, _ in steps)
 
@@ -67,13 +66,19 @@ def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):
         script, env = steps[index]
         assert env["LANE"] == rows[index]["runner"] and json.loads(env["POINT_JSON"]) == rows[index] and env["DRY_RUN"] == "true"
         temp = tmp_path / f"row-{index:03d}"
-        done = run_script(script, {**env, "INFX_CACHE_DIR": str(tmp_path / "cache")}, temp)
+        done = run_script(script, {**env, "INFX_CACHE_DIR": str(tmp_path / "cache")}, temp, workspace)
         plan_file = temp / "point" / "launch-plan.json"
         plan = json.loads(plan_file.read_text()) if plan_file.is_file() and plan_file.stat().st_size else None
         return rows[index], done, plan
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, range(len(rows))))
+        return list(pool.map(run, range(len(rows))))
+
+
+def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path, harness_repo):
+    """In a checkout with an AgentX harness (a benchmark repository's, here a stand-in) every row plans."""
+    assert len(rows) == 68 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
+    results = run_launch_steps(engine, rows, tmp_path, harness_repo)
     failures = {row["config-key"] + f" conc {row['conc']}": (done.stderr + json.dumps(plan))[-800:]
                 for row, done, plan in results if done.returncode != 0}
     assert failures == {}
@@ -83,15 +88,27 @@ def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path):
         assert plan["job-name"].startswith("infx-")  # the hosted runner's name labels nothing
 
 
-def test_every_bundled_row_dry_runs_with_no_lane_given(rows, monkeypatch):
+def test_the_launch_step_refuses_this_repository_s_agentic_rows_at_the_recipe(rows, engine, tmp_path):
+    """This repository ships no AgentX harness: each agentic row's dry run fails, its plan artifact
+    naming the recipe line that runs it (docs/launch.md, Agentic points)."""
+    agentic = [row for row in rows if row.get("scenario-type") == "agentic-coding"]
+    assert len(agentic) == 21
+    for row, done, plan in run_launch_steps(engine, agentic, tmp_path, REPO):
+        assert done.returncode == 1 and plan["ok"] is False, row["config-key"]
+        [diag] = plan["diagnostics"]
+        assert diag["rule"] == "agentic-harness-missing" and "benchmarks/multi_node/agentic_srt.sh" in diag["message"]
+        assert "agentic_srt.sh" in (REPO / diag["file"]).read_text().splitlines()[diag["line"] - 1]
+
+
+def test_every_bundled_row_dry_runs_with_no_lane_given(rows, monkeypatch, harness_repo):
     from infx.cli import cli
 
-    monkeypatch.chdir(REPO)
+    monkeypatch.chdir(harness_repo)
     runner = CliRunner()
     failures = {}
     for row in rows:
         result = runner.invoke(cli, ["launch", "--dry-run", "--format", "json"],
-                               env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(REPO), "RUNNER_NAME": "unrelated_0"})
+                               env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(harness_repo), "RUNNER_NAME": "unrelated_0"})
         if result.exit_code != 0 or result.exception is not None:
             failures[f"{row['config-key']} conc {row['conc']}"] = (result.exit_code, result.output[-800:], repr(result.exception))
             continue

@@ -1,11 +1,15 @@
 """`srtctl apply -f RECIPE --tags T [flags]`: render a batch script from the recipe, call the real sbatch.
 
 The job runs the recipe's benchmark.command (bash) on one node of the test cluster and
-writes its log where srt-slurm does: outputs/<job id>/logs/sweep_<job id>.log.
+writes its log where srt-slurm does: outputs/<job id>/logs/sweep_<job id>.log. As srt-slurm's
+custom benchmark does, the recipe's benchmark.env is exported over the job's environment just
+before the command; there is no container here, so the path srt-slurm mounts $INFMAX_WORKSPACE
+at (/infmax-workspace) is that folder itself, in the command and in those values.
 """
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -22,6 +26,14 @@ def _pause(variable: str, when: str) -> None:
         time.sleep(float(os.environ[variable]))
 
 
+CONTAINER_WORKSPACE = "/infmax-workspace"
+
+
+def _mapped(text: str) -> str:
+    """``text`` as a bash word, with srt-slurm's workspace mount point read as $INFMAX_WORKSPACE."""
+    return '"${INFMAX_WORKSPACE}"'.join(shlex.quote(part) if part else "" for part in text.split(CONTAINER_WORKSPACE))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="srtctl")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +48,9 @@ def main() -> None:
     cluster = yaml.safe_load(Path("srtslurm.yaml").read_text())
     recipe = yaml.safe_load(Path(args.file).read_text())
     time_limit = (recipe.get("slurm") or {}).get("time_limit") or cluster["default_time_limit"]
-    command = (recipe.get("benchmark") or {}).get("command", "true")
+    benchmark = recipe.get("benchmark") or {}
+    command = benchmark.get("command", "true")
+    exports = [f"export {name}={_mapped(str(value))}" for name, value in (benchmark.get("env") or {}).items()]
     script = Path("outputs") / f"{recipe['name']}.sbatch"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text("\n".join([
@@ -49,7 +63,8 @@ def main() -> None:
         'logs="outputs/$SLURM_JOB_ID/logs"; mkdir -p "$logs"',
         'exec > "$logs/sweep_$SLURM_JOB_ID.log" 2>&1',
         f"echo 'tags={args.tags}'",
-        command,
+        *exports,
+        command.replace(CONTAINER_WORKSPACE, "${INFMAX_WORKSPACE}"),
         "",
     ]))
     _pause("STANDIN_APPLY_SLEEP_BEFORE", "before")
