@@ -31,7 +31,15 @@ LONGEST_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The nightly tests run only when `-m` names them: `-m nightly` selects them, and any other
+    # expression (`-m "not slurm"`) or none leaves them out, as the default run does.
+    if "nightly" not in (config.option.markexpr or ""):
+        nightly = [item for item in items if item.get_closest_marker("nightly")]
+        if nightly:
+            config.hook.pytest_deselected(items=nightly)
+            items[:] = [item for item in items if not item.get_closest_marker("nightly")]
+
     def rank(item: pytest.Item) -> int:
         path = item.path.relative_to(REPO / "tests").as_posix()
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)

@@ -2,8 +2,9 @@
 and no internal error, and does not hang.
 
 Each property runs twice: with CI's example counts in the default run, and with many more
-under the `nightly` marker (`python3 -m pytest -m nightly tests/exitcodes`); the default
-`addopts` deselects `nightly`. Commands run in-process through infx's real entry point.
+under the `nightly` marker (`python3 -m pytest -m nightly tests/exitcodes`); any run
+whose `-m` does not name `nightly` leaves them out (tests/conftest.py). Commands run in-process
+through infx's real entry point.
 """
 
 from __future__ import annotations
