@@ -54,13 +54,18 @@ def gb300_rows(harness_repo):
     return [(row, build_plan(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
 
 
-def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, tmp_path,
-                                                                                   harness_repo):
-    cache = srtctl_cache["base"]
+@pytest.fixture(scope="module")
+def row_dry_runs(srtctl_cache, gb300_rows, harness_repo, tmp_path_factory) -> list:
+    """`infx launch --dry-run` of every bundled row (the dry run and its JSON body), once for the
+    tests that read them: a dry run with the real srtctl costs seconds."""
+    out = tmp_path_factory.mktemp("row-dry-runs")
+    return [dry_run(row, srtctl_cache["base"], out, root=harness_repo) for row, _ in gb300_rows]
+
+
+def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, row_dry_runs):
     assert all(srtctl_cache["pins"][name]["srtctl"] for name in NVIDIA_PINS)
     checked: dict[str, int] = {}
-    for row, plan in gb300_rows:
-        done, body = dry_run(row, cache, tmp_path, root=harness_repo)
+    for (row, plan), (done, body) in zip(gb300_rows, row_dry_runs):
         assert done.returncode == 0, (row["config-key"], body, done.stderr)
         check = body["srtctl-dry-run"]
         if plan.pin.name not in NVIDIA_PINS:  # sa-schema2, power-producer: not in the bundle, stand-in only
@@ -117,19 +122,22 @@ def benchmark_env_table(log: str) -> dict[str, str]:
     return dict(rows)
 
 
-def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(srtctl_cache, gb300_rows, tmp_path, harness_repo):
+def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(srtctl_cache, gb300_rows, row_dry_runs, tmp_path,
+                                                                               harness_repo):
     """Under the agentx-fast label (its plan step, infx.changelog.plan.agentx_fast) every agentic row on
     an NVIDIA pin reaches srtctl with DURATION 1200 and one warm-up request per lane in the benchmark's
-    environment; the canonical row with 3600 and the harness's own warm-up."""
+    environment; the canonical row (its dry run from ``row_dry_runs``) with 3600 and the harness's own warm-up."""
     from infx.changelog.plan import agentx_fast
 
-    rows = [row for row, plan in gb300_rows if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS]
+    agentic = [(row, ran) for (row, plan), ran in zip(gb300_rows, row_dry_runs)
+               if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS]
+    rows = [row for row, _ in agentic]
     fast_rows = agentx_fast({"buckets": {"agentic": rows}})["buckets"]["agentic"]
     assert len(rows) == 16  # vllm-agentic (v1.0.36) 10, trt-dsv4-agentic (v1.0.50) 6
     pins = set()
-    for normal, fast in zip(rows, fast_rows):
-        for row, duration, warmup in ((fast, "1200", "1"), (normal, "3600", None)):
-            done, body = dry_run(row, srtctl_cache["base"], tmp_path, root=harness_repo)
+    for (normal, normal_run), fast in zip(agentic, fast_rows):
+        fast_run = dry_run(fast, srtctl_cache["base"], tmp_path, root=harness_repo)
+        for row, (done, body), duration, warmup in ((fast, fast_run, "1200", "1"), (normal, normal_run, "3600", None)):
             assert done.returncode == 0 and body["srtctl-dry-run"]["checked"], (row["config-key"], body, done.stderr)
             table = benchmark_env_table(Path(body["srtctl-dry-run"]["log"]).read_text())
             assert table["DURATION"] == duration and table.get("AIPERF_WARMUP_REQUESTS_PER_LANE") == warmup, (row["config-key"], table)
