@@ -78,6 +78,20 @@ class PointEval:
             chosen = (max(concs),) if concs else ()
         return cls(EvalKind.ONLY if only else EvalKind.AFTER_BENCHMARK, chosen)
 
+    @classmethod
+    def of_point(cls, row: dict) -> "PointEval":
+        """The choice of a whole point, its settings read from every worker block (as the launch reads them)."""
+        from .recipes import settings_dict
+        from .workers import ROLES
+
+        settings: dict[str, list[str]] = {}
+        for role in ROLES:
+            block = row.get(role)
+            if isinstance(block, dict):
+                for key, values in settings_dict(block.get("additional-settings")).items():
+                    settings.setdefault(key, []).extend(values)
+        return cls.of(row, settings)
+
     @property
     def runs(self) -> bool:
         return self.kind is not EvalKind.NONE
