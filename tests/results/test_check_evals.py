@@ -178,12 +178,48 @@ def test_a_thresholds_file_the_schema_refuses_is_located(tmp_path, text, rule, l
 def test_the_shipped_floors_are_the_references_and_pass_their_schema():
     doc, problems = load_yaml(SHIPPED_THRESHOLDS)
     assert problems == [] and schema_diagnostics("eval-thresholds", doc, doc.data) == []
-    assert doc.data["default"] == {"gsm8k": 0.90, "gpqa_diamond_cot_n_shot": 0.30, "swebench_lite": 0.50}
+    # the reference's values; its GPQA Diamond task (gpqa_diamond_cot_n_shot) is gpqa_diamond in infx's suite
+    assert doc.data["default"] == {"gsm8k": 0.90, "gpqa_diamond": 0.30, "swebench_lite": 0.50}
     assert doc.data["models"]["dsv4"] == {"gsm8k": 0.91} and len(doc.data["models"]) == 8
     first = SHIPPED_THRESHOLDS.read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../schemas/eval-thresholds.schema.json"
     assert (SHIPPED_THRESHOLDS.parent / first.split("$schema=")[1]).resolve().is_file()
     assert "config/eval-thresholds.yaml" in (REPO / "pyproject.toml").read_text()  # shipped as package data
+
+
+def test_every_task_the_suite_can_run_has_a_floor_for_every_bundled_model():
+    """The task names the suite's task files give (enabled and opt-in alike) against the floors that
+    apply to this repository, for every model prefix of the bundled configs: no eval row the lane can
+    produce meets `eval-no-threshold`."""
+    from infx.evalsuite import load_suite
+    from infx.results.evalgate import load_thresholds, thresholds_path
+    from infx.yamlio import load_yaml as load
+
+    suite, problems = load_suite(REPO)
+    assert problems == [] and suite is not None
+    tasks = [task.task for task in (*suite.tasks, *suite.opt_in)]
+    assert tasks == ["gsm8k", "gpqa_diamond"]
+    path, _ = thresholds_path(None, REPO)
+    floors, problems = load_thresholds(path)
+    assert problems == [] and floors is not None
+    master, _ = load(REPO / "configs" / "nvidia-master.yaml")
+    prefixes = sorted({entry["model-prefix"] for entry in master.data.values()})
+    assert prefixes == ["dsv4"]
+    missing = [(prefix, task) for prefix in prefixes for task in tasks if floors.floor(prefix, task) is None]
+    assert missing == []
+    assert floors.floor("dsv4", "gsm8k").source == "models.dsv4.gsm8k" and floors.floor("dsv4", "gpqa_diamond").source == "default.gpqa_diamond"
+
+
+def test_the_default_suite_runs_gsm8k_and_gpqa_is_an_opt_in_that_needs_a_token():
+    """The reference runs only gsm8k by default; GPQA's data set is gated on Hugging Face."""
+    from infx.evalsuite import load_suite
+
+    suite, _ = load_suite(REPO)
+    assert [task.task for task in suite.tasks] == ["gsm8k"] and [task["task"] for task in suite.protocol()["tasks"]] == ["gsm8k"]
+    [gpqa] = suite.opt_in
+    assert (gpqa.task, gpqa.enabled, gpqa.requires_env) == ("gpqa_diamond", False, ("HF_TOKEN",))
+    assert suite.required_env == ()  # nothing the default eval point needs from the runner
+    assert all("gpqa" not in f.path for f in suite.files())  # not staged, not in the result key
 
 
 def test_task_names_and_model_prefixes_have_the_name_shape():
