@@ -146,13 +146,16 @@ def _run_url() -> str | None:
 @click.argument("results_json", type=click.Path(path_type=Path))
 @click.option("--thresholds", type=click.Path(path_type=Path),
               help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).")
+@click.option("--plan", "plan", type=click.Path(path_type=Path),
+              help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
-def check_evals_command(results_json: Path, thresholds: Path | None, fmt: str) -> None:
+def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path | None, fmt: str) -> None:
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
-    be at least its floor; exit 1 naming each score below it and each broken eval folder."""
+    be at least its floor; exit 1 naming each score below it, each broken eval folder and, for an
+    evals-only or all-evals plan, each planned eval point without a score."""
     from ..results.evalgate import gate
 
-    report = gate(results_json, thresholds)
+    report = gate(results_json, thresholds, plan=plan)
     out, err = report.render(fmt)
     if out:
         click.echo(out)

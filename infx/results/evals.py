@@ -58,7 +58,7 @@ RULES = {
     "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
     "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "the folder holds meta_env.json but no lm-eval result file.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
     "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
     "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
