@@ -144,6 +144,35 @@ class GateReport(Report):
         return text, self.summary()
 
 
+BELOW, OK, NO_FLOOR, NO_METRIC = "below", "ok", "no-floor", "no-metric"  # a row's status (the Accuracy section shows it)
+
+
+def judge_row(row: EvalRow, thresholds: Thresholds | None) -> tuple[str, Floor | None, list[Verdict]]:
+    """One eval row against its floor: its status, the floor and a verdict per exact-match score
+    (``thresholds`` None: the floors could not be read, so no floor)."""
+    scores = [(metric, getattr(row, metric)) for metric in METRICS if getattr(row, metric) is not None]
+    if not scores:
+        return NO_METRIC, None, []
+    floor = thresholds.floor(row.model_prefix, row.task) if thresholds is not None else None
+    if floor is None:
+        return NO_FLOOR, None, []
+    judged = [Verdict(row, metric, value, floor) for metric, value in scores]
+    return (OK if all(v.passed for v in judged) else BELOW), floor, judged
+
+
+def repository_floors(given: Path | None = None, root: Path = Path(".")) -> tuple[Thresholds | None, list[str]]:
+    """The floors the gate applies (``given``, the repository's, else the shipped ones), and why
+    none when they cannot be read: for a comparison, which shows them and never fails on them."""
+    path, _ = thresholds_path(given, root)
+    try:
+        floors, problems = load_thresholds(path)
+    except InfxError as exc:
+        problems = exc.diagnostics
+        floors = None
+    return floors, ([] if floors is not None else [f"the score floors in {path} cannot be used ({problems[0].message if problems else 'unreadable'}): "
+                                                    "no floor is shown"])
+
+
 def _shown(value: float, floor: float) -> str:
     """Four decimals, as the reference prints scores, unless that would hide that the value is below."""
     text = f"{value:.4f}"
@@ -217,23 +246,22 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
         diagnostics += [error(p.file, None, p.rule, f"{_set_who(found)}: {p.message}", HINTS.get(p.rule, "")) for p in found.problems]
     for row in evals.rows:
         where = f"{row.who}, concurrency {row.conc}, task {row.task}"
-        scores = [(metric, getattr(row, metric)) for metric in METRICS if getattr(row, metric) is not None]
-        if not scores:
+        status, floor, judged = judge_row(row, thresholds)
+        if status == NO_METRIC:
             diagnostics.append(error(row.source, None, "eval-no-metric",
                                      f"{where}: no strict or flexible exact-match score to check (its score is {row.score_name or 'none'})",
                                      "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as gsm8k); "
                                      "run the task the lane's eval recipe names."))
             continue
-        floor = thresholds.floor(row.model_prefix, row.task)
-        if floor is None:
+        if status == NO_FLOOR:
             diagnostics.append(error(thresholds.file, thresholds.where, "eval-no-threshold",
                                      f"{where}: no floor for task {row.task!r} (neither models.{row.model_prefix}.{row.task} "
                                      f"nor default.{row.task})",
                                      f"Add `{row.task}: <floor>` under `default:` (or under `models: {row.model_prefix}:`), "
                                      "calibrated from many runs of the task."))
             continue
-        for metric, value in scores:
-            verdict = Verdict(row, metric, value, floor)
+        for verdict in judged:
+            metric, value = verdict.metric, verdict.value
             verdicts.append(verdict)
             if not verdict.passed:
                 diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",
