@@ -113,6 +113,7 @@ class Job:
     summary: str = ""
     log: str = ""
     outputs_size: int = 0  # as GitHub counts them: UTF-16 bytes of every output's name and value
+    runner_name: str = "test-runner-0"  # each job gets a runner of its own, as on GitHub (launches name Slurm jobs after it)
 
 
 class Executor:
@@ -139,6 +140,7 @@ class Executor:
         self.only: set[str] | None = None
         self.scripts = threading.Semaphore(os.cpu_count() or 2)  # scripts running at once
         self.checkout_lock = threading.Lock()  # the shared workspace and the server's fixtures
+        self.runner_numbers = itertools.count(1)
 
     # --- the workflow level -----------------------------------------------------------------
 
@@ -257,10 +259,12 @@ class Executor:
     def run_steps(self, workflow: str, job: dict, context: dict, path: str, matrix) -> tuple[str, dict]:
         temp = self.tmp / "runner" / path.replace("/", "__")
         temp.mkdir(parents=True)
+        with self.checkout_lock:
+            runner_name = f"test-runner-{next(self.runner_numbers)}"
         record = Job(path, workflow, "success", runs_on=self.engine.value(job.get("runs-on"), context), matrix=matrix,
-                     inputs=context["inputs"])
+                     inputs=context["inputs"], runner_name=runner_name)
         self.jobs.append(record)
-        context = {**context, "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": "test-runner"},
+        context = {**context, "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": runner_name},
                    "job": {"status": "success"}, "steps": {}}
         env = {k: _env_text(v) for k, v in self.engine.value(job.get("env") or {}, context).items()}
         extra_path: list[str] = [str(make_environment(temp.parent / f"{temp.name}.python", self.runtime))]  # the job's Python
@@ -302,7 +306,7 @@ class Executor:
         for file in files.values():
             file.write_text("")
         runner_env = {**_base_env(), **self.extra_env, "CI": "true", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp),
-                      "RUNNER_NAME": "test-runner", "GITHUB_WORKSPACE": str(self.workspace),
+                      "RUNNER_NAME": record.runner_name, "GITHUB_WORKSPACE": str(self.workspace),
                       "GITHUB_REPOSITORY": self.github["repository"], "GITHUB_RUN_ID": self.github["run_id"],
                       "GITHUB_EVENT_NAME": self.github["event_name"], "GITHUB_SHA": self.github["sha"],
                       "GITHUB_API_URL": self.github["api_url"],
