@@ -78,6 +78,20 @@ class PointEval:
             chosen = (max(concs),) if concs else ()
         return cls(EvalKind.ONLY if only else EvalKind.AFTER_BENCHMARK, chosen)
 
+    @classmethod
+    def of_point(cls, row: dict) -> "PointEval":
+        """The choice of a whole point, its settings read from every worker block (as the launch reads them)."""
+        from .recipes import settings_dict
+        from .workers import ROLES
+
+        settings: dict[str, list[str]] = {}
+        for role in ROLES:
+            block = row.get(role)
+            if isinstance(block, dict):
+                for key, values in settings_dict(block.get("additional-settings")).items():
+                    settings.setdefault(key, []).extend(values)
+        return cls.of(row, settings)
+
     @property
     def runs(self) -> bool:
         return self.kind is not EvalKind.NONE
@@ -104,7 +118,8 @@ class SuiteFile:
 
 @dataclass(frozen=True)
 class TaskProtocol:
-    """One task as the task file defines it."""
+    """One task as the task file defines it, and what the suite says of it: whether eval points
+    run it (``enabled``) and the runner's variables it needs while they do (``requires_env``)."""
 
     task: str
     file: SuiteFile
@@ -112,6 +127,9 @@ class TaskProtocol:
     num_fewshot: int
     max_gen_tokens: int
     temperature: int | float
+    enabled: bool = True
+    requires_env: tuple[str, ...] = ()
+    where: tuple[int, int] | None = None  # its entry in the suite file
 
     def to_json(self) -> dict:
         return {"task": self.task, "file": self.file.path, "num-fewshot": self.num_fewshot,
@@ -129,8 +147,14 @@ class EvalSuite:
     chat_template: bool
     entry_point: SuiteFile
     runner: SuiteFile
-    tasks: tuple[TaskProtocol, ...]
-    digest: str  # SHA-256 over the suite file's and every named file's path and digest
+    tasks: tuple[TaskProtocol, ...]  # the enabled tasks: what every eval point runs
+    digest: str  # SHA-256 over the suite file's and every file an eval point runs' path and digest
+    opt_in: tuple[TaskProtocol, ...] = ()  # tasks checked but not run (`enabled: false`)
+
+    @property
+    def required_env(self) -> tuple[tuple[str, TaskProtocol], ...]:
+        """(variable, task) for each variable an enabled task needs from the launching runner."""
+        return tuple((name, task) for task in self.tasks for name in task.requires_env)
 
     def protocol(self) -> dict:
         """The ``eval-protocol`` of every eval row (row schema ``$defs/eval-protocol``); ``sha256`` covers
@@ -245,7 +269,8 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
     # 0 rather than 0.0: a workflow's toJSON writes a whole float as an integer, and the point must
     # come back byte for byte (its result key is a hash of its canonical JSON)
     temperature = int(temperature) if float(temperature).is_integer() else float(temperature)
-    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, temperature)
+    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, temperature,
+                        entry.get("enabled", True), tuple(entry.get("requires-env", ())), doc.where(("tasks", index)))
 
 
 def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
@@ -280,7 +305,10 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
             break
     if problems or entry is None or runner is None:
         return None, problems
-    kept = tuple(t for t in tasks if t)
+    kept = tuple(t for t in tasks if t and t.enabled)
+    if not kept:
+        return None, [error(doc.file, doc.where(("tasks",)), "eval-suite-schema", "every task is `enabled: false`: an eval point would run nothing",
+                            "Enable at least one task (gsm8k runs without a token).")]
     try:
         suite_digest = _digest(root / relative)
     except (OSError, ValueError) as exc:
@@ -288,4 +316,4 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
     named = [SuiteFile(relative, suite_digest), entry, runner, *(f for t in kept for f in (t.file, *t.helpers))]
     digest = hashlib.sha256("\n".join(f"{f.path} {f.sha256}" for f in named).encode()).hexdigest()
     return EvalSuite(relative, harness["package"], str(harness["version"]), harness["model"], bool(harness["chat-template"]),
-                     entry, runner, kept, digest), []
+                     entry, runner, kept, digest, tuple(t for t in tasks if t and not t.enabled)), []

@@ -49,6 +49,12 @@ def _require_regular(path: Path | str, mode: int, why: str = "") -> None:
         raise UnusablePath(path, f"is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a regular file{why}")
 
 
+def printable(text: str) -> str:
+    """A file name (or a path) as text a verdict, a row and results.json can carry: bytes that are
+    not UTF-8 (which Python keeps as lone surrogates) become "?"."""
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+
+
 def is_file(path: Path | str) -> bool:
     """Path.is_file that never raises (a 300-character name, a symlink loop: False)."""
     try:

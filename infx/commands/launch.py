@@ -99,6 +99,13 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
                                         runner_at=(point.file, point.where(("runner",)))))
         plan = build_plan(lane, point, root, env=env)
         plan.warnings.extend(notes)
+        if plan.evaluation:  # what the job needs from this runner (a gated data set's token), before any side effect
+            from ..launch.evalenv import secret_problems
+
+            missing = secret_problems(plan.evaluation, env, dry_run)
+            if missing and not dry_run:
+                raise InfxError(missing)
+            plan.warnings.extend(missing)
         if dry_run:
             from ..launch.dryrun import enrich
 

@@ -78,8 +78,11 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option("--repo", help="OWNER/NAME for finding the baseline (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @click.option("--save-baseline", type=click.Path(path_type=Path),
               help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
-def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline) -> None:
-    """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each.
+@click.option("--thresholds", type=click.Path(path_type=Path),
+              help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx ships).")
+def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline, thresholds) -> None:
+    """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each;
+    the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
     from ..results.compare import BaselineRequest, compare_sweep
 
@@ -88,12 +91,15 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
         from .github import repository_slug
 
         slug = repository_slug(repo)
-    comparison, base_rows = compare_sweep(list(head), BaselineRequest(tuple(baseline), baseline_run, slug), threshold)
+    comparison, base_rows, base_evals = compare_sweep(list(head), BaselineRequest(tuple(baseline), baseline_run, slug, thresholds),
+                                                      threshold)
     if save_baseline is not None:
         from ..fsio import atomic_write
+        from ..results.evals import EvalCollection
         from ..results.render import results_document
 
-        atomic_write(save_baseline, results_document(base_rows, [], comparison.baseline))
+        evals = EvalCollection.from_json({"rows": [row.to_json() for row in base_evals], "sets": []})
+        atomic_write(save_baseline, results_document(base_rows, [], comparison.baseline, evals))
     for notice in comparison.notices:
         click.echo(f"notice: {notice}", err=True)
     _write(output, comparison.to_json_text() if fmt == "json" else comparison.to_markdown())
@@ -146,13 +152,16 @@ def _run_url() -> str | None:
 @click.argument("results_json", type=click.Path(path_type=Path))
 @click.option("--thresholds", type=click.Path(path_type=Path),
               help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).")
+@click.option("--plan", "plan", type=click.Path(path_type=Path),
+              help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
-def check_evals_command(results_json: Path, thresholds: Path | None, fmt: str) -> None:
+def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path | None, fmt: str) -> None:
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
-    be at least its floor; exit 1 naming each score below it and each broken eval folder."""
+    be at least its floor; exit 1 naming each score below it, each broken eval folder and, for an
+    evals-only or all-evals plan, each planned eval point without a score."""
     from ..results.evalgate import gate
 
-    report = gate(results_json, thresholds)
+    report = gate(results_json, thresholds, plan=plan)
     out, err = report.render(fmt)
     if out:
         click.echo(out)

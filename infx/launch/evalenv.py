@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import shapes
-from ..diagnostics import Diagnostic, error
+from ..diagnostics import Diagnostic, error, warning
 from ..evalsuite import MAX_FILE_BYTES, PROTOCOL_FIELD, EvalKind, EvalSuite, PointEval, load_suite
 from ..fsio import atomic_write, read_bytes
 from ..jsonfast import canonical
@@ -154,6 +154,22 @@ def plan_eval(point, lane, root: Path, choice: PointEval, settings_where: dict) 
     if problems or suite is None:
         return None, problems
     return EvalLaunch(choice, suite, tuple((name, str(value)) for name, value, _ in found)), []
+
+
+SECRET_HINT = ("Give the launch step that variable (run-sweep.yml hands the repository secret HF_TOKEN to run-point.yml's launch step "
+               "as its `hf-token` secret), or set `enabled: false` on the task in {suite}.")
+
+
+def secret_problems(evaluation: EvalLaunch, env: dict, dry_run: bool = False) -> list[Diagnostic]:
+    """`eval-secret-missing`, located at the task in the suite, for each variable an enabled task
+    needs from the launching runner (``requires-env``) that ``env`` lacks or has empty: the job
+    would fail fetching the task's data after its engine started. A warning in a dry run (which
+    submits nothing). Only names are read and said, never a value."""
+    make = warning if dry_run else error
+    return [make(evaluation.suite.file, task.where, "eval-secret-missing",
+                 f"task {task.task} needs ${name} in the launch's environment, and it is unset or empty",
+                 SECRET_HINT.format(suite=evaluation.suite.file))
+            for name, task in evaluation.suite.required_env if not env.get(name)]
 
 
 def point_meta(point: dict) -> dict:

@@ -42,6 +42,9 @@ def ingredients(plan) -> dict | None:
         "lane": {"name": plan.lane.name, "partition": plan.partition, "time-limit": plan.time_limit,
                  "cluster": _without(plan.cluster_config("", plan.squash_file()), COSMETIC_CLUSTER_FIELDS)},
         "sources": sorted([source.name, source.commit, source.dest] for source in plan.sources),
+        # An eval point: the protocol the lane's suite runs (its enabled tasks, every file's digest),
+        # also for a point that records none. Absent for a throughput point, whose key it leaves as it was.
+        **({"eval-protocol": plan.evaluation.protocol} if plan.evaluation else {}),
     }
 
 

@@ -86,6 +86,26 @@ def check_agentic(out: Path, name: str, concs: list) -> list[Path]:
     return found
 
 
+EVAL_RESULTS = "eval_results"  # srt-slurm's lm-eval stage copies its outputs to the job's /logs/eval_results/
+
+
+def stage_eval(job_logs: Path, out: Path) -> tuple[list[str], list[str]]:
+    """An eval point's outputs, as srt-slurm's lm-eval stage leaves them in the job's logs
+    (``<job logs>/eval_results/``: meta_env.json, lm-eval's results*.json and samples*.jsonl) ->
+    ``<out>/eval/``, where the artifact's verdict and `infx results collect` read them. Regular
+    files and folders only; returns the staged files (``eval/<name>``) and a line for each thing
+    left out (a link, FIFO or device is never followed or opened)."""
+    from ..results.evals import EVAL_FOLDER
+
+    source = job_logs / EVAL_RESULTS
+    if not (_real_folder(job_logs) and _real_folder(source)):
+        return [], []
+    target = out / EVAL_FOLDER
+    skipped = copy_tree(source, target)
+    staged = [f"{EVAL_FOLDER}/{entry.name}" for entry in scan_tree(target).entries if entry.is_file]
+    return staged, skipped
+
+
 LOGS_TARBALL, LOGS_COPY = "multinode_server_logs.tar.gz", "LOGS"
 
 

@@ -243,15 +243,23 @@ def _skipped(record: dict, lines: list[str], where: str) -> None:
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
     """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded.
     Nothing is followed or opened that is not a regular file or a folder (results.py)."""
+    job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
+
     def copy_job_logs() -> None:
-        job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
         if record["job-id"] and job_logs.is_dir() and not job_logs.is_symlink():
             _skipped(record, copy_tree(job_logs, logs / "job"), "job logs: ")
+
+    def stage_eval() -> None:
+        """An eval point's outputs under eval/, whenever its job ran (a failed batch says why there too)."""
+        if plan.evaluation and record["job-id"]:
+            staged, left_out = results.stage_eval(job_logs, out)
+            record["results"] += [name for name in staged if name not in record["results"]]
+            _skipped(record, left_out, "eval results: ")
 
     def tar_logs() -> None:
         _skipped(record, results.tar_logs(logs, out)[1], "logs: ")
 
-    for step, action in (("copy the job logs", copy_job_logs), ("tar the logs", tar_logs),
+    for step, action in (("copy the job logs", copy_job_logs), ("stage the eval results", stage_eval), ("tar the logs", tar_logs),
                          ("clear links and special files from the output", lambda: _skipped(record, results.clear_output(out), "output: "))):
         try:
             action()
@@ -387,7 +395,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             _say(activity)
             job_logs = checkout / "outputs" / job_id / "logs"
             if plan.evaluation and plan.evaluation.choice.kind is EvalKind.ONLY:
-                staged = []  # no benchmark stage ran: the eval's files are in the job's logs (eval_results/)
+                staged = []  # no benchmark stage ran: the eval's files are staged under eval/ with the logs (_cleanup)
             elif plan.point.data.get("scenario-type") == "agentic-coding":
                 _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
                 staged = results.check_agentic(out, name, concurrencies(plan.point.data))
@@ -395,7 +403,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 staged, left_out = results.stage_fixed_seq(job_logs, out, name)
                 _skipped(record, left_out, "job logs: ")
             record["results"] = [p.name for p in staged]
-            record["message"] = f"job {job_id} completed; {len(staged)} result file(s)"
+            record["message"] = f"job {job_id} completed; {len(staged)} result file(s)" + \
+                ("; its eval results are staged under eval/" if plan.evaluation else "")
             _say(record["message"])
             code = 0
         except Interrupted as exc:

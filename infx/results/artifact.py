@@ -2,9 +2,10 @@
 
 `PointArtifact.read(folder)` lists the folder without following a symbolic link and reads only
 regular files, each within a size limit, with the strict JSON reader: the launch record
-(`<name>_launch.json`), the result files, aiperf's aggregates under `LOGS/`, and lists the eval
-files (`eval/`) and log files. Nothing it meets raises: what cannot be read is kept as a
-problem and becomes a reason of the verdict.
+(`<name>_launch.json`), the result files, aiperf's aggregates under `LOGS/`, an eval point's
+`eval/` folder (meta_env.json and lm-eval's results, infx/results/evals.py), and lists the log
+files. Nothing it meets raises: what cannot be read is kept as a problem and becomes a reason of
+the verdict.
 
 `PointArtifact.verdict()` is the validity rule every consumer applies: `infx results collect`,
 reuse (which adds only that the record carries the planned result key), the launcher (a launch
@@ -20,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonfast
-from ..fsio import Entry, Tree, UnusablePath, scan_tree
+from ..evalsuite import EvalKind
+from ..fsio import Entry, Tree, UnusablePath, printable, scan_tree
 from ..launch.record import SUFFIX as RECORD_SUFFIX
 from ..launch.record import LaunchRecord, RecordError
 from . import rows as rowmaking
 from . import validate
+from .evals import EVAL_FOLDER, META_ENV, EvalSet, point_eval_set
 from .metrics import metric_problem
 from .schema import result_row_problem
 
@@ -33,7 +36,7 @@ RESULT_MAX_BYTES = 1 << 30  # a sa-bench file keeps every request's latencies: h
 AIPERF_MAX_BYTES = 64 << 20
 AIPERF_AGGREGATE = "profile_export_aiperf.json"
 AIPERF_READ = 64  # aiperf aggregates read per artifact (one per concurrency)
-LOGS_DIR, EVAL_DIR, LOGS_TAR = "LOGS", "eval", "multinode_server_logs.tar.gz"
+LOGS_DIR, EVAL_DIR, LOGS_TAR = "LOGS", EVAL_FOLDER, "multinode_server_logs.tar.gz"
 MAX_DEPTH, MAX_ENTRIES = 32, 100_000  # how far a folder is listed
 
 
@@ -57,6 +60,7 @@ class Verdict:
     status: str
     reasons: tuple[str, ...] = ()
     rows: tuple[dict, ...] = ()
+    evals: EvalSet | None = None  # an eval point's eval set (its rows are results only when ok)
 
     @property
     def ok(self) -> bool:
@@ -78,7 +82,8 @@ class PointArtifact:
     unusable: str | None = None  # a folder or record that cannot be read (invalid)
     results: tuple[ResultFile, ...] = ()
     aiperf: tuple[tuple[str, Any], ...] = ()  # (name under LOGS/, its object or why not)
-    evals: tuple[Entry, ...] = ()  # regular files under eval/, not read here
+    evals: tuple[Entry, ...] = ()  # regular files under eval/
+    eval_set: EvalSet | None = None  # an eval point's eval/ folder, read (None: not an eval point)
     logs: tuple[Entry, ...] = ()  # regular files under LOGS/ and the logs tarball, not read here
     skipped: tuple[str, ...] = ()  # what was not followed or opened (links, FIFOs, devices), or not listed
 
@@ -114,15 +119,21 @@ class PointArtifact:
         except (OSError, jsonfast.JSONProblem, RecordError) as exc:
             return cls(folder, unusable=_file_reason(printable(entry.name), exc), **listed)
         stem = record.result_name or entry.name[: -len(RECORD_SUFFIX)]
-        return cls(folder, record, results=tuple(_result_files(folder, top, entry.name, stem, record.agentic)),
-                   aiperf=tuple(_aiperf_files(folder, tree)) if record.agentic else (), **listed)
+        kind = eval_kind(record)
+        eval_set = None if kind is None else point_eval_set(
+            folder, record.to_json(), printable(folder.name), any(e.name == f"{EVAL_DIR}/{META_ENV}" for e in listed["evals"]))
+        results = () if kind == EVAL_ONLY else tuple(_result_files(folder, top, entry.name, stem, record.agentic))
+        return cls(folder, record, results=results, eval_set=eval_set,
+                   aiperf=tuple(_aiperf_files(folder, tree)) if record.agentic and kind != EVAL_ONLY else (), **listed)
 
     # --- the validity rule ----------------------------------------------------------------
 
     def verdict(self, result_key: str | None = None) -> Verdict:
-        """ok only when the launch ended with exit code 0 and every concurrency the point planned
-        has a result file that reads as a valid row; ``result_key``: also that the record is of
-        that key (reuse). Never raises: whatever the folder holds is a reason."""
+        """ok only when the launch ended with exit code 0, every concurrency the point planned
+        has a result file that reads as a valid row (not asked of an eval-only point, which runs
+        no benchmark) and, for an eval point, its eval/ gives eval rows and has no problem;
+        ``result_key``: also that the record is of that key (reuse). Never raises: whatever the
+        folder holds is a reason."""
         if self.missing:
             return Verdict(FAILED, (self.missing,))
         if self.unusable or self.record is None:
@@ -131,7 +142,7 @@ class PointArtifact:
         if result_key is not None and record.result_key != result_key:
             return Verdict(INVALID, (f"its launch record is for result key {record.result_key!r}, not {result_key}",))
         if record.exit_code != 0:
-            return Verdict(FAILED, (record.ending,))
+            return Verdict(FAILED, (record.ending,), evals=self.eval_set)
         rows, found, reasons = [], [], []
         for result in self.results:
             found.append(result.conc)
@@ -145,12 +156,14 @@ class PointArtifact:
                 reasons.append(f"concurrency {result.conc}: {problem}")
             else:
                 rows.append(row)
-        missing = validate.missing_concurrencies(record.concurrencies, found)
+        missing = None if eval_kind(record) == EVAL_ONLY else validate.missing_concurrencies(record.concurrencies, found)
         if missing:
             reasons.insert(0, missing)
+        if self.eval_set is not None:
+            reasons += self.eval_set.verdict_reasons()
         if reasons:
-            return Verdict(INVALID, tuple(reasons))
-        return Verdict(OK, rows=tuple(rows))
+            return Verdict(INVALID, tuple(reasons), evals=self.eval_set)
+        return Verdict(OK, rows=tuple(rows), evals=self.eval_set)
 
     def _row(self, result: ResultFile) -> tuple[dict | None, str | None]:
         """One result file's row, or why it has none."""
@@ -187,10 +200,14 @@ class PointArtifact:
         return pick[1] if pick is not None else None
 
 
-def printable(text: str) -> str:
-    """A file name as text a verdict, a row and results.json can carry: bytes that are not
-    UTF-8 (which Python keeps as lone surrogates) become "?"."""
-    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
+EVAL_ONLY, EVAL_AFTER_BENCHMARK = EvalKind.ONLY.value, EvalKind.AFTER_BENCHMARK.value  # the launch record's eval.kind
+
+
+def eval_kind(record: LaunchRecord) -> str | None:
+    """What eval the launch ran: its record's `eval.kind` (`only`, `after-benchmark`), or None for
+    a throughput point (the record says null, or predates eval launches)."""
+    kind = (record.eval or {}).get("kind")
+    return kind if kind in (EVAL_ONLY, EVAL_AFTER_BENCHMARK) else None
 
 
 def row_problem(row: dict) -> str | None:

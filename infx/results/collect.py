@@ -4,20 +4,30 @@ verdict per point.
 A folder is what run-point.yml uploads: the launch record `<name>_launch.json` (the point,
 the lane, the srt-slurm pin, the Slurm job and how it ended) and the staged result files,
 `<name>_<dir>_conc<C>_gpus_<G>[_ctx_<P>_gen_<D>].json` (sa-bench, fixed sequence lengths) or
-`<name>_conc<C>.json` (AgentX aggregates). Each folder is read once as a PointArtifact and
-judged by its one validity rule (artifact.py); rows.py makes the rows. Whatever one folder
-holds becomes that point's verdict: collecting never stops at a point.
+`<name>_conc<C>.json` (AgentX aggregates), and for an eval point its `eval/` folder. Each folder
+is read once as a PointArtifact and judged by its one validity rule (artifact.py); rows.py makes
+the rows. Whatever one folder holds becomes that point's verdict: collecting never stops at a
+point.
+
+Eval rows (results.json's `evals`, infx/results/evals.py) come from the eval points' artifacts
+(their rows only when the point's verdict is ok; the folder's problems always) and from eval
+folders on their own (`meta_env.json` and lm-eval's results, no launch record). A point collected
+twice (a re-run of its job uploads another artifact of it) keeps the newest run's eval set, and no
+point, concurrency and task gives two rows.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..diagnostics import Diagnostic, error
 from ..launch.record import SUFFIX as RECORD_SUFFIX
 from .artifact import FAILED, INVALID, OK, PointArtifact, Verdict
+from .evals import META_ENV, EvalCollection, EvalSet, read_eval_set
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ class PointVerdict:
 class Collected:
     rows: list[dict] = field(default_factory=list)
     points: list[PointVerdict] = field(default_factory=list)
+    evals: EvalCollection = field(default_factory=EvalCollection)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -67,7 +78,7 @@ class Collected:
                       HINTS[p.status]) for p in self.points if p.status != OK]
 
     def to_json(self) -> dict:
-        return {"rows": self.rows, "points": [p.to_json() for p in self.points]}
+        return {"rows": self.rows, "points": [p.to_json() for p in self.points], "evals": self.evals.to_json()}
 
 
 HINTS = {
@@ -89,9 +100,9 @@ def is_artifact_folder(folder: Path) -> bool:
 
 
 def expand_folders(paths: list[Path]) -> list[Path]:
-    """Each argument is a point's folder, or a folder of downloaded point folders (what
-    actions/download-artifact writes: one subfolder per artifact). A folder that cannot be
-    listed is taken as a point's, whose verdict then says why."""
+    """Each argument is a point's folder (or an eval folder on its own), or a folder of downloaded
+    point folders (what actions/download-artifact writes: one subfolder per artifact, nothing
+    else). A folder that cannot be listed is taken as a point's, whose verdict then says why."""
     folders = []
     for path in paths:
         if is_artifact_folder(path) or not _is_dir(path):
@@ -103,15 +114,34 @@ def expand_folders(paths: list[Path]) -> list[Path]:
             folders.append(path)
             continue
         subfolders = [Path(entry.path) for entry in children if entry.is_dir(follow_symlinks=False)]
-        if subfolders:
+        if subfolders and len(subfolders) == len(children):
             folders.extend(subfolders)
-        elif children:  # a point's folder without a launch record: reported as failed
+        elif children:  # files of its own: a point's folder without a launch record (failed), or an eval folder
             folders.append(path)
         # an empty folder (no artifact was downloaded) holds no point
     return folders
 
 
-def collect_point(folder: Path) -> tuple[list[dict], PointVerdict]:
+def is_eval_folder(folder: Path) -> bool:
+    """An eval folder on its own: `meta_env.json` (a regular file) and no launch record."""
+    try:
+        return stat.S_ISREG(os.lstat(folder / META_ENV).st_mode) and not is_artifact_folder(folder)
+    except OSError:
+        return False
+
+
+class PointCollected(NamedTuple):
+    """One point folder, collected: its rows (only when ok), its verdict, an eval point's eval set
+    (rows only when ok) and its launch's (run id, run attempt): the newest of two copies wins."""
+
+    rows: list[dict]
+    verdict: PointVerdict
+    evals: EvalSet | None = None
+    key: str | None = None  # the point's result key, else its point id
+    run: tuple[int, int] = (0, 0)
+
+
+def collect_point(folder: Path) -> PointCollected:
     """One folder's rows (only when its verdict is ok) and its verdict. Reading and judging never
     raise for what a folder holds; should infx itself fail on one, that point says so (a bug to
     report) and the others are still collected."""
@@ -119,15 +149,30 @@ def collect_point(folder: Path) -> tuple[list[dict], PointVerdict]:
         artifact = PointArtifact.read(folder)
         verdict = artifact.verdict()
     except Exception as exc:  # noqa: BLE001 - one point's bug must not lose the sweep's results.json
-        return [], PointVerdict(folder.name, INVALID, [f"internal error while judging this point ({type(exc).__name__}: {exc}); "
-                                                       "this is a bug in infx, please report it"])
-    return list(verdict.rows), PointVerdict.of(artifact, verdict)
+        return PointCollected([], PointVerdict(folder.name, INVALID, [f"internal error while judging this point ({type(exc).__name__}: {exc}); "
+                                                                      "this is a bug in infx, please report it"]))
+    evals = verdict.evals if verdict.evals is None or verdict.ok else verdict.evals.without_rows()
+    record = artifact.record
+    key, run = (record.result_key or record.point_id, (record.run_id or 0, record.run_attempt or 0)) if record else (None, (0, 0))
+    return PointCollected(list(verdict.rows), PointVerdict.of(artifact, verdict), evals, key, run)
 
 
 def collect(paths: list[Path]) -> Collected:
     result = Collected()
+    loose: list[EvalSet] = []
+    newest: dict[str, tuple[tuple, EvalSet]] = {}  # point key -> (its launch's run, attempt; the set)
     for folder in expand_folders(paths):
-        rows, verdict = collect_point(folder)
-        result.rows.extend(rows)
-        result.points.append(verdict)
+        if is_eval_folder(folder):
+            loose.append(read_eval_set(folder))
+            continue
+        point = collect_point(folder)
+        result.rows.extend(point.rows)
+        result.points.append(point.verdict)
+        if point.evals is None:
+            continue
+        key = point.key or point.evals.folder
+        order = (point.run, bool(point.evals.rows), -len(point.evals.problems))
+        if key not in newest or order > newest[key][0]:
+            newest[key] = (order, point.evals)
+    result.evals = EvalCollection(tuple(found for _, found in newest.values()) + tuple(loose)).without_duplicate_rows()
     return result

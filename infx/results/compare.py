@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import jsonfast
 from .collect import Collected, PointVerdict, collect
+from .evals import EvalCollection
 from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 
 def scenario(row: dict) -> str:
@@ -98,6 +100,7 @@ class Comparison:
     points: list[PointVerdict] = field(default_factory=list)
     baseline: dict = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    accuracy: dict | None = None  # the sweep's eval rows against their floors and the baseline (accuracy.py)
 
     def counts(self) -> dict[str, int]:
         counts = {kind: sum(1 for m in self.matches if m.verdict == kind) for kind in (IMPROVED, REGRESSED, WITHIN)}
@@ -112,6 +115,7 @@ class Comparison:
                          "metrics": {mid: c.__dict__ for mid, c in m.changes.items()}} for m in self.ranked()],
             "new": [key_json(k) for k in self.new], "gone": [key_json(k) for k in self.gone],
             "points": [p.to_json() for p in self.points],
+            **({"accuracy": self.accuracy} if self.accuracy is not None else {}),
         }
 
     def to_json_text(self) -> str:
@@ -166,7 +170,7 @@ def load_results(paths: list[Path]) -> Loaded:
     (collected), merged. Rows that cannot be compared or charted are left out with a notice."""
     from .render import read_results
 
-    merged, notices, folders = Collected(), [], []
+    merged, notices, folders, sets = Collected(), [], [], []
     for path in paths:
         if path.is_dir():
             folders.append(path)
@@ -174,11 +178,14 @@ def load_results(paths: list[Path]) -> Loaded:
         collected, dropped = read_results(path)
         merged.rows.extend(collected.rows)
         merged.points.extend(collected.points)
+        sets.extend(collected.evals.sets)
         notices += dropped
     if folders:
         collected = collect(folders)
         merged.rows.extend(collected.rows)
         merged.points.extend(collected.points)
+        sets.extend(collected.evals.sets)
+    merged.evals = EvalCollection(tuple(sets)).without_duplicate_rows()
     return Loaded(merged, tuple(notices))
 
 
@@ -189,32 +196,52 @@ class BaselineRequest:
     paths: tuple[Path, ...] = ()
     run_id: int | None = None
     slug: str | None = None  # OWNER/NAME, for the GitHub lookups
+    thresholds: Path | None = None  # the score floors the Accuracy section shows (default: as check-evals)
 
 
-def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) -> tuple[Comparison, list[dict]]:
-    """`infx results compare`: the head's results against the baseline, and the baseline rows used.
+class Compared(NamedTuple):
+    comparison: Comparison
+    baseline_rows: list[dict]
+    baseline_evals: list  # EvalRow
+
+
+def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) -> Compared:
+    """`infx results compare`: the head's results against the baseline, and the baseline rows and
+    eval rows used. The sweep's eval rows become the comparison's Accuracy section (accuracy.py).
 
     A baseline that cannot be looked up (GitHub unreachable, a 5xx, a refused token) is a notice
     in the comparison ("no baseline: …"), never a failure: the sweep's results are still compared
-    (every row new), written and uploaded, so the sweep can become a later baseline."""
+    (every row new), written and uploaded, so the sweep can become a later baseline. Floors that
+    cannot be read are a notice too (the gate, check-evals, fails on them)."""
     from ..diagnostics import InfxError
 
     loaded = load_results(head)
     notices = list(loaded.notices)
+    head_evals = loaded.results.evals
     if request.paths:
         base = load_results(list(request.paths))
-        base_rows, source = base.results.rows, {"kind": "files", "paths": [str(p) for p in request.paths]}
+        base_rows, base_evals = base.results.rows, base.results.evals.rows
+        source = {"kind": "files", "paths": [str(p) for p in request.paths]}
         notices += base.notices
     else:
         from ..workflows.baseline import find_baseline
 
         keys = sorted({str(r["config-key"]) for r in loaded.results.rows if r.get("config-key")})
+        eval_keys = sorted({row.config_key for row in head_evals.rows if row.config_key})
         try:
-            found = find_baseline(request.slug or "", keys, request.run_id)
-            base_rows, source = found.rows, found.source
+            found = find_baseline(request.slug or "", keys, request.run_id, eval_keys=eval_keys)
+            base_rows, base_evals, source = found.rows, found.evals, found.source
             notices += found.notices
         except InfxError as exc:
             first = exc.diagnostics[0].message if exc.diagnostics else str(exc)
-            base_rows, source = [], {"kind": "none"}
+            base_rows, base_evals, source = [], [], {"kind": "none"}
             notices.append(f"no baseline: {first}")
-    return compare(base_rows, loaded.results, threshold, source, notices), base_rows
+    comparison = compare(base_rows, loaded.results, threshold, source, notices)
+    if head_evals.sets:
+        from .accuracy import accuracy_section
+        from .evalgate import repository_floors
+
+        floors, problems = repository_floors(request.thresholds)
+        comparison.notices += problems
+        comparison.accuracy = accuracy_section(head_evals, base_evals, floors)
+    return Compared(comparison, base_rows, list(base_evals))

@@ -6,8 +6,13 @@ infx/schemas/eval-thresholds.schema.json. A row's floor is `models.<model_prefix
 `default.<task>`; a score equal to its floor passes. Each failure is one diagnostic located at
 the floor it broke, naming the point, concurrency, task, metric, value and the floor's source;
 the problems `collect` found in the eval folders (batch manifests, unreadable files) are
-reported under their own rule ids. No eval row at all is a failure too: the gate runs for
-sweeps that were to measure accuracy.
+reported under their own rule ids.
+
+Given the sweep's plan (``--plan``, what the results job passes), its run mode says whether the
+run was to measure accuracy: `evals-only` and `all-evals` runs require a score of every planned
+eval point (one without an eval row is `eval-missing`) and at least one eval row (`eval-none`);
+any other run is gated on the eval rows it has (none is no failure). Without a plan the gate
+requires eval rows, as for an eval run.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ GATE_RULES = {
     "eval-below-threshold": "a strict or flexible exact-match score is below its floor (equal passes).",
     "eval-no-metric": "an eval row has no strict and no flexible exact-match score to check.",
     "eval-no-threshold": "no floor for the row's task: neither `models.<prefix>.<task>` nor `default.<task>`.",
-    "eval-none": "the results hold no eval row and no eval folder: nothing was measured.",
+    "eval-none": "the results hold no eval row and no eval folder, in a run that was to measure accuracy (an evals-only or all-evals plan, or no --plan).",
     "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships apply.",
     "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect writes.",
 }
@@ -139,44 +144,124 @@ class GateReport(Report):
         return text, self.summary()
 
 
+BELOW, OK, NO_FLOOR, NO_METRIC = "below", "ok", "no-floor", "no-metric"  # a row's status (the Accuracy section shows it)
+
+
+def judge_row(row: EvalRow, thresholds: Thresholds | None) -> tuple[str, Floor | None, list[Verdict]]:
+    """One eval row against its floor: its status, the floor and a verdict per exact-match score
+    (``thresholds`` None: the floors could not be read, so no floor)."""
+    scores = [(metric, getattr(row, metric)) for metric in METRICS if getattr(row, metric) is not None]
+    if not scores:
+        return NO_METRIC, None, []
+    floor = thresholds.floor(row.model_prefix, row.task) if thresholds is not None else None
+    if floor is None:
+        return NO_FLOOR, None, []
+    judged = [Verdict(row, metric, value, floor) for metric, value in scores]
+    return (OK if all(v.passed for v in judged) else BELOW), floor, judged
+
+
+def repository_floors(given: Path | None = None, root: Path = Path(".")) -> tuple[Thresholds | None, list[str]]:
+    """The floors the gate applies (``given``, the repository's, else the shipped ones), and why
+    none when they cannot be read: for a comparison, which shows them and never fails on them."""
+    path, _ = thresholds_path(given, root)
+    try:
+        floors, problems = load_thresholds(path)
+    except InfxError as exc:
+        problems = exc.diagnostics
+        floors = None
+    return floors, ([] if floors is not None else [f"the score floors in {path} cannot be used ({problems[0].message if problems else 'unreadable'}): "
+                                                    "no floor is shown"])
+
+
 def _shown(value: float, floor: float) -> str:
     """Four decimals, as the reference prints scores, unless that would hide that the value is below."""
     text = f"{value:.4f}"
     return repr(value) if float(text) >= floor > value else text
 
 
+@dataclass(frozen=True)
+class PlannedPoint:
+    point_id: str
+    result_key: str | None
+    config_key: str | None
+
+
+@dataclass(frozen=True)
+class PlannedEvals:
+    """What a sweep's plan asks of evals: whether its mode requires them (`evals-only`,
+    `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval)."""
+
+    file: str
+    required: bool
+    points: tuple[PlannedPoint, ...] = ()
+
+    @classmethod
+    def read(cls, path: Path) -> "PlannedEvals":
+        """From `infx plan --format json` (what the sweep uploads as sweep-plan/plan.json); a file that
+        cannot be read is a usage error (exit 2), one that is no plan a located error (exit 1)."""
+        from ..evalsuite import PointEval
+        from ..points import point_id
+        from ..workflows.labels import Mode
+        from ..workflows.report import checked_buckets, read_json
+
+        document = read_json(path)
+        buckets = checked_buckets(document, path)
+        mode = Mode.from_json(document["mode"]) if isinstance(document, dict) and isinstance(document.get("mode"), dict) else Mode()
+        points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
+                       for rows in buckets.values() for row in rows if PointEval.of_point(row).runs)
+        return cls(str(path), mode.evals_only or mode.all_evals, points)
+
+
+def _missing(evals: EvalCollection, planned: PlannedEvals, results_file: str) -> list[Diagnostic]:
+    """eval-missing for each planned eval point without an eval row whose eval folder says nothing
+    (its folder's own problems, reported under their rules, already say why it has none)."""
+    scored = {key for row in evals.rows for key in (row.point_id, row.result_key) if key}
+    explained = {found.point_id for found in evals.sets if found.point_id and found.problems}
+    found = []
+    for point in planned.points:
+        if point.point_id in scored or (point.result_key and point.result_key in scored) or point.point_id in explained:
+            continue
+        found.append(error(results_file, None, "eval-missing",
+                           f"point {point.point_id} ({point.config_key or 'unknown config key'}) was planned to measure accuracy "
+                           "and has no eval row: no artifact of it was collected (its job did not run, or uploaded nothing)",
+                           "An evals-only or all-evals run needs a score of every eval point: read the point's logs "
+                           "(LOGS/job/eval.out) and rerun it (infx github rerun-failed)."))
+    return found
+
+
 def _set_who(found: EvalSet) -> str:
     return f"point {found.point_id} ({found.config_key or 'unknown config key'})" if found.point_id else f"eval folder {found.folder}"
 
 
-def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str) -> GateReport:
+def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str, planned: PlannedEvals | None = None) -> GateReport:
     """Every check of the gate over collected evals (see the module docstring)."""
     diagnostics: list[Diagnostic] = []
     verdicts: list[Verdict] = []
-    if not evals.sets:
+    if planned is not None and planned.required:
+        diagnostics += _missing(evals, planned, results_file)
+    if not evals.sets and (planned is None or planned.required):
         diagnostics.append(error(results_file, None, "eval-none", "the results hold no eval row and no eval folder: no score was measured",
                                  "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is eval-missing."))
     for found in evals.sets:
         diagnostics += [error(p.file, None, p.rule, f"{_set_who(found)}: {p.message}", HINTS.get(p.rule, "")) for p in found.problems]
     for row in evals.rows:
         where = f"{row.who}, concurrency {row.conc}, task {row.task}"
-        scores = [(metric, getattr(row, metric)) for metric in METRICS if getattr(row, metric) is not None]
-        if not scores:
+        status, floor, judged = judge_row(row, thresholds)
+        if status == NO_METRIC:
             diagnostics.append(error(row.source, None, "eval-no-metric",
                                      f"{where}: no strict or flexible exact-match score to check (its score is {row.score_name or 'none'})",
                                      "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as gsm8k); "
                                      "run the task the lane's eval recipe names."))
             continue
-        floor = thresholds.floor(row.model_prefix, row.task)
-        if floor is None:
+        if status == NO_FLOOR:
             diagnostics.append(error(thresholds.file, thresholds.where, "eval-no-threshold",
                                      f"{where}: no floor for task {row.task!r} (neither models.{row.model_prefix}.{row.task} "
                                      f"nor default.{row.task})",
                                      f"Add `{row.task}: <floor>` under `default:` (or under `models: {row.model_prefix}:`), "
                                      "calibrated from many runs of the task."))
             continue
-        for metric, value in scores:
-            verdict = Verdict(row, metric, value, floor)
+        for verdict in judged:
+            metric, value = verdict.metric, verdict.value
             verdicts.append(verdict)
             if not verdict.passed:
                 diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",
@@ -187,13 +272,15 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
     return GateReport(diagnostics, verdicts, len(evals.rows))
 
 
-def gate(results: Path, thresholds: Path | None = None, root: Path = Path(".")) -> GateReport:
-    """`infx results check-evals`: read RESULTS_JSON's evals and the floors, check every score."""
+def gate(results: Path, thresholds: Path | None = None, root: Path = Path("."), plan: Path | None = None) -> GateReport:
+    """`infx results check-evals`: read RESULTS_JSON's evals, the floors and (``plan``) what the
+    sweep asked for; check every score."""
     path, notices = thresholds_path(thresholds, root)
     floors, problems = load_thresholds(path)
     evals = read_results_evals(results)
+    planned = PlannedEvals.read(plan) if plan is not None else None
     if floors is None:
         return GateReport(notices + problems, [], len(evals.rows))
-    report = check_evals(evals, floors, str(results))
+    report = check_evals(evals, floors, str(results), planned)
     report.diagnostics[:0] = notices
     return report

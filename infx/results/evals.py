@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
-from ..fsio import read_bytes
+from ..fsio import TooLarge, UnusablePath, printable, scan_tree
 from ..points import concurrencies
 from ..schema import first_problem
 
@@ -56,7 +58,7 @@ RULES = {
     "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
     "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "the folder holds meta_env.json but no lm-eval result file.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
     "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
     "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
@@ -69,39 +71,23 @@ RULES = {
 }
 
 
-# --- strict JSON ----------------------------------------------------------------------------
+# --- reading files ------------------------------------------------------------------------
 
 
-def _strict_json(raw: bytes) -> Any:
-    """``json.loads`` refusing NaN, Infinity and a key twice in one object (ValueError), so a score
-    read is a finite number and no value silently shadows another."""
-    def refuse_constant(name: str):
-        raise ValueError(f"{name} is not a JSON number")
-
-    def refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-        data: dict = {}
-        for key, value in pairs:
-            if key in data:
-                raise ValueError(f"the key {key!r} appears twice in one object")
-            data[key] = value
-        return data
-
-    return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
-
-
-def _read_json_object(path: Path) -> dict | str:
-    """The JSON object in ``path`` (read strictly), or why there is none."""
+def _read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict | str:
+    """The JSON object in the regular file ``path``, read with infx's one strict reader
+    (jsonfast: no NaN, Infinity or key twice, never through a symbolic link or from a FIFO), or
+    why there is none."""
     try:
-        raw = read_bytes(path, limit=MAX_JSON_BYTES)
-    except (OSError, ValueError) as exc:
-        return f"{path.name} cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    if len(raw) > MAX_JSON_BYTES:
-        return f"{path.name} is larger than {MAX_JSON_BYTES:,} bytes"
-    try:
-        data = _strict_json(raw)
-    except (ValueError, RecursionError) as exc:
-        return f"{path.name} is not strict JSON ({str(exc)[:200]})"
-    return data if isinstance(data, dict) else f"{path.name} is not a JSON object"
+        data = jsonfast.read(path, limit)
+    except jsonfast.JSONProblem as exc:
+        where = f", line {exc.line}, column {exc.column}" if exc.line else ""
+        return f"{printable(path.name)} is not strict JSON ({exc.message[:200]}{where})"
+    except TooLarge:
+        return f"{printable(path.name)} is larger than {limit:,} bytes"
+    except OSError as exc:  # UnusablePath: what it is instead of a regular file ("is a symbolic link, …")
+        return f"{printable(path.name)} cannot be read ({'it ' if isinstance(exc, UnusablePath) else ''}{exc.strerror or exc})"
+    return data if isinstance(data, dict) else f"{printable(path.name)} is not a JSON object"
 
 
 # --- typed records -------------------------------------------------------------------------
@@ -114,6 +100,12 @@ def _named(json_name: str) -> Any:
 
 def _json_name(item) -> str:
     return item.metadata.get("json", item.name)
+
+
+# The fields that say what an eval row is a score of (EvalRow.identity): its match with the baseline.
+IDENTITY_FIELDS = ("config_key", "model_prefix", "hw", "framework", "precision", "spec_decoding", "isl", "osl", "is_multinode",
+                   "tp", "ep", "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep", "decode_num_workers",
+                   "dp_attention", "conc", "task")
 
 
 @dataclass(frozen=True)
@@ -192,6 +184,12 @@ class EvalRow:
         values["protocol"] = EvalProtocol.from_json(data["protocol"])
         return cls(**values)
 
+    def identity(self) -> tuple:
+        """What a score is a score of, whichever run measured it: the config key, the model, the
+        hardware, engine, precision, sequence lengths, topology, concurrency and task (not the
+        result key: a change of recipe is what a comparison with the baseline measures)."""
+        return tuple(getattr(self, name) for name in IDENTITY_FIELDS)
+
     @property
     def who(self) -> str:
         """The row's point in a message: `point <id> (<config-key>)`, or its eval folder."""
@@ -245,8 +243,13 @@ class EvalIdentity:
 
     @classmethod
     def from_launch_record(cls, record: dict, artifact: str) -> "EvalIdentity":
+        """The point of a launch record (decoded JSON). The concurrencies asked for are the ones
+        the launch passed as EVAL_CONC (the record's `eval.concs`), else read from the point."""
         point = record.get("point") if isinstance(record.get("point"), dict) else {}
-        if point.get("eval-all-concs") is True:
+        launched = record.get("eval") if isinstance(record.get("eval"), dict) else {}
+        if isinstance(launched.get("concs"), list) and launched["concs"] and all(_is_whole(c) for c in launched["concs"]):
+            wanted = tuple(launched["concs"])
+        elif point.get("eval-all-concs") is True:
             wanted = tuple(c for c in concurrencies(point) if _is_whole(c))
         else:
             wanted = (point["eval-conc"],) if _is_whole(point.get("eval-conc")) else None
@@ -278,6 +281,18 @@ class EvalSet:
     results: tuple[ResultFile, ...]
     rows: tuple[EvalRow, ...]
     problems: tuple[EvalProblem, ...]
+
+    def verdict_reasons(self) -> list[str]:
+        """Why the set makes its eval point invalid (empty: it does not): `eval-missing` when it gives
+        no eval row, then each of its problems under its rule id."""
+        reasons = [f"{p.rule}: {p.message}" for p in self.problems]
+        if not self.rows and not any(p.rule == "eval-missing" for p in self.problems):
+            reasons.insert(0, f"eval-missing: {self.folder} gives no eval row (no usable lm-eval task score)")
+        return reasons
+
+    def without_rows(self) -> "EvalSet":
+        """The set of a point whose verdict is not ok: its problems stay, its rows are not results."""
+        return replace(self, rows=())
 
     def to_json(self) -> dict:
         def listed(values):
@@ -319,6 +334,22 @@ class EvalCollection:
     def diagnostics(self) -> list[Diagnostic]:
         """Each problem as an error located at its file (a collect step can print them)."""
         return [error(p.file, None, p.rule, p.message, HINTS.get(p.rule, "")) for p in self.problems]
+
+    def without_duplicate_rows(self) -> "EvalCollection":
+        """One row per point (its result key, else its point id; a folder on its own: the row's
+        identity), concurrency and task: the newest (run id, run attempt, the time of its result
+        file), so folders of a re-run collected together never count a score twice."""
+        dates = {str(Path(found.folder) / item.file): item.date for found in self.sets for item in found.results}
+        best: dict[tuple, tuple[tuple, EvalRow]] = {}
+        for row in self.rows:
+            key = (row.result_key or row.point_id or row.identity(), row.conc, row.task)
+            order = (row.run_id or 0, row.run_attempt or 0, dates.get(row.source, 0.0), row.source)
+            if key not in best or order > best[key][0]:
+                best[key] = (order, row)
+        kept = {id(row) for _, row in best.values()}
+        if len(kept) == len(self.rows):
+            return self
+        return EvalCollection(tuple(replace(found, rows=tuple(r for r in found.rows if id(r) in kept)) for found in self.sets))
 
     def to_json(self) -> dict:
         return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
@@ -615,26 +646,35 @@ class _Candidate(NamedTuple):
 
 def _candidates(folder: Path, problems: list[EvalProblem]) -> list[_Candidate]:
     """Every lm-eval result in ``folder``: a JSON object with `lm_eval_version` (an unreadable
-    results*.json is a problem; other JSON files that are not lm-eval's are passed over)."""
+    results*.json is a problem; other JSON files that are not lm-eval's are passed over). The
+    folder is listed without following a link; a results*.json that is not a regular file is
+    never opened (a problem, as one that cannot be read)."""
     found = []
-    for path in sorted(folder.glob("*.json")):
-        if path.name == META_ENV:
+    try:
+        entries = scan_tree(folder, max_depth=0).entries
+    except OSError as exc:
+        shown = printable(str(folder))
+        problems.append(EvalProblem("eval-result-unreadable", shown, f"{shown} cannot be listed ({exc.strerror or exc})"))
+        return found
+    for entry in entries:
+        if not entry.name.endswith(".json") or entry.name == META_ENV or entry.is_folder:
             continue
-        data = _read_json_object(path)
+        path = folder / entry.name
+        data = _read_json_object(path) if entry.is_file else f"{entry.name} is {entry.kind}, not a regular file (not opened)"
         if isinstance(data, str):
-            if path.name.startswith("results"):
-                problems.append(EvalProblem("eval-result-unreadable", str(path), data))
+            if entry.name.startswith("results"):
+                problems.append(EvalProblem("eval-result-unreadable", printable(str(path)), data))
             continue
         if "lm_eval_version" not in data:
             continue
         date = _number(data.get("date"))
         if date is None:
             try:
-                date = path.stat().st_mtime
+                date = os.lstat(path).st_mtime
             except OSError:
                 date = 0.0
-        match = CONC_SUFFIX.search(path.name)
-        found.append(_Candidate(path.name, data, date, int(match.group(1)) if match else None))
+        match = CONC_SUFFIX.search(entry.name)
+        found.append(_Candidate(entry.name, data, date, int(match.group(1)) if match else None))
     return found
 
 
@@ -652,7 +692,7 @@ def _chosen(candidates: list[_Candidate], batched: bool, completed: tuple[int, .
 
 def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     """The rows and problems of one eval folder. ``identity`` is its point, when known."""
-    label, meta_file = str(folder), str(folder / META_ENV)
+    label, meta_file = printable(str(folder)), printable(str(folder / META_ENV))
     problems: list[EvalProblem] = []
     meta = _read_json_object(folder / META_ENV)
     if isinstance(meta, str):
@@ -664,7 +704,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     batched = "eval_concs" in meta
     manifest = tuple(_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
     if batched:
-        problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(c.name, c.conc) for c in candidates])]
+        problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(printable(c.name), c.conc) for c in candidates])]
     # A manifest that cannot be read names no concurrency as completed: no rows rather than a guess.
     completed = manifest[1] if None not in manifest else None
     rows: list[EvalRow] = []
@@ -675,7 +715,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     except _FieldError as exc:
         problems.append(EvalProblem(exc.rule, meta_file, str(exc)))
         return EvalSet(label, identity.config_key, identity.point_id, identity.model_prefix or UNKNOWN, batched, *manifest,
-                       tuple(ResultFile(c.name, c.conc, c.date, False) for c in candidates), (), tuple(problems))
+                       tuple(ResultFile(printable(c.name), c.conc, c.date, False) for c in candidates), (), tuple(problems))
     if model_prefix == UNKNOWN and identity.model_prefix:
         model_prefix = identity.model_prefix  # metadata the eval stage lost: the point knows its model
     mismatch = _conc_mismatch(identity, batched, manifest[0], base["conc"])
@@ -683,7 +723,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
         problems.append(EvalProblem("eval-conc-mismatch", meta_file, mismatch))
     chosen = _chosen(candidates, batched, completed)
     for candidate in chosen:
-        source = str(folder / candidate.name)
+        source = str(Path(label) / printable(candidate.name))
         row_base = dict(base, model_prefix=model_prefix, conc=candidate.conc if batched else base["conc"])
         try:
             found = result_rows(candidate.data, source, row_base, meta_model, identity)
@@ -698,7 +738,23 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
                 rows.append(row)
     used = {c.name for c in chosen}
     return EvalSet(label, identity.config_key, identity.point_id, model_prefix, batched, *manifest,
-                   tuple(ResultFile(c.name, c.conc, c.date, c.name in used) for c in candidates), tuple(rows), tuple(problems))
+                   tuple(ResultFile(printable(c.name), c.conc, c.date, c.name in used) for c in candidates), tuple(rows), tuple(problems))
+
+
+def point_eval_set(artifact: Path, record: dict, name: str, has_meta: bool) -> EvalSet:
+    """The eval set of an eval point's artifact: its `eval/` folder read with the point's identity
+    (``record``: its launch record as decoded JSON; ``name``: the artifact's). ``has_meta``: the
+    artifact's listing holds `eval/meta_env.json` as a regular file; without it the set is
+    `eval-missing`, the eval stage's outputs were not staged."""
+    identity = EvalIdentity.from_launch_record(record, name)
+    folder = artifact / EVAL_FOLDER
+    if has_meta:
+        return read_eval_set(folder, identity)
+    kind = (record.get("eval") or {}).get("kind") if isinstance(record.get("eval"), dict) else None
+    problem = EvalProblem("eval-missing", printable(str(folder)), f"an eval point ({kind or 'eval'}) whose artifact holds no {EVAL_FOLDER}/{META_ENV}: "
+                                                        "srt-slurm's eval stage left no result in the job's logs/eval_results/")
+    return EvalSet(printable(str(folder)), identity.config_key, identity.point_id, identity.model_prefix or UNKNOWN, False, None, None, None,
+                   (), (), (problem,))
 
 
 # --- finding folders -------------------------------------------------------------------------
@@ -753,13 +809,13 @@ def read_results_evals(path: Path) -> EvalCollection:
     """The `evals` section of a results.json (none: no eval folder was collected). A file that
     cannot be read raises its OSError (the command line's problem, exit 2); one that is not
     results raises InfxError with rule `results-json` (exit 1)."""
-    raw = read_bytes(path, limit=MAX_RESULTS_BYTES)
-    if len(raw) > MAX_RESULTS_BYTES:
-        raise InfxError(error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT))
     try:
-        data = _strict_json(raw)
-    except (ValueError, RecursionError) as exc:
-        raise InfxError(error(str(path), None, "results-json", f"not strict JSON ({str(exc)[:200]})", RESULTS_HINT))
+        data = jsonfast.read(path, MAX_RESULTS_BYTES)
+    except TooLarge:
+        raise InfxError(error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT)) from None
+    except jsonfast.JSONProblem as exc:
+        raise InfxError(error(str(path), (exc.line, exc.column) if exc.line else None, "results-json",
+                              f"not strict JSON ({exc.message[:200]})", RESULTS_HINT)) from None
     if not isinstance(data, dict):
         raise InfxError(error(str(path), None, "results-json", "is not a JSON object", RESULTS_HINT))
     section = data.get("evals", {"rows": [], "sets": []})

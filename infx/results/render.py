@@ -12,6 +12,7 @@ from .. import jsonfast
 from ..diagnostics import InfxError, UsageError, error
 from .artifact import row_problem
 from .collect import Collected, PointVerdict
+from .evals import EvalCollection, evals_problem
 
 RESULTS_SCHEMA = "results"  # infx/schemas/results.schema.json
 MAX_RESULTS_BYTES = 1 << 30
@@ -23,13 +24,16 @@ TABLE_COLUMNS = ("config-key", "point-id", "conc", "tput_per_gpu", "output_tput_
 
 
 def results_json(collected: Collected) -> str:
-    """`{"format", "rows", "points"}`: `rows` is the reference's aggregate-row array plus infx's fields."""
+    """`{"format", "rows", "points", "evals"}`: `rows` is the reference's aggregate-row array plus
+    infx's fields, `evals` the eval rows and folders (infx/results/evals.py)."""
     return jsonfast.text({"format": FORMAT, **collected.to_json()}, indent=1) + "\n"
 
 
-def results_document(rows: list[dict], points: list[PointVerdict], baseline: dict | None = None) -> str:
-    """A results file of these rows (compare --save-baseline writes one with its source)."""
+def results_document(rows: list[dict], points: list[PointVerdict], baseline: dict | None = None,
+                     evals: EvalCollection | None = None) -> str:
+    """A results file of these rows and eval rows (compare --save-baseline writes one with its source)."""
     return jsonfast.text({"format": FORMAT, "rows": rows, "points": [p.to_json() for p in points],
+                          "evals": (evals or EvalCollection()).to_json(),
                           **({"baseline": baseline} if baseline is not None else {})}, indent=1) + "\n"
 
 
@@ -44,7 +48,14 @@ def rows_of(document, where: str) -> tuple[Collected, list[str]]:
     problem = first_problem(RESULTS_SCHEMA, document, "results")
     if problem:
         raise ValueError(problem)
-    collected, notices = Collected(points=[PointVerdict.from_json(p) for p in document.get("points") or []]), []
+    evals = document.get("evals")
+    if evals is not None:
+        problem = evals_problem(evals)
+        if problem:
+            raise ValueError(problem)
+    collected = Collected(points=[PointVerdict.from_json(p) for p in document.get("points") or []],
+                          evals=EvalCollection.from_json(evals) if evals is not None else EvalCollection())
+    notices = []
     for index, row in enumerate(document["rows"]):
         problem = row_problem(row)
         if problem:

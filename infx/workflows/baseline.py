@@ -4,8 +4,9 @@ results for the same config keys, through the GitHub API (PyGithub, the run's to
 Each run-sweep.yml run uploads one `sweep-results` artifact holding `results.json` (and the
 charts). Runs are read newest first; each config key of the head takes its rows from the
 first run whose results have it, so a main sweep that touched only some keys still serves
-those. A run given with `--baseline-run` is used as it is. Nothing found is a notice: the
-comparison then lists every head row as new.
+those, and, on their own, its eval rows from the first run whose results have eval rows of it
+(an evals-only sweep of main measured no throughput). A run given with `--baseline-run` is used
+as it is. Nothing found is a notice: the comparison then lists every head row as new.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Baseline:
     rows: list[dict] = field(default_factory=list)
     source: dict = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    evals: list = field(default_factory=list)  # EvalRow of the found runs' results
 
 
 def results_artifact(artifacts: list):
@@ -36,39 +38,41 @@ def results_artifact(artifacts: list):
     return max(usable, key=lambda a: a.id) if usable else None
 
 
-def rows_in_archive(data) -> list[dict] | None:
-    """The rows of the archive's results.json, read as `compare` reads a results file (strict
-    numbers; a row that cannot be compared left out); None when it holds no results file."""
+def results_in_archive(data):
+    """The rows and eval rows of the archive's results.json, read as `compare` reads a results
+    file (strict numbers; a row that cannot be compared left out); None when it holds no results file."""
     from ..results.render import rows_of
 
     try:
         collected, _ = rows_of(api.json_in_archive(data, RESULTS_FILE), RESULTS_FILE)
     except ValueError:
         return None
-    return collected.rows
+    return collected
 
 
-def run_rows(client, run) -> list[dict] | None:
+def run_results(client, run):
     artifact = results_artifact(api.run_artifacts(client, run))
-    return rows_in_archive(api.download_artifact(client, artifact)) if artifact is not None else None
+    return results_in_archive(api.download_artifact(client, artifact)) if artifact is not None else None
 
 
 def _run_source(run) -> dict:
     return {"run-id": run.id, "url": run.html_url, "branch": run.head_branch, "sha": run.head_sha}
 
 
-def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None) -> Baseline:
-    """The baseline rows; every GitHub call through the one client (api.py), so a failure is one
-    located line (InfxError), which `infx results compare` turns into a notice."""
+def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
+                  eval_keys: list[str] = ()) -> Baseline:
+    """The baseline rows (for ``config_keys``) and eval rows (for ``eval_keys``); every GitHub call
+    through the one client (api.py), so a failure is one located line (InfxError), which `infx
+    results compare` turns into a notice."""
     settings = settings or api.settings_from_env()
     client = api.connect(settings)
     if run_id is not None:
         _, run = api.get_run(client, slug, run_id)
-        rows = run_rows(client, run)
-        if rows is None:
+        found = run_results(client, run)
+        if found is None:
             return Baseline(source={"kind": "none"}, notices=[
                 f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
-        return Baseline(rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)})
+        return Baseline(found.rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)}, evals=found.evals.rows)
     this_run = os.environ.get("GITHUB_RUN_ID", "")
     exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
     repo = client.repo(slug)
@@ -79,21 +83,31 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
         return [(run, run.id, run.head_branch, run.conclusion, _run_source(run)) for run in runs]
 
     runs = api.read(client, f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}", newest_runs)
-    wanted, rows, used = set(config_keys), [], []
+    wanted, wanted_evals, rows, evals, used = set(config_keys), set(eval_keys), [], [], []
     for run, number, branch, conclusion, where in runs:
-        if not wanted:
+        if not (wanted or wanted_evals):
             break
         if number == exclude_run or branch != BASELINE_BRANCH or conclusion != "success":
             continue
-        found = run_rows(client, run) or []
-        keys = wanted & {r.get("config-key") for r in found}
+        found = run_results(client, run)
+        if found is None:
+            continue
+        keys = wanted & {r.get("config-key") for r in found.rows}
+        eval_found = wanted_evals & {r.config_key for r in found.evals.rows}
         if keys:
-            rows.extend(r for r in found if r.get("config-key") in keys)
-            used.append({**where, "config-keys": sorted(keys)})
+            rows.extend(r for r in found.rows if r.get("config-key") in keys)
             wanted -= keys
+        if eval_found:
+            evals.extend(r for r in found.evals.rows if r.config_key in eval_found)
+            wanted_evals -= eval_found
+        if keys or eval_found:
+            used.append({**where, "config-keys": sorted(keys | eval_found)})
     notices = []
     if wanted:
         notices.append(f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has results for "
                        f"{', '.join(sorted(wanted))}: those points are compared with nothing (listed as new)")
+    if wanted_evals:
+        notices.append(f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has eval rows for "
+                       f"{', '.join(sorted(wanted_evals))}: their scores have no change to show")
     source = {"kind": "runs", "workflow": SWEEP_WORKFLOW, "branch": BASELINE_BRANCH, "runs": used} if used else {"kind": "none"}
-    return Baseline(rows, source, notices)
+    return Baseline(rows, source, notices, evals)

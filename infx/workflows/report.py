@@ -330,13 +330,58 @@ def comparison_head(comparison: dict) -> list[str]:
               f"**{counts.get('improved', 0)}** · {VERDICT_LABELS['within']} ±{threshold:g} %: **{counts.get('within', 0)}**"
               f" · new: **{counts.get('new', 0)}** · gone: **{counts.get('gone', 0)}**"
               f" · without a valid result: **{counts.get('without a valid result', 0)}**"]
-    return lines
+    return lines + accuracy_lines(comparison.get("accuracy"))
+
+
+# --- accuracy: the sweep's eval rows against their floors and main (infx/results/accuracy.py) -----
+
+ACCURACY_LABELS = {"missing": "❌ no score", "below": "❌ below floor", "no-floor": "⚠️ no floor",
+                   "no-metric": "⚠️ no exact-match score", "ok": "✅ at or above floor"}
+
+
+def _points(value: float | None, signed: bool = False) -> str:
+    """A fraction as percent with two decimals (`90.52`), or a change in percentage points (`+1.20`, true minus)."""
+    if value is None:
+        return "n/a"
+    text = f"{value * 100:+.2f}" if signed else f"{value * 100:.2f}"
+    return text.replace("-", "\u2212")
+
+
+def accuracy_lines(accuracy: dict | None) -> list[str]:
+    """The Accuracy counts, one line, with where the floors come from."""
+    if not accuracy:
+        return []
+    counts = accuracy.get("counts", {})
+    floors = f" (floors: `{accuracy['floors']}`)" if accuracy.get("floors") else " (no floors could be read)"
+    return ["", f"**Accuracy**{floors}: " + " · ".join(f"{ACCURACY_LABELS[kind]}: **{counts.get(kind, 0)}**" for kind in ACCURACY_LABELS)]
+
+
+def accuracy_tables(accuracy: dict | None) -> list[Table]:
+    """Eval folders without a score (why), then every eval row: failures first (accuracy.py orders them)."""
+    if not accuracy:
+        return []
+    unscored = Table("#### Accuracy: eval points without a score", ["", "point", "config-key", "why"],
+                     [[ACCURACY_LABELS["missing"], item.get("point-id") or item.get("folder"), item.get("config-key") or "?",
+                       str(item.get("why", ""))[:300]] for item in accuracy.get("unscored", [])])
+    rows = []
+    for row in accuracy.get("rows", []):
+        score = _points(row.get("score")) + (f" ± {_points(row['score-se'])}" if row.get("score-se") is not None else "")
+        if row.get("score-name") and row["score-name"] != "em_strict":
+            score += f" ({row['score-name']})"
+        floor = _points(row.get("floor")) if row.get("floor") is not None else "none"
+        rows.append([ACCURACY_LABELS[row["status"]], row.get("config-key") or row.get("model-prefix"), row.get("topology"),
+                     row.get("conc"), row.get("task"), score, floor, _points(row.get("change"), signed=True)])
+    table = Table("#### Accuracy", ["", "config-key", "topology", "conc", "task", "score ± stderr (%)", "floor (%)", "vs main (pp)"],
+                  rows, "Score: strict exact match (lm-eval), with its standard error; the floor applies to the strict and the "
+                        "flexible score (`infx results check-evals`); the change is against main's newest eval of the same point.")
+    return [unscored, table]
 
 
 def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None,
                       charts: list[str] | None = None) -> list[Table]:
-    """Points without a valid result (one line each, with a link to the logs), then the matched
-    rows most-changed first, then new and gone rows, then the charts (when given)."""
+    """Points without a valid result (one line each, with a link to the logs), the Accuracy tables
+    (eval points without a score, then every eval row, failures first), then the matched rows
+    most-changed first, then new and gone rows, then the charts (when given)."""
     metrics = comparison.get("metrics", [])
     links = logs_links or {}
     failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
@@ -348,6 +393,7 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
     tables = [Table("#### Points without a valid result", ["", "point", "config-key", "why", "logs"],
                     [[STATUS_LABELS.get(p["status"], p["status"]), p.get("point-id") or "?", p.get("config-key") or "?",
                       "; ".join(p.get("reasons") or [])[:300], logs(p)] for p in failed])]
+    tables += accuracy_tables(comparison.get("accuracy"))
     header = ["", "config-key", "scenario", "topology", "conc"] + [f"{m['label']} ({m['unit']})" for m in metrics]
     rows = []
     for match in comparison.get("matches", []):

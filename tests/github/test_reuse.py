@@ -58,6 +58,7 @@ def write_artifact(root: Path, files: dict[str, str], name: str) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
     for file_name, text in files.items():
+        (folder / file_name).parent.mkdir(parents=True, exist_ok=True)
         (folder / file_name).write_text(text)
     return folder
 

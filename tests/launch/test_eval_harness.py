@@ -99,7 +99,6 @@ def test_srt_slurms_lm_eval_stage_runs_the_harness_and_collects_its_files(bench_
     assert done.returncode == 0, done.stdout + done.stderr
     collected = sorted(p.name for p in (tmp_path / "logs" / "eval_results").iterdir())
     assert collected == ["meta_env.json", "results_2026-12-01T10-00-00.000001_conc16.json", "results_2026-12-01T10-00-00.000001_conc32.json",
-                         "samples_gpqa_diamond_2026-12-01T10-00-00.000001_conc16.jsonl", "samples_gpqa_diamond_2026-12-01T10-00-00.000001_conc32.jsonl",
                          "samples_gsm8k_2026-12-01T10-00-00.000001_conc16.jsonl", "samples_gsm8k_2026-12-01T10-00-00.000001_conc32.jsonl"]
     meta = json.loads((tmp_path / "logs" / "eval_results" / "meta_env.json").read_text())
     assert (meta["conc"], meta["eval_concs"], meta["completed_eval_concs"], meta["failed_eval_concs"]) == (16, [16, 32], [16, 32], [])
@@ -112,7 +111,7 @@ def test_srt_slurms_lm_eval_stage_runs_the_harness_and_collects_its_files(bench_
         assert argv[:4] == ["--model", "local-chat-completions", "--model_args",
                             f"model=served-dsv4,base_url=http://localhost:8123/v1/chat/completions,num_concurrent={conc},"
                             "max_retries=5,timeout=1800,tokenized_requests=False"]
-        assert argv[argv.index("--tasks") + 1] == "gsm8k,gpqa_diamond" and "--apply_chat_template" in argv and "--log_samples" in argv
+        assert argv[argv.index("--tasks") + 1] == "gsm8k" and "--apply_chat_template" in argv and "--log_samples" in argv  # GPQA: opt-in
         assert Path(argv[argv.index("--include_path") + 1]) == (workspace / "benchmarks" / "evals").resolve()
         assert "--limit" not in argv
 

@@ -249,8 +249,9 @@ def test_the_staged_workspace_is_what_srt_slurms_lm_eval_stage_sources(ws, tmp_p
     plan = plan_of(ws, point(conc=(16, 32), **{"run-eval": True, "eval-only": True, "eval-all-concs": True}))
     dest = plan.stage_eval_workspace(ws.root, tmp_path / "infmax-workspace")
     assert (dest / "benchmarks" / "benchmark_lib.sh").read_bytes() == (ws.root / "benchmarks/evals/benchmark_lib.sh").read_bytes()
-    for name in ("run_lm_eval.py", "gsm8k.yaml", "gpqa_diamond.yaml", "gpqa_diamond_docs.py"):
+    for name in ("run_lm_eval.py", "gsm8k.yaml"):
         assert (dest / "benchmarks" / "evals" / name).read_bytes() == (ws.root / "benchmarks" / "evals" / name).read_bytes()
+    assert sorted(p.name for p in (dest / "benchmarks" / "evals").iterdir()) == ["gsm8k.yaml", "run_lm_eval.py"]  # not the opt-in GPQA
     plan_file = json.loads((dest / evalenv.PLAN_FILE).read_text())
     assert plan_file["concs"] == [16, 32] and plan_file["tasks-dir"] == "benchmarks/evals"
     assert plan_file["protocol"] == plan.evaluation.protocol
@@ -275,9 +276,8 @@ def test_every_bundled_eval_row_records_the_suites_protocol(points):
     assert sum(1 for row in rows if not row.get("eval-only")) == 39  # the default matrix's run-eval rows
     assert all(row["eval-protocol"] == protocol for row in rows)
     assert not any("eval-protocol" in row for row in points)  # throughput rows carry none
-    gsm8k, gpqa = protocol["tasks"]
+    [gsm8k] = protocol["tasks"]  # GPQA Diamond is an opt-in (its data set is gated): not run by default
     assert (gsm8k["task"], gsm8k["num-fewshot"], gsm8k["max-gen-tokens"], gsm8k["temperature"]) == ("gsm8k", 5, 5376, 0.0)
-    assert (gpqa["task"], gpqa["num-fewshot"]) == ("gpqa_diamond", 0)
     assert (protocol["lm-eval"], protocol["chat-template"], protocol["model"]) == ("0.4.13", True, "local-chat-completions")
 
 
@@ -290,6 +290,58 @@ def test_the_protocol_comes_from_the_task_files(tmp_path):
     assert (after["tasks"][0]["num-fewshot"], after["tasks"][0]["max-gen-tokens"]) == (3, 2048) and after["sha256"] != before["sha256"]
     (tmp_path / "benchmarks" / "evals" / "run_lm_eval.py").write_text("# changed\n")
     assert load_suite(tmp_path)[0].protocol()["sha256"] != after["sha256"]  # the harness is part of what runs
+
+
+def opt_in_gpqa(root: Path) -> None:
+    """What a repository commits to run GPQA Diamond: `enabled: true` on its task in the suite."""
+    path = root / SUITE
+    text = path.read_text()
+    assert "    enabled: false\n" in text
+    path.write_text(text.replace("    enabled: false\n", "    enabled: true\n"))
+
+
+def test_opting_in_to_gpqa_runs_it_stages_it_and_moves_the_result_key(ws, tmp_path):
+    before = plan_of(ws, eval_point())
+    opt_in_gpqa(ws.root)
+    after = plan_of(ws, eval_point())
+    assert [t["task"] for t in after.evaluation.protocol["tasks"]] == ["gsm8k", "gpqa_diamond"]
+    assert after.evaluation.protocol["tasks"][1]["num-fewshot"] == 0
+    assert after.result_key() != before.result_key()
+    dest = after.stage_eval_workspace(ws.root, tmp_path / "infmax-workspace")
+    assert {"gpqa_diamond.yaml", "gpqa_diamond_docs.py"} <= {p.name for p in (dest / "benchmarks" / "evals").iterdir()}
+
+
+def test_an_opted_in_gated_task_needs_its_token_before_anything_is_submitted(ws):
+    """A real launch without HF_TOKEN stops at planning (exit 1, located at the task in the suite,
+    nothing fetched); a dry run only warns; with the token the value is never written anywhere."""
+    opt_in_gpqa(ws.root)
+    point_path = ws.point(eval_point())
+    out = ws.root / "out"
+    done = ws.infx("launch", "--lane", "testlane", "--point", str(point_path), "--output-dir", str(out), env={"HF_TOKEN": ""})
+    assert done.returncode == 1, done.stderr
+    line = next(n for n, text in enumerate((ws.root / SUITE).read_text().splitlines(), 1) if "file: gpqa_diamond.yaml" in text)
+    assert f"{SUITE}:{line}:" in done.stderr and "error[eval-secret-missing]" in done.stderr, done.stderr
+    assert "task gpqa_diamond needs $HF_TOKEN" in done.stderr and "hf-token" in done.stderr
+    assert not out.exists() and nothing_fetched(ws)
+    code, body = ws.dry_run(point_path, env={"HF_TOKEN": ""})
+    assert code == 0 and [w["rule"] for w in body["warnings"] if w["rule"].startswith("eval")] == ["eval-secret-missing"]
+    secret = "hf_" + "x" * 34
+    code, body = ws.dry_run(point_path, env={"HF_TOKEN": secret})
+    assert code == 0 and not [w for w in body["warnings"] if w["rule"] == "eval-secret-missing"]
+    assert secret not in json.dumps(body) and "HF_TOKEN" not in body["environment"]  # passed on by the runner, never by infx
+
+
+def test_the_default_suite_needs_no_token(ws):
+    code, body = ws.dry_run(ws.point(eval_point()), env={"HF_TOKEN": ""})
+    assert code == 0 and not [w for w in body["warnings"] if w["rule"] == "eval-secret-missing"]
+
+
+def test_a_suite_that_enables_no_task_is_refused(ws):
+    path = ws.root / SUITE
+    path.write_text(path.read_text().replace("  - file: gsm8k.yaml ", "  - enabled: false\n    file: gsm8k.yaml "))
+    code, body = dry_run(ws, eval_point())
+    [d] = body["diagnostics"]
+    assert code == 1 and d["rule"] == "eval-suite-schema" and "would run nothing" in d["message"] and d["file"] == SUITE
 
 
 def test_the_eval_choice_and_protocol_move_the_result_key(ws):

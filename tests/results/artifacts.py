@@ -10,6 +10,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from evalstage import eval_stage_output
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "results"
 SA_BENCH = DATA / "sa-bench"
@@ -48,9 +50,20 @@ def agentic(name: str = "aggregate.json", **changes) -> dict:
     return data
 
 
+def launched_eval(row: dict) -> dict | None:
+    """The launch record's `eval` for a row, as infx launch writes it (kind and concurrencies; the
+    protocol and suite too in a real record), or None for a throughput point."""
+    from infx.evalsuite import PointEval
+
+    choice = PointEval.of_point(row)
+    return choice.to_json() if choice.runs else None
+
+
 def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int = 0, message: str = "",
-                 run_id: int | None = 4242, name: str | None = None) -> Path:
-    """`point-<id>/` holding `<name>_launch.json` and the result files, as infx launch leaves them."""
+                 run_id: int | None = 4242, name: str | None = None, run_attempt: int = 1, eval_results: bool = True) -> Path:
+    """`point-<id>/` holding `<name>_launch.json` and the result files, as infx launch leaves them;
+    an eval point's record says so (`eval`) and, with ``eval_results``, its eval/ holds what the
+    eval stage leaves (eval_stage_output)."""
     from infx.points import point_id
 
     pid = point_id(row)
@@ -62,12 +75,15 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
                             "commit": SRT_COMMIT},
               "job-id": "1234" if exit_code == 0 else None, "terminal-state": "COMPLETED" if exit_code == 0 else None,
               "exit-code": exit_code, "result-name": name, "results": [], "message": message,
-              "run-id": run_id, "run-attempt": 1 if run_id else None}
+              "eval": launched_eval(row), "run-id": run_id, "run-attempt": run_attempt if run_id else None}
     if row.get("result-key"):  # a planned point: infx launch records its key
         record["result-key"] = row["result-key"]
     for file_name, content in files.items():
         (folder / file_name.replace("{name}", name)).write_text(json.dumps(content))
         record["results"].append(file_name.replace("{name}", name))
+    if record["eval"] and eval_results and exit_code == 0:
+        eval_stage_output(row, folder / "eval")
+        record["results"] += sorted(f"eval/{p.name}" for p in (folder / "eval").iterdir())
     (folder / f"{name}_launch.json").write_text(json.dumps(record))
     return folder
 

@@ -49,7 +49,7 @@ def edit_meta(folder: Path, **changes) -> None:
 
 def eval_point(root: Path, set_name: str, row: dict, run_id: int = 4242) -> Path:
     """A point artifact (launch record from ``row``) with the fixture folder ``set_name`` as its eval/."""
-    folder = point_folder(root, row, {}, run_id=run_id)
+    folder = point_folder(root, row, {}, run_id=run_id, eval_results=False)
     copy_set(set_name, folder / "eval")
     return folder
 

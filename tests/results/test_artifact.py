@@ -329,7 +329,9 @@ def test_the_artifact_lists_eval_and_log_files_without_reading_them(tmp_path):
     (folder / "multinode_server_logs.tar.gz").write_bytes(b"\x1f\x8b")
     (folder / "LOGS" / "secret").symlink_to("/etc/hostname")
     artifact = PointArtifact.read(folder)
-    assert [e.name for e in artifact.evals] == ["eval/gsm8k/results.json"]
+    staged = sorted(f"eval/{p.name}" for p in (folder / "eval").iterdir() if p.is_file())  # the eval stage's files of this eval point
+    assert [p.split("/")[1].split("_")[0] for p in staged] == ["meta", "results", "samples"]
+    assert [e.name for e in artifact.evals] == ["eval/gsm8k/results.json", *staged]  # listed; a subfolder's file is never read
     assert [e.name for e in artifact.logs] == ["LOGS/sweep_1.log", "multinode_server_logs.tar.gz"]
     assert artifact.skipped == ("LOGS/secret: a symbolic link, not followed or opened",)
     assert artifact.verdict().ok

@@ -178,12 +178,48 @@ def test_a_thresholds_file_the_schema_refuses_is_located(tmp_path, text, rule, l
 def test_the_shipped_floors_are_the_references_and_pass_their_schema():
     doc, problems = load_yaml(SHIPPED_THRESHOLDS)
     assert problems == [] and schema_diagnostics("eval-thresholds", doc, doc.data) == []
-    assert doc.data["default"] == {"gsm8k": 0.90, "gpqa_diamond_cot_n_shot": 0.30, "swebench_lite": 0.50}
+    # the reference's values; its GPQA Diamond task (gpqa_diamond_cot_n_shot) is gpqa_diamond in infx's suite
+    assert doc.data["default"] == {"gsm8k": 0.90, "gpqa_diamond": 0.30, "swebench_lite": 0.50}
     assert doc.data["models"]["dsv4"] == {"gsm8k": 0.91} and len(doc.data["models"]) == 8
     first = SHIPPED_THRESHOLDS.read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=../schemas/eval-thresholds.schema.json"
     assert (SHIPPED_THRESHOLDS.parent / first.split("$schema=")[1]).resolve().is_file()
     assert "config/eval-thresholds.yaml" in (REPO / "pyproject.toml").read_text()  # shipped as package data
+
+
+def test_every_task_the_suite_can_run_has_a_floor_for_every_bundled_model():
+    """The task names the suite's task files give (enabled and opt-in alike) against the floors that
+    apply to this repository, for every model prefix of the bundled configs: no eval row the lane can
+    produce meets `eval-no-threshold`."""
+    from infx.evalsuite import load_suite
+    from infx.results.evalgate import load_thresholds, thresholds_path
+    from infx.yamlio import load_yaml as load
+
+    suite, problems = load_suite(REPO)
+    assert problems == [] and suite is not None
+    tasks = [task.task for task in (*suite.tasks, *suite.opt_in)]
+    assert tasks == ["gsm8k", "gpqa_diamond"]
+    path, _ = thresholds_path(None, REPO)
+    floors, problems = load_thresholds(path)
+    assert problems == [] and floors is not None
+    master, _ = load(REPO / "configs" / "nvidia-master.yaml")
+    prefixes = sorted({entry["model-prefix"] for entry in master.data.values()})
+    assert prefixes == ["dsv4"]
+    missing = [(prefix, task) for prefix in prefixes for task in tasks if floors.floor(prefix, task) is None]
+    assert missing == []
+    assert floors.floor("dsv4", "gsm8k").source == "models.dsv4.gsm8k" and floors.floor("dsv4", "gpqa_diamond").source == "default.gpqa_diamond"
+
+
+def test_the_default_suite_runs_gsm8k_and_gpqa_is_an_opt_in_that_needs_a_token():
+    """The reference runs only gsm8k by default; GPQA's data set is gated on Hugging Face."""
+    from infx.evalsuite import load_suite
+
+    suite, _ = load_suite(REPO)
+    assert [task.task for task in suite.tasks] == ["gsm8k"] and [task["task"] for task in suite.protocol()["tasks"]] == ["gsm8k"]
+    [gpqa] = suite.opt_in
+    assert (gpqa.task, gpqa.enabled, gpqa.requires_env) == ("gpqa_diamond", False, ("HF_TOKEN",))
+    assert suite.required_env == ()  # nothing the default eval point needs from the runner
+    assert all("gpqa" not in f.path for f in suite.files())  # not staged, not in the result key
 
 
 def test_task_names_and_model_prefixes_have_the_name_shape():
@@ -236,3 +272,85 @@ def test_the_docs_example_is_what_the_gate_prints(tmp_path):
     shutil.copy(SHIPPED_THRESHOLDS, repo / "configs" / "eval-thresholds.yaml")
     [printed] = errors(check(results, cwd=repo).stderr)
     assert f"\n{printed}\n" in (REPO / "docs" / "results.md").read_text()
+
+
+# --- the run's plan: which runs must measure every eval point ---------------------------------
+
+
+def seed_plan(tmp_path: Path, *labels: str) -> tuple[Path, list[dict]]:
+    """`infx plan` of the seed change (the newest changelog entry) with these PR labels, as the
+    setup job uploads it (sweep-plan/plan.json)."""
+    done = run_cli("plan", *(arg for label in labels for arg in ("--label", label)), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / f"plan-{'-'.join(labels)}.json"
+    path.write_text(done.stdout)
+    return path, [row for rows in json.loads(done.stdout)["buckets"].values() for row in rows]
+
+
+def swept(tmp_path: Path, rows: list[dict], scores: dict[int, float | None]) -> Path:
+    """results.json of `infx results collect` over the point artifacts of ``rows``: an eval point
+    index in ``scores`` gets eval results with that strict score (None: staged nothing), the
+    others none at all (their job uploaded nothing)."""
+    from artifacts import point_folder
+    from evalstage import eval_stage_output
+
+    from infx.evalsuite import PointEval
+
+    folder = tmp_path / "points"
+    folder.mkdir(parents=True)  # as the download step leaves it, also when no point uploaded anything
+    for index, row in enumerate(rows):
+        if index not in scores:
+            continue
+        eval_row = PointEval.of_point(row).runs
+        artifact = point_folder(folder, row, {}, eval_results=False)
+        if eval_row and scores[index] is not None:
+            eval_stage_output(row, artifact / "eval", strict=scores[index], flexible=min(1.0, scores[index] + 0.03))
+    out = tmp_path / "results.json"
+    done = run_cli("results", "collect", str(folder), "--exit-zero", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_an_evals_only_run_fails_when_a_planned_eval_is_missing_and_passes_when_every_one_clears_its_floor(tmp_path):
+    plan, rows = seed_plan(tmp_path, "sweep-enabled", "evals-only")
+    assert len(rows) == 5 and json.loads(plan.read_text())["mode"]["evals-only"] is True
+    passing = swept(tmp_path / "all", rows, {index: 0.95 for index in range(5)})
+    done = check(passing, "--plan", str(plan))
+    assert done.returncode == 0, done.stderr
+    assert "10 scores of 5 eval rows checked: 10 at or above their floor, 0 below" in done.stderr
+    # one point's job uploaded nothing, another staged no eval result
+    from infx.points import point_id
+
+    partial = swept(tmp_path / "partial", rows, {0: 0.95, 1: 0.95, 2: 0.95, 3: None})
+    done = check(partial, "--plan", str(plan))
+    assert done.returncode == 1
+    missing = [line for line in errors(done.stderr) if "error[eval-missing]" in line]
+    assert len(missing) == 2, done.stderr  # each point once: point 3 by its artifact's eval set, point 4 by the plan
+    assert any(f"point {point_id(rows[4])} " in line and "no artifact of it was collected" in line for line in missing)
+    assert any(f"point {point_id(rows[3])} " in line and "holds no eval/meta_env.json" in line for line in missing)
+    # below the floor: the dsv4 floor 0.91
+    low = swept(tmp_path / "low", rows, {index: 0.95 if index else 0.9 for index in range(5)})
+    done = check(low, "--plan", str(plan))
+    assert done.returncode == 1 and [line.split("error[")[1].split("]")[0] for line in errors(done.stderr)] == ["eval-below-threshold"]
+
+
+def test_a_run_that_is_not_an_eval_run_is_gated_only_on_the_eval_rows_it_has(tmp_path):
+    plan, rows = seed_plan(tmp_path, "sweep-enabled")
+    assert json.loads(plan.read_text())["mode"]["evals-only"] is False
+    eval_points = [index for index, row in enumerate(rows) if row.get("run-eval")]
+    assert len(eval_points) == 5
+    nothing = swept(tmp_path / "none", rows, {})
+    done = check(nothing, "--plan", str(plan))
+    assert done.returncode == 0, done.stderr  # no eval row, none required
+    assert check(nothing).returncode == 1  # without the plan the gate requires eval rows (eval-none)
+    below = swept(tmp_path / "below", rows, {eval_points[0]: 0.5})
+    done = check(below, "--plan", str(plan))
+    assert done.returncode == 1 and "error[eval-below-threshold]" in done.stderr and "error[eval-missing]" not in done.stderr
+
+
+def test_a_plan_that_is_not_one_is_a_located_error_or_a_usage_error(tmp_path):
+    results = swept(tmp_path, [], {})
+    (tmp_path / "bad.json").write_text("{not json")
+    done = check(results, "--plan", str(tmp_path / "bad.json"))
+    assert done.returncode == 1 and "error[plan-json]" in done.stderr and "Traceback" not in done.stderr
+    assert check(results, "--plan", str(tmp_path / "absent.json")).returncode == 2

@@ -216,8 +216,34 @@ def test_the_eval_rows_cover_every_nvidia_pin(gb300_eval_rows):
     assert sum(1 for row, _ in gb300_eval_rows if not row.get("eval-only")) == 39  # `infx matrix` marks 39 of the 68 rows
 
 
+def bare_recipe(plan) -> str:
+    """The resolved recipe as srtctl's schema sees it, without what only names the job (`name`) and the
+    job's `#SBATCH` directives (an eval point's `export`, which srtctl renders as it is)."""
+    return json.dumps({k: v for k, v in plan.recipe.items() if k not in ("name", "sbatch_directives")}, sort_keys=True)
+
+
+def resolved(plan, srtctl_cache):
+    """The plan with its recipe resolved, also a recipe that ships with srt-slurm (from the pin's seeded checkout)."""
+    from infx.launch.plan import resolve_in_checkout
+
+    resolve_in_checkout(plan, Path(srtctl_cache["pins"][plan.pin.name]["path"]))
+    return plan
+
+
 @pytest.mark.parametrize("pin", NVIDIA_PINS)
-def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_cache, gb300_eval_rows, tmp_path, pin):
+def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_cache, gb300_rows, gb300_eval_rows, tmp_path, pin):
+    """Every bundled eval row of this pin takes srt-slurm's eval path.
+
+    What srtctl receives for an eval row is its recipe plus `sbatch_directives.export`. The recipe
+    part: every eval row's resolved recipe (without `name` and `sbatch_directives`) is one the real
+    srtctl of the same pin dry-runs in the throughput test above (a row with none there gets its own
+    dry run here). The export part: one real `srtctl dry-run` per pin and eval kind shows srtctl
+    renders the directive as it is, before the orchestrator starts; for every row, in process, the
+    directive is exactly its plan's eval variables and its workspace is staged with its
+    concurrencies and protocol. One dry run per distinct recipe, pin and kind instead of one per
+    row: a dry run costs seconds, the rows differ only in the values checked here."""
+    from infx.launch.evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, export_directive
+
     checkout = Path(srtctl_cache["pins"][pin]["path"])
     # srt-slurm's lm-eval stage at this commit: what infx's environment and workspace are built for
     bench = (checkout / "src/srtctl/benchmarks/scripts/lm-eval/bench.sh").read_text()
@@ -228,28 +254,41 @@ def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_c
     assert all(f'"{name}",' in sweep for name in __import__("infx.launch.evalenv", fromlist=["FORWARDED"]).FORWARDED)
     runtime = (checkout / "src/srtctl/core/runtime.py").read_text()
     assert 'os.environ.get("INFMAX_WORKSPACE")' in runtime and '"/infmax-workspace"' in runtime
-    rows = [(row, plan) for row, plan in gb300_eval_rows if plan.pin.name == pin]
+    rows = [(row, resolved(plan, srtctl_cache)) for row, plan in gb300_eval_rows if plan.pin.name == pin]
     assert rows
+    accepted = {bare_recipe(resolved(plan, srtctl_cache)) for _, plan in gb300_rows if plan.pin.name == pin}
+    dry_runs: dict = {}  # (kind) or (recipe): the row the real srtctl dry-runs for it
     for row, plan in rows:
+        concs = row["conc"] if row.get("eval-all-concs") else [row.get("eval-conc", max(row["conc"]))]
+        variables = dict(plan.evaluation.variables)
+        assert variables["RUN_EVAL"] == "true" and variables["EVAL_ONLY"] == ("true" if row.get("eval-only") else "false")
+        assert variables["EVAL_CONC"] == " ".join(map(str, concs))
+        assert variables["IS_MULTINODE"] == "true" and variables["PREFILL_TP"] == str(row["prefill"]["tp"])
+        assert plan.recipe["sbatch_directives"]["export"] == export_directive(variables), row["config-key"]
+        environment = plan.environment(DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE)
+        assert {k: v for k, v in environment.items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE")} == variables
+        assert environment["INFMAX_WORKSPACE"] == "<launch dir>/infmax-workspace"
+        workspace = plan.stage_eval_workspace(REPO, tmp_path / "workspaces" / plan.point_id)
+        staged = json.loads((workspace / "infx-eval.json").read_text())
+        assert staged["concs"] == concs and staged["protocol"] == row["eval-protocol"] == plan.evaluation.protocol
+        dry_runs.setdefault(("kind", plan.evaluation.choice.kind), row)
+        if bare_recipe(plan) not in accepted:
+            dry_runs.setdefault(("recipe", bare_recipe(plan)), row)
+    for row in dry_runs.values():
         done, body = dry_run(row, srtctl_cache["base"], tmp_path)
         assert done.returncode == 0, (row["config-key"], body, done.stderr[-2000:])
         check = body["srtctl-dry-run"]
         assert check["checked"] and check["srtctl"] == srtctl_cache["pins"][pin]["srtctl"]
         script = check["script"]
         [line] = [line for line in script.splitlines() if line.startswith("#SBATCH --export=")]
+        assert line == "#SBATCH --export=" + body["recipe"]["sbatch_directives"]["export"]  # as it is
         variables = {k: v for k, v in body["environment"].items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE")}
         assert exported(line) == variables, row["config-key"]
-        assert variables["RUN_EVAL"] == "true" and variables["EVAL_ONLY"] == ("true" if row.get("eval-only") else "false")
-        concs = row["conc"] if row.get("eval-all-concs") else [row.get("eval-conc", max(row["conc"]))]
-        assert variables["EVAL_CONC"] == " ".join(map(str, concs))
-        assert variables["IS_MULTINODE"] == "true" and variables["PREFILL_TP"] == str(row["prefill"]["tp"])
         # sbatch applies the directive to the job before the orchestrator (do_sweep) starts and reads EVAL_ONLY
         assert script.index(line) < script.index("srtctl.cli.do_sweep")
-        assert body["environment"]["INFMAX_WORKSPACE"] == "<launch dir>/infmax-workspace"
         workspace = Path(check["script-path"]).parent / "infmax-workspace"
         assert (workspace / "benchmarks" / "benchmark_lib.sh").is_file() and (workspace / "benchmarks/evals/gsm8k.yaml").is_file()
-        staged = json.loads((workspace / "infx-eval.json").read_text())
-        assert staged["concs"] == concs and staged["protocol"] == row["eval-protocol"] == body["eval"]["protocol"]
+    assert {key[1] for key in dry_runs if key[0] == "kind"} == {plan.evaluation.choice.kind for _, plan in rows}
 
 
 @pytest.mark.slurm

@@ -119,7 +119,7 @@ class Job:
 class Executor:
     def __init__(self, workspace: Path, tmp: Path, event_name: str, event: dict, *, sha: str, ref: str = "refs/heads/main",
                  repository: str = "acme/bench", run_id: int = 9001, github=None, env: dict | None = None,
-                 variables: dict | None = None):
+                 variables: dict | None = None, secrets: dict | None = None):
         self.workspace, self.tmp = workspace, tmp
         self.artifacts = tmp / "artifacts"
         self.artifacts.mkdir(parents=True)
@@ -131,6 +131,7 @@ class Executor:
                        "actor": "octocat", "job": "", "action": ""}
         self.extra_env = env or {}
         self.vars = variables or {}
+        self.secrets = secrets or {}  # the repository's secrets (a secret that is not set reads as '')
         self.engine = Engine()
         self.jobs: list[Job] = []
         self.runtime = runtime_file()  # infx's wheel and locked dependencies, built once per test session
@@ -158,7 +159,7 @@ class Executor:
         if "concurrency" in tree:
             self.concurrency = self.engine.value(tree["concurrency"], context)
         try:
-            return self.run_jobs(workflow, tree, inputs, prefix="")
+            return self.run_jobs(workflow, tree, inputs, prefix="", secrets=self.secrets)
         finally:
             self.engine.close()
 
@@ -167,7 +168,7 @@ class Executor:
         tree = self.engine.parse(self.workspace / workflow)
         inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, inputs)
         try:
-            return self.run_jobs(workflow, tree, inputs, prefix="")
+            return self.run_jobs(workflow, tree, inputs, prefix="", secrets=self.secrets)
         finally:
             self.engine.close()
 
@@ -179,7 +180,7 @@ class Executor:
         return {name: given.get(name, spec.get("default", "" if spec.get("type", "string") == "string" else None))
                 for name, spec in declared.items()}
 
-    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str) -> dict[str, str]:
+    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str, secrets: dict | None = None) -> dict[str, str]:
         results: dict[str, str] = {}
         outputs: dict[str, dict] = {}
         pending = dict(tree["jobs"])
@@ -190,7 +191,7 @@ class Executor:
             for name in ready:
                 job = pending.pop(name)
                 needs = {n: {"result": results[n], "outputs": outputs.get(n, {})} for n in _needs(job)}
-                context = {"github": self.github, "inputs": inputs, "vars": self.vars, "needs": needs}
+                context = {"github": self.github, "inputs": inputs, "vars": self.vars, "needs": needs, "secrets": secrets or {}}
                 status = {"success": all(r == "success" for r in map(results.get, _needs(job))),
                           "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
                 path = f"{prefix}{name}"
@@ -239,9 +240,17 @@ class Executor:
         tree = self.engine.parse(self.workspace / called)
         given = self.engine.value(job.get("with") or {}, context)
         inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, given)
+        # As GitHub: a called workflow sees only the secrets its caller passes by name, and only
+        # those it declares (`secrets: inherit` is refused by this repository's rules: test_workflows).
+        if job.get("secrets") == "inherit":
+            raise RuntimeError(f"{workflow}: `secrets: inherit` in {path}")
+        passed = {k: _env_text(v) for k, v in self.engine.value(job.get("secrets") or {}, context).items()}
+        declared = tree["on"]["workflow_call"].get("secrets") or {}
+        if set(passed) - set(declared):
+            raise RuntimeError(f"{called}: secrets not declared by the workflow: {sorted(set(passed) - set(declared))}")
         record = Job(path, workflow, "success", inputs=inputs, matrix=context.get("matrix") or None)
         self.jobs.append(record)
-        results = self.run_jobs(called, tree, inputs, prefix=f"{path}/")
+        results = self.run_jobs(called, tree, inputs, prefix=f"{path}/", secrets=passed)
         record.result = "failure" if "failure" in results.values() else "success"
         return record.result, {}
 

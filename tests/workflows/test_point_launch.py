@@ -48,7 +48,7 @@ def launch_step(engine: Engine, row: dict) -> tuple[str, dict[str, str]]:
     inputs = Executor._with_defaults(tree["on"]["workflow_call"]["inputs"], {"point": json.dumps(row), "dry-run": True})
     job = tree["jobs"]["launch"]
     step = next(s for s in job["steps"] if s.get("id") == "launch")
-    context = {"inputs": inputs, "github": {"event_name": "workflow_dispatch"}}
+    context = {"inputs": inputs, "github": {"event_name": "workflow_dispatch"}, "secrets": {}}  # a repository without HF_TOKEN
     env = {name: _env_text(value) for name, value in engine.value({**job.get("env", {}), **step.get("env", {})}, context).items()}
     return step["run"], env
 

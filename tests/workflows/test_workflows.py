@@ -254,6 +254,36 @@ def test_least_privilege_permissions():
             assert "secrets" not in job or job["secrets"] != "inherit", (name, job_name)
 
 
+def _secret_uses(node, where: tuple = ()):
+    """(path, text) of every value that reads the secrets context, anywhere in a workflow."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _secret_uses(value, where + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _secret_uses(value, where + (index,))
+    elif isinstance(node, str) and "secrets." in node:
+        yield where, node
+
+
+def test_the_hugging_face_token_reaches_only_the_launch_step():
+    """The one secret the sweep uses (a gated eval data set's token, benchmarks/evals/suite.yaml) is
+    passed by name through each reusable workflow and lands in one step's environment: never
+    `secrets: inherit`, never a job's env, never a script."""
+    uses = {name: list(_secret_uses(workflow["jobs"])) for name, workflow in all_workflows().items()}
+    sweep_jobs = {job for job, value in ((where[0], text) for where, text in uses["run-sweep.yml"])}
+    assert sweep_jobs == {"canary", "sweep"} and all(
+        where[1:] == ("secrets", "hf-token") and text == "${{ secrets.HF_TOKEN }}" for where, text in uses["run-sweep.yml"])
+    assert uses["sweep-shard.yml"] == [(("points", "secrets", "hf-token"), "${{ secrets.hf-token }}")]
+    launch = load("run-point.yml")["jobs"]["launch"]
+    index = next(i for i, step in enumerate(launch["steps"]) if step.get("id") == "launch")
+    assert uses["run-point.yml"] == [(("launch", "steps", index, "env", "HF_TOKEN"), "${{ secrets.hf-token }}")]
+    assert load("run-point.yml")["on"]["workflow_call"]["secrets"] == {
+        "hf-token": {"description": load("run-point.yml")["on"]["workflow_call"]["secrets"]["hf-token"]["description"], "required": False}}
+    others = {name for name, found in uses.items() if found} - {"run-sweep.yml", "sweep-shard.yml", "run-point.yml"}
+    assert others == set(), others  # no other workflow reads a secret (a release publishes with trusted publishing)
+
+
 def test_every_action_is_pinned_by_commit_sha_with_its_version():
     seen = 0
     for path in sorted(WORKFLOWS.glob("*.yml")):
