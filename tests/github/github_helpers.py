@@ -71,11 +71,12 @@ def result_files(row: dict, name: str) -> dict[str, str]:
 
 
 def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int = 1, finished: str = "2026-11-30T10:00:00+00:00",
-                   drop_conc: bool = False, eval_results: bool = True) -> dict[str, str]:
+                   drop_conc: bool = False, eval_results: bool = True, eval_score: float | None = None) -> dict[str, str]:
     """What run-point uploads for one point: the launch record and the staged result files, as
     infx launch writes them (the launch itself runs on the real local Slurm in tests/slurm). An
     eval point's record says so (`eval`) and, with ``eval_results``, its eval/ holds what the eval
-    stage leaves; an eval-only point has no throughput files."""
+    stage leaves (the real lm-eval result, both scores ``eval_score`` when given); an eval-only
+    point has no throughput files."""
     import tempfile
 
     from infx.evalsuite import EvalKind, PointEval
@@ -89,7 +90,7 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
         files = dict(list(files.items())[:-1])
     if choice.runs and eval_results and exit_code == 0:
         with tempfile.TemporaryDirectory() as tmp:
-            folder = eval_stage_output(row, Path(tmp) / "eval")
+            folder = eval_stage_output(row, Path(tmp) / "eval", strict=eval_score, flexible=eval_score)
             files.update({f"eval/{p.name}": p.read_text() for p in sorted(folder.iterdir())})
     record = {"lane": "gb300-nv", "point-id": point_id(row), "point": row, "result-key": key, "exit-code": exit_code,
               "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),

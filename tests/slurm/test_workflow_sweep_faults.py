@@ -86,9 +86,11 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=change, capture_output=True, text=True, check=True).stdout.strip()
     server.state.pull_commits[PR] = [head]
     server.state.add_run(STORED_RUN, head_branch="pr", event="pull_request", head_sha=head)
+    # Their eval scores clear the floor (the accuracy gate has its own tests: test_eval_sweep.py), so the
+    # results job's outcome here is the isolation's.
     for row in [*reused, expired]:  # the expiring one last: its artifact is `stored`
-        stored = server.state.add_artifact(STORED_RUN, artifact_name(row), files=result_artifact_files(row, row["result-key"],
-                                                                                                      run_id=STORED_RUN))
+        files = result_artifact_files(row, row["result-key"], run_id=STORED_RUN, eval_score=0.95)
+        stored = server.state.add_artifact(STORED_RUN, artifact_name(row), files=files)
     server.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{stored['id']}/zip", 410,
                                      {"message": "Artifact has expired",
                                       "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}))
@@ -157,7 +159,8 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     # hostile points are counted without a valid result.
     comparison = json.loads((run.artifacts / "sweep-results" / "comparison.json").read_text())
     assert comparison["baseline"] == {"kind": "none"} and comparison["counts"]["without a valid result"] == 2, comparison["counts"]
-    assert {(item["conc"], item["topology"].split(" ")[0]) for item in comparison["new"]} >= {(120, "1P1D"), (480, "1P1D"), (960, "2P1D")}
+    # (an AgentX row keeps the topology its aggregate reports: here the one shipped aggregate, 1P1D, at each point)
+    assert {item["conc"] for item in comparison["new"]} == {120, 480, 960}, comparison["new"]
     [notice] = [n for n in comparison["notices"] if n.startswith("no baseline: ")]
     assert "reading workflow run-sweep.yml" in notice and "HTTP 502 on every one of 5 tries" in notice, notice
     assert len(server.state.requests_to("GET", rf"/repos/{SLUG}/actions/workflows/[^/]+")) == 5  # retried, then given up
