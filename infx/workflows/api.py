@@ -392,6 +392,10 @@ def calling(what: str):
                     f"(INFX_GITHUB_MAX_WAIT={exc.limit:g} s, {exc.left:.0f} s left): retry later, or use a token with "
                     "a higher limit", "github-wait") from None
     except GithubException as exc:
+        needed = accepted_permissions(exc.headers)
+        if exc.status == 403 and needed:  # GitHub names what the token lacks: the job's `permissions:` must grant it
+            raise _fail(f"{what}: HTTP 403 {_github_message(exc)} — the token lacks the permission this needs: {needed}; "
+                        "grant it in the job's `permissions:` (docs/workflows.md, \"Token permissions\")", "github-permission") from None
         raise _fail(f"{what}: HTTP {exc.status} {_github_message(exc)}".rstrip()
                     + f" — {STATUS_CHECKS.get(exc.status, 'GitHub answered with an error: retry, and check githubstatus.com')}") from None
     except _cut_off_errors() as exc:
@@ -409,6 +413,19 @@ def calling(what: str):
             AssertionError, RuntimeError) as exc:
         # PyGithub builds its objects from whatever came back: a wrong shape surfaces as any of these.
         raise _fail(f"{what}: {_describe(exc)} — {MALFORMED_FIX}", "github-malformed") from None
+
+
+def accepted_permissions(headers) -> str:
+    """GitHub's `X-Accepted-GitHub-Permissions` (sets separated by `;`, any one of which would do;
+    `pull_requests=read,contents=read` within a set) in the spelling of a workflow's `permissions:`
+    ("`pull-requests: read` or `contents: read`"); "" when the answer does not carry it."""
+    value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == "x-accepted-github-permissions"), "")
+    sets = []
+    for one in value.split(";"):
+        pairs = [pair.strip().split("=", 1) for pair in one.split(",") if "=" in pair]
+        if pairs:
+            sets.append(" and ".join(f"`{scope.strip().replace('_', '-')}: {level.strip()}`" for scope, level in pairs))
+    return " or ".join(sets)
 
 
 def _github_message(exc) -> str:
