@@ -104,7 +104,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
 
         result_plan = agentx_fast(result_plan)
     if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
-        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None)
+        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None, fmt)
     result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run
     if output:
         from ..fsio import atomic_write
@@ -140,8 +140,9 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
     return resolve_mode(event, names, message)
 
 
-def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None) -> dict:
-    """The plan without the points whose result key already has a valid stored result."""
+def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, fmt: str) -> dict:
+    """The plan without the points whose result key already has a valid stored result. A lookup
+    that could not judge every point says why, as a warning (an annotation in GitHub), and in the plan."""
     from ..workflows import reuse
 
     root = _root(Path.cwd())
@@ -155,7 +156,12 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:
-        click.echo(f"warning[plan-reuse-unavailable]: {decision.notice}", err=True)
+        from ..diagnostics import warning
+
+        notice = warning("<github>", None, "plan-reuse-unavailable", decision.notice,
+                         "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` (whose commits "
+                         "they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run.")
+        click.echo(render([notice], "github" if fmt == "github" else "text", True), err=fmt != "github")
     click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
     return reuse.reduced_plan(plan, decision)

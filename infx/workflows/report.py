@@ -237,14 +237,17 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
 
 def reuse_lines(reuse: dict | None) -> list[str]:
     """One sentence: how many points were reused instead of run, and the GPU-hours saved."""
-    if reuse and reuse.get("notice"):
-        return ["", f"♻️ No reuse: {reuse['notice']}."]
-    if not reuse or not reuse.get("reused"):
+    if not reuse:
         return []
-    runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
-    origin = f" (from run {', '.join(runs)})" if runs else ""
-    return ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
-                f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+    lines = []
+    if reuse.get("reused"):
+        runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
+        origin = f" (from run {', '.join(runs)})" if runs else ""
+        lines = ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
+                     f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+    if reuse.get("notice"):
+        lines += ["", f"⚠️ {'Reuse incomplete' if lines else 'No reuse'}: {reuse['notice']}."]
+    return lines
 
 
 def reuse_table(reuse: dict) -> Table:

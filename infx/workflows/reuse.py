@@ -21,6 +21,7 @@ from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
+STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
 
 
@@ -203,7 +204,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     if isinstance(source, FolderSource):
         return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))
     try:
-        stored, fetch = _on_github(source, keys, now)
+        stored, fetch, stopped = _on_github(source, keys, now)
     except InfxError as exc:
         if not lookup_may_fail:
             raise
@@ -211,6 +212,8 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
         decision.notice = f"stored results could not be looked up, so every point runs: {exc.diagnostics[0].message}"
         return decision
     decision = select(rows, keys, stored, fetch)
+    if stopped:  # a permission the token lacks, or a wait past the bound: said once, never only per point
+        decision.notice = f"the lookup stopped, so the points it had not judged run: {stopped[0]}"
     _discard_unused(source.download_dir, decision)
     return decision
 
@@ -220,7 +223,8 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     listing already tells, and the fetch that judges trust (facts fetched once per run, commit
     and branch) and downloads, only for the candidates ``select`` tries: newest first, stopping
     at the first valid one. A failure while fetching is that candidate's reason; once GitHub
-    asks for a wait past the bound, every later candidate is refused without asking."""
+    asks for a wait past the bound, or refuses the token a permission (which no later candidate
+    would get either), every later candidate is refused without asking, and ``stopped`` says why."""
     from ..diagnostics import InfxError
     from . import api
 
@@ -252,11 +256,11 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
             return folder
         except InfxError as exc:
             message = exc.diagnostics[0].message
-            if exc.diagnostics[0].rule == "github-wait":
+            if exc.diagnostics[0].rule in STOPPING_RULES:
                 stopped.append(message)
             raise Unusable(message) from None
 
-    return stored, fetch
+    return stored, fetch, stopped
 
 
 def _listed_refusal(artifact, repo_id: int, max_age_days: float | None, now: dt.datetime) -> str:
