@@ -1074,19 +1074,59 @@ def _runners(raw: list[dict], group: str):
     from .repocheck import Runner
 
     return tuple(Runner(r.get("name", "?"), tuple(label.get("name", "") for label in r.get("labels") or []),
-                        bool(r.get("ephemeral")), group) for r in raw)
+                        bool(r.get("ephemeral")), group, r.get("status") == "online") for r in raw)
+
+
+def registered_runners(client: Client, slug: str, organization: bool):
+    """The self-hosted runners ``slug`` can use: (its own, or Unreadable; its organization's runner
+    groups visible to it, each with its runners, or Unreadable, or None for a user's repository)."""
+    from .repocheck import RunnerGroup, Unreadable
+
+    owner, name = slug.split("/")
+    own = _read_pages(client, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
+    own = own if isinstance(own, Unreadable) else _runners(own, "repository")
+    if not organization:
+        return own, None
+    listed = _read_pages(client, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
+                         f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
+    if isinstance(listed, Unreadable):
+        return own, listed
+    found = []
+    for group in listed:
+        gid = group["id"]
+        members = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
+                              f"listing the runners of group {group.get('name')}")
+        repositories = None
+        if group.get("visibility") == "selected":
+            selected = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
+                                   f"listing the repositories of group {group.get('name')}")
+            if isinstance(selected, Unreadable):
+                return own, selected
+            repositories = tuple(r.get("full_name", "") for r in selected)
+        if isinstance(members, Unreadable):
+            return own, members
+        found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
+                                 _runners(members, group.get("name", "?"))))
+    return own, tuple(found)
+
+
+def read_repository(client: Client, slug: str) -> dict:
+    """The repository's JSON (`GET /repos/{o}/{r}`); a token that may not read it is the usual one-line error."""
+    from .repocheck import Unreadable
+
+    repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
+    if isinstance(repo, Unreadable):
+        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
+                    f"{STATUS_CHECKS.get(repo.status, '')}")
+    return repo
 
 
 def repository_settings(client: Client, slug: str):
     """repocheck.Facts of ``slug``: visibility, fork-PR approval, default token permissions, and the
     self-hosted runners the repository can use (its own, and its organization's runner groups)."""
-    from .repocheck import Facts, RunnerGroup, Unreadable
+    from .repocheck import Facts
 
-    owner, name = slug.split("/")
-    repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
-    if isinstance(repo, Unreadable):
-        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
-                    f"{STATUS_CHECKS.get(repo.status, '')}")
+    repo = read_repository(client, slug)
     private = bool(repo.get("private"))
     base = f"/repos/{slug}/actions/permissions"
     approval = None if private else _read_setting(client, f"{base}/fork-pr-contributor-approval", "reading the fork PR approval policy")
@@ -1095,34 +1135,6 @@ def repository_settings(client: Client, slug: str):
     private_forks = _read_setting(client, f"{base}/fork-pr-workflows-private-repos",
                                   "reading the private fork PR settings") if private else None
     permissions = _read_setting(client, f"{base}/workflow", "reading the default workflow permissions")
-    own = _read_pages(client, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
-    own = own if isinstance(own, Unreadable) else _runners(own, "repository")
-    groups = None
     organization = (repo.get("owner") or {}).get("type") == "Organization"
-    if organization:
-        listed = _read_pages(client, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
-                             f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
-        if isinstance(listed, Unreadable):
-            groups = listed
-        else:
-            found = []
-            for group in listed:
-                gid = group["id"]
-                members = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
-                                      f"listing the runners of group {group.get('name')}")
-                repositories = None
-                if group.get("visibility") == "selected":
-                    selected = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
-                                           f"listing the repositories of group {group.get('name')}")
-                    if isinstance(selected, Unreadable):
-                        groups = selected
-                        break
-                    repositories = tuple(r.get("full_name", "") for r in selected)
-                if isinstance(members, Unreadable):
-                    groups = members
-                    break
-                found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
-                                         _runners(members, group.get("name", "?"))))
-            else:
-                groups = tuple(found)
+    own, groups = registered_runners(client, slug, organization)
     return Facts(slug, private, organization, approval, private_forks, permissions, own, groups)

@@ -567,8 +567,8 @@ class RepositorySettings:
     org_runner_readers: set[str] = field(default_factory=lambda: {"ghs_admin"})
 
 
-def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool) -> dict:
-    return {"id": runner_id, "name": name, "os": "linux", "status": "online", "busy": False, "ephemeral": ephemeral,
+def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool, status: str = "online") -> dict:
+    return {"id": runner_id, "name": name, "os": "linux", "status": status, "busy": False, "ephemeral": ephemeral,
             "labels": [{"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])]}
 
 

@@ -231,7 +231,7 @@ class Executor:
                 if (not prefix and self.only is not None and name not in self.only) \
                         or not self.engine.condition(job.get("if"), context, status):
                     results[name] = "skipped"
-                    self.jobs.append(Job(path, workflow, "skipped", started_at=start, finished_at=start))
+                    self.jobs.append(Job(path, workflow, "skipped", inputs=inputs, started_at=start, finished_at=start))
                     self.finished[path] = start
                     continue
                 permissions = token_permissions(job.get("permissions", tree.get("permissions")), cap, called=bool(prefix))
