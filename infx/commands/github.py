@@ -77,8 +77,9 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
         gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
         lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
     reuse = plan_document.get("reuse") if isinstance(plan_document, dict) else None
+    queue = plan_document.get("queue") if isinstance(plan_document, dict) else None
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
-                         mode=mode, lane_gate=lane_gate, reuse=reuse)
+                         mode=mode, lane_gate=lane_gate, reuse=reuse, queue=queue if isinstance(queue, dict) else None)
     action = api.upsert_comment(client, slug, pr_number, body)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
 
