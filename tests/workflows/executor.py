@@ -40,6 +40,7 @@ import io
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -84,6 +85,9 @@ class Engine:
         self.lock = threading.Lock()  # one request at a time on the pipe
 
     def ask(self, request: dict):
+        if "context" in request:  # only the contexts the expression names: a job's `needs` can hold megabytes
+            request = {**request, "context": {name: value for name, value in request["context"].items()
+                                              if re.search(rf"\b{re.escape(name)}\b", request["expr"])}}
         with self.lock:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
@@ -173,8 +177,10 @@ class Executor:
 
     def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None,
             only: set[str] | None = None) -> dict[str, str]:
-        """Run the triggered workflow; returns each top-level job's result. ``only``: run just these
-        top-level jobs (the others end as "skipped"), e.g. the setup job of a very large sweep."""
+        """Run the triggered workflow; returns each top-level job's result. ``only``: run just the jobs
+        whose path matches one of these patterns (`*` within one path segment, e.g. `sweep[*]/points`;
+        the others end as "skipped" with their inputs recorded), e.g. a very large sweep's fan-out
+        without each point's own steps."""
         self.only = only
         tree = self.engine.parse(self.workspace / workflow)
         if self.github["event_name"] == "workflow_dispatch":
@@ -228,7 +234,7 @@ class Executor:
                           "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
                 path = f"{prefix}{name}"
                 start = max([at] + [self.finished[f"{prefix}{n}"] for n in _needs(job)])
-                if (not prefix and self.only is not None and name not in self.only) \
+                if (self.only is not None and not any(_path_glob(pattern).fullmatch(path) for pattern in self.only)) \
                         or not self.engine.condition(job.get("if"), context, status):
                     results[name] = "skipped"
                     self.jobs.append(Job(path, workflow, "skipped", inputs=inputs, started_at=start, finished_at=start))
@@ -474,6 +480,11 @@ def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> s
                           capture_output=True, text=True, timeout=timeout)
 
 
+def _path_glob(pattern: str) -> "re.Pattern":
+    """A job-path pattern: `*` matches within one segment (no `/`); everything else is literal."""
+    return re.compile(re.escape(pattern).replace(r"\*", "[^/]*"))
+
+
 def token_permissions(declared, cap: dict | None, called: bool) -> dict[str, str]:
     """What a job's GITHUB_TOKEN carries: its declared `permissions:` (a mapping, `read-all`,
     `write-all`, or `{}` for nothing), else, in a called workflow, its caller's, else GitHub's
@@ -576,8 +587,6 @@ def triggers(tree: dict, event_name: str, payload: dict, changed_paths: list[str
 
 
 def _path_matches(path: str, pattern: str) -> bool:
-    import re
-
     regex = re.escape(pattern).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
     return re.fullmatch(regex, path) is not None
 
