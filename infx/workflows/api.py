@@ -282,8 +282,22 @@ class Client:
         adapter = requests.adapters.HTTPAdapter(max_retries=retry)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
+        self.session.hooks["response"].append(self._observe)
+        self.observed: tuple[int, int] | None = None  # (remaining, limit): the hourly budget a download's answer said
         self._repos: dict[str, object] = {}
         self._login: str | None = None
+
+    def _observe(self, response, *args, **kwargs):
+        remaining, limit = (_number(response.headers.get(name)) for name in ("x-ratelimit-remaining", "x-ratelimit-limit"))
+        if remaining is not None and limit is not None and limit > 0:
+            self.observed = (int(remaining), int(limit))
+        return response
+
+    def budget_left(self) -> tuple[int, int] | None:
+        """(requests left this hour, the hourly limit) as GitHub's answers last said (`x-ratelimit-*`,
+        on PyGithub's answers and on downloads alike); None before any answer said it."""
+        said = [pair for pair in (self.requester.rate_limiting, self.observed) if pair and pair[1] > 0]
+        return min(said) if said else None
 
     @property
     def requester(self):

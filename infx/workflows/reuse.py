@@ -22,6 +22,29 @@ from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
 STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
+# The token's hourly API budget (the GITHUB_TOKEN: 1,000 requests per repository) is shared by the
+# whole run and by the repository's other runs, so the lookup stops while a reserve is left: a
+# share of the limit (at least BUDGET_RESERVE_MIN requests) and, on a sweep of main, the requests
+# republishing each reused point will cost (republish.yml: its artifact listed and downloaded again).
+BUDGET_RESERVE_SHARE, BUDGET_RESERVE_MIN, REPUBLISH_REQUESTS = 0.1, 20, 2
+
+
+def budget_refusal(left: tuple[int, int] | None, downloads: int, republishing: bool) -> str:
+    """Why the lookup may not make one more download, "" while it may. ``left``: (remaining, limit)
+    as GitHub's last answer said (None: not said); ``downloads``: made so far."""
+    if left is None:
+        return ""
+    remaining, limit = left
+    reserve = max(BUDGET_RESERVE_MIN, int(limit * BUDGET_RESERVE_SHARE))
+    republish = REPUBLISH_REQUESTS * (downloads + 1) if republishing else 0
+    if remaining - 1 - republish >= reserve:
+        return ""
+    kept = f"{reserve} are kept for the rest of the run and the repository's other runs"
+    if republish:
+        kept += f", {republish} for republishing the reused points"
+    return f"the token's hourly API budget is nearly spent ({remaining} of {limit} requests left; {kept})"
+
+
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
 
 
@@ -224,7 +247,8 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     and branch) and downloads, only for the candidates ``select`` tries: newest first, stopping
     at the first valid one. A failure while fetching is that candidate's reason; once GitHub
     asks for a wait past the bound, or refuses the token a permission (which no later candidate
-    would get either), every later candidate is refused without asking, and ``stopped`` says why."""
+    would get either), or the token's hourly budget is down to its reserve (budget_refusal), every
+    later candidate is refused without asking, and ``stopped`` says why."""
     from ..diagnostics import InfxError
     from . import api
 
@@ -239,8 +263,15 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
               for name, artifacts in listed.items()}
     holder: dict[Path, int] = {}  # folder -> the artifact now unpacked in it
     stopped: list[str] = []
+    downloads = 0
+    republishing = source.pr_number is None  # a sweep of main publishes each reused point again
 
     def fetch(item: Stored) -> Path:
+        nonlocal downloads
+        if not stopped:
+            spent = budget_refusal(client.budget_left(), downloads, republishing)
+            if spent:
+                stopped.append(spent)
         if stopped:
             raise Unusable(f"not looked at: {stopped[0]}")
         artifact = item.handle
@@ -251,6 +282,7 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
             folder = source.download_dir / item.artifact
             if holder.get(folder) != artifact.id:
                 holder.pop(folder, None)
+                downloads += 1
                 api.fetch_artifact(client, artifact, folder)
                 holder[folder] = artifact.id
             return folder
