@@ -97,6 +97,7 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
                                                                            "runners/my-lane.yaml", ".pre-commit-config.yaml"]
     assert re.findall(r"(?m)^wrote +(\S+)$", first.stdout) == expected
     assert "Left to do:" in first.stdout and "infx repo check --repo acme/bench" in first.stdout
+    assert "Optional: add the repository secret INFX_RUNNERS_TOKEN" in first.stdout
     assert (bench / "configs" / "infx.yaml").read_text().splitlines()[-1] == "repository: acme/bench"
     declared = yaml.safe_load((bench / ACTIONLINT_PATH).read_text())["self-hosted-runner"]["labels"]
     assert declared == sorted(yaml.safe_load((bench / "configs" / "runners.yaml").read_text())["labels"])

@@ -284,6 +284,22 @@ def test_the_docs_list_exactly_the_pinned_actions():
     assert pins and {(action, version, sha) for action, sha, version in pins} == documented
 
 
+def test_the_docs_permission_table_is_every_job_s_permissions():
+    """docs/workflows.md's permission table names every job of every workflow once, with exactly
+    the `permissions:` it asks for, so which job gets what cannot go stale."""
+    text = (REPO / "docs" / "workflows.md").read_text()
+    table = text[text.index("| jobs (workflow: job) | permissions | why |"):]
+    table = table[:table.index("\n\n")]
+    documented: dict[str, dict] = {}
+    for jobs, permissions in re.findall(r"^\s*\| (`[^|]+`) \| (`[^|]+`) \|", table, re.M):
+        for job in re.findall(r"`([\w-]+: [\w-]+)`", jobs):
+            assert job not in documented, f"{job} is listed twice"
+            documented[job] = dict(re.findall(r"`([\w-]+): (read|write)`", permissions))
+    actual = {f"{name.removesuffix('.yml')}: {job_name}": job.get("permissions")
+              for name, workflow in all_workflows().items() for job_name, job in workflow["jobs"].items()}
+    assert documented == actual
+
+
 def test_checkouts_do_not_persist_the_token():
     for name, workflow in all_workflows().items():
         for job_name, step in steps_of(workflow):
