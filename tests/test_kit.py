@@ -86,7 +86,7 @@ def test_the_kit_workflows_are_infx_workflows_installing_the_pinned_release(benc
                     step["run"] = (step["run"].replace("-r requirements.lock", f"-r {LOCK_PATH}")
                                    .replace("--no-deps .", f'--no-deps "infx=={PIN}"'))
         assert kit == original, name
-    assert installs == 8  # run-sweep's six jobs, run-point, pr-checks' validate
+    assert installs == 7  # run-sweep's five jobs (setup, report-plan, lane-gate, results, report-results), run-point, pr-checks' validate
     assert (bench / LOCK_PATH).read_bytes() == (REPO / "requirements.lock").read_bytes()
 
 
@@ -97,6 +97,7 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
                                                                            "runners/my-lane.yaml", ".pre-commit-config.yaml"]
     assert re.findall(r"(?m)^wrote +(\S+)$", first.stdout) == expected
     assert "Left to do:" in first.stdout and "infx repo check --repo acme/bench" in first.stdout
+    assert "Optional: add the repository secret INFX_RUNNERS_TOKEN" in first.stdout
     assert (bench / "configs" / "infx.yaml").read_text().splitlines()[-1] == "repository: acme/bench"
     declared = yaml.safe_load((bench / ACTIONLINT_PATH).read_text())["self-hosted-runner"]["labels"]
     assert declared == sorted(yaml.safe_load((bench / "configs" / "runners.yaml").read_text())["labels"])

@@ -199,19 +199,21 @@ def apply_mode(plan: dict, mode) -> dict:
 
 
 def fan_out_buckets(plan: dict) -> tuple[dict[str, list[dict]], list[dict]]:
-    """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its bucket."""
+    """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
+    bucket; the points the queue check held back (plan["queue"]["held"]) are not fanned out."""
     from ..points import point_id
 
     canary = plan.get("canary")
-    if not canary:
+    held = set((plan.get("queue") or {}).get("held") or ())
+    if not canary and not held:
         return plan["buckets"], []
     buckets, picked = {}, []
     for bucket, rows in plan["buckets"].items():
         kept = []
         for row in rows:
-            if not picked and bucket == canary["bucket"] and point_id(row) == canary["id"]:
+            if canary and not picked and bucket == canary["bucket"] and point_id(row) == canary["id"]:
                 picked.append(row)
-            else:
+            elif point_id(row) not in held:
                 kept.append(row)
         if kept:
             buckets[bucket] = kept

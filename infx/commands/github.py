@@ -77,8 +77,9 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
         gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
         lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
     reuse = plan_document.get("reuse") if isinstance(plan_document, dict) else None
+    queue = plan_document.get("queue") if isinstance(plan_document, dict) else None
     body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
-                         mode=mode, lane_gate=lane_gate, reuse=reuse)
+                         mode=mode, lane_gate=lane_gate, reuse=reuse, queue=queue if isinstance(queue, dict) else None)
     action = api.upsert_comment(client, slug, pr_number, body)
     click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
 
@@ -234,34 +235,36 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 
 
 @github.command("lane-gate")
-@click.option("--checks", "checks_dir", type=click.Path(path_type=Path), required=True,
-              help="Folder of the downloaded lane-check-* artifacts (each: label, check.json).")
 @click.option("--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output).")
 @click.option("--output", type=OUTPUT_FILE, help="Write the gate (each lane: up, detail) as JSON here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
-def lane_gate(checks_dir: Path, lanes_json: str, output: Path | None, fmt: str) -> None:
-    """Name the lanes with no node up; with --format github write them as the output `down`."""
-    import os
-
+@repo_option
+def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo: str | None) -> None:
+    """Name the lanes no online self-hosted runner serves (read with the token in INFX_RUNNERS_TOKEN;
+    without one nothing is checked); with --format github write them as the output `down`."""
     from ..fsio import append, atomic_write
     from ..jsonfast import dumps
     from ..workflows.actions import write_outputs
-    from ..workflows.lanegate import down_lanes, read_checks, render_lines
+    from ..workflows.lanegate import read_gate, render_lines
 
     from .common import json_string_list
 
     lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')
-    gate = read_checks(checks_dir, lanes)
-    down = down_lanes(gate)
+    gate = read_gate(lanes, lambda: repository_slug(repo))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, dumps({"lanes": gate, "down": down}) + "\n")
-    lines = render_lines(gate) or [f"- every lane of the plan has a node up: {', '.join(f'`{lane}`' for lane in lanes) or '(none)'}"]
+        atomic_write(output, dumps(gate.to_json()) + "\n")
+    lines = render_lines(gate.lanes) or [f"- every lane of the plan has a runner online: "
+                                         f"{', '.join(f'`{lane}`' for lane in lanes) or '(none)'}"]
+    if gate.notice:
+        lines = [f"- {gate.notice}."]
     if fmt == "github":
         outputs_path, summary = os.environ.get("GITHUB_OUTPUT"), os.environ.get("GITHUB_STEP_SUMMARY")
         if not outputs_path:
             raise UsageError("--format github needs $GITHUB_OUTPUT", "Run it inside GitHub Actions.")
-        write_outputs(outputs_path, {"down": dumps(down)})
+        write_outputs(outputs_path, {"down": dumps(gate.down)})
         if summary:
-            append(summary, "## Lane check\n\n" + "\n".join(lines) + "\n")
+            append(summary, "## Lanes\n\n" + "\n".join(lines) + "\n")
+        if gate.notice:
+            click.echo(f"::notice title=lane-gate::{gate.notice}")
     click.echo("\n".join(lines))

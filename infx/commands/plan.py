@@ -35,12 +35,14 @@ from .common import OUTPUT_FILE, finish
 @click.option("--reuse-artifacts", "reuse_dir", type=click.Path(path_type=Path, file_okay=False),
               help="The same, over a folder of downloaded point artifacts.")
 @click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
+@click.option("--dry-run", "hosted", is_flag=True,
+              help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
               help="Output format (default: json with refs, table without).")
 @click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
 def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,
-         labels, labels_json, event, rows_path, reuse_github, reuse_dir, no_reuse, fmt, output, shard_dir) -> None:
+         labels, labels_json, event, rows_path, reuse_github, reuse_dir, no_reuse, hosted, fmt, output, shard_dir) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
@@ -104,8 +106,10 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
 
         result_plan = agentx_fast(result_plan)
     if mode.dispatch and mode.reuse and (reuse_github or reuse_dir is not None):
-        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None)
+        result_plan = _reuse(result_plan, reuse_dir, repo_slug, pr_number if event == "pull_request" else None, fmt)
     result_plan = apply_mode(result_plan, mode)  # the canary is chosen among the points still to run
+    if mode.dispatch and not hosted:
+        result_plan = _queue(result_plan, fmt)
     if output:
         from ..fsio import atomic_write
 
@@ -140,8 +144,9 @@ def _mode(event: str, labels: tuple[str, ...], labels_json: str | None, head_ref
     return resolve_mode(event, names, message)
 
 
-def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None) -> dict:
-    """The plan without the points whose result key already has a valid stored result."""
+def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: int | None, fmt: str) -> dict:
+    """The plan without the points whose result key already has a valid stored result. A lookup
+    that could not judge every point says why, as a warning (an annotation in GitHub), and in the plan."""
     from ..workflows import reuse
 
     root = _root(Path.cwd())
@@ -155,10 +160,31 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
     rows = [row for bucket_rows in plan["buckets"].values() for row in bucket_rows]
     decision = reuse.decide(rows, root, source, lookup_may_fail=True)
     if decision.notice:
-        click.echo(f"warning[plan-reuse-unavailable]: {decision.notice}", err=True)
+        from ..diagnostics import warning
+
+        notice = warning("<github>", None, "plan-reuse-unavailable", decision.notice,
+                         "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` (whose commits "
+                         "they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run.")
+        click.echo(render([notice], "github" if fmt == "github" else "text", True), err=fmt != "github")
     click.echo(f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
                f"{decision.gpu_hours_saved:,.1f} GPU-hours saved", err=True)
     return reuse.reduced_plan(plan, decision)
+
+
+def _queue(plan: dict, fmt: str) -> dict:
+    """The plan with its queue check (infx/workflows/queue.py): per lane, the points that start within
+    GitHub's 24-hour queue limit, the rest held back, each such lane a located warning."""
+    from ..changelog.plan import fan_out_buckets
+    from ..workflows import queue
+
+    root = _root(Path.cwd())
+    buckets, canary = fan_out_buckets(plan)
+    queues = queue.repository_queues(canary + [row for rows in buckets.values() for row in rows], root)
+    found = queue.warnings(queues, root)
+    if found:
+        click.echo(render(found, "github" if fmt == "github" else "text", True), err=fmt != "github")
+    return {**plan, "queue": {"limit-hours": queue.QUEUE_LIMIT_HOURS, "lanes": [lane.to_json() for lane in queues],
+                              "held": queue.held_points(queues)}}
 
 
 def _root(cwd: Path) -> Path:
@@ -209,7 +235,9 @@ def _github(plan: dict, shard_dir: Path | None) -> None:
 
         actions.write_step_summary(summary, plan["buckets"], title="infx plan", shards=shards)
         canary_line = f" Canary point: `{plan['canary']['id']}` ({plan['canary']['bucket']})." if plan.get("canary") else ""
-        reuse_text = reuse_markdown(plan.get("reuse"))
+        from ..workflows.queue import markdown as queue_markdown
+
+        reuse_text = reuse_markdown(plan.get("reuse")) + "\n".join(queue_markdown(plan.get("queue")))
         if left_out:
             reuse_text += (f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
                            "later sweeps still find them in the runs they came from.\n")

@@ -224,6 +224,7 @@ def init(root: Path, force: bool = False, pin: str | None = None, lane: str = DE
 
 def _todo(root: Path, version: str, lane: str, slug: str | None, files: list[KitFile]) -> list[str]:
     from ..workflows.labels import LABELS
+    from ..workflows.lanegate import RUNNERS_TOKEN
 
     todo = []
     lane_file = root / f"runners/{lane}.yaml"
@@ -236,8 +237,13 @@ def _todo(root: Path, version: str, lane: str, slug: str | None, files: list[Kit
     if runner_labels(root) is None:
         todo.append(f"Add {RUNNERS_PATH} (the runner labels), then `infx init --force` writes {ACTIONLINT_PATH} from it.")
     todo.append(f"Register the lane's self-hosted runners with its labels, in a runner group limited to this repository, "
-                f"as ephemeral runners; then `GITHUB_TOKEN=<an admin's token> infx repo check{' --repo ' + slug if slug else ''}` "
+                f"as ephemeral runners, and list each under its labels in {RUNNERS_PATH} (the plan's queue check counts "
+                f"them); then `GITHUB_TOKEN=<an admin's token> infx repo check{' --repo ' + slug if slug else ''}` "
                 "checks those settings and that fork pull requests need approval and the default token is read-only.")
+    todo.append(f"Optional: add the repository secret {RUNNERS_TOKEN}, a token that may read the runners (Administration: "
+                "read; for an organization's runner groups also its Self-hosted runners: read), so a sweep skips a lane "
+                "whose runners are all offline instead of queuing its points for 24 hours (docs/workflows.md, "
+                "\"Lanes and queues\").")
     todo.append("Create the pull-request labels of the label table: " + ", ".join(f"`{label}`" for label in LABELS) + ".")
     todo.append(f"Commit the files; the workflows install infx {version} from PyPI with the lock in {LOCK_PATH}. "
                 f"`pre-commit install` runs infx's checks before each commit and push ({PRE_COMMIT_PATH}).")

@@ -135,10 +135,13 @@ def republish_shards(reused: list[dict], max_rows: int = MAX_SHARD_ROWS,
 # --- step summary -------------------------------------------------------------------------
 
 
+def row_hours(row: dict) -> float:
+    """A point's benchmark time in hours: its duration (DEFAULT_POINT_SECONDS for fixed-seq-len) per concurrency run."""
+    return (row.get("duration") or DEFAULT_POINT_SECONDS) * len(concurrencies(row)) / 3600
+
+
 def row_gpu_hours(row: dict) -> float:
-    runs = len(concurrencies(row))
-    seconds = row.get("duration") or DEFAULT_POINT_SECONDS
-    return point_gpus(row) * seconds * runs / 3600
+    return point_gpus(row) * row_hours(row)
 
 
 CELL_LIMIT = 200  # characters of one table cell, before escaping

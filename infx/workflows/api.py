@@ -282,8 +282,22 @@ class Client:
         adapter = requests.adapters.HTTPAdapter(max_retries=retry)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
+        self.session.hooks["response"].append(self._observe)
+        self.observed: tuple[int, int] | None = None  # (remaining, limit): the hourly budget a download's answer said
         self._repos: dict[str, object] = {}
         self._login: str | None = None
+
+    def _observe(self, response, *args, **kwargs):
+        remaining, limit = (_number(response.headers.get(name)) for name in ("x-ratelimit-remaining", "x-ratelimit-limit"))
+        if remaining is not None and limit is not None and limit > 0:
+            self.observed = (int(remaining), int(limit))
+        return response
+
+    def budget_left(self) -> tuple[int, int] | None:
+        """(requests left this hour, the hourly limit) as GitHub's answers last said (`x-ratelimit-*`,
+        on PyGithub's answers and on downloads alike); None before any answer said it."""
+        said = [pair for pair in (self.requester.rate_limiting, self.observed) if pair and pair[1] > 0]
+        return min(said) if said else None
 
     @property
     def requester(self):
@@ -392,6 +406,10 @@ def calling(what: str):
                     f"(INFX_GITHUB_MAX_WAIT={exc.limit:g} s, {exc.left:.0f} s left): retry later, or use a token with "
                     "a higher limit", "github-wait") from None
     except GithubException as exc:
+        needed = accepted_permissions(exc.headers)
+        if exc.status == 403 and needed:  # GitHub names what the token lacks: the job's `permissions:` must grant it
+            raise _fail(f"{what}: HTTP 403 {_github_message(exc)} — the token lacks the permission this needs: {needed}; "
+                        "grant it in the job's `permissions:` (docs/workflows.md, \"Token permissions\")", "github-permission") from None
         raise _fail(f"{what}: HTTP {exc.status} {_github_message(exc)}".rstrip()
                     + f" — {STATUS_CHECKS.get(exc.status, 'GitHub answered with an error: retry, and check githubstatus.com')}") from None
     except _cut_off_errors() as exc:
@@ -409,6 +427,19 @@ def calling(what: str):
             AssertionError, RuntimeError) as exc:
         # PyGithub builds its objects from whatever came back: a wrong shape surfaces as any of these.
         raise _fail(f"{what}: {_describe(exc)} — {MALFORMED_FIX}", "github-malformed") from None
+
+
+def accepted_permissions(headers) -> str:
+    """GitHub's `X-Accepted-GitHub-Permissions` (sets separated by `;`, any one of which would do;
+    `pull_requests=read,contents=read` within a set) in the spelling of a workflow's `permissions:`
+    ("`pull-requests: read` or `contents: read`"); "" when the answer does not carry it."""
+    value = next((str(v) for k, v in (headers or {}).items() if str(k).lower() == "x-accepted-github-permissions"), "")
+    sets = []
+    for one in value.split(";"):
+        pairs = [pair.strip().split("=", 1) for pair in one.split(",") if "=" in pair]
+        if pairs:
+            sets.append(" and ".join(f"`{scope.strip().replace('_', '-')}: {level.strip()}`" for scope, level in pairs))
+    return " or ".join(sets)
 
 
 def _github_message(exc) -> str:
@@ -1057,19 +1088,59 @@ def _runners(raw: list[dict], group: str):
     from .repocheck import Runner
 
     return tuple(Runner(r.get("name", "?"), tuple(label.get("name", "") for label in r.get("labels") or []),
-                        bool(r.get("ephemeral")), group) for r in raw)
+                        bool(r.get("ephemeral")), group, r.get("status") == "online") for r in raw)
+
+
+def registered_runners(client: Client, slug: str, organization: bool):
+    """The self-hosted runners ``slug`` can use: (its own, or Unreadable; its organization's runner
+    groups visible to it, each with its runners, or Unreadable, or None for a user's repository)."""
+    from .repocheck import RunnerGroup, Unreadable
+
+    owner, name = slug.split("/")
+    own = _read_pages(client, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
+    own = own if isinstance(own, Unreadable) else _runners(own, "repository")
+    if not organization:
+        return own, None
+    listed = _read_pages(client, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
+                         f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
+    if isinstance(listed, Unreadable):
+        return own, listed
+    found = []
+    for group in listed:
+        gid = group["id"]
+        members = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
+                              f"listing the runners of group {group.get('name')}")
+        repositories = None
+        if group.get("visibility") == "selected":
+            selected = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
+                                   f"listing the repositories of group {group.get('name')}")
+            if isinstance(selected, Unreadable):
+                return own, selected
+            repositories = tuple(r.get("full_name", "") for r in selected)
+        if isinstance(members, Unreadable):
+            return own, members
+        found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
+                                 _runners(members, group.get("name", "?"))))
+    return own, tuple(found)
+
+
+def read_repository(client: Client, slug: str) -> dict:
+    """The repository's JSON (`GET /repos/{o}/{r}`); a token that may not read it is the usual one-line error."""
+    from .repocheck import Unreadable
+
+    repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
+    if isinstance(repo, Unreadable):
+        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
+                    f"{STATUS_CHECKS.get(repo.status, '')}")
+    return repo
 
 
 def repository_settings(client: Client, slug: str):
     """repocheck.Facts of ``slug``: visibility, fork-PR approval, default token permissions, and the
     self-hosted runners the repository can use (its own, and its organization's runner groups)."""
-    from .repocheck import Facts, RunnerGroup, Unreadable
+    from .repocheck import Facts
 
-    owner, name = slug.split("/")
-    repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
-    if isinstance(repo, Unreadable):
-        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
-                    f"{STATUS_CHECKS.get(repo.status, '')}")
+    repo = read_repository(client, slug)
     private = bool(repo.get("private"))
     base = f"/repos/{slug}/actions/permissions"
     approval = None if private else _read_setting(client, f"{base}/fork-pr-contributor-approval", "reading the fork PR approval policy")
@@ -1078,34 +1149,6 @@ def repository_settings(client: Client, slug: str):
     private_forks = _read_setting(client, f"{base}/fork-pr-workflows-private-repos",
                                   "reading the private fork PR settings") if private else None
     permissions = _read_setting(client, f"{base}/workflow", "reading the default workflow permissions")
-    own = _read_pages(client, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
-    own = own if isinstance(own, Unreadable) else _runners(own, "repository")
-    groups = None
     organization = (repo.get("owner") or {}).get("type") == "Organization"
-    if organization:
-        listed = _read_pages(client, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
-                             f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
-        if isinstance(listed, Unreadable):
-            groups = listed
-        else:
-            found = []
-            for group in listed:
-                gid = group["id"]
-                members = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
-                                      f"listing the runners of group {group.get('name')}")
-                repositories = None
-                if group.get("visibility") == "selected":
-                    selected = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
-                                           f"listing the repositories of group {group.get('name')}")
-                    if isinstance(selected, Unreadable):
-                        groups = selected
-                        break
-                    repositories = tuple(r.get("full_name", "") for r in selected)
-                if isinstance(members, Unreadable):
-                    groups = members
-                    break
-                found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
-                                         _runners(members, group.get("name", "?"))))
-            else:
-                groups = tuple(found)
+    own, groups = registered_runners(client, slug, organization)
     return Facts(slug, private, organization, approval, private_forks, permissions, own, groups)

@@ -1,50 +1,88 @@
-"""The lane gate: from the lane checks of a run (one `infx lane check` per lane, each on its
-lane's runner) to the lanes whose points must not start. A lane without a passing check
-(no node up, or no check result at all) is stopped: its points would only wait in a queue.
+"""The lane gate: which lanes of a launching sweep have a self-hosted runner online, read through
+the API by a GitHub-hosted job (run-sweep.yml's `lane-gate`), so that no job of the sweep ever
+waits for a lane's own runner: a lane (a runner label of the plan) with no online runner carrying
+it is stopped, and its points are skipped instead of waiting out GitHub's 24-hour queue; the
+other lanes' points start at once.
+
+Listing a repository's runners needs the Administration read permission, which no GITHUB_TOKEN
+can have: the gate uses the token in RUNNERS_TOKEN (a repository secret). Without one, or when it
+may not read the runners, nothing is stopped and the gate says it did not check: a lane whose
+runners are offline then holds only its own points, each waiting in its own queue. A lane is
+stopped only when every place its runners could be registered was read. Whether a lane's Slurm
+partition has a node up, each of its points asks on its own runner (run-point.yml).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from dataclasses import dataclass
+
+RUNNERS_TOKEN = "INFX_RUNNERS_TOKEN"
+SELF_HOSTED = "self-hosted"
+NOT_CHECKED = (f"runner availability not checked ({{why}}): a lane whose runners are all offline holds only its own "
+               f"points, which GitHub cancels after 24 hours in the queue. The repository secret {RUNNERS_TOKEN} (a token "
+               "with the repository's Administration: read, and for an organization's runner groups its Self-hosted "
+               "runners: read) lets the gate skip them instead")
 
 
-def read_checks(checks_dir: Path, lanes: list[str]) -> dict[str, dict]:
-    """{lane label: {"up": bool, "detail": str}} for every lane of the plan.
+@dataclass(frozen=True)
+class Gate:
+    """Each lane's state ({lane: {"up": bool, "detail": str}}), and why nothing was checked, if so."""
 
-    ``checks_dir`` holds one folder per check artifact, each with `label` (the runner label
-    checked) and `check.json` (what `infx lane check --format json` printed).
-    """
-    found: dict[str, dict] = {}
-    for folder in sorted(p for p in checks_dir.glob("*") if p.is_dir()) if checks_dir.is_dir() else []:
-        try:
-            label = (folder / "label").read_text(encoding="utf-8").strip()
-        except OSError:
-            continue
-        try:
-            check = json.loads((folder / "check.json").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            check = {}
-        if not isinstance(check, dict):
-            check = {}
-        found[label] = check
-    gate = {}
+    lanes: dict[str, dict]
+    notice: str = ""
+
+    @property
+    def down(self) -> list[str]:
+        return down_lanes(self.lanes)
+
+    def to_json(self) -> dict:
+        return {"lanes": self.lanes, "down": self.down, "checked": not self.notice,
+                **({"notice": self.notice} if self.notice else {})}
+
+
+def unchecked(lanes: list[str], why: str) -> Gate:
+    return Gate({lane: {"up": True, "detail": "not checked"} for lane in lanes}, NOT_CHECKED.format(why=why))
+
+
+def judge(lanes: list[str], runners: tuple, complete: bool) -> Gate:
+    """The gate from the runners the token could see (repocheck.Runner); ``complete``: every place a
+    lane's runners could be registered was read, so a lane none of them serves is truly without one."""
+    states = {}
     for lane in lanes:
-        check = found.get(lane)
-        if check is None:
-            gate[lane] = {"up": False, "detail": "no lane check result (its runner did not report)"}
-        elif check.get("ok") is True:
-            gate[lane] = {"up": True, "detail": _detail(check)}
+        carrying = [runner for runner in runners if lane in runner.labels and SELF_HOSTED in runner.labels]
+        online = [runner for runner in carrying if runner.online]
+        if online:
+            states[lane] = {"up": True, "detail": f"{len(online)} of {len(carrying)} runner(s) online"}
+        elif not complete:
+            states[lane] = {"up": True, "detail": "no runner online among those the token can see (not all could be read)"}
+        elif carrying:
+            states[lane] = {"up": False, "detail": f"no runner online: all {len(carrying)} runner(s) with the label are offline"}
         else:
-            gate[lane] = {"up": False, "detail": _detail(check) or "the lane check failed"}
-    return gate
+            states[lane] = {"up": False, "detail": "no runner online: no self-hosted runner this repository can use carries the label"}
+    return Gate(states)
 
 
-def _detail(check: dict) -> str:
-    if "usable" in check and "total" in check:
-        return f"partition {check.get('partition', '?')}: {check['usable']} of {check['total']} nodes usable"
-    diagnostics = check.get("diagnostics") or []
-    return "; ".join(str(d.get("message", "")) for d in diagnostics if isinstance(d, dict))
+def read_gate(lanes: list[str], slug_of) -> Gate:
+    """The gate for ``lanes`` through the API, with the token in RUNNERS_TOKEN (``slug_of()``: the
+    repository). No token, or one that may not read the runners, checks nothing (says why); any
+    other failure (GitHub down) is the usual one-line error."""
+    import os
+
+    from . import api
+    from .repocheck import Unreadable
+
+    token = os.environ.get(RUNNERS_TOKEN, "")
+    if not token:
+        return unchecked(lanes, f"no {RUNNERS_TOKEN} secret")
+    slug = slug_of()
+    client = api.connect(api.settings_from_env(token=token))
+    repository = api.read_repository(client, slug)
+    own, groups = api.registered_runners(client, slug, (repository.get("owner") or {}).get("type") == "Organization")
+    if isinstance(own, Unreadable) and not isinstance(groups, tuple):
+        return unchecked(lanes, f"{RUNNERS_TOKEN} may not list the runners: GitHub answered {own.status} ({own.message})")
+    runners = (() if isinstance(own, Unreadable) else own) + \
+        tuple(runner for group in (groups if isinstance(groups, tuple) else ()) for runner in group.runners)
+    return judge(lanes, runners, complete=not isinstance(own, Unreadable) and not isinstance(groups, Unreadable))
 
 
 def down_lanes(gate: dict[str, dict]) -> list[str]:
@@ -57,5 +95,5 @@ def render_lines(gate: dict[str, dict], points_per_lane: dict[str, int] | None =
     for lane in down_lanes(gate):
         count = (points_per_lane or {}).get(lane)
         points = f" its {count} point(s) were not started" if count is not None else " its points were not started"
-        lines.append(f"- ⛔ lane `{lane}` has no node up ({gate[lane]['detail']}):{points}.")
+        lines.append(f"- ⛔ lane `{lane}`: {gate[lane]['detail']}:{points}.")
     return lines

@@ -41,6 +41,7 @@ class Runner:
     labels: tuple[str, ...]
     ephemeral: bool
     group: str  # "repository" for a repository's own runner, else the runner group's name
+    online: bool = True  # GitHub's `status` is "online" (the lane gate: infx/workflows/lanegate.py)
 
 
 @dataclass(frozen=True)

@@ -195,18 +195,19 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
                   run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
                   charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: dict | None = None,
-                  lane_gate: dict | None = None, reuse: dict | None = None) -> str:
+                  lane_gate: dict | None = None, reuse: dict | None = None, queue: dict | None = None) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
     ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
     ``comparison``/``charts``: the results against the baseline (infx results compare/plot);
-    ``reuse``: the plan's reused points (infx reuse), which do not run.
+    ``reuse``: the plan's reused points (infx reuse), which do not run; ``queue``: the plan's
+    queue check (infx/workflows/queue.py), whose held-back points are not queued.
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
     head = [MARKER, "### infx sweep plan", "",
             f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
-    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse)
+    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + _queue_lines(queue)
     tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
                     [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
     if reuse and reuse.get("reused"):
@@ -237,14 +238,17 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
 
 def reuse_lines(reuse: dict | None) -> list[str]:
     """One sentence: how many points were reused instead of run, and the GPU-hours saved."""
-    if reuse and reuse.get("notice"):
-        return ["", f"♻️ No reuse: {reuse['notice']}."]
-    if not reuse or not reuse.get("reused"):
+    if not reuse:
         return []
-    runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
-    origin = f" (from run {', '.join(runs)})" if runs else ""
-    return ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
-                f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+    lines = []
+    if reuse.get("reused"):
+        runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
+        origin = f" (from run {', '.join(runs)})" if runs else ""
+        lines = ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
+                     f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+    if reuse.get("notice"):
+        lines += ["", f"⚠️ {'Reuse incomplete' if lines else 'No reuse'}: {reuse['notice']}."]
+    return lines
 
 
 def reuse_table(reuse: dict) -> Table:
@@ -276,6 +280,12 @@ def _mode_lines(mode: dict | None) -> list[str]:
     from .labels import Mode, describe
 
     return ["", describe(Mode.from_json(mode))]
+
+
+def _queue_lines(queue: dict | None) -> list[str]:
+    from .queue import markdown
+
+    return markdown(queue)
 
 
 def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:

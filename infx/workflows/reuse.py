@@ -21,6 +21,30 @@ from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
+STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
+# The token's hourly API budget (the GITHUB_TOKEN: 1,000 requests per repository) is shared by the
+# whole run and by the repository's other runs, so the lookup stops while a reserve is left: a
+# share of the limit (at least BUDGET_RESERVE_MIN requests) and, on a sweep of main, the requests
+# republishing each reused point will cost (republish.yml: its artifact listed and downloaded again).
+BUDGET_RESERVE_SHARE, BUDGET_RESERVE_MIN, REPUBLISH_REQUESTS = 0.1, 20, 2
+
+
+def budget_refusal(left: tuple[int, int] | None, downloads: int, republishing: bool) -> str:
+    """Why the lookup may not make one more download, "" while it may. ``left``: (remaining, limit)
+    as GitHub's last answer said (None: not said); ``downloads``: made so far."""
+    if left is None:
+        return ""
+    remaining, limit = left
+    reserve = max(BUDGET_RESERVE_MIN, int(limit * BUDGET_RESERVE_SHARE))
+    republish = REPUBLISH_REQUESTS * (downloads + 1) if republishing else 0
+    if remaining - 1 - republish >= reserve:
+        return ""
+    kept = f"{reserve} are kept for the rest of the run and the repository's other runs"
+    if republish:
+        kept += f", {republish} for republishing the reused points"
+    return f"the token's hourly API budget is nearly spent ({remaining} of {limit} requests left; {kept})"
+
+
 RESULT_ARTIFACT = re.compile(rf"{re.escape(ARTIFACT_PREFIX)}(?P<key>[0-9a-f]{{64}})")
 
 
@@ -204,7 +228,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     if isinstance(source, FolderSource):
         return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))
     try:
-        stored, fetch = _on_github(source, keys, now)
+        stored, fetch, stopped = _on_github(source, keys, now)
     except InfxError as exc:
         if not lookup_may_fail:
             raise
@@ -212,6 +236,8 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
         decision.notice = f"stored results could not be looked up, so every point runs: {exc.diagnostics[0].message}"
         return decision
     decision = select(rows, keys, stored, fetch)
+    if stopped:  # a permission the token lacks, or a wait past the bound: said once, never only per point
+        decision.notice = f"the lookup stopped, so the points it had not judged run: {stopped[0]}"
     _discard_unused(source.download_dir, decision)
     return decision
 
@@ -221,7 +247,9 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     listing already tells, and the fetch that judges trust (facts fetched once per run, commit
     and branch) and downloads, only for the candidates ``select`` tries: newest first, stopping
     at the first valid one. A failure while fetching is that candidate's reason; once GitHub
-    asks for a wait past the bound, every later candidate is refused without asking."""
+    asks for a wait past the bound, or refuses the token a permission (which no later candidate
+    would get either), or the token's hourly budget is down to its reserve (budget_refusal), every
+    later candidate is refused without asking, and ``stopped`` says why."""
     from ..diagnostics import InfxError
     from . import api
 
@@ -236,8 +264,15 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
               for name, artifacts in listed.items()}
     holder: dict[Path, int] = {}  # folder -> the artifact now unpacked in it
     stopped: list[str] = []
+    downloads = 0
+    republishing = source.pr_number is None  # a sweep of main publishes each reused point again
 
     def fetch(item: Stored) -> Path:
+        nonlocal downloads
+        if not stopped:
+            spent = budget_refusal(client.budget_left(), downloads, republishing)
+            if spent:
+                stopped.append(spent)
         if stopped:
             raise Unusable(f"not looked at: {stopped[0]}")
         artifact = item.handle
@@ -248,16 +283,17 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
             folder = source.download_dir / item.artifact
             if holder.get(folder) != artifact.id:
                 holder.pop(folder, None)
+                downloads += 1
                 api.fetch_artifact(client, artifact, folder)
                 holder[folder] = artifact.id
             return folder
         except InfxError as exc:
             message = exc.diagnostics[0].message
-            if exc.diagnostics[0].rule == "github-wait":
+            if exc.diagnostics[0].rule in STOPPING_RULES:
                 stopped.append(message)
             raise Unusable(message) from None
 
-    return stored, fetch
+    return stored, fetch, stopped
 
 
 def _listed_refusal(artifact, repo_id: int, max_age_days: float | None, now: dt.datetime) -> str:

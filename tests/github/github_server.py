@@ -12,6 +12,14 @@ GitHub documents it:
 - artifact downloads answer 302 to short-lived blob storage on *another host* (a second
   listener, another port), which refuses a request carrying an `Authorization` header; an
   expired artifact's download answers 410;
+- the Actions GITHUB_TOKEN (`grant_token`, what the workflow executor gives each job): every
+  endpoint infx calls requires the permissions GitHub documents for it (`ENDPOINT_PERMISSIONS`);
+  a token without them gets GitHub's 403 "Resource not accessible by integration" with the
+  `X-Accepted-GitHub-Permissions` header naming what would do, except a read of a public
+  repository (`private` False), which GitHub serves without them;
+- the hourly budget: every API request counts against its token's primary rate limit (all
+  GITHUB_TOKENs of the repository share 1,000 requests an hour, any other token has 5,000 of its
+  own), each answer carries `x-ratelimit-*`, and past the limit GitHub's 403 with remaining 0;
 - faults (`Fault`, matched by method and path, each used once): rate limits with
   `x-ratelimit-*` headers, `Retry-After` in seconds or as an HTTP date, 502/503 bursts, HTML
   error pages, a 200 cut off before its declared `Content-Length`, any status and body; or,
@@ -53,6 +61,10 @@ class Request:
     body: object
     headers: dict
     host: str = "api"  # "api" or "blob"
+
+    @property
+    def token(self) -> str:
+        return token_of(self.headers)
 
 
 @dataclass
@@ -140,11 +152,23 @@ class GitHubState:
         self.commit_pulls: dict[str, list[int]] = {}
         self.git: Path | None = None  # a real repository answering compare and a PR's commits
         self.title_for_dispatch = lambda inputs: "Manual sweep"
+        self.private = False  # a private repository: a read needs its permission too (public ones are served without)
+        self.tokens: dict[str, dict[str, str]] = {}  # GITHUB_TOKEN -> its permissions (grant_token)
+        self.hourly_limits = {"GITHUB_TOKEN": ACTIONS_TOKEN_LIMIT, "other": PERSONAL_TOKEN_LIMIT}
+        self.budgets: dict[str, list] = {}  # bucket -> [window start (epoch s), requests counted]
         self._ids = iter(range(1000, 10**9))
         self._clock = 0
 
     def next_id(self) -> int:
         return next(self._ids)
+
+    def count_by_token(self, host: str = "api") -> dict[str, int]:
+        """How many requests each token made (on ``host``)."""
+        counted: dict[str, int] = {}
+        for request in self.requests:
+            if request.host == host:
+                counted[request.token] = counted.get(request.token, 0) + 1
+        return counted
 
     def count(self, method: str | None = None, pattern: str = ".*", host: str | None = None) -> int:
         """How many requests arrived (of ``method``, matching ``pattern``, on ``host``)."""
@@ -254,7 +278,7 @@ class GitHubState:
     def repository(self, slug: str) -> dict:
         owner, name = slug.split("/")
         return {"id": 1 if slug == SLUG else 2, "node_id": f"R_{slug}", "name": name, "full_name": slug,
-                "owner": {"login": owner, "id": 2, "type": "Organization"}, "private": False,
+                "owner": {"login": owner, "id": 2, "type": "Organization"}, "private": self.private and slug == SLUG,
                 "url": f"{self.base}/repos/{slug}", "html_url": f"https://github.com/{slug}", "default_branch": "main"}
 
     def workflow(self, ident: str) -> dict:
@@ -414,6 +438,116 @@ class GitHubState:
         return 200, {"Content-Type": "application/zip"}, blob
 
 
+# --- the GITHUB_TOKEN: its permissions and its hourly budget --------------------------------------
+# What each endpoint infx calls asks of a GitHub App installation token (the Actions GITHUB_TOKEN is
+# one), from GitHub's "Permissions required for GitHub Apps"
+# (https://docs.github.com/en/rest/authentication/permissions-required-for-github-apps): each rule
+# is (method, path below /repos/{owner}/{repo}, the permission sets of which any one suffices).
+# An endpoint the page lists under two permissions (issue comments: Issues or Pull requests; a pull
+# request: Pull requests or Contents) takes either. GitHub on that page: "These permissions are
+# required to access private resources. Some endpoints can also be used to access public resources
+# without these permissions": a read of a public repository passes without them, a write never.
+# `metadata: read` every GITHUB_TOKEN has ("all unspecified permissions are set to no access, with
+# the exception of the metadata scope, which always gets read access"); `administration` no
+# GITHUB_TOKEN can have (it is not a workflow permission), so the settings and runner endpoints
+# refuse it whatever the job asks for.
+READ, WRITE = "read", "write"
+LEVELS = {"none": 0, READ: 1, WRITE: 2}
+ENDPOINT_PERMISSIONS: tuple[tuple[str, str, tuple[tuple[tuple[str, str], ...], ...]], ...] = (
+    ("GET", r"", ((("metadata", READ),),)),
+    ("GET", r"/pulls", ((("pull-requests", READ),),)),
+    ("GET", r"/pulls/\d+", ((("pull-requests", READ),), (("contents", READ),))),
+    ("GET", r"/pulls/\d+/commits", ((("pull-requests", READ),),)),
+    ("GET", r"/commits/[0-9a-f]{40}/pulls", ((("pull-requests", READ),),)),
+    ("GET", r"/commits/[^/]+", ((("contents", READ),),)),
+    ("GET", r"/compare/.+", ((("contents", READ),),)),
+    ("GET", r"/issues/\d+/comments", ((("issues", READ),), (("pull-requests", READ),))),
+    ("POST", r"/issues/\d+/comments", ((("issues", WRITE),), (("pull-requests", WRITE),))),
+    ("PATCH", r"/issues/comments/\d+", ((("issues", WRITE),), (("pull-requests", WRITE),))),
+    ("GET", r"/actions/artifacts", ((("actions", READ),),)),
+    ("GET", r"/actions/artifacts/\d+/zip", ((("actions", READ),),)),
+    ("GET", r"/actions/runs/\d+", ((("actions", READ),),)),
+    ("GET", r"/actions/runs/\d+/artifacts", ((("actions", READ),),)),
+    ("GET", r"/actions/workflows/[^/]+", ((("actions", READ),),)),
+    ("GET", r"/actions/workflows/[^/]+/runs", ((("actions", READ),),)),
+    ("POST", r"/actions/workflows/[^/]+/dispatches", ((("actions", WRITE),),)),
+    ("GET", r"/actions/runners", ((("administration", READ),),)),
+    ("GET", r"/actions/permissions/.+", ((("administration", READ),),)),
+)
+# GitHub: "The rate limit for GITHUB_TOKEN is 1,000 requests per hour per repository"; a personal
+# access token has 5,000 an hour (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api).
+# Past it: "you will receive a 403 or 429 response, and the x-ratelimit-remaining header will be 0".
+ACTIONS_TOKEN_LIMIT, PERSONAL_TOKEN_LIMIT = 1_000, 5_000
+RATE_WINDOW = 3600.0
+INTEGRATION_REFUSAL = "Resource not accessible by integration"
+
+
+def permission_sets(method: str, path: str) -> tuple | None:
+    """The permission sets an endpoint accepts (any one), or None for what needs none here."""
+    match = re.fullmatch(r"/repos/[^/]+/[^/]+(.*)", path)
+    if match is None:
+        return None
+    return next((sets for verb, pattern, sets in ENDPOINT_PERMISSIONS
+                 if verb == method and re.fullmatch(pattern, match.group(1))), None)
+
+
+def granted(permissions: dict[str, str], scope: str, level: str) -> bool:
+    have = READ if scope == "metadata" else permissions.get(scope, "none")
+    return LEVELS.get(have, 0) >= LEVELS[level]
+
+
+def _grant_token(self: "GitHubState", permissions: dict[str, str]) -> str:
+    """A GITHUB_TOKEN carrying exactly ``permissions`` (scope -> read | write), as Actions mints one
+    per job; registered so every request it makes is held to them."""
+    import secrets
+
+    token = f"{INSTALLATION_PREFIX}{secrets.token_hex(18)}"
+    with self.lock:
+        self.tokens[token] = {scope: level for scope, level in permissions.items() if level in (READ, WRITE)}
+    return token
+
+
+def _permission_refusal(self: "GitHubState", method: str, path: str, token: str):
+    """GitHub's 403 for a GITHUB_TOKEN without the permission the endpoint needs, else None."""
+    permissions = self.tokens.get(token)
+    if permissions is None:  # not a job's GITHUB_TOKEN: a personal token with full access (the tests' default)
+        return None
+    sets = permission_sets(method, path)
+    if sets is None or any(all(granted(permissions, scope, level) for scope, level in one) for one in sets):
+        return None
+    administration = any(scope == "administration" for one in sets for scope, _ in one)
+    if method == "GET" and not self.private and not administration:
+        return None  # a public repository's resources are readable without the permission
+    accepted = "; ".join(",".join(f"{scope.replace('-', '_')}={level}" for scope, level in one) for one in sets)
+    return 403, {"X-Accepted-GitHub-Permissions": accepted}, {
+        "message": INTEGRATION_REFUSAL, "status": "403",
+        "documentation_url": "https://docs.github.com/rest/authentication/permissions-required-for-github-apps"}
+
+
+def _rate_limit(self: "GitHubState", token: str, now: float):
+    """Count one API request against its token's hourly budget: (the x-ratelimit headers, GitHub's
+    403 when the budget was already spent, else None)."""
+    bucket, kind = (f"repository:{SLUG}", "GITHUB_TOKEN") if token in self.tokens else (f"token:{token}", "other")
+    limit = self.hourly_limits[kind]
+    window = self.budgets.get(bucket)
+    if window is None or now >= window[0] + RATE_WINDOW:
+        window = self.budgets[bucket] = [now, 0]
+    window[1] += 1
+    used = min(window[1], limit)
+    headers = {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(limit - used), "X-RateLimit-Used": str(used),
+               "X-RateLimit-Reset": str(int(window[0] + RATE_WINDOW)), "X-RateLimit-Resource": "core"}
+    if window[1] <= limit:
+        return headers, None
+    what = "installation ID 1" if kind == "GITHUB_TOKEN" else "user ID 2"
+    return headers, (403, {}, {"message": f"API rate limit exceeded for {what}.",
+                               "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"})
+
+
+GitHubState.grant_token = _grant_token
+GitHubState.permission_refusal = _permission_refusal
+GitHubState.rate_limit = _rate_limit
+
+
 # --- repository settings and self-hosted runners (infx repo check) ------------------------------
 # GitHub's REST shapes: GET /repos/{o}/{r}/actions/permissions/fork-pr-contributor-approval and
 # /workflow, GET /repos/{o}/{r}/actions/runners, GET /orgs/{org}/actions/runner-groups
@@ -433,8 +567,8 @@ class RepositorySettings:
     org_runner_readers: set[str] = field(default_factory=lambda: {"ghs_admin"})
 
 
-def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool) -> dict:
-    return {"id": runner_id, "name": name, "os": "linux", "status": "online", "busy": False, "ephemeral": ephemeral,
+def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool, status: str = "online") -> dict:
+    return {"id": runner_id, "name": name, "os": "linux", "status": status, "busy": False, "ephemeral": ephemeral,
             "labels": [{"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])]}
 
 
@@ -524,15 +658,22 @@ class Handler(BaseHTTPRequestHandler):
                 fault = next((f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None)
                 if fault is not None:
                     state.faults.remove(fault)
+            limits, refusal = ({}, None) if self.host_kind == "blob" or url.path == "/graphql" else \
+                state.rate_limit(token_of(headers_in), time.time())
             if fault is not None:
                 if fault.apply:
                     state.handle(self.command, url.path, query, body, headers_in)
                 status, headers, payload, declared = fault.status, fault.headers, fault.body, fault.declared
             else:
-                if self.host_kind == "blob":
+                refusal = refusal or (None if self.host_kind == "blob" else
+                                      state.permission_refusal(self.command, url.path, token_of(headers_in)))
+                if refusal is not None:
+                    status, headers, payload = refusal
+                elif self.host_kind == "blob":
                     status, headers, payload = state.blob(url.path, headers_in)
                 else:
                     status, headers, payload = state.handle(self.command, url.path, query, body, headers_in)
+                headers = {**limits, **headers}
                 declared = None
                 mutate = state.mutations.pop(number, None)
                 if mutate is not None:

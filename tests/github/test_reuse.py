@@ -407,3 +407,26 @@ def test_github_a_listing_by_name_when_it_costs_fewer_requests(tmp_path, ladder,
     assert got["decision"]["reused"][0]["source-run"] == 951
     listings = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts")
     assert [r.query.get("name") for r in listings] == [None, [result_artifact_name(key)]]
+
+
+def test_github_the_lookup_keeps_within_the_token_s_hourly_budget(tmp_path, ladder, github):
+    """The repository's GITHUB_TOKENs share one hourly budget: the lookup stops while a reserve is
+    left (here 20 of 34), counting the two requests a sweep of main spends republishing each reused
+    point, instead of draining it; the points it did not look at run, and the decision says why."""
+    keys = [key_for(row) for row in ladder]
+    github.state.add_run(970, head_sha=MAIN_SHA)
+    for row, key in zip(ladder, keys):
+        github.state.add_artifact(970, result_artifact_name(key), files=artifact_files(row, key, run_id=970))
+    github.state.hourly_limits["GITHUB_TOKEN"] = 34
+    token = github.state.grant_token({"actions": "read", "contents": "read", "pull-requests": "read"})
+    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--github", "--download", str(tmp_path / "dl"),
+                 env=env_for(github, GITHUB_TOKEN=token))
+    decision = got["decision"]
+    # 2 requests before any candidate (the repository, the listing), 3 for the first (its run, main's
+    # reach, the download) and 1 for each next: at 27 left, 1 more download and 8 for republishing
+    # would pass the reserve.
+    assert [item["result-key"] for item in decision["reused"]] == keys[:3]
+    for row in ladder[3:]:
+        assert "of run 970: not looked at: the token's hourly API budget is nearly spent" in decision["dispatch-reasons"][point_id(row)]
+    assert "27 of 34 requests left; 20 are kept" in decision["notice"] and "8 for republishing" in decision["notice"]
+    assert github.state.count_by_token()[token] == 7  # never near GitHub's refusal

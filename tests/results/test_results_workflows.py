@@ -21,7 +21,8 @@ from test_compare import SEED_FIGURES, ladder_folders, ladder_results  # noqa: E
 
 
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
-    """Evaluated by GitHub's own evaluator: the check runs unless dry, and its failure names the artifact."""
+    """Evaluated by GitHub's own evaluator: the check runs unless dry or the lane had no node up, and
+    its failure (or a launch that failed or never ran) names the artifact `-failed`."""
     assert "infx results collect" in next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"]
                                           if s.get("id") == "results")["run"]
     engine = Engine()
@@ -29,14 +30,18 @@ def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
         steps = engine.parse(WORKFLOWS / "run-point.yml")["jobs"]["launch"]["steps"]
         check = next(s for s in steps if s.get("id") == "results")
         status = {"success": True}
-        assert engine.condition(check["if"], {"inputs": {"dry-run": False}}, status)
-        assert not engine.condition(check["if"], {"inputs": {"dry-run": True}}, status)
-        upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
+        up, down = ({"lane": {"outputs": {"up": value}}} for value in ("true", "false"))
+        assert engine.condition(check["if"], {"inputs": {"dry-run": False}, "steps": up}, status)
+        assert not engine.condition(check["if"], {"inputs": {"dry-run": True}, "steps": {}}, status)
+        assert not engine.condition(check["if"], {"inputs": {"dry-run": False}, "steps": down}, status)
+        naming = next(s for s in steps if s.get("id") == "artifact")
         for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
-                                        ("failure", "skipped", "-failed")):
-            ctx = {"steps": {"point": {"outputs": {"id": "abc-c4", "artifact": "point-abc"}}, "launch": {"outcome": launch},
-                             "results": {"outcome": results}}}
-            assert engine.value(upload["with"]["name"], ctx) == f"point-abc{suffix}"
+                                        ("failure", "skipped", "-failed"), ("skipped", "skipped", "-failed")):
+            ctx = {"steps": {"launch": {"outcome": launch}, "results": {"outcome": results}}}
+            assert engine.value(naming["env"]["OUTCOME"], ctx) == suffix
+        upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
+        assert engine.value(upload["with"]["name"], {"steps": {"artifact": {"outputs": {"name": "point-abc-failed"}}}}) \
+            == "point-abc-failed"
     finally:
         engine.close()
 

@@ -19,6 +19,15 @@ What stands in for GitHub, and only that:
   locked dependencies, and only then is `infx` there (`python -m venv` makes another, empty one).
 Each job's evaluated outputs are measured as GitHub counts them (UTF-16): past 1 MB per job or
 50 MB per run the job fails with "Maximum object size exceeded" and hands on no outputs.
+Each job gets a GITHUB_TOKEN of its own (`github.token`, `secrets.GITHUB_TOKEN`), minted by the
+local GitHub server with exactly the job's evaluated `permissions:` (the job's, else the
+workflow's, else GitHub's restricted default; in a called workflow never more than its caller's
+job had), so every API call a step makes is held to them.
+A simulated clock (hours) orders the jobs as GitHub would run them: a job starts when the last of
+its `needs` finished and runs for `durations` (by job path pattern; 0 otherwise); a job whose
+`runs-on` names a label of `offline` (a lane whose self-hosted runners are all offline) waits in
+the queue for GitHub's 24 hours and fails ("exceeded the maximum execution time while awaiting a
+runner"), without running a step.
 Jobs run in `needs` order; the instances of a matrix without fail-fast run side by side (at
 most one script per core at a time), those of a fail-fast matrix one after another, so
 none starts after a failure.
@@ -31,10 +40,12 @@ import io
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -48,6 +59,16 @@ PROJECT = Path(__file__).resolve().parents[2]
 # Past them the job fails with "Maximum object size exceeded".
 JOB_OUTPUTS_LIMIT = 1_000_000
 RUN_OUTPUTS_LIMIT = 50_000_000
+# GitHub: "Each job for self-hosted runners can be queued for a maximum of 24 hours. If a self-hosted
+# runner does not start executing the job within this limit, the job is terminated and fails to complete."
+QUEUE_LIMIT_HOURS = 24.0
+QUEUE_TIMEOUT = "The job has exceeded the maximum execution time while awaiting a runner for 24h0m0s"
+# The GITHUB_TOKEN's scopes (a workflow's `permissions:`), and GitHub's default when no
+# `permissions:` applies: the repository's restricted default, contents and packages read.
+TOKEN_SCOPES = ("actions", "attestations", "checks", "contents", "deployments", "discussions", "id-token", "issues",
+                "models", "packages", "pages", "pull-requests", "repository-projects", "security-events", "statuses")
+RESTRICTED_DEFAULT = {"contents": "read", "packages": "read"}
+LEVELS = ("none", "read", "write")
 ENGINE = Path(__file__).resolve().parent / "engine" / "engine.mjs"
 LOCAL_PREFIXES = ("./", "$/")
 
@@ -64,6 +85,9 @@ class Engine:
         self.lock = threading.Lock()  # one request at a time on the pipe
 
     def ask(self, request: dict):
+        if "context" in request:  # only the contexts the expression names: a job's `needs` can hold megabytes
+            request = {**request, "context": {name: value for name, value in request["context"].items()
+                                              if re.search(rf"\b{re.escape(name)}\b", request["expr"])}}
         with self.lock:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
@@ -114,12 +138,17 @@ class Job:
     log: str = ""
     outputs_size: int = 0  # as GitHub counts them: UTF-16 bytes of every output's name and value
     runner_name: str = "test-runner-0"  # each job gets a runner of its own, as on GitHub (launches name Slurm jobs after it)
+    permissions: dict = field(default_factory=dict)  # what its GITHUB_TOKEN carries (scope -> read | write)
+    token: str = ""
+    started_at: float = 0.0  # the simulated clock, in hours
+    finished_at: float = 0.0
 
 
 class Executor:
     def __init__(self, workspace: Path, tmp: Path, event_name: str, event: dict, *, sha: str, ref: str = "refs/heads/main",
                  repository: str = "acme/bench", run_id: int = 9001, github=None, env: dict | None = None,
-                 variables: dict | None = None, secrets: dict | None = None):
+                 variables: dict | None = None, secrets: dict | None = None, offline: set[str] | None = None,
+                 durations: dict[str, float] | None = None):
         self.workspace, self.tmp = workspace, tmp
         self.artifacts = tmp / "artifacts"
         self.artifacts.mkdir(parents=True)
@@ -132,6 +161,10 @@ class Executor:
         self.extra_env = env or {}
         self.vars = variables or {}
         self.secrets = secrets or {}  # the repository's secrets (a secret that is not set reads as '')
+        self.offline = set(offline or ())
+        self.durations = durations or {}
+        self.finished: dict[str, float] = {}  # job path -> when it finished (simulated hours)
+        self._tokens = itertools.count(1)
         self.engine = Engine()
         self.jobs: list[Job] = []
         self.runtime = runtime_file()  # infx's wheel and locked dependencies, built once per test session
@@ -146,15 +179,17 @@ class Executor:
 
     def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None,
             only: set[str] | None = None) -> dict[str, str]:
-        """Run the triggered workflow; returns each top-level job's result. ``only``: run just these
-        top-level jobs (the others end as "skipped"), e.g. the setup job of a very large sweep."""
+        """Run the triggered workflow; returns each top-level job's result. ``only``: run just the jobs
+        whose path matches one of these patterns (`*` within one path segment, e.g. `sweep[*]/points`;
+        the others end as "skipped" with their inputs recorded), e.g. a very large sweep's fan-out
+        without each point's own steps."""
         self.only = only
         tree = self.engine.parse(self.workspace / workflow)
         if self.github["event_name"] == "workflow_dispatch":
-            inputs = self._with_defaults(tree["on"]["workflow_dispatch"].get("inputs") or {}, inputs or {})
+            inputs = self._with_defaults((tree["on"]["workflow_dispatch"] or {}).get("inputs") or {}, inputs or {})
         else:
             inputs = {}
-        context = {"github": self.github, "inputs": inputs, "vars": self.vars}
+        context = {"github": self.github, "inputs": inputs, "vars": self.vars, "secrets": self.secrets}
         self.run_name = self.engine.value(tree.get("run-name"), context)
         if "concurrency" in tree:
             self.concurrency = self.engine.value(tree["concurrency"], context)
@@ -166,7 +201,7 @@ class Executor:
     def run_called(self, workflow: str, inputs: dict) -> dict[str, str]:
         """Run a reusable workflow on its own, as a `workflow_call` with these inputs."""
         tree = self.engine.parse(self.workspace / workflow)
-        inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, inputs)
+        inputs = self._with_defaults((tree["on"]["workflow_call"] or {}).get("inputs") or {}, inputs)
         try:
             return self.run_jobs(workflow, tree, inputs, prefix="", secrets=self.secrets)
         finally:
@@ -180,7 +215,11 @@ class Executor:
         return {name: given.get(name, spec.get("default", "" if spec.get("type", "string") == "string" else None))
                 for name, spec in declared.items()}
 
-    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str, secrets: dict | None = None) -> dict[str, str]:
+    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str, secrets: dict | None = None, at: float = 0.0,
+                 cap: dict | None = None) -> dict[str, str]:
+        """Run a workflow's jobs, the first starting at ``at`` (simulated hours), with the ``secrets`` its
+        caller passes; ``cap``: the calling job's token permissions (a called workflow), which no job
+        of it may exceed."""
         results: dict[str, str] = {}
         outputs: dict[str, dict] = {}
         pending = dict(tree["jobs"])
@@ -195,43 +234,51 @@ class Executor:
                 status = {"success": all(r == "success" for r in map(results.get, _needs(job))),
                           "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
                 path = f"{prefix}{name}"
-                if (not prefix and self.only is not None and name not in self.only) \
+                start = max([at] + [self.finished[f"{prefix}{n}"] for n in _needs(job)])
+                if (self.only is not None and not any(_path_glob(pattern).fullmatch(path) for pattern in self.only)) \
                         or not self.engine.condition(job.get("if"), context, status):
                     results[name] = "skipped"
-                    self.jobs.append(Job(path, workflow, "skipped"))
+                    self.jobs.append(Job(path, workflow, "skipped", inputs=inputs, started_at=start, finished_at=start))
+                    self.finished[path] = start
                     continue
-                results[name], outputs[name] = self.run_matrix(workflow, name, job, context, path)
+                permissions = token_permissions(job.get("permissions", tree.get("permissions")), cap, called=bool(prefix))
+                results[name], outputs[name], self.finished[path] = self.run_matrix(workflow, name, job, context, path,
+                                                                                    start, permissions)
         return results
 
-    def run_matrix(self, workflow: str, name: str, job: dict, context: dict, path: str) -> tuple[str, dict]:
+    def run_matrix(self, workflow: str, name: str, job: dict, context: dict, path: str, at: float = 0.0,
+                   permissions: dict | None = None) -> tuple[str, dict, float]:
         strategy = self.engine.value(job.get("strategy") or {}, context)
         combos = _combinations(strategy.get("matrix"))
         fail_fast = strategy.get("fail-fast", True) is not False
-        def instance(index: int, matrix) -> tuple[str, dict]:
+        permissions = dict(RESTRICTED_DEFAULT) if permissions is None else permissions
+
+        def instance(index: int, matrix) -> tuple[str, dict, float]:
             job_path = f"{path}[{index}]" if matrix is not None else path
             job_context = {**context, "matrix": matrix or {},
                            "strategy": {"fail-fast": fail_fast, "job-index": index, "job-total": len(combos), "max-parallel": len(combos)}}
             if "uses" in job:
-                return self.call(workflow, job, job_context, job_path)
-            return self.run_steps(workflow, job, job_context, job_path, matrix)
+                return self.call(workflow, job, job_context, job_path, at, permissions)
+            return self.run_steps(workflow, job, job_context, job_path, matrix, at, permissions)
 
-        finished: list[tuple[str, dict]] = []
+        finished: list[tuple[str, dict, float]] = []
         if fail_fast or len(combos) == 1:
             for index, matrix in enumerate(combos):
-                if any(result == "failure" for result, _ in finished):
-                    finished.append(("cancelled", {}))
-                    self.jobs.append(Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix))
+                if any(result == "failure" for result, _, _ in finished):
+                    finished.append(("cancelled", {}, at))
+                    self.jobs.append(Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix, started_at=at, finished_at=at))
                 else:
                     finished.append(instance(index, matrix))
         else:
             with ThreadPoolExecutor(max_workers=min(len(combos), 8)) as pool:
                 finished = list(pool.map(instance, range(len(combos)), combos))
-        results = [result for result, _ in finished]
-        outputs = next((o for _, o in reversed(finished) if o), {})  # as on GitHub, one instance's outputs win
+        results = [result for result, _, _ in finished]
+        outputs = next((o for _, o, _ in reversed(finished) if o), {})  # as on GitHub, one instance's outputs win
         overall = "failure" if "failure" in results else "cancelled" if "cancelled" in results else "success"
-        return overall, outputs
+        return overall, outputs, max([at] + [end for _, _, end in finished])
 
-    def call(self, workflow: str, job: dict, context: dict, path: str) -> tuple[str, dict]:
+    def call(self, workflow: str, job: dict, context: dict, path: str, at: float = 0.0,
+             permissions: dict | None = None) -> tuple[str, dict, float]:
         """A reusable workflow (`uses: ./.github/workflows/…` or `$/…`) with its evaluated inputs."""
         ref = job["uses"]
         if not ref.startswith(LOCAL_PREFIXES):
@@ -239,32 +286,45 @@ class Executor:
         called = ref.split("/", 1)[1]
         tree = self.engine.parse(self.workspace / called)
         given = self.engine.value(job.get("with") or {}, context)
-        inputs = self._with_defaults(tree["on"]["workflow_call"].get("inputs") or {}, given)
+        inputs = self._with_defaults((tree["on"]["workflow_call"] or {}).get("inputs") or {}, given)
         # As GitHub: a called workflow sees only the secrets its caller passes by name, and only
         # those it declares (`secrets: inherit` is refused by this repository's rules: test_workflows).
         if job.get("secrets") == "inherit":
             raise RuntimeError(f"{workflow}: `secrets: inherit` in {path}")
         passed = {k: _env_text(v) for k, v in self.engine.value(job.get("secrets") or {}, context).items()}
-        declared = tree["on"]["workflow_call"].get("secrets") or {}
+        declared = (tree["on"]["workflow_call"] or {}).get("secrets") or {}
         if set(passed) - set(declared):
             raise RuntimeError(f"{called}: secrets not declared by the workflow: {sorted(set(passed) - set(declared))}")
-        record = Job(path, workflow, "success", inputs=inputs, matrix=context.get("matrix") or None)
+        record = Job(path, workflow, "success", inputs=inputs, matrix=context.get("matrix") or None,
+                     permissions=dict(permissions or {}), started_at=at)
         self.jobs.append(record)
-        results = self.run_jobs(called, tree, inputs, prefix=f"{path}/", secrets=passed)
+        results = self.run_jobs(called, tree, inputs, prefix=f"{path}/", secrets=passed, at=at, cap=permissions)
         record.result = "failure" if "failure" in results.values() else "success"
-        return record.result, {}
+        record.finished_at = max([at] + [self.finished[f"{path}/{name}"] for name in tree["jobs"]])
+        return record.result, {}, record.finished_at
 
     # --- one job's steps --------------------------------------------------------------------
 
-    def run_steps(self, workflow: str, job: dict, context: dict, path: str, matrix) -> tuple[str, dict]:
+    def run_steps(self, workflow: str, job: dict, context: dict, path: str, matrix, at: float = 0.0,
+                  permissions: dict | None = None) -> tuple[str, dict, float]:
         temp = self.tmp / "runner" / path.replace("/", "__")
         temp.mkdir(parents=True)
+        permissions = dict(RESTRICTED_DEFAULT) if permissions is None else permissions
+        token = self.server.state.grant_token(permissions) if self.server is not None else f"ghs_local{next(self._tokens)}"
         with self.checkout_lock:
             runner_name = f"test-runner-{next(self.runner_numbers)}"
         record = Job(path, workflow, "success", runs_on=self.engine.value(job.get("runs-on"), context), matrix=matrix,
-                     inputs=context["inputs"], runner_name=runner_name)
+                     inputs=context["inputs"], runner_name=runner_name, permissions=dict(permissions), token=token, started_at=at)
         self.jobs.append(record)
-        context = {**context, "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": runner_name},
+        labels = [record.runs_on] if isinstance(record.runs_on, str) else list(record.runs_on or [])
+        if self.offline.intersection(labels):  # no runner picks it up: GitHub's queue limit ends it
+            record.result, record.finished_at = "failure", at + QUEUE_LIMIT_HOURS
+            record.log = f"{QUEUE_TIMEOUT} (runs-on {labels}: every runner with these labels is offline)\n"
+            return record.result, {}, record.finished_at
+        record.finished_at = at + next((hours for pattern, hours in self.durations.items() if fnmatch.fnmatchcase(path, pattern)), 0.0)
+        context = {**context, "github": {**context["github"], "token": token},
+                   "secrets": {**context.get("secrets", {}), "GITHUB_TOKEN": token},
+                   "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": runner_name},
                    "job": {"status": "success"}, "steps": {}}
         env = {k: _env_text(v) for k, v in self.engine.value(job.get("env") or {}, context).items()}
         extra_path: list[str] = [str(make_environment(temp.parent / f"{temp.name}.python", self.runtime))]  # the job's Python
@@ -296,7 +356,7 @@ class Executor:
             record.log += (f"Error: Maximum object size exceeded (job outputs {record.outputs_size:,} bytes as UTF-16, "
                            f"limit {JOB_OUTPUTS_LIMIT:,}; run {run_total:,}, limit {RUN_OUTPUTS_LIMIT:,})\n")
             record.result, record.outputs = "failure", {}
-        return record.result, record.outputs
+        return record.result, record.outputs, record.finished_at
 
     def run_script(self, step: dict, index: int, env: dict, temp: Path, record: Job, extra_path: list[str]):
         if isinstance(step["run"], dict):
@@ -388,9 +448,19 @@ class Executor:
 
     def download_from_server(self, given: dict, destination: Path, record: Job) -> str:
         """Another run's artifact, by name, from the local GitHub server (as the action fetches it
-        through the API with `github-token`)."""
+        through the API with `github-token`: the run's artifact list, then the archive, two requests
+        held to that token's permissions and hourly budget)."""
         if self.server is None or "name" not in given:
             raise RuntimeError(f"{record.path}: a download by run-id needs the local GitHub server and a name")
+        token = str(given.get("github-token") or "")
+        slug = self.github["repository"]
+        for path in (f"/repos/{slug}/actions/runs/{given['run-id']}/artifacts", f"/repos/{slug}/actions/artifacts/0/zip"):
+            with self.server.state.lock:
+                _, refusal = self.server.state.rate_limit(token, time.time())
+                refusal = refusal or self.server.state.permission_refusal("GET", path, token)
+            if refusal is not None:
+                record.log += f"download-artifact: GET {path}: HTTP {refusal[0]} {refusal[2]['message']}\n"
+                return "failure"
         with self.server.state.lock:
             listed = self.server.state.artifacts.get(int(given["run-id"]), [])
             artifact = next((a for a in listed if a["name"] == given["name"] and not a["expired"]), None)
@@ -419,6 +489,28 @@ def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> s
     runner = {**base, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(PROJECT), "RUNNER_TEMP": str(temp)}
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=PROJECT, env={**runner, **env},
                           capture_output=True, text=True, timeout=timeout)
+
+
+def _path_glob(pattern: str) -> "re.Pattern":
+    """A job-path pattern: `*` matches within one segment (no `/`); everything else is literal."""
+    return re.compile(re.escape(pattern).replace(r"\*", "[^/]*"))
+
+
+def token_permissions(declared, cap: dict | None, called: bool) -> dict[str, str]:
+    """What a job's GITHUB_TOKEN carries: its declared `permissions:` (a mapping, `read-all`,
+    `write-all`, or `{}` for nothing), else, in a called workflow, its caller's, else GitHub's
+    restricted default; never more than ``cap`` (GitHub: a called workflow's permissions "can be
+    only downgraded (not elevated)")."""
+    if declared is None:
+        granted = dict(cap) if called and cap is not None else dict(RESTRICTED_DEFAULT)
+    elif declared in ("read-all", "write-all"):
+        level = declared.split("-")[0]
+        granted = {scope: level for scope in TOKEN_SCOPES if not (scope == "id-token" and level == "read")}
+    else:
+        granted = {scope: level for scope, level in dict(declared).items() if level in ("read", "write")}
+    if cap is not None:
+        granted = {scope: min(level, cap.get(scope, "none"), key=LEVELS.index) for scope, level in granted.items()}
+    return {scope: level for scope, level in granted.items() if level != "none"}
 
 
 def _needs(job: dict) -> list[str]:
@@ -506,8 +598,6 @@ def triggers(tree: dict, event_name: str, payload: dict, changed_paths: list[str
 
 
 def _path_matches(path: str, pattern: str) -> bool:
-    import re
-
     regex = re.escape(pattern).replace(r"\*\*", "\0").replace(r"\*", "[^/]*").replace("\0", ".*")
     return re.fullmatch(regex, path) is not None
 

@@ -99,3 +99,209 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp
     git(repo, "commit", "-qam", "A broken changelog")
     broken = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
     assert broken.returncode == 1 and re.search(r"infx changelog gate.*\.+Failed", broken.stdout), broken.stdout
+
+
+# --- a scratch consumer repository: the reference's data and what `infx init` writes -------------------
+
+import gzip  # noqa: E402
+
+import pytest  # noqa: E402
+
+from corpus import CORPUS, REFERENCE_ROWS, patched_corpus  # noqa: E402
+from executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT  # noqa: E402
+from test_workflow_runs import _logs, pr_payload  # noqa: E402  (also puts tests/github on the path)
+
+import github_server  # noqa: E402
+from github_helpers import result_artifact_files  # noqa: E402
+from infx.workflows.rerun import artifact_name  # noqa: E402
+
+CONSUMER_PR = 41
+SWEPT_KEY = "dsv4-fp4-gb300-dynamo-vllm"  # 6 points on gb300-nv, the lane the consumer filled in
+DRY_RUN = {"INFX_DRY_RUN": "true"}
+
+
+def consumer_repository(tmp_path: Path, runtime: Runtime) -> Path:
+    """A benchmark repository as a new user makes one: the reference's configs, changelog and recipes
+    (tests/data/inferencex-2026-08, its undeclared runner labels declared) and what `infx init`
+    writes, then what init leaves to do: the one lane it launches on filled in (the bundled
+    gb300-nv facts and the eval suite they name). No infx source; committed on main."""
+    repo = patched_corpus(CORPUS, tmp_path / "consumer")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
+    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version, "--lane", "gb300-nv"], cwd=repo,
+                          capture_output=True, text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
+    assert done.returncode == 0 and f"repository: {SLUG}" in (repo / "configs" / "infx.yaml").read_text(), done.stderr
+    shutil.copy(PROJECT / "runners" / "gb300-nv.yaml", repo / "runners" / "gb300-nv.yaml")
+    shutil.copytree(PROJECT / "benchmarks" / "evals", repo / "benchmarks" / "evals")
+    assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Adopt infx")
+    return repo
+
+
+@pytest.fixture
+def consumer(tmp_path: Path) -> Path:
+    return consumer_repository(tmp_path, Runtime.read(runtime_file()))
+
+
+@pytest.fixture
+def github(monkeypatch):
+    owner, name = SLUG.split("/")
+    for attribute, value in (("SLUG", SLUG), ("OWNER", owner), ("NAME", name)):
+        monkeypatch.setattr(github_server, attribute, value)
+    with github_server.LocalGitHub() as gh:
+        gh.state.private = True  # permissions enforced on reads as well
+        yield gh
+
+
+ENTRY = (f"\n- config-keys:\n    - {SWEPT_KEY}\n  scenario-type:\n    - fixed-seq-len\n  description:\n"
+         f"    - \"Sweep the GB300 vLLM points again.\"\n  pr-link: https://github.com/{SLUG}/pull/XXX\n")
+
+
+def open_pull_request(repo: Path, gh) -> str:
+    """Branch `pr` with one appended changelog entry; the server knows the pull request. Its head."""
+    git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "perf-changelog.yaml").write_text((repo / "perf-changelog.yaml").read_text() + ENTRY)
+    git(repo, "commit", "-qam", "Sweep the GB300 vLLM points again")
+    gh.state.git = repo  # compare and the PR's commits come from the real history
+    gh.state.add_pull(CONSUMER_PR, head_ref="pr")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def consumer_pr_run(repo: Path, tmp: Path, gh, run_id: int, only: set[str] | None = None) -> Executor:
+    event = pr_payload(repo, "labeled", ["sweep-enabled"], "sweep-enabled", number=CONSUMER_PR)
+    gh.state.add_run(run_id, head_branch="pr", event="pull_request", head_sha=event["pull_request"]["head"]["sha"])
+    run = Executor(repo, tmp, "pull_request", event, sha=event["pull_request"]["head"]["sha"], ref=f"refs/pull/{CONSUMER_PR}/merge",
+                   repository=SLUG, run_id=run_id, github=gh, variables=DRY_RUN)
+    run.results = run.run(only=only)
+    return run
+
+
+def planned_rows(run: Executor) -> list[dict]:
+    return [row for rows in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values() for row in rows]
+
+
+def launched(run: Executor) -> list[dict]:
+    return [point_of(job) for job in run.jobs if job.path.endswith("/launch") and job.result != "skipped"]
+
+
+def test_a_consumer_repository_runs_a_pr_sweep_and_the_push_that_merges_it(consumer: Path, tmp_path: Path, github):
+    """On a private repository, every job's token held to its permissions: the PR's sweep plans and
+    launches its points and reports them; once its results are stored and the PR is squash-merged,
+    the push to main reuses every point from the PR's final head and republishes them."""
+    base = git(consumer, "rev-parse", "HEAD")
+    head = open_pull_request(consumer, github)
+    pr = consumer_pr_run(consumer, tmp_path / "pr", github, run_id=5101)
+    assert pr.results["setup"] == "success" and pr.results["sweep"] == "success", _logs(pr)
+    assert pr.results["report-plan"] == pr.results["report-results"] == "success", _logs(pr)
+    rows = planned_rows(pr)
+    assert rows and {row["config-key"] for row in rows} == {SWEPT_KEY} and all(len(row["result-key"]) == 64 for row in rows)
+    assert sorted(map(point_id, launched(pr))) == sorted(map(point_id, rows))
+    assert all(job.result == "success" for job in pr.jobs if job.path.endswith("/launch")), _logs(pr)
+    comments = github.state.comments[CONSUMER_PR]
+    assert len(comments) == 1 and f"✅ ok: **{len(rows)}**" in comments[0]["body"]
+    # What a launching run of those points on the lane would have stored (the launch itself: tests/slurm).
+    for row in rows:
+        github.state.add_artifact(5101, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5101))
+    # Squash-merged, the changelog's link naming the pull request.
+    git(consumer, "checkout", "-q", "main")
+    git(consumer, "merge", "-q", "--squash", "pr")
+    changelog = consumer / "perf-changelog.yaml"
+    before, _, after = changelog.read_text().rpartition(f"{SLUG}/pull/XXX\n")  # the new entry's link, not history's
+    changelog.write_text(f"{before}{SLUG}/pull/{CONSUMER_PR}\n{after}")
+    git(consumer, "commit", "-qam", f"Sweep the GB300 vLLM points again (#{CONSUMER_PR})")
+    merged = git(consumer, "rev-parse", "HEAD")
+    github.state.merge_pull(CONSUMER_PR, merged, head_sha=head)
+    github.state.add_run(5102, head_branch="main", event="push", head_sha=merged)
+    event = {"ref": "refs/heads/main", "before": base, "after": merged, "head_commit": {"id": merged, "message": "m"}}
+    push = Executor(consumer, tmp_path / "push", "push", event, sha=merged, repository=SLUG, run_id=5102, github=github,
+                    variables=DRY_RUN)
+    push.results = push.run()
+    assert push.results["setup"] == "success", _logs(push)
+    plan = json.loads((push.artifacts / "sweep-plan" / "plan.json").read_text())
+    full = plan["point-count"] + len(plan["reuse"]["reused"])
+    assert full >= len(rows) and {item["source-run"] for item in plan["reuse"]["reused"]} == {5101}, plan["reuse"]
+    assert sorted(item["result-key"] for item in plan["reuse"]["reused"]) == sorted(row["result-key"] for row in rows)
+    assert push.results["republish"] == "success", _logs(push)
+    assert sorted(a["name"] for a in github.state.artifacts[5102] if a["name"].startswith("point-")) == \
+        sorted(artifact_name(row) for row in rows)
+    assert sorted(map(point_id, launched(push))) == sorted(point_id(row) for rows_ in plan["buckets"].values() for row in rows_)
+
+
+def test_a_consumer_setup_job_without_pull_requests_read_says_so(consumer: Path, tmp_path: Path, github):
+    """The reuse lookup's trust reads the PR's commits: without `pull-requests: read` (a repository
+    that trimmed the kit's permissions), a private repository's GitHub refuses it. Every point then
+    runs, and the summary, an annotation and the PR comment name the permission."""
+    workflow = consumer / ".github" / "workflows" / "run-sweep.yml"
+    marker = "      pull-requests: read # "
+    text = workflow.read_text()
+    assert text.count(marker) == 1
+    workflow.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith(marker)))
+    git(consumer, "commit", "-qam", "setup without pull-requests: read")
+    head = open_pull_request(consumer, github)
+    github.state.add_run(5201, head_branch="pr", event="pull_request", head_sha=head)
+    first = consumer_pr_run(consumer, tmp_path / "first", github, run_id=5202, only={"setup"})  # the planned rows
+    rows = planned_rows(first)
+    for row in rows:  # stored by an earlier trusted sweep of the PR's own head
+        github.state.add_artifact(5201, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5201))
+    second = consumer_pr_run(consumer, tmp_path / "second", github, run_id=5203)
+    setup = next(job for job in second.jobs if job.path == "setup")
+    plan = json.loads((second.artifacts / "sweep-plan" / "plan.json").read_text())
+    assert "pull-requests" not in setup.permissions and plan["reuse"]["reused"] == []
+    assert sorted(map(point_id, launched(second))) == sorted(map(point_id, rows))
+    why = "`pull-requests: read`"
+    assert why in plan["reuse"]["notice"] and "HTTP 403 Resource not accessible by integration" in plan["reuse"]["notice"]
+    assert "title=plan-reuse-unavailable::" in setup.log and "No reuse" in setup.summary and why in setup.summary
+    body = github.state.comments[CONSUMER_PR][0]["body"]
+    assert "No reuse" in body and why in body
+
+
+def test_failed_points_whose_naming_step_never_ran_keep_an_artifact_each(consumer: Path, tmp_path: Path):
+    """A point job whose install fails (here: the consumer pinned a release that does not exist) never
+    runs `Name the point`; its artifact is named in bash from the point, so several such failures in
+    one sweep upload one artifact each instead of all but one colliding under `-failed`."""
+    workflow = consumer / ".github" / "workflows" / "run-point.yml"
+    version = Runtime.read(runtime_file()).version
+    workflow.write_text(workflow.read_text().replace(f'"infx=={version}"', '"infx==0.0.0"'))
+    git(consumer, "commit", "-qam", "pin a release that does not exist in run-point")
+    run = Executor(consumer, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"},
+                   sha=git(consumer, "rev-parse", "HEAD"), repository=SLUG, run_id=9501)
+    results = run.run(inputs={"dry-run": True, "no-reuse": True, "config-keys": SWEPT_KEY})
+    assert results["setup"] == "success" and results["sweep"] == "failure", _logs(run)
+    points = [job for job in run.jobs if job.path.endswith("/launch")]
+    assert len(points) == 6 and all(job.result == "failure" and "--- Name the point" not in job.log for job in points)
+    uploaded = sorted(path.name for path in run.artifacts.iterdir() if path.name.startswith("point-"))
+    assert uploaded == sorted(artifact_name(point_of(job), succeeded=False) for job in points)
+    for job in points:  # each keeps the point it was, for the record and a rerun
+        kept = json.loads((run.artifacts / artifact_name(point_of(job), succeeded=False) / "point.json").read_text())
+        assert point_id(kept) == point_id(point_of(job))
+
+
+def test_a_consumer_dispatch_of_all_1820_reference_points_passes_the_output_limits(consumer: Path, tmp_path: Path):
+    """The whole fan-out of a manual dispatch of every point of the reference: the setup job, each
+    shard's `load` and matrix, and each point's run-point call with its point, every job's outputs
+    within GitHub's 1 MB (UTF-16) and the run's within 50 MB. Each point's own steps are not run
+    here (the dry-run launches of the consumer's lane run above and in test_workflow_runs.py)."""
+    run = Executor(consumer, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"},
+                   sha=git(consumer, "rev-parse", "HEAD"), repository=SLUG, run_id=9502)
+    results = run.run(inputs={"dry-run": True, "no-reuse": True},
+                      only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"})
+    assert results["setup"] == "success" and results["sweep"] == "success", _logs(run)
+    assert not [job.path for job in run.jobs if job.result == "failure"]
+    setup = run.find("setup")[0]
+    assert setup.outputs["point-count"] == "1820" and 0 < setup.outputs_size <= JOB_OUTPUTS_LIMIT
+    shards = json.loads(setup.outputs["shards"])
+    assert any(s["output"] for s in shards) and any(not s["output"] for s in shards)  # some inline, some only as files
+    loads = [job for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/load", job.path)]
+    assert len([job for job in loads if job.result == "success"]) == sum(1 for s in shards if not s["output"])
+    assert all(job.outputs_size <= JOB_OUTPUTS_LIMIT for job in run.jobs) and run.outputs_total <= RUN_OUTPUTS_LIMIT
+    points = [json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)]
+    assert len(points) == 1820 and len(set(map(point_id, points))) == 1820
+    reference = json.loads(gzip.open(REFERENCE_ROWS).read())
+    # What infx adds to the reference's row shape (the eval protocol: the consumer has an eval suite).
+    added = {"config-key", "recipe-fingerprint", "node-count", "eval-protocol"}
+
+    def canonical(row: dict) -> str:
+        return json.dumps({k: v for k, v in row.items() if k not in added}, sort_keys=True)
+
+    assert sorted(map(canonical, points)) == sorted(map(canonical, reference))

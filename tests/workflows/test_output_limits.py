@@ -1,9 +1,10 @@
 """Job outputs as GitHub counts them: UTF-16, at most 1 MB per job and 50 MB per run.
 
-The executor fails a job past the limit ("Maximum object size exceeded"), so the setup job of
-run-sweep.yml is dispatched here with all 1,820 points of the reference corpus, in plain ASCII
-and with non-ASCII-heavy configs: its outputs stay within the limit and every point still
-reaches the fan-out (inline or, past infx's budget, in the plan artifact's shard files).
+The executor fails a job past the limit ("Maximum object size exceeded"), so run-sweep.yml is
+dispatched here with all 1,820 points of the reference corpus, in plain ASCII and with
+non-ASCII-heavy configs, through the whole fan-out: every job's outputs stay within the limits and
+every point reaches its run-point call (inline or, past infx's budget, through the plan
+artifact's shard files and the shard's `load` job).
 """
 
 from __future__ import annotations
@@ -89,10 +90,18 @@ def corpus_repository(tmp_path: Path, non_ascii: bool) -> tuple[Path, str]:
 def test_a_dispatch_of_all_1820_reference_points_passes_the_output_limits(tmp_path: Path, non_ascii: bool):
     repo, sha = corpus_repository(tmp_path, non_ascii)
     run = Executor(repo, tmp_path / "run", "workflow_dispatch", {}, sha=sha, repository="acme/bench")
-    results = run.run(inputs={"config-keys": "", "no-reuse": True, "dry-run": True}, only={"setup"})
+    # The whole fan-out: setup, each shard's load and matrix, each point's run-point call (its own steps
+    # are not run here: they have no outputs, and 1,820 launch plans would take minutes).
+    results = run.run(inputs={"config-keys": "", "no-reuse": True, "dry-run": True},
+                      only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"})
     setup = run.find("setup")[0]
-    assert results["setup"] == "success", setup.log[-3000:]
+    assert results["setup"] == "success" and results["sweep"] == "success", setup.log[-3000:]
     assert 0 < setup.outputs_size <= JOB_OUTPUTS_LIMIT
+    assert not [job.path for job in run.jobs if job.result == "failure"]
+    assert all(job.outputs_size <= JOB_OUTPUTS_LIMIT for job in run.jobs) and run.outputs_total <= RUN_OUTPUTS_LIMIT
+    called = [json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)]
+    planned = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text(encoding="utf-8"))["buckets"]
+    assert sorted(map(point_id, called)) == sorted(point_id(row) for rows in planned.values() for row in rows)
     outputs = setup.outputs
     assert outputs["point-count"] == "1820" and outputs["dispatch"] == "true"
     shards = json.loads(outputs["shards"])

@@ -101,11 +101,13 @@ def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = N
 
 
 def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
-           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False) -> Executor:
+           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False,
+           durations: dict | None = None) -> Executor:
     event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork, draft)
     gh.state.add_run(run_id, head_branch="pr", event="pull_request")
     run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables)
+                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables,
+                   durations=durations)
     run.results = run.run()
     return run
 
@@ -121,7 +123,7 @@ def launched_points(run: Executor) -> list[dict]:
 
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
     run = pr_run(change, tmp_path, server, ["sweep-enabled"])
-    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "success", "lanes": "skipped",
+    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "success",
                            "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
                            "report-results": "success"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
@@ -220,7 +222,7 @@ def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Pa
                    sha=git(main_repo, "rev-parse", "HEAD"), repository=SLUG, run_id=9100)
     run.results = run.run(inputs={"dry-run": True})
     assert run.results["setup"] == "success" and run.results["sweep"] == "success", _logs(run)
-    assert run.results["lanes"] == "skipped" and run.results["report-plan"] == "skipped"
+    assert run.results["lane-gate"] == "skipped" and run.results["report-plan"] == "skipped"
     rows = bundled_rows()
     assert len(rows) == 68
     launched = launched_points(run)
@@ -240,7 +242,7 @@ def test_push_to_main_gates_and_sweeps_the_merged_change(main_repo: Path, tmp_pa
     event = {"ref": "refs/heads/main", "before": before, "after": after, "head_commit": {"id": after, "message": "m"}}
     run = Executor(main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN)
     run.results = run.run()
-    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "skipped", "lanes": "skipped",
+    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "skipped",
                            "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
                            "report-results": "skipped"}, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())

@@ -187,8 +187,10 @@ def test_point_runs_on_its_lane_with_a_timeout_by_scenario(engine):
 
     fixed = {"runner": "gb300-nv", "scenario-type": "fixed-seq-len", "conc": [4, 8], "config-key": "k"}
     agentic = {**fixed, "scenario-type": "agentic-coding", "conc": 120}
-    assert point_job_value("runs-on", fixed) == "gb300-nv"
-    assert point_job_value("runs-on", fixed, lane="gb300-nv-canary") == "gb300-nv-canary"
+    # Every self-hosted runner carries `self-hosted` besides its own labels: a job asks for both.
+    assert point_job_value("runs-on", fixed) == ["self-hosted", "gb300-nv"]
+    assert point_job_value("runs-on", fixed, lane="gb300-nv-canary") == ["self-hosted", "gb300-nv-canary"]
+    assert point_job_value("runs-on", {**fixed, "runner": 'x", "ubuntu-latest'}) == ["self-hosted", 'x", "ubuntu-latest']
     assert point_job_value("runs-on", fixed, **{"dry-run": True}) == "ubuntu-latest"
     assert point_job_value("timeout-minutes", fixed) == 480
     assert point_job_value("timeout-minutes", agentic) == 780
@@ -209,12 +211,13 @@ def test_point_reaches_infx_only_through_the_environment(engine):
     cleanup = next(s for s in job["steps"] if "scancel" in s.get("run", ""))
     assert upload["if"] == "always()" and cleanup["if"].startswith("always()")
     # The artifact name carries the outcome that reruns and the PR report read.
-    parsed_upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
-    name = lambda outcome: engine.value(parsed_upload["with"]["name"], {  # noqa: E731
-        "steps": {"point": {"outputs": {"id": "0123456789abcdef-c4", "artifact": "point-" + "e" * 64}},
-                  "launch": {"outcome": outcome}}})
-    assert name("success") == "point-" + "e" * 64
-    assert name("failure") == name("cancelled") == "point-" + "e" * 64 + "-failed"
+    naming = next(s for s in point_job(engine)["steps"] if s.get("id") == "artifact")
+    assert naming["if"] == "always()" and "upload-artifact" in job["steps"][job["steps"].index(
+        next(s for s in job["steps"] if s.get("id") == "artifact")) + 1]["uses"]
+    outcome = lambda launch, results="success": engine.value(naming["env"]["OUTCOME"], {  # noqa: E731
+        "steps": {"launch": {"outcome": launch}, "results": {"outcome": results}}})
+    assert outcome("success") == "" and outcome("success", "skipped") == ""
+    assert outcome("failure") == outcome("cancelled") == outcome("skipped") == outcome("success", "failure") == "-failed"
 
 
 def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engine):
@@ -237,8 +240,9 @@ def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engi
 # --- security structure --------------------------------------------------------------------
 
 
-# The jobs that run on a lane's own runner: each point, and the lane check before the fan-out.
-SELF_HOSTED = {("run-point.yml", "launch"), ("run-sweep.yml", "lanes")}
+# The one job that runs on a lane's own runner: each point (the lane gate reads the runners through
+# the API from a GitHub-hosted job, so nothing else ever waits for a lane's runner).
+SELF_HOSTED = {("run-point.yml", "launch")}
 ALLOWED_WRITES = {("run-sweep.yml", "report-plan"): {"pull-requests"}, ("run-sweep.yml", "report-results"): {"pull-requests"},
                   # A release: the GitHub release of the tag, and PyPI's trusted publishing (tests/test_release.py).
                   ("release.yml", "github-release"): {"contents"}, ("release.yml", "pypi"): {"id-token"}}
@@ -308,6 +312,22 @@ def test_the_docs_list_exactly_the_pinned_actions():
     documented = set(re.findall(r"^\s*\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| `([0-9a-f]{40})` \|$",
                                 (REPO / "docs" / "workflows.md").read_text(), re.M))
     assert pins and {(action, version, sha) for action, sha, version in pins} == documented
+
+
+def test_the_docs_permission_table_is_every_job_s_permissions():
+    """docs/workflows.md's permission table names every job of every workflow once, with exactly
+    the `permissions:` it asks for, so which job gets what cannot go stale."""
+    text = (REPO / "docs" / "workflows.md").read_text()
+    table = text[text.index("| jobs (workflow: job) | permissions | why |"):]
+    table = table[:table.index("\n\n")]
+    documented: dict[str, dict] = {}
+    for jobs, permissions in re.findall(r"^\s*\| (`[^|]+`) \| (`[^|]+`) \|", table, re.M):
+        for job in re.findall(r"`([\w-]+: [\w-]+)`", jobs):
+            assert job not in documented, f"{job} is listed twice"
+            documented[job] = dict(re.findall(r"`([\w-]+): (read|write)`", permissions))
+    actual = {f"{name.removesuffix('.yml')}: {job_name}": job.get("permissions")
+              for name, workflow in all_workflows().items() for job_name, job in workflow["jobs"].items()}
+    assert documented == actual
 
 
 def test_checkouts_do_not_persist_the_token():
@@ -402,15 +422,17 @@ def test_a_rerun_title_carries_its_launch_marker(engine):
 
 
 def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
+    """infx names a point's artifact (`infx github point-id`); when that step never ran, the workflow
+    computes the same name in bash from the point, so failed points never share one name."""
     import sys
 
     from infx.workflows.rerun import artifact_name
     from infx.points import point_id
 
-    upload = next(s for s in point_job(engine)["steps"] if "upload-artifact" in s.get("uses", ""))
-    planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120], "runner": "gb300-nv"}
-    for point in (planned, {**planned, "result-key": "a" * 64}):  # before and after infx reuse keyed it
-        out = tmp_path / f"out-{len(point)}"
+    naming = next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if s.get("id") == "artifact")["run"]
+    planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120, 240], "runner": "gb300-nv"}
+    for index, point in enumerate((planned, {**planned, "result-key": "a" * 64}, {**planned, "conc": 64})):  # keyed or not; single-node
+        out = tmp_path / f"out-{index}"
         result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
                                 capture_output=True, text=True, cwd=REPO,
                                 env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
@@ -418,10 +440,27 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
         assert result.stdout.strip() == point_id(point)
         outputs = read_command_file(out.read_text())
         assert outputs == {"id": point_id(point), "artifact": artifact_name(point)}
-        for outcome, succeeded in (("success", True), ("failure", False)):
-            ctx = {"steps": {"point": {"outputs": outputs}, "launch": {"outcome": outcome}}}
-            assert engine.value(upload["with"]["name"], ctx) == artifact_name(point, succeeded)
+        for named in (outputs["artifact"], ""):  # infx named it, or `Name the point` never ran
+            for suffix, succeeded in (("", True), ("-failed", False)):
+                temp = tmp_path / f"runner-{index}-{bool(named)}-{succeeded}"
+                temp.mkdir()
+                (temp / "outputs").write_text("")
+                done = run_as_runner(naming, temp, {"NAMED": named, "OUTCOME": suffix, "POINT_JSON": json.dumps(point),
+                                                    "GITHUB_OUTPUT": str(temp / "outputs")})
+                assert done.returncode == 0, done.stderr
+                assert read_command_file((temp / "outputs").read_text())["name"] == artifact_name(point, succeeded)
+                # Nothing was launched here: the artifact keeps the point.
+                assert json.loads((temp / "point" / "point.json").read_text()) == point
     assert artifact_name({**planned, "result-key": "a" * 64}) == "point-" + "a" * 64
+    # A point whose fields would make no artifact name still gets a name of its own.
+    temp = tmp_path / "hostile"
+    temp.mkdir()
+    (temp / "outputs").write_text("")
+    hostile = {**planned, "recipe-fingerprint": "../../x y"}
+    done = run_as_runner(naming, temp, {"NAMED": "", "OUTCOME": "-failed", "POINT_JSON": json.dumps(hostile),
+                                        "GITHUB_OUTPUT": str(temp / "outputs")})
+    name = read_command_file((temp / "outputs").read_text())["name"]
+    assert done.returncode == 0 and re.fullmatch(r"point-unnamed-[0-9a-f]{16}-failed", name), (name, done.stderr)
 
 
 # --- the setup and load scripts, run for real -------------------------------------------------

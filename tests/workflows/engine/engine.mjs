@@ -65,7 +65,10 @@ function handle(request) {
   const status = request.status || { success: true };
   if (request.op === "eval") return { value: toPlain(evaluate(request.expr, request.context, status)) };
   if (request.op === "cond") {
-    const value = evaluate(ensureStatusFunction(request.expr.trim() || "success()"), request.context, status);
+    // The contexts must be named for ensureStatusFunction to parse the condition: unparsed, it would
+    // come back without GitHub's implicit success() (a step after a failure would still run).
+    const allowed = { allowedContext: Object.keys(request.context || {}) };
+    const value = evaluate(ensureStatusFunction(request.expr.trim() || "success()", allowed), request.context, status);
     return { value: value.coerceBoolean ? value.coerceBoolean() : Boolean(toPlain(value)) };
   }
   throw new Error(`unknown op ${request.op}`);
