@@ -133,11 +133,11 @@ def test_an_evals_only_pr_runs_its_eval_points_gates_their_scores_and_comments_t
     assert all(row["eval-only"] and row["config-key"] == LADDER for row in planned)  # only the eval points
     [dead] = [row for row in planned if row["eval-conc"] == 480]
     scored = [row for row in planned if row is not dead]
-    assert low.results == {"setup": "success", "republish": "skipped", "report-plan": "success", "lanes": "success",
+    assert low.results == {"setup": "success", "republish": "skipped", "report-plan": "success",
                            "lane-gate": "success", "canary": "skipped", "sweep": "failure", "results": "failure",
                            "report-results": "success"}, _logs(low)
     assert sorted(map(point_id, launched_points(low))) == sorted(map(point_id, planned))
-    assert all(job.runs_on == "cluster:gb300-nv" for job in point_jobs(low))
+    assert all(job.runs_on == ["self-hosted", "cluster:gb300-nv"] for job in point_jobs(low))
     assert sorted(point_id(json.loads(job.inputs["point"])) for job in point_jobs(low, "failure")) == [point_id(dead)], _logs(low)
     for row in scored:  # each point launched on the real Slurm as an eval, its eval results staged under eval/
         folder = low.artifacts / artifact_name(row)

@@ -113,7 +113,7 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
                    ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=RUN, github=server, variables={},
                    env={"AGENTX_STANDIN_AGGREGATES": str(aggregates), "INFX_CACHE_DIR": str(tmp_path / "cache")})
     run.results = run.run()
-    assert run.results["setup"] == "success" and run.results["lanes"] == "success", _logs(run)
+    assert run.results["setup"] == "success" and run.results["lane-gate"] == "success", _logs(run)
 
     # The expired result's point is dispatched, with the reason, and nothing else is lost to it.
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())

@@ -271,13 +271,18 @@ def _secret_uses(node, where: tuple = ()):
 
 
 def test_the_hugging_face_token_reaches_only_the_launch_step():
-    """The one secret the sweep uses (a gated eval data set's token, benchmarks/evals/suite.yaml) is
-    passed by name through each reusable workflow and lands in one step's environment: never
-    `secrets: inherit`, never a job's env, never a script."""
+    """The sweep's secrets each land in one step's environment, never `secrets: inherit`, a job's env
+    or a script: a gated eval data set's token (benchmarks/evals/suite.yaml), passed by name through
+    each reusable workflow to the launch step, and the lane gate's runners token, read by its one step
+    on a GitHub-hosted runner."""
     uses = {name: list(_secret_uses(workflow["jobs"])) for name, workflow in all_workflows().items()}
-    sweep_jobs = {job for job, value in ((where[0], text) for where, text in uses["run-sweep.yml"])}
-    assert sweep_jobs == {"canary", "sweep"} and all(
-        where[1:] == ("secrets", "hf-token") and text == "${{ secrets.HF_TOKEN }}" for where, text in uses["run-sweep.yml"])
+    gate = load("run-sweep.yml")["jobs"]["lane-gate"]
+    gate_step = next(i for i, step in enumerate(gate["steps"]) if step.get("id") == "gate")
+    runners_token = (("lane-gate", "steps", gate_step, "env", "INFX_RUNNERS_TOKEN"), "${{ secrets.INFX_RUNNERS_TOKEN }}")
+    hf_uses = [use for use in uses["run-sweep.yml"] if use != runners_token]
+    assert len(hf_uses) == len(uses["run-sweep.yml"]) - 1 and gate["runs-on"] == "ubuntu-latest"
+    assert {where[0] for where, _ in hf_uses} == {"canary", "sweep"} and all(
+        where[1:] == ("secrets", "hf-token") and text == "${{ secrets.HF_TOKEN }}" for where, text in hf_uses)
     assert uses["sweep-shard.yml"] == [(("points", "secrets", "hf-token"), "${{ secrets.hf-token }}")]
     launch = load("run-point.yml")["jobs"]["launch"]
     index = next(i for i, step in enumerate(launch["steps"]) if step.get("id") == "launch")
