@@ -5,13 +5,9 @@ included. The sweep is generated from the bundled configs' eval rows (`infx matr
 --all-evals`): 1,000 points each with a single-concurrency eval folder (meta_env.json and the
 real lm-eval result of tests/data/results/evals/flat/, re-run once: two result files, one row)
 and 250 points with a batched eval of four concurrencies (four rows, one of them re-run), each
-folder the `eval/` of a point artifact as run-point.yml uploads it. Scores vary per point so
-some fall below their floor, as in a real sweep; check-evals then exits 1, which is its verdict,
-not a failure of the benchmark.
-
-Collect is `infx results collect` when it writes results.json's `evals`; until the collect
-command carries eval rows, the same process runs `infx.results.evals.collect_evals` (the
-library collect calls) and writes the same results.json.
+folder the `eval/` of an eval-only point's artifact as run-point.yml uploads it (its launch
+record says the eval it ran). Scores vary per point so some fall below their floor, as in a real
+sweep; check-evals then exits 1, which is its verdict, not a failure of the benchmark.
 """
 
 from __future__ import annotations
@@ -30,13 +26,6 @@ from bench.harness import REPO, timed_process as run  # noqa: E402
 TARGET = 2.0
 FLAT_POINTS, BATCHED_POINTS, BATCH = 1_000, 250, (16, 32, 64, 128)
 EVALS = REPO / "tests" / "data" / "results" / "evals"
-LIBRARY_COLLECT = """
-import json, sys
-from pathlib import Path
-from infx.results.evals import collect_evals
-evals = collect_evals([Path(sys.argv[1])])
-Path(sys.argv[2]).write_text(json.dumps({"format": "infx-results/1", "rows": [], "points": [], "evals": evals.to_json()}))
-"""
 
 
 def eval_rows() -> list[dict]:
@@ -55,6 +44,7 @@ def _result(template: dict, strict: float, date: float) -> dict:
 
 def generate(root: Path, rows: list[dict]) -> int:
     """The point artifacts under ``root``; returns the number of eval rows they hold."""
+    from infx.evalsuite import PointEval
     from infx.points import point_id
 
     meta = json.loads((EVALS / "flat" / "meta_env.json").read_text())
@@ -63,14 +53,15 @@ def generate(root: Path, rows: list[dict]) -> int:
     for n in range(FLAT_POINTS + BATCHED_POINTS):
         batched = n >= FLAT_POINTS
         concs = [c + n for c in BATCH] if batched else [8 + n]  # unique: the point id holds them
-        row = {**rows[n % len(rows)], "conc": concs, **({"eval-all-concs": True} if batched else {"eval-conc": concs[0]})}
+        row = {**rows[n % len(rows)], "conc": concs, "eval-only": True,
+               **({"eval-all-concs": True} if batched else {"eval-conc": concs[0]})}
         pid = point_id(row)
         folder = root / f"point-{pid}"
         (folder / "eval").mkdir(parents=True)
         name = f"{row.get('exp-name', 'point')}_{pid}"
         record = {"lane": "gb300-nv", "point-id": pid, "point": row, "srt-slurm": {"commit": "e4019633" + "0" * 32},
                   "job-id": str(1000 + n), "terminal-state": "COMPLETED", "exit-code": 0, "result-name": name,
-                  "results": [], "message": "", "run-id": 77, "run-attempt": 1}
+                  "results": [], "message": "", "run-id": 77, "run-attempt": 1, "eval": PointEval.of_point(row).to_json()}
         (folder / f"{name}_launch.json").write_text(json.dumps(record))
         strict = 0.88 + (n % 7) / 100  # 0.88 … 0.94: some below the dsv4 floor 0.91
         if batched:
@@ -89,21 +80,12 @@ def generate(root: Path, rows: list[dict]) -> int:
     return expected
 
 
-def collect_argv(root: Path, output: Path) -> tuple[list[str], str]:
-    """`infx results collect` when it writes eval rows, else the library's collect in one process."""
-    cli = ["-m", "infx", "results", "collect", str(root), "--output", str(output), "--exit-zero"]
-    run(cli)
-    if "evals" in json.loads(output.read_text()):
-        return cli, "infx results collect"
-    return ["-c", LIBRARY_COLLECT, str(root), str(output)], "infx.results.evals.collect_evals"
-
-
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with tempfile.TemporaryDirectory() as tmp:
         root, output = Path(tmp) / "artifacts", Path(tmp) / "results.json"
         expected = generate(root, eval_rows())
-        argv, how = collect_argv(root, output)
+        argv = ["-m", "infx", "results", "collect", str(root), "--output", str(output), "--exit-zero"]
         gate = ["-m", "infx", "results", "check-evals", str(output)]
         totals = []
         for attempt in range(runs + 1):
@@ -119,7 +101,7 @@ def main() -> None:
     totals.sort()
     median, cpu, walls = totals[len(totals) // 2]
     below = sum(not v["passed"] for v in checked)
-    print(f"collect ({how}) + infx results check-evals, {expected} eval rows from {len(collected['sets'])} eval folders, "
+    print(f"infx results collect + check-evals, {expected} eval rows from {len(collected['sets'])} eval folders, "
           f"{len(checked)} scores checked ({below} below their floor): median {median:.3f} s wall, {cpu:.3f} s CPU "
           f"(collect {walls[0][0]:.3f}, check-evals {walls[1][0]:.3f} s wall; {runs} runs; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); target < {TARGET:.2f} s: {'met' if median < TARGET else 'NOT met'}")
