@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "infx"
@@ -75,9 +75,9 @@ def _json_documents() -> set[str]:
             if isinstance(node, ast.FunctionDef) and node.name == "read_json" and path.name == "report.py":
                 defaults = node.args.defaults
                 whats.add(defaults[0].value)  # type: ignore[attr-defined]
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "read_json":
-                if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-                    whats.add(node.args[1].value)
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "read_json"
+                  and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
+                whats.add(node.args[1].value)
     return {what.removesuffix(" file").replace(" ", "-") + "-json" for what in whats}
 
 
