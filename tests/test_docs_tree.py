@@ -34,7 +34,7 @@ def _cited(text: str) -> list[str]:
     names = []
     for code in re.findall(r"`([^`\s]+)`", text):
         code = code.removesuffix("(...)").removeprefix("@")
-        if code.startswith("infx.") or code.startswith(("infx/", "tests/", "runners/", "configs/", "docs/", ".github/")):
+        if code.startswith(("infx.", "infx/", "tests/", "runners/", "configs/", "docs/", ".github/")):
             names.append(code.replace("<lane>", "gb300-nv"))
     return names
 
