@@ -68,5 +68,10 @@ def test_the_markdown_command_prints_the_doc():
     assert all(f"`{rule}`" in done.stdout for rule in REGISTRY)
 
 
+AREA_DOCS = ("config", "launch", "results", "changelog", "matrix", "workflows")
+
+
 def test_readme_and_area_docs_link_the_rules():
     assert "docs/rules.md" in (ROOT / "README.md").read_text()
+    unlinked = [name for name in AREA_DOCS if "](rules.md)" not in (ROOT / "docs" / f"{name}.md").read_text()]
+    assert not unlinked, f"docs that discuss diagnostics without linking docs/rules.md: {unlinked}"
