@@ -217,3 +217,13 @@ def test_the_readme_snippet_is_the_pre_commit_configuration_init_writes():
     version = re.search(r'"infx==([^"]+)"', snippet).group(1)
     assert RELEASE_VERSION.match(version) and snippet == pre_commit_config(version)
     assert f"git tag -a v{version}" in section and f"pip install infx=={version}" in section
+
+
+def test_init_refuses_a_runners_file_without_labels_and_writes_nothing(bench: Path):
+    (bench / "configs" / "runners.yaml").write_text("hardware: {}\n")
+    before = sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts)
+    done = infx("init", "--pin", PIN, cwd=bench)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "configs/runners.yaml: error[init-runners]: configs/runners.yaml has no `labels:` mapping" in done.stderr
+    assert "Write `labels:` with one key per runner label" in done.stderr
+    assert sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts) == before

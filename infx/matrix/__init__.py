@@ -47,6 +47,15 @@ def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode
     record_protocol(rows, config_set.root, notices)
     for row in rows:
         row["recipe-fingerprint"] = topology_fingerprint(row)
+    refuse_invalid_rows(config_set, rows)
+    if not rows:
+        notices.append("the selection matched no points: the matrix is empty")
+    return rows
+
+
+def refuse_invalid_rows(config_set, rows: list[dict]) -> None:
+    """The guard on infx's own output: a row that breaks the row schema is a bug in infx (the
+    config passed validation), reported at the config it came from rather than handed on."""
     problems = row_problems(rows)
     if problems:
         raise InfxError([
@@ -55,9 +64,6 @@ def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode
                   "The config passed validation but produced an invalid point; please report this with the config.")
             for index, problem in problems[:20]
         ])
-    if not rows:
-        notices.append("the selection matched no points: the matrix is empty")
-    return rows
 
 
 def _entry_selected(selection: Selection, entry: dict) -> bool:

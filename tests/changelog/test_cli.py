@@ -142,3 +142,21 @@ def test_push_run_plans_a_mid_file_entry(work, BASE):
     done = infx(work.path, "plan", "--base-ref", "HEAD~1", "--head-ref", "HEAD")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["changelog_metadata"]["resolved-keys"] == [K]
+
+
+def test_plan_of_a_changelog_with_no_entry_is_changelog_empty(work):
+    (work.path / FILE).write_bytes(b"[]\n")
+    done = infx(work.path, "plan")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{FILE}:1:1: error[changelog-empty]: the changelog has no entry to plan" in done.stderr and "Append an entry" in done.stderr
+
+
+def test_push_run_warns_about_a_reformatted_historical_entry(work, BASE):
+    # entry 1's second description line, single- instead of double-quoted: the same content, other bytes
+    head = BASE.replace(b'    - "6-7% uplift for llama for 6/8 configs"\n', b"    - '6-7% uplift for llama for 6/8 configs'\n", 1)
+    assert head != BASE
+    (work.path / FILE).write_bytes(head)
+    _commit_worktree(work, "requote history")
+    done = infx(work.path, "changelog", "validate", "--base-ref", "HEAD~1", "--head-ref", "HEAD")
+    assert done.returncode == 0, done.stderr  # a push run reports, it does not refuse
+    assert f"{FILE}:1:1: warning[changelog-reformatted]: historical entry 1 " in done.stderr and "byte-for-byte" in done.stderr

@@ -14,7 +14,7 @@ from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
 from infx.changelog.keys import resolve
 from infx.changelog.appendonly import delta as append_only_delta
-from infx.changelog.plan import PlanOptions, plan_rows, trim_conc
+from infx.changelog.plan import PlanOptions, build_plan, plan_rows, trim_conc
 from infx.config import load_config_set
 from infx.keyglob import matching_keys
 from infx.matrix import EvalMode, Selection, build_matrix
@@ -222,6 +222,22 @@ def test_row72_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
     assert _ids(rows) == _ids(expected)
     assert {r["config-key"] for r in rows} == set(keys)
 
+
+def test_a_plan_that_fails_inside_infx_is_plan_build_not_a_traceback(corpus_set):
+    # An internal-bug guard: every user problem reaches build_plan as an InfxError with its own
+    # diagnostics; anything else (here the base revision's configs failing to load with an OSError,
+    # hand-made) becomes one plan-build diagnostic naming the cause, and no half-built plan.
+    entries = _entries({"config-keys": [AGENTIC_KEY], "append-only": True})
+    keys = list(corpus_set.entries)
+    resolution = resolve(entries, keys, keys, FILE, lambda e, n: (1, 1))
+
+    def unreadable_base():
+        raise OSError(5, "Input/output error")
+
+    plan, problems = build_plan(corpus_set, entries, resolution, PlanOptions(), base_loader=unreadable_base)
+    (problem,) = problems
+    assert plan == {} and problem.rule == "plan-build" and problem.is_error and problem.file == FILE
+    assert "Input/output error" in problem.message and "infx matrix" in problem.hint
 
 def test_eval_min_prefill_ep_drops_small_prefill_eval_rows(corpus_set):
     evals = build_matrix(corpus_set, Selection(), EvalMode.ONLY)

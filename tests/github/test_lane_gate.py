@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from github_helpers import env_for, run_cli
+from github_helpers import env_for, rows, run_cli, write_plan
 from github_server import LocalGitHub, repository_settings, runner, runner_group
 
 LANES = '["gb300-nv", "gb300", "cluster:gb300-nv"]'
@@ -60,3 +60,14 @@ def test_without_a_token_that_may_list_runners_nothing_is_stopped_and_the_gate_s
     assert "runner availability not checked" in found["notice"] and "INFX_RUNNERS_TOKEN" in text
     if token:
         assert "403" in found["notice"] and "Must have admin rights" in found["notice"]
+
+
+def test_the_report_refuses_a_lane_gate_file_that_is_not_json_and_posts_nothing(github, tmp_path):
+    plan = write_plan(tmp_path / "plan.json", rows(2))
+    gate_file = tmp_path / "gate.json"
+    gate_file.write_text('{"checked": true, "down": ["gb300"\n')  # cut short
+    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--lane-gate", str(gate_file), env=env_for(github))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{gate_file}:2:1: error[lane-gate-json]: cannot read the lane gate file" in done.stderr, done.stderr
+    assert "infx github lane-gate --output" in done.stderr
+    assert not github.state.requests_to("POST", r".*") and not github.state.requests_to("PATCH", r".*")

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from infx.diagnostics import InfxError
 from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
 from infx.workflows.rerun import (ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows)
 from infx.points import point_id
@@ -76,6 +77,17 @@ def test_launch_id_is_deterministic_and_depends_on_run_and_set():
     assert dispatch_inputs(1, ["b", "a"], "x") == {"rerun-of": "1", "points": "a b", "launch-id": "x"}
 
 
+def test_failed_points_that_do_not_fit_one_dispatch_are_github_dispatch_too_large():
+    # GitHub caps a dispatch's inputs at 65,535 characters: a point id and its separator take 20.
+    fits = [f"{n:016x}-c4" for n in range(3200)]
+    assert len(dispatch_inputs(1, fits, "x")["points"].split()) == 3200
+    with pytest.raises(InfxError) as caught:
+        dispatch_inputs(1, [f"{n:016x}-c4" for n in range(3300)], "x")
+    (problem,) = caught.value.diagnostics
+    assert problem.rule == "github-dispatch-too-large" and problem.file == "<github>"
+    assert problem.message.startswith("3300 failed points do not fit in one dispatch (") and "> 65535 characters" in problem.message
+    assert "Rerun the whole sweep" in problem.hint
+
 def test_select_rows_keeps_buckets_and_only_the_listed_points():
     plan_rows = rows(6)
     buckets = plan_buckets(plan_rows)
@@ -100,7 +112,22 @@ def test_select_points_writes_shards_of_exactly_the_listed_points(tmp_path):
     assert "point-count<<" in (tmp_path / "outputs").read_text()
 
     unknown = run_cli("github", "select-points", "--plan", str(plan), "--points", "0000000000000000-c1", env=env)
-    assert unknown.returncode == 1 and "not in this plan" in unknown.stderr
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
+    assert f"{plan}: error[unknown-point]: 1 point id(s) are not in this plan: 0000000000000000-c1" in unknown.stderr
+    assert "the plan of the run the ids came from" in unknown.stderr
+
+
+def test_a_plan_with_more_bad_rows_than_are_shown_ends_with_plan_row_count(tmp_path):
+    plan_rows = rows(23)
+    for bad in plan_rows:
+        bad["conc"] = 0 if "prefill" not in bad else [0]
+    plan = write_plan(tmp_path / "plan.json", plan_rows)
+    done = run_cli("github", "select-points", "--plan", str(plan), "--points", point_id(rows(1)[0]))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if ": error[" in line]
+    assert len(errors) == 21 and all(f"error[out-of-range]: row {n} " in line for n, line in enumerate(errors[:20])), done.stderr
+    assert errors[-1] == f"{plan}: error[plan-row-count]: 3 more row problem(s) not shown", done.stderr
+    assert "Fix the ones above and run again." in done.stderr
 
 
 def test_a_plan_row_without_tp_still_gets_a_gpu_hour_estimate():

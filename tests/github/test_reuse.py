@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import Point, build_plan
 from infx.points import point_id
+from infx.workflows.api import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
 
 from github_helpers import REPO, env_for, result_artifact_files as artifact_files, run_cli
@@ -333,6 +335,18 @@ def test_github_a_hostile_archive_is_refused_and_the_next_candidate_tried(tmp_pa
     assert again["decision"]["reused"] == [] and why in again["decision"]["dispatch-reasons"][point_id(ladder[0])]
     assert not download.exists() or not list(download.iterdir())
 
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ARCHIVES))
+def test_unpacking_a_hostile_archive_is_github_artifact_and_leaves_nothing(tmp_path, kind):
+    # The function every download goes through (api.fetch_artifact): one located line, the folder absent.
+    make, why = HOSTILE_ARCHIVES[kind]
+    dest = tmp_path / "store" / "point-x"
+    with pytest.raises(InfxError) as caught:
+        extract_artifact(make({"results.json": b"{}"}), dest, "artifact point-x of run 602")
+    (problem,) = caught.value.diagnostics
+    assert problem.rule == "github-artifact" and problem.file == "<github>"
+    assert problem.message.startswith("artifact point-x of run 602: refused, ") and why in problem.message
+    assert list((tmp_path / "store").iterdir()) == [] and not list(tmp_path.rglob("escaped.json"))
 
 def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are_that_key_s_reasons(tmp_path, ladder, github):
     keys = [key_for(row) for row in ladder[:2]]

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from launchkit import REPO, lane_profile
@@ -98,3 +99,31 @@ def test_validate_checks_the_eval_suite_a_profile_names(tmp_path):
     done = infx("lane", "validate", "runners/one.yaml", "--format", "json", cwd=tmp_path)
     [d] = json.loads(done.stdout)["diagnostics"]
     assert done.returncode == 1 and d["rule"] == "eval-workspace-missing" and d["file"] == "benchmarks/evals/suite.yaml" and d["line"]
+
+
+ROUTE = """  - name: vllm-dsv4-fixed
+    match: {scenario: fixed-seq-len, framework: dynamo-vllm, model-prefix: dsv4}
+    srt-slurm: nvidia-gb200-dsv4-recipes
+"""
+SAME_MATCH = ROUTE.replace("name: vllm-dsv4-fixed", "name: vllm-dsv4-again") + "    overlays: []\n" + ROUTE
+CROSS_CHECKS = [  # (the bundled profile's text, edited; the rule; the line it is reported at; words of the message)
+    ('nvidia-v1.0.25: {repository: "https://github.com/', 'nvidia-v1.0.25: {repository: "file:///srv/', "lane-git-protocol",
+     "    nvidia-v1.0.25:", "uses file://, which this lane does not allow (git-protocols: https)"),
+    ("    srtctl-flags: [--no-preflight]\n    time-limit", "    srtctl-flags: [--no-preflight]\n    sources: [mooncake]\n    time-limit",
+     "lane-unknown-source", "    sources: [mooncake]", "route 'trt-dsv4-agentic' names source 'mooncake', which sources: does not define"),
+    (ROUTE, SAME_MATCH, "lane-route-ambiguous", "  - name: vllm-dsv4-fixed\n",  # the second of the two
+     "routes 'vllm-dsv4-again' and 'vllm-dsv4-fixed' match exactly the same points"),
+]
+
+
+@pytest.mark.parametrize("old, new, rule, at, message", CROSS_CHECKS, ids=[case[2] for case in CROSS_CHECKS])
+def test_cross_checks_the_schema_cannot_say_are_located(tmp_path, old, new, rule, at, message):
+    text = BUNDLED.replace(old, new, 1)
+    assert text != BUNDLED
+    bad = tmp_path / "lane.yaml"
+    bad.write_text(text)
+    done = infx("lane", "validate", str(bad), "--format", "json")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (diagnostic,) = json.loads(done.stdout)["diagnostics"]
+    line = text.count("\n", 0, text.index(at)) + 1
+    assert (diagnostic["rule"], diagnostic["line"]) == (rule, line) and message in diagnostic["message"] and diagnostic["hint"]

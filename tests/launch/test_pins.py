@@ -113,12 +113,18 @@ def test_a_rewritten_branch_says_the_recorded_commit_left_its_history(remote, tm
     assert done.returncode == 0 and "no longer in the branch's history" in done.stderr
 
 
-@pytest.mark.parametrize("case", ["tag moved", "ref deleted", "unreachable"])
+@pytest.mark.parametrize("case", ["tag moved", "ref deleted", "unreachable", "commit mismatch"])
 def test_failures_are_located_exit_1_and_write_nothing(remote, tmp_path, case):
     path = copy_profile(tmp_path, remote)
     ref, sha = NVIDIA_PINS["nvidia-v1.0.36"]
-    rule = {"tag moved": "lane-pin-tag-moved", "ref deleted": "lane-pin-ref-missing", "unreachable": "lane-pin-unreachable"}[case]
-    if case == "tag moved":
+    rule = {"tag moved": "lane-pin-tag-moved", "ref deleted": "lane-pin-ref-missing", "unreachable": "lane-pin-unreachable",
+            "commit mismatch": "lane-pin-mismatch"}[case]
+    if case == "commit mismatch":  # the ref is another commit id than the one recorded
+        other = NVIDIA_PINS["nvidia-v1.0.50"][1]
+        path.write_text(path.read_text().replace(f"ref: {ref}, commit: {sha}", f"ref: {other}, commit: {sha}"))
+        expected = f"the ref is a commit id that differs from the recorded commit {sha}"
+        failing = {"nvidia-v1.0.36"}
+    elif case == "tag moved":
         git("update-ref", f"refs/tags/{ref}", NVIDIA_PINS["nvidia-v1.0.50"][1], cwd=remote)
         expected = f"the tag moved: the recorded commit is {sha}, the tag now names {NVIDIA_PINS['nvidia-v1.0.50'][1]}"
         failing = {"nvidia-v1.0.36"}
@@ -141,6 +147,17 @@ def test_failures_are_located_exit_1_and_write_nothing(remote, tmp_path, case):
     assert "nothing written" in done.stdout
     assert list(tmp_path.glob(".lane.yaml.*")) == []  # no temporary file left behind either
 
+
+def test_a_pin_without_a_recorded_commit_fails_the_check_located_with_the_command_that_writes_it(remote, tmp_path):
+    path = copy_profile(tmp_path, remote)
+    ref, sha = NVIDIA_PINS["nvidia-v1.0.36"]
+    path.write_text(path.read_text().replace(f"ref: {ref}, commit: {sha}", f"ref: {ref}, commit: null"))
+    before = path.read_bytes()
+    done = pins(path, "--check")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("error[") == 1 and f"{path.name}:{line_of(path, 'nvidia-v1.0.36')}:" in done.stderr
+    assert f"error[lane-pin-unrecorded]: pin nvidia-v1.0.36 ({remote.as_uri()} {ref}): no commit recorded; the tag is at {sha}" in done.stderr
+    assert "Run `infx lane pins LANE --update`" in done.stderr and path.read_bytes() == before
 
 def fill(template, **values):
     for key, value in values.items():

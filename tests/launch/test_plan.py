@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
@@ -191,6 +192,37 @@ def test_recipe_from_srt_slurm_is_deferred_and_said_so(ws):
     assert any(w["rule"] == "recipe-deferred" for w in body["warnings"])
 
 
+def test_a_recipe_from_srt_slurm_that_enables_power_is_refused_after_checkout(ws, tmp_path):
+    # The route (and so the power route) is chosen before the checkout exists; a power recipe found only
+    # in the checkout cannot have been routed for power, so it is refused where it is switched on.
+    from infx.launch.plan import resolve_in_checkout
+
+    ws.recipe("unrelated.yaml", v1_recipe())
+    plan = plan_of(ws, point("recipes/upstream/power.yaml"))
+    assert plan.recipe is None and plan.power is False
+    checkout = tmp_path / "checkout"
+    (checkout / "recipes/upstream").mkdir(parents=True)
+    (checkout / "recipes/upstream/power.yaml").write_text(
+        yaml.safe_dump(v1_recipe(telemetry={"enabled": True, "provider": "dcgm-power"}), sort_keys=False))
+    with pytest.raises(InfxError) as caught:
+        resolve_in_checkout(plan, checkout)
+    (problem,) = caught.value.diagnostics
+    telemetry_line = (checkout / "recipes/upstream/power.yaml").read_text().splitlines().index("telemetry:") + 1
+    assert problem.rule == "recipe-power-deferred" and (problem.file, problem.line) == ("standin:recipes/upstream/power.yaml", telemetry_line)
+    assert "Keep power recipes in this repository" in problem.hint and plan.recipe is None
+
+
+def test_a_recipe_that_gives_no_node_count_is_recipe_nodes_at_its_resources(ws):
+    recipe = v1_recipe()
+    del recipe["resources"]["prefill_nodes"], recipe["resources"]["decode_nodes"]
+    ws.recipe("recipe.yaml", recipe)
+    code, body = ws.dry_run(ws.point(point()))
+    assert code == 1
+    found = [d for d in body["diagnostics"] if d["rule"] == "recipe-nodes"]
+    assert len(found) == 1 and found[0]["message"] == "the recipe declares no node counts" and "prefill_nodes + decode_nodes" in found[0]["hint"]
+    text = (ws.root / "benchmarks/multi_node/srt-slurm-recipes/test/recipe.yaml").read_text()
+    assert found[0]["file"].endswith("test/recipe.yaml") and found[0]["line"] == text.splitlines().index("resources:") + 1
+
 def test_dry_run_json_keys_and_failure_shape(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point()))
@@ -236,6 +268,20 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     assert record["job-id"] is None and record["exit-code"] == 1 and "no commit SHA" in record["message"]
     assert not (tmp_path / ".cache").exists()
 
+
+def test_a_plan_whose_pin_has_no_sha_warns_at_the_pin(ws):
+    # Defence in depth (docs/launch.md): the schema refuses such a profile; a lane built in code still
+    # gets a plan that says, at the pin's commit, that a launch will refuse it.
+    from dataclasses import replace
+
+    ws.recipe("recipe.yaml", v1_recipe())
+    lane = load_lane("testlane", ws.root)
+    lane.pins["standin"] = replace(lane.pins["standin"], commit=None)
+    plan = build_plan(lane, load_point(str(ws.point(point())), {}), ws.root, env={}, today=TODAY)
+    (warning,) = [w for w in plan.warnings if w.rule == "lane-pin-unresolved"]
+    commit_line = (ws.root / "runners/testlane.yaml").read_text().splitlines().index(f"      commit: {'a' * 40}") + 1
+    assert warning.file.endswith("testlane.yaml") and warning.line == commit_line and not warning.is_error
+    assert "has no commit SHA; a launch will refuse it" in warning.message and "git ls-remote file:///nonexistent main" in warning.hint
 
 def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
     """Every gb300-nv row the matrix builds passes every pre-submit check in a checkout with an AgentX

@@ -19,7 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from matrix_helpers import sn_entry
 
+from infx.diagnostics import InfxError
+from infx.matrix import refuse_invalid_rows
 from infx.matrix.rowschema import row_findings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -151,3 +154,18 @@ def test_select_points_refuses_a_plan_with_a_bad_row(tmp_path):
     done = infx("github", "select-points", "--plan", str(path), "--points", "0000000000000000-c4", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert re.search(r"error\[not-allowed-value\]: row 1 \(at \$\.buckets\.single_node/1k1k\[1\]\): disagg must be", done.stderr)
+
+
+def test_a_generated_row_that_breaks_the_contract_is_matrix_row_schema_at_its_config(make_repo):
+    # An internal-bug guard: build_matrix checks its own rows before handing them on. A real row of a
+    # real config, broken by hand (no valid config can produce it), is refused at that config's key.
+    repo = make_repo({"dsr1-fp8-mi300x-sglang": sn_entry()})
+    config_set = repo.config_set()
+    rows = repo.build()
+    refuse_invalid_rows(config_set, rows)  # the rows it built pass
+    rows[3]["conc"] = 0
+    with pytest.raises(InfxError) as caught:
+        refuse_invalid_rows(config_set, rows)
+    (problem,) = caught.value.diagnostics
+    assert problem.rule == "matrix-row-schema" and problem.file.endswith("test-master.yaml") and problem.line == 1
+    assert "row.conc" in problem.message and "report this" in problem.hint

@@ -335,7 +335,7 @@ def test_config_key_misses(keyed_repo):
     result = keyed_repo.cli("--config-key", "dsr1-fp8-mi300x-sglag")
     assert result.returncode == 1 and "Did you mean dsr1-fp8-mi300x-sglang" in result.stderr and result.stdout == ""
     result = keyed_repo.cli("--config-key", "nothing-*")
-    assert rows_of(result) == [] and "matched no config keys" in result.stderr
+    assert rows_of(result) == [] and "infx matrix: notice[matrix-notice]: --config-key pattern 'nothing-*' matched no config keys" in result.stderr
 
 
 def test_the_reference_mains_aggregated_entry_expands_as_the_reference_expands_it(make_repo):
