@@ -65,7 +65,7 @@ class PointEval:
     concs: tuple[int, ...] = ()  # what EVAL_CONC names: one value, or every concurrency (eval-all-concs)
 
     @classmethod
-    def of(cls, row: dict, settings: dict[str, list[str]]) -> "PointEval":
+    def of(cls, row: dict, settings: dict[str, list[str]]) -> PointEval:
         only = eval_only(row.get("eval-only"), settings)
         if not (only or _true(row.get("run-eval"))):
             return cls(EvalKind.NONE)
@@ -79,7 +79,7 @@ class PointEval:
         return cls(EvalKind.ONLY if only else EvalKind.AFTER_BENCHMARK, chosen)
 
     @classmethod
-    def of_point(cls, row: dict) -> "PointEval":
+    def of_point(cls, row: dict) -> PointEval:
         """The choice of a whole point, its settings read from every worker block (as the launch reads them)."""
         from .recipes import settings_dict
         from .workers import ROLES

@@ -46,7 +46,7 @@ class RecipeRef:
     selector: str | None  # zip_override_ladder[2]
 
     @classmethod
-    def parse(cls, value: str) -> "RecipeRef":
+    def parse(cls, value: str) -> RecipeRef:
         path, sep, selector = value.partition(":")
         return cls(value, path, selector if sep else None)
 

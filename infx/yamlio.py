@@ -145,7 +145,7 @@ class _Builder:
                 else:
                     reason = str(exc) if len(str(exc)) <= 2 * SHOWN_SCALAR else "too long to be read as one"
                 raise self.problem(node, "yaml-syntax", f"cannot read {node.tag.removeprefix(_TAG)} scalar {_shown(node.value)}: {reason}",
-                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "")
+                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "") from exc
         if id(node) in self.active:
             raise self.problem(node, "yaml-recursive-alias", "an alias refers to a node that contains it")
         self.active.add(id(node))

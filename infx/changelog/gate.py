@@ -139,7 +139,8 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
     """
-    from .plan import PlanOptions, build_plan as make_plan
+    from .plan import PlanOptions
+    from .plan import build_plan as make_plan
 
     head = git.resolve(repo, head_ref)
     base = git.resolve(repo, base_ref)

@@ -7,8 +7,8 @@ as the reference's generator calls were grouped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error

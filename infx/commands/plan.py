@@ -49,12 +49,9 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     working tree's configs and print it as a table.
     """
     from ..changelog.gate import changelog_path
-    from ..changelog.plan import PlanOptions
-    from ..diagnostics import UsageError
+    from ..changelog.plan import PlanOptions, apply_mode
+    from ..diagnostics import Report, UsageError
     from ..git import toplevel
-
-    from ..changelog.plan import apply_mode
-    from ..diagnostics import Report
 
     if (base_ref is None) != (head_ref is None):
         raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")

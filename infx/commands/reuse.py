@@ -42,8 +42,8 @@ def reuse() -> None:
               help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
 @click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @format_option(("json", "table", "github"), default="json")
-def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None, download_dir: Path | None, plan_output: Path | None, repo: str | None,
-           fmt: str) -> None:
+def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None,
+           download_dir: Path | None, plan_output: Path | None, repo: str | None, fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
     from ..workflows import reuse as reuse_lib

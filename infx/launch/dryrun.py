@@ -66,9 +66,9 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
         result = dry_run(srtctl, resolved, staged,
                          {**env, **plan.environment(str(out or keep), str(eval_workspace), repository=str(workspace))})
     except SrtctlError as exc:
-        raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")])
+        raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")]) from exc
     except evalenv.WorkspaceChanged as exc:
-        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")])
+        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")]) from exc
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     log = keep / "srtctl-dry-run.log"

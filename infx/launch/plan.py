@@ -487,7 +487,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
     if diagnostics:
         raise InfxError(diagnostics)
     partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
-    date = (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y%m%d")
+    date = (today or dt.datetime.now(dt.UTC).date()).strftime("%Y%m%d")
     isl, osl = data.get("isl", 0), data.get("osl", 0)
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, error
+from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .derive import (
     AGENTIC,
     AGENTIC_DURATION_S,
@@ -25,7 +26,6 @@ from .derive import (
     single_agentic_exp_name,
     total_cpu_dram_gb,
 )
-from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .nodes import RecipeNodeCounts, node_count
 from .selection import Selection
 

@@ -93,7 +93,7 @@ class PointArtifact:
         return printable(self.folder.name)
 
     @classmethod
-    def read(cls, folder: Path) -> "PointArtifact":
+    def read(cls, folder: Path) -> PointArtifact:
         try:
             tree = scan_tree(folder, MAX_DEPTH, MAX_ENTRIES)
         except OSError as exc:

@@ -19,6 +19,7 @@ from .collect import Collected, PointVerdict, collect
 from .evals import EvalCollection
 from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 
+
 def scenario(row: dict) -> str:
     """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
     if row.get("scenario-type") == AGENTIC:

@@ -30,9 +30,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
@@ -58,7 +59,8 @@ RULES = {
     "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
     "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, "
+                    "or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
     "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
     "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
@@ -124,7 +126,7 @@ class EvalProtocol:
         return {_json_name(item): getattr(self, item.name) for item in fields(self)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalProtocol":
+    def from_json(cls, data: dict) -> EvalProtocol:
         return cls(**{item.name: data[_json_name(item)] for item in fields(cls)})
 
 
@@ -178,7 +180,7 @@ class EvalRow:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalRow":
+    def from_json(cls, data: dict) -> EvalRow:
         """A row as results.json holds it (checked against the schema first: this only maps names)."""
         values = {item.name: data[_json_name(item)] for item in fields(cls)}
         values["protocol"] = EvalProtocol.from_json(data["protocol"])
@@ -208,7 +210,7 @@ class EvalProblem:
         return {"rule": self.rule, "file": self.file, "message": self.message}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalProblem":
+    def from_json(cls, data: dict) -> EvalProblem:
         return cls(data["rule"], data["file"], data["message"])
 
 
@@ -223,7 +225,7 @@ class ResultFile:
         return {"file": self.file, "conc": self.conc, "date": self.date, "used": self.used}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ResultFile":
+    def from_json(cls, data: dict) -> ResultFile:
         return cls(data["file"], data["conc"], data["date"], data["used"])
 
 
@@ -242,7 +244,7 @@ class EvalIdentity:
     eval_concs: tuple[int, ...] | None = None  # what the point asked the eval to run
 
     @classmethod
-    def from_launch_record(cls, record: dict, artifact: str) -> "EvalIdentity":
+    def from_launch_record(cls, record: dict, artifact: str) -> EvalIdentity:
         """The point of a launch record (decoded JSON). The concurrencies asked for are the ones
         the launch passed as EVAL_CONC (the record's `eval.concs`), else read from the point."""
         point = record.get("point") if isinstance(record.get("point"), dict) else {}
@@ -290,7 +292,7 @@ class EvalSet:
             reasons.insert(0, f"eval-missing: {self.folder} gives no eval row (no usable lm-eval task score)")
         return reasons
 
-    def without_rows(self) -> "EvalSet":
+    def without_rows(self) -> EvalSet:
         """The set of a point whose verdict is not ok: its problems stay, its rows are not results."""
         return replace(self, rows=())
 
@@ -306,7 +308,7 @@ class EvalSet:
                 "problems": [p.to_json() for p in self.problems]}
 
     @classmethod
-    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> "EvalSet":
+    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> EvalSet:
         def listed(values):
             return None if values is None else tuple(values)
 
@@ -335,7 +337,7 @@ class EvalCollection:
         """Each problem as an error located at its file (a collect step can print them)."""
         return [error(p.file, None, p.rule, p.message, HINTS.get(p.rule, "")) for p in self.problems]
 
-    def without_duplicate_rows(self) -> "EvalCollection":
+    def without_duplicate_rows(self) -> EvalCollection:
         """One row per point (its result key, else its point id; a folder on its own: the row's
         identity), concurrency and task: the newest (run id, run attempt, the time of its result
         file), so folders of a re-run collected together never count a score twice."""
@@ -355,7 +357,7 @@ class EvalCollection:
         return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalCollection":
+    def from_json(cls, data: dict) -> EvalCollection:
         """results.json's `evals`, already checked against `eval-row.schema.json#/$defs/evals`. Rows
         go back to their folder by `source` (a row whose folder is not listed gets one of its own)."""
         rows: dict[str, list[EvalRow]] = {}
@@ -605,7 +607,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
     if set(expected) - set(completed):
         found.append(("eval-batch-conc-missing", f"concurrency {_listed(set(expected) - set(completed))} of eval_concs did not complete"))
     if set(completed) - set(expected):
-        found.append(("eval-batch-conc-unexpected", f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
+        found.append(("eval-batch-conc-unexpected",
+                      f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
     for name, conc in suffixes:
         if conc is None:
             found.append(("eval-batch-file-unsuffixed", f"{name} has no _conc<N> suffix, so no concurrency can be given to it"))
@@ -613,7 +616,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
     if set(expected) - have:
         found.append(("eval-batch-result-missing", f"concurrency {_listed(set(expected) - have)} has no result file"))
     if have - set(expected):
-        found.append(("eval-batch-result-unexpected", f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
+        found.append(("eval-batch-result-unexpected",
+                      f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
     return found
 
 

@@ -45,10 +45,11 @@ import time
 import uuid
 import zipfile
 import zlib
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 from urllib.parse import urlparse
 
 from ..diagnostics import InfxError, error
@@ -161,7 +162,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     if when is None:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return max(0.0, when.timestamp() - now)
 
 
@@ -265,6 +266,7 @@ class Client:
         import logging
 
         import requests
+
         from github import Auth, Github
 
         # PyGithub narrates its retries on stderr; infx reports the outcome in one line instead.
@@ -391,11 +393,12 @@ def _describe(exc: BaseException) -> str:
 def calling(what: str):
     """Turn any failure of a GitHub call into one located line: what was asked, what came back
     (the HTTP status and GitHub's message, or what was wrong with the answer), and the fix."""
-    from github import GithubException
     from github.GithubException import BadAttributeException
     from requests import RequestException
     from requests.exceptions import RetryError
     from urllib3.exceptions import HTTPError as Urllib3Error
+
+    from github import GithubException
 
     try:
         yield
@@ -471,8 +474,9 @@ def read(client: Client, what: str, fetch: Callable):
 
 def _transient(exc) -> Wait | None:
     """How long to wait before repeating a failed write, or None when repeating cannot help."""
-    from github import GithubException
     from requests import RequestException
+
+    from github import GithubException
 
     if isinstance(exc, RequestException):
         return Wait(0.0, f"no answer ({type(exc).__name__})")
@@ -908,7 +912,7 @@ class StoredArtifact:
     run_head_sha: str | None
 
     @classmethod
-    def from_api(cls, data, what: str) -> "StoredArtifact":
+    def from_api(cls, data, what: str) -> StoredArtifact:
         run = _field(data, "workflow_run", dict, what, optional=True) or {}
         created = _field(data, "created_at", str, what, optional=True)
         try:
@@ -916,7 +920,7 @@ class StoredArtifact:
         except ValueError:
             raise MalformedAnswer(f"{what}: created_at {created[:40]!r} is not a time") from None
         if when is not None and when.tzinfo is None:
-            when = when.replace(tzinfo=dt.timezone.utc)
+            when = when.replace(tzinfo=dt.UTC)
         return cls(_field(data, "id", int, what), _field(data, "name", str, what), _field(data, "size_in_bytes", int, what),
                    _field(data, "expired", bool, what), when, _field(data, "archive_download_url", str, what),
                    _field(run, "id", int, what, optional=True), _field(run, "repository_id", int, what, optional=True),
@@ -968,7 +972,7 @@ def list_artifacts(client: Client, slug: str, names: set[str]) -> tuple[dict[str
                 requests_made += 1
                 with calling(f"listing the artifacts named {name}"):
                     keep(items, f"listing the artifacts named {name}")
-    newest_first = {name: sorted(by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc), a.id),
+    newest_first = {name: sorted(by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), a.id),
                                  reverse=True) for name, by_id in found.items()}
     return newest_first, ListingCost("whole" if whole else "by-name", total, requests_made)
 

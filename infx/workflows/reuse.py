@@ -13,9 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
@@ -117,7 +117,7 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             decision.reasons[pid] = f"no result key: {why}"
             continue
         reasons = []
-        newest_first = sorted(stored.get(key, []), key=lambda s: (s.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc)),
+        newest_first = sorted(stored.get(key, []), key=lambda s: (s.created_at or dt.datetime.min.replace(tzinfo=dt.UTC)),
                               reverse=True)
         for candidate in newest_first:
             if candidate.refusal:
@@ -147,7 +147,7 @@ def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.date
     age from the launch record when it reads (judge says why when it does not)."""
     from ..launch.record import SUFFIX, LaunchRecord
 
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     found: dict[str, list[Stored]] = {}
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
         key = key_of_artifact(folder.name)
@@ -223,7 +223,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     from ..diagnostics import InfxError
     from ..launch.resultkey import keys_for_rows
 
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     keys = keys_for_rows(rows, root, lane_resolver(root))
     if isinstance(source, FolderSource):
         return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
-from infx.workflows.rerun import (ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows)
-from infx.points import point_id
-
 from github_helpers import row, rows, run_cli, write_plan
+from infx.points import point_id
+from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
+from infx.workflows.rerun import ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows
 
 
 def test_plan_shapes_are_read_into_the_same_buckets():
