@@ -302,7 +302,7 @@ def _running(pid: int) -> bool:
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove the temporary files a killed write of ``path`` left."""
     prefix = f".{path.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = [entry for entry in os.scandir(path.parent) if entry.name.startswith(prefix)]
     except OSError:

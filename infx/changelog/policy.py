@@ -104,7 +104,7 @@ def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
         problems = problems or (schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else [])
         if problems:
             raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
-        if isinstance(doc.data, dict):
+        if doc is not None and isinstance(doc.data, dict):
             candidates.append((doc.data.get("repository"), SETTINGS_FILE))
     for value, source in candidates:
         if value:

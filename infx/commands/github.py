@@ -209,7 +209,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     runner_temp = os.environ.get("RUNNER_TEMP")
     if not outputs_path or not (shard_dir or runner_temp):
         raise UsageError("--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions.")
-    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / SHARD_DIR)
+    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(str(runner_temp)) / SHARD_DIR)  # runner_temp: set without shard_dir
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         write_step_summary(os.environ["GITHUB_STEP_SUMMARY"], selected, title="infx rerun", shards=shards)
     click.echo(f"infx github select-points: {len(rows)} points in {len(shards)} shards", err=True)

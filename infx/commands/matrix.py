@@ -90,6 +90,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
     buckets = bucketize(rows)
     try:
         if fmt == "github":
+            assert github_paths is not None  # found above for the github format
             _write_github(buckets, *github_paths)
             click.echo(f"infx matrix: {len(rows)} points", err=True)
             return

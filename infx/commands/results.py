@@ -137,6 +137,7 @@ def summary_command(comparison_path: Path, charts_path: Path | None, output: Pat
     from .github import results_inputs
 
     comparison, charts = results_inputs(comparison_path, charts_path)
+    assert comparison is not None  # --comparison is required
     _write(output, comparison_markdown(comparison, charts, run_url=_run_url()))
 
 

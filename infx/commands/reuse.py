@@ -57,6 +57,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     buckets = read_plan(plan_path)
     rows = [row for bucket_rows in buckets.values() for row in bucket_rows]
+    source: reuse_lib.FolderSource | reuse_lib.GitHubSource
     if artifacts_dir is not None:
         source = reuse_lib.FolderSource(artifacts_dir, max_age)
     else:

@@ -178,7 +178,7 @@ def point_meta(point: dict) -> dict:
     conc, the served model's name and, for several concurrencies, the batch arrays."""
     prefill, decode = point.get("prefill"), point.get("decode")
     multinode = isinstance(prefill, dict)
-    first = prefill if multinode else point
+    first = prefill if isinstance(prefill, dict) else point  # multinode: the prefill workers
     meta = {
         "is_multinode": multinode, "framework": point.get("framework"), "precision": point.get("precision"),
         "spec_decoding": point.get("spec-decoding", "none"),

@@ -15,6 +15,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..diagnostics import InfxError, render_text
 from ..diskcache import cache_home
@@ -100,6 +101,7 @@ def wait_deadline(plan: LaunchPlan) -> dict:
     if seconds is None:
         limit = plan.lane.slurm["default-time-limit"]
         seconds = slurm.time_limit_seconds(limit)
+    assert seconds is not None  # the lane schema's time-limit pattern is always a finite time
     margin = float(plan.lane.slurm.get("deadline-margin-seconds", DEFAULT_DEADLINE_MARGIN))
     return {"time-limit": str(limit), "margin-seconds": margin, "seconds": seconds + margin, "passed": False}
 
@@ -170,8 +172,10 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     Returns (srtctl, resolved recipe path). Any failure raises LaunchFailed before submission.
     """
     checkout, logs = work / "srt-slurm", work / "logs"
+    commit = plan.pin.commit
+    assert commit is not None  # launch_point refuses an unresolved pin before anything is staged
     try:
-        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout, protocols=plan.lane.git_protocols)
+        cached_checkout("srt-slurm", plan.pin.repository, commit, cache, checkout, protocols=plan.lane.git_protocols)
         resolve_in_checkout(plan, checkout)
         for source in plan.sources:
             head = fetch_pinned(source.name, source.url, source.commit, Path(source.dest), root=checkout, protocols=plan.lane.git_protocols)
@@ -189,7 +193,7 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         resolved = stage_checkout(plan, workspace, checkout)
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
         # else a private venv per launch, installed from this checkout.
-        srtctl = cached_srtctl(cache.parent, plan.pin.commit) or \
+        srtctl = cached_srtctl(cache.parent, commit) or \
             install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
         record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
@@ -293,7 +297,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     cache = cache_home(env) / CHECKOUTS
     poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
-    record = {
+    record: dict[str, Any] = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
         "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None,

@@ -261,7 +261,7 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
                                      "calibrated from many runs of the task."))
             continue
         for verdict in judged:
-            metric, value = verdict.metric, verdict.value
+            metric, value, floor = verdict.metric, verdict.value, verdict.floor
             verdicts.append(verdict)
             if not verdict.passed:
                 diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",

@@ -247,10 +247,10 @@ class EvalIdentity:
     def from_launch_record(cls, record: dict, artifact: str) -> EvalIdentity:
         """The point of a launch record (decoded JSON). The concurrencies asked for are the ones
         the launch passed as EVAL_CONC (the record's `eval.concs`), else read from the point."""
-        point = record.get("point") if isinstance(record.get("point"), dict) else {}
-        launched = record.get("eval") if isinstance(record.get("eval"), dict) else {}
+        point = got if isinstance(got := record.get("point"), dict) else {}
+        launched = got if isinstance(got := record.get("eval"), dict) else {}
         if isinstance(launched.get("concs"), list) and launched["concs"] and all(_is_whole(c) for c in launched["concs"]):
-            wanted = tuple(launched["concs"])
+            wanted: tuple[int, ...] | None = tuple(launched["concs"])
         elif point.get("eval-all-concs") is True:
             wanted = tuple(c for c in concurrencies(point) if _is_whole(c))
         else:
@@ -511,11 +511,12 @@ def _scores(task: str, results: dict, config: dict) -> dict:
     """em_strict, em_flexible and accuracy (each with its standard error) of one task."""
     metric_list = config.get("metric_list")
     first = metric_list[0] if isinstance(metric_list, list) and metric_list else None
-    base = first.get("metric") if isinstance(first, dict) and isinstance(first.get("metric"), str) else "exact_match"
+    metric = first.get("metric") if isinstance(first, dict) else None
+    base = metric if isinstance(metric, str) else "exact_match"
     filters = config.get("filter_list")
     if filters is not None and not (isinstance(filters, list) and all(isinstance(f, dict) for f in filters)):
         raise _FieldError("eval-result-malformed", f"task {task}: configs.{task}.filter_list is not a list of filters")
-    found = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
+    found: dict[str, tuple[float | None, float | None]] = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
 
     def pair(name: str, stderr: str) -> tuple[float | None, float | None]:
         return _metric(results, task, name), _metric(results, task, stderr)
@@ -536,9 +537,9 @@ def _scores(task: str, results: dict, config: dict) -> dict:
 
 
 def _protocol(data: dict, task: str, config: dict) -> EvalProtocol:
-    generation = config.get("generation_kwargs") if isinstance(config.get("generation_kwargs"), dict) else {}
-    shots = data.get("n-shot") if isinstance(data.get("n-shot"), dict) else {}
-    run = data.get("config") if isinstance(data.get("config"), dict) else {}
+    generation = got if isinstance(got := config.get("generation_kwargs"), dict) else {}
+    shots = got if isinstance(got := data.get("n-shot"), dict) else {}
+    run = got if isinstance(got := data.get("config"), dict) else {}
     tokens = generation.get("max_gen_toks", generation.get("max_tokens"))
     temperature, limit = _number(generation.get("temperature")), _number(run.get("limit"))
     return EvalProtocol(
@@ -566,9 +567,9 @@ def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: 
             score, score_name, score_se = accuracy, "accuracy", accuracy_se
         else:
             score, score_name, score_se = None, None, None
-        counts = n_samples.get(task) if isinstance(n_samples.get(task), dict) else {}
+        counts = got if isinstance(got := n_samples.get(task), dict) else {}
         effective = counts.get("effective")
-        metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        metadata = got if isinstance(got := config.get("metadata"), dict) else {}
         model = model_name or _text(metadata.get("model")) or meta_model
         rows.append(EvalRow(**base, model=model, task=task, em_strict=strict, em_strict_se=strict_se, em_flexible=flexible,
                             em_flexible_se=flexible_se, n_eff=effective if type(effective) is int and effective >= 0 else None,
@@ -653,7 +654,7 @@ def _candidates(folder: Path, problems: list[EvalProblem]) -> list[_Candidate]:
     results*.json is a problem; other JSON files that are not lm-eval's are passed over). The
     folder is listed without following a link; a results*.json that is not a regular file is
     never opened (a problem, as one that cannot be read)."""
-    found = []
+    found: list[_Candidate] = []
     try:
         entries = scan_tree(folder, max_depth=0).entries
     except OSError as exc:
@@ -706,7 +707,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     if not candidates and not any(p.rule == "eval-result-unreadable" for p in problems):
         problems.append(EvalProblem("eval-missing", label, f"{label} holds {META_ENV} but no lm-eval result (a JSON file with lm_eval_version)"))
     batched = "eval_concs" in meta
-    manifest = tuple(_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+    manifest = (_conc_list(meta.get("eval_concs")), _conc_list(meta.get("completed_eval_concs")), _conc_list(meta.get("failed_eval_concs")))
     if batched:
         problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(printable(c.name), c.conc) for c in candidates])]
     # A manifest that cannot be read names no concurrency as completed: no rows rather than a guess.

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 from urllib.parse import urlparse
 
 from ..diagnostics import InfxError, error
@@ -658,7 +658,7 @@ def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     return infos
 
 
-def download_artifact(client: Client, artifact) -> BinaryIO:
+def download_artifact(client: Client, artifact) -> IO[bytes]:
     """The artifact's zip archive, as a file (rewound). The API answers 302 to short-lived blob
     storage on another host, which gets no token; an expired artifact answers 410. A body cut
     off is fetched again (both hops: the blob URL is short-lived), within the retry rule."""
@@ -669,7 +669,7 @@ def download_artifact(client: Client, artifact) -> BinaryIO:
     what = f"downloading artifact {artifact.name} of run {run}"
     api = urlparse(client.settings.base_url)
 
-    def fetch() -> BinaryIO:
+    def fetch() -> IO[bytes]:
         headers = {"Authorization": f"token {client.settings.token}", "Accept": "application/vnd.github+json"}
         answer = client.session.get(url, headers=headers, allow_redirects=False, stream=True, timeout=TIMEOUT)
         hops = 0
@@ -691,7 +691,7 @@ def download_artifact(client: Client, artifact) -> BinaryIO:
     return read(client, what, fetch)
 
 
-def _spooled(answer, what: str) -> BinaryIO:
+def _spooled(answer, what: str) -> IO[bytes]:
     declared = _number(answer.headers.get("Content-Length"))
     if declared is not None and declared > DOWNLOAD_LIMIT:
         raise MalformedAnswer(f"{what}: the archive has {declared:.0f} bytes, more than infx takes ({DOWNLOAD_LIMIT})")
@@ -765,7 +765,7 @@ class ArchiveProblem(ValueError):
     """An archive infx does not take: not a zip, a member outside its folder, a link, past a cap."""
 
 
-def _zip(archive: bytes | BinaryIO) -> zipfile.ZipFile:
+def _zip(archive: bytes | IO[bytes]) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(io.BytesIO(archive) if isinstance(archive, (bytes, bytearray)) else archive)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -814,7 +814,7 @@ ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeErro
                   struct.error)
 
 
-def json_in_archive(archive: bytes | BinaryIO, name: str):
+def json_in_archive(archive: bytes | IO[bytes], name: str):
     """The JSON file ``name`` in a downloaded artifact (a zip archive), read strictly
     (infx.jsonfast.parse); ValueError when the archive, the member (capped, no link) or its
     JSON (or its UTF-8) is not acceptable."""
@@ -841,7 +841,7 @@ def json_in_archive(archive: bytes | BinaryIO, name: str):
     return parse(text)
 
 
-def extract_artifact(archive: bytes | BinaryIO, dest, what: str) -> Path:
+def extract_artifact(archive: bytes | IO[bytes], dest, what: str) -> Path:
     """Unzip one downloaded artifact into ``dest``: every member checked first (checked_members),
     written without following any link into a fresh folder beside ``dest``, which replaces
     ``dest`` only once complete; so ``dest`` is whole or absent, and a partial folder a crashed
@@ -1076,7 +1076,8 @@ def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict
     """Every item of a paginated list (``key`` of each page), or Unreadable."""
     from .repocheck import Unreadable
 
-    items, page = [], 1
+    items: list[dict] = []
+    page = 1
     while True:
         data = _read_setting(client, path, f"{what} (page {page})", {**(parameters or {}), "per_page": PER_PAGE, "page": page})
         if isinstance(data, Unreadable):

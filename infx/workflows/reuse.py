@@ -16,10 +16,14 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
+
+if TYPE_CHECKING:  # api imports this module
+    from .api import StoredArtifact
 
 STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
 # The token's hourly API budget (the GITHUB_TOKEN: 1,000 requests per repository) is shared by the
@@ -68,7 +72,7 @@ class Stored:
     created_at: dt.datetime | None = None
     folder: Path | None = None  # its contents, once downloaded
     refusal: str = ""  # why it may not be used at all ("" = usable if valid)
-    handle: object = None  # the API's artifact object, for downloading (opaque here)
+    handle: StoredArtifact | None = None  # the API's artifact object, for downloading (opaque here)
 
 
 class Unusable(Exception):
@@ -276,6 +280,8 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
         if stopped:
             raise Unusable(f"not looked at: {stopped[0]}")
         artifact = item.handle
+        # listed from GitHub: each carries its artifact; one without a run was refused (_listed_refusal), never fetched
+        assert artifact is not None and artifact.run_id is not None
         try:
             refusal = facts.refusal(artifact.run_id)
             if refusal:
