@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import REPO, timed_process as run  # noqa: E402
+from bench.harness import REPO  # noqa: E402
+from bench.harness import timed_process as run
 
 TARGET = 2.0
 FLAT_POINTS, BATCHED_POINTS, BATCH = 1_000, 250, (16, 32, 64, 128)

@@ -69,7 +69,6 @@ def keyed_rows(count: int = POINTS) -> tuple[list[dict], list[str]]:
 def store(server, rows: list[dict], keys: list[str], newest_invalid: bool, stored: int = STORED) -> None:
     from github_helpers import result_artifact_files
     from github_server import zip_of
-
     from infx.workflows.reuse import result_artifact_name
 
     server.state.on_main.add(MAIN_SHA)

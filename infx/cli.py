@@ -14,9 +14,8 @@ import traceback
 
 import click
 
-from . import __version__
+from . import __version__, interrupts
 from .diagnostics import EXIT_USAGE, Diagnostic, InfxError, render_text
-from . import interrupts
 
 EXIT_INTERNAL = 70  # a bug in infx, not a problem with the input
 # Errors of the file system itself, even when the OSError names no file (a write() that fails).

@@ -7,9 +7,9 @@ as text, JSON or GitHub workflow commands and maps them to an exit code.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Iterable
 
 EXIT_OK = 0
 EXIT_INVALID = 1  # the input was read and is wrong
@@ -158,9 +158,8 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
     hidden = {sev: n - GITHUB_ANNOTATIONS_PER_KIND for sev, n in shown.items() if n > GITHUB_ANNOTATIONS_PER_KIND}
     if hidden:
         totals = ", ".join(f"{shown[sev]} {sev.value}s" for sev in hidden)
-        lines.append(
-            f"::notice title=infx::{_escape_data(f'{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is in the step log above.')}"
-        )
+        notice = f"{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is in the step log above."
+        lines.append(f"::notice title=infx::{_escape_data(notice)}")
     # The full list also goes to the log in text form so nothing is lost.
     text = render_text(diagnostics)
     return "\n".join(lines + ([text] if text else []))

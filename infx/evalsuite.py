@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .diagnostics import Diagnostic, error
 from .diskcache import read_cached, write_cached
@@ -65,7 +65,7 @@ class PointEval:
     concs: tuple[int, ...] = ()  # what EVAL_CONC names: one value, or every concurrency (eval-all-concs)
 
     @classmethod
-    def of(cls, row: dict, settings: dict[str, list[str]]) -> "PointEval":
+    def of(cls, row: dict, settings: dict[str, list[str]]) -> PointEval:
         only = eval_only(row.get("eval-only"), settings)
         if not (only or _true(row.get("run-eval"))):
             return cls(EvalKind.NONE)
@@ -79,7 +79,7 @@ class PointEval:
         return cls(EvalKind.ONLY if only else EvalKind.AFTER_BENCHMARK, chosen)
 
     @classmethod
-    def of_point(cls, row: dict) -> "PointEval":
+    def of_point(cls, row: dict) -> PointEval:
         """The choice of a whole point, its settings read from every worker block (as the launch reads them)."""
         from .recipes import settings_dict
         from .workers import ROLES
@@ -189,8 +189,13 @@ def _task_fields(content: bytes) -> dict:
             pass  # a damaged entry: parse afresh
     import yaml
 
-    loader = type("TaskLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {})  # libyaml when present: 10x faster
-    loader.add_constructor("!function", lambda self, node: self.construct_scalar(node))
+    # libyaml when present: 10x faster
+    loader = cast("type[yaml.SafeLoader]", type("TaskLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {}))
+
+    def function_tag(self: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        return self.construct_scalar(node)
+
+    loader.add_constructor("!function", function_tag)
     try:
         data = yaml.load(content.decode("utf-8"), Loader=loader)  # noqa: S506 (a safe loader with one string tag)
     except yaml.YAMLError as exc:
@@ -239,6 +244,7 @@ def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems
                               f"Every file {doc.file} names, and its harness ({ENTRY_POINT}, {RUNNER}), is a file inside {folder}/: "
                               "add it, or fix the name."))
         return None
+    assert digest is not None  # read whenever there is no problem
     return SuiteFile(path, digest)
 
 
@@ -284,7 +290,7 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
     except shapes.Escape as exc:
         return None, [error(relative, None, "eval-workspace-missing", str(exc), "Name a file inside the repository.")]
     doc, problems = load_yaml_cached(root / relative, display=relative)
-    if problems:
+    if doc is None:  # a document, or the problems that kept it from loading
         return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {problems[0].message}",
                             f"Add {relative} (see docs/launch.md, \"Evals\"), or take the eval rows out of the run.")] \
             if problems[0].rule == "file-missing" else problems

@@ -26,10 +26,10 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 TEMP_SUFFIX = ".tmp"
 _KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
@@ -302,7 +302,7 @@ def _running(pid: int) -> bool:
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove the temporary files a killed write of ``path`` left."""
     prefix = f".{path.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = [entry for entry in os.scandir(path.parent) if entry.name.startswith(prefix)]
     except OSError:

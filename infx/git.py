@@ -113,6 +113,7 @@ def materialize(repo: Path, commit: str, paths: list[str], destination: Path) ->
     archive = subprocess.Popen(git_argv(repo, "archive", "--format=tar", commit, "--", *present),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     extract = subprocess.run(["tar", "-x", "-f", "-", "-C", str(destination)], stdin=archive.stdout, capture_output=True)
+    assert archive.stdout is not None and archive.stderr is not None  # both are pipes
     archive.stdout.close()
     archive_error = archive.stderr.read()
     if archive.wait() != 0 or extract.returncode != 0:

@@ -39,8 +39,9 @@ def install() -> None:
 
 def exit_code_of(exc: BaseException) -> int:
     """128 + the signal behind a KeyboardInterrupt (or click's Abort raised from one); 130 for Ctrl-C."""
-    while exc is not None:
-        if isinstance(exc, Interrupted):
-            return exc.exit_code
-        exc = exc.__cause__ or exc.__context__
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, Interrupted):
+            return current.exit_code
+        current = current.__cause__ or current.__context__
     return 128 + signal.SIGINT

@@ -14,7 +14,7 @@ import re
 try:
     import orjson
 except ImportError:  # pragma: no cover - exercised where orjson is absent
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the module, or None where orjson is not installed
 
 
 def canonical(value, default=None) -> bytes:
@@ -73,8 +73,8 @@ def _pairs(pairs: list) -> dict:
     if len(data) == len(pairs):
         return data
     marked = _Duplicated(data)
-    seen = set()
-    marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
+    seen: set = set()
+    marked.duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]  # add's None: not seen
     return marked
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 
 from .diagnostics import InfxError, UsageError, error
@@ -99,7 +100,7 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:60] + "…"
 
 
-def read_point(path: str | None, env: dict | None = None) -> tuple[dict, str, str]:
+def read_point(path: str | None, env: Mapping[str, str] | None = None) -> tuple[dict, str, str]:
     """(row, name, text) of the point in a JSON file, else in $POINT_JSON (what workflows set).
 
     No point at all, or a missing or unreadable file (a folder, a FIFO), is a usage error

@@ -46,7 +46,7 @@ class RecipeRef:
     selector: str | None  # zip_override_ladder[2]
 
     @classmethod
-    def parse(cls, value: str) -> "RecipeRef":
+    def parse(cls, value: str) -> RecipeRef:
         path, sep, selector = value.partition(":")
         return cls(value, path, selector if sep else None)
 
@@ -220,7 +220,7 @@ def load_recipe(ref: RecipeRef, root: Path) -> tuple[Document, dict]:
     from .yamlio import load_yaml  # PyYAML only when a recipe is read (a warm matrix reads none)
 
     doc, problems = load_yaml(path, display=str(path))
-    if problems:
+    if doc is None:  # a document, or the problems that kept it from loading
         raise RecipeError(f"cannot read recipe {ref.path}: {problems[0].message}", problems[0].hint)
     return doc, select_variant(doc.data, ref.selector)
 
@@ -336,7 +336,7 @@ def recipe_for_counting(ref: RecipeRef, root: Path) -> dict:
         from .yamlio import parse_yaml  # PyYAML only when a recipe is read
 
         doc, problems = parse_yaml(part, str(path))
-        if not problems and (doc.data is None or isinstance(doc.data, dict)):
+        if doc is not None and (doc.data is None or isinstance(doc.data, dict)):
             data = doc.data or {}
             # a file without variants is its own recipe; the count only reads it, so no copy
             return data if "base" not in data and not ref.selector else select_variant(data, ref.selector)
@@ -361,7 +361,7 @@ def _dedicated_extra_nodes(recipe: dict) -> int:
 
     They share one node unless ``benchmark.colocate_with_frontend`` is false.
     """
-    services = recipe.get("services") if isinstance(recipe.get("services"), list) else []
+    services = got if isinstance(got := recipe.get("services"), list) else []
     infra = nested(recipe, "infra", "etcd_nats_dedicated_node") is True or any(
         isinstance(s, dict) and nested(s, "placement", "node") == "dedicated" for s in services
     )
@@ -387,7 +387,7 @@ def _role_nodes(role_name: str, role: Any) -> int:
 def recipe_node_count(recipe: dict) -> int:
     """Total Slurm nodes a flat recipe allocates, including a dedicated infra node."""
     roles = recipe.get("roles")
-    resources = recipe.get("resources") if isinstance(recipe.get("resources"), dict) else {}
+    resources = got if isinstance(got := recipe.get("resources"), dict) else {}
     if isinstance(roles, dict):  # srt-slurm schema 2
         if "agg" in roles:
             serving = _role_nodes("agg", roles["agg"])

@@ -12,27 +12,28 @@ position of that path through ``Document.where``.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 import jsonschema_rs
 
 from .diagnostics import Diagnostic, error
-from .suggest import did_you_mean
 from .jsonfast import JSON_TYPES
+from .suggest import did_you_mean
 from .yamldoc import Document
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict:
     """``name`` is the file's stem without ``.schema.json``: master, runners, row, lane, ..."""
     return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _root(name: str, pointer: str | None) -> dict:
     schema = load_schema(name)
     if pointer:  # one definition of the schema, e.g. #/$defs/entry for one master entry
@@ -40,7 +41,7 @@ def _root(name: str, pointer: str | None) -> dict:
     return schema
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str, pointer: str | None = None):
     return jsonschema_rs.Draft202012Validator(_root(name, pointer))
 

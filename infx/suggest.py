@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def close_matches(word: Any, candidates: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:

@@ -25,7 +25,7 @@ from .yamldoc import Document, Path_
 try:  # The C composer is about 10x faster on the 320 KB master config.
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _BaseLoader
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]  # the same interface, in Python
 
 _PLAIN_TAGS: dict[str, str] = {}
 _SCALAR_NODE = yaml.ScalarNode
@@ -99,8 +99,10 @@ class _Problem(Exception):
         self.diagnostic = diagnostic
 
 
-def _mark(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+def _mark(node: yaml.Node | yaml.Event) -> tuple[int, int]:
+    mark = node.start_mark
+    assert mark is not None  # the parser marks every node and event
+    return mark.line + 1, mark.column + 1
 
 
 class _Builder:
@@ -145,7 +147,7 @@ class _Builder:
                 else:
                     reason = str(exc) if len(str(exc)) <= 2 * SHOWN_SCALAR else "too long to be read as one"
                 raise self.problem(node, "yaml-syntax", f"cannot read {node.tag.removeprefix(_TAG)} scalar {_shown(node.value)}: {reason}",
-                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "")
+                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "") from exc
         if id(node) in self.active:
             raise self.problem(node, "yaml-recursive-alias", "an alias refers to a node that contains it")
         self.active.add(id(node))
@@ -171,7 +173,7 @@ class _Builder:
         finally:
             self.active.discard(id(node))
 
-    def build_mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict:
+    def build_mapping(self, node: yaml.Node, path: Path_, depth: int) -> dict:  # a node tagged map
         result: dict = {}
         seen: dict[Any, yaml.Node] = {}
         merged: list[yaml.Node] = []
@@ -327,7 +329,7 @@ def _parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Dia
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = text[: exc.start].count(b"\n") + 1
+            line = exc.object[: exc.start].count(b"\n") + 1  # the bytes being decoded (text)
             return None, [error(file, (line, None), "yaml-encoding", f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start})",
                                 "Save the file as UTF-8.")]
     elif len(text) > MAX_BYTES:

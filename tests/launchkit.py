@@ -137,7 +137,8 @@ def schema2_recipe(services: list | None = None, prefill_env: dict | None = None
         "model": {"path": "deepseek-v4-pro", "container": "dynamo-sglang", "precision": "fp4"},
         "engine": "sglang",
         "roles": {
-            "prefill": {"nodes": 1, "workers": 1, "gpus": 4, "env": prefill_env if prefill_env is not None else {"MOONCAKE_DEVICE": "mlx5_0,mlx5_1,mlx5_2,mlx5_3"},
+            "prefill": {"nodes": 1, "workers": 1, "gpus": 4,
+                        "env": prefill_env if prefill_env is not None else {"MOONCAKE_DEVICE": "mlx5_0,mlx5_1,mlx5_2,mlx5_3"},
                         "args": {"tensor-parallel-size": 4}},
             "decode": {"nodes": 1, "workers": 1, "gpus": 4, "env": {}, "args": {"tensor-parallel-size": 4}},
         },
@@ -210,5 +211,5 @@ class Workspace:
         try:
             body = json.loads(done.stdout)
         except ValueError:
-            raise AssertionError(f"no JSON (rc {done.returncode}): {done.stdout}\n{done.stderr}")
+            raise AssertionError(f"no JSON (rc {done.returncode}): {done.stdout}\n{done.stderr}") from None
         return done.returncode, body

@@ -1,7 +1,8 @@
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infx.recipes import RecipeError, RecipeRef, deep_merge, load_recipe, recipe_node_count, select_variant, zip_variant
 
@@ -73,7 +74,7 @@ def test_counting_reads_only_the_node_blocks_and_agrees_with_the_full_recipe(cor
         selectors = variant_names(doc.data) if "base" in doc.data else [None]
         for selector in selectors:
             ref = RecipeRef.parse(f"recipes/{path.relative_to(corpus / RECIPES_DIR)}" + (f":{selector}" if selector else ""))
-            assert _count(lambda: recipe_for_counting(ref, corpus)) == _count(lambda: load_recipe(ref, corpus)[1]), ref
+            assert _count(lambda: recipe_for_counting(ref, corpus)) == _count(lambda: load_recipe(ref, corpus)[1]), ref  # noqa: B023 - called at once
             compared += 1
     assert compared > 450
 

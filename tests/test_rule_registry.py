@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import rulescan
-
 from infx.rules import AREAS, REGISTRY, markdown
 
 ROOT = Path(__file__).resolve().parent.parent

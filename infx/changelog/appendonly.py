@@ -68,7 +68,8 @@ def delta(base_rows: list[dict], head_rows: list[dict], entry: Entry, file: str)
     images: dict[tuple, set] = {}
     for row in base_rows:
         images.setdefault(curve(row), set()).add(row.get("image"))
-    added, emitted = [], set()
+    added: list[dict] = []
+    emitted: set[tuple] = set()
     for row in head_rows:
         key = point_key(row)
         new = [c for c in dict.fromkeys(concurrencies(row)) if c not in base_points.get(key, []) and (key, c) not in emitted]

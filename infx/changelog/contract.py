@@ -87,7 +87,7 @@ def _blank(line: str) -> bool:
 
 def appended_region_checks(base: str, head: str, file: str) -> list[Diagnostic]:
     """Separators and ending of the text appended after ``base`` (head starts with base)."""
-    problems = []
+    problems: list[Diagnostic] = []
     base_lines = base.count("\n")
     lines = head[len(base):].split("\n")
     # The final "" after the last newline is not a line.

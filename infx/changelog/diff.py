@@ -12,6 +12,7 @@ are each recognised for what they are. Two kinds of run judge the result:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import cached_property
@@ -31,7 +32,7 @@ class Revision:
     text: str
     items: list  # parsed entries (plain data)
     lines: list[int]  # 1-based start line of each item
-    where: object  # (item index, path) -> (line, column)
+    where: Callable[..., tuple[int, int]]  # (item index, path) -> (line, column)
 
     @cached_property
     def line_list(self) -> list[str]:
@@ -45,7 +46,7 @@ class Change:
     added: list[Entry] = field(default_factory=list)  # valid added entries, in file order
     added_indexes: list[int] = field(default_factory=list)  # 1-based head positions of every added item
     removed: list[tuple[int, dict]] = field(default_factory=list)  # (1-based base position, data)
-    corrections: list[tuple[int, str, str]] = field(default_factory=list)  # (head position, old, new)
+    corrections: list[tuple[int, str | None, str | None]] = field(default_factory=list)  # (head position, old, new)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -119,6 +120,7 @@ def compare(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr
         return change
 
     suffix = head[len(base):] if head.startswith(base) else None
+    head_rev: Revision | None
     first_line = next((line for line in (suffix or "").split("\n") if line.strip(" ")), "")
     if suffix is not None and contract.ENTRY_START.match(first_line):
         # Fast path: pure append after intact history; the history cannot have changed.

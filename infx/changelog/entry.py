@@ -62,14 +62,15 @@ class Entry:
 
 
 def _json_schema_of(kind: str) -> dict:
-    return {
+    schemas: dict[str, dict] = {
         "strings": {"type": "array", "minItems": 1, "items": {"type": "string"}},
         "string": {"type": "string"},
         "bool": {"anyOf": [{"type": "boolean"}, {"enum": [v for v in LAX_TRUE + LAX_FALSE if v not in (0, 1)] + [0, 1]}],
                  "x-accepted": "true or false"},
         "int>=1": {"type": "integer", "minimum": 1},
         "scenarios": {"type": "array", "minItems": 1, "items": {"enum": list(SCENARIO_TYPES)}},
-    }[kind]
+    }
+    return schemas[kind]
 
 
 def json_schema() -> dict:

@@ -51,7 +51,9 @@ class ConfigsAtRef:
     """Master configs (and recipes) of a commit, loaded once; the working tree when it matches."""
 
     def __init__(self, repo: Path, stack: ExitStack):
-        self.repo, self.stack, self.cache, self.roots = repo, stack, {}, {}
+        self.repo, self.stack = repo, stack
+        self.cache: dict[tuple[str, bool, bool], tuple[ConfigSet | None, Report]] = {}
+        self.roots: dict[str, Path] = {}
 
     def master_blobs(self, commit: str) -> dict[str, str]:
         return {p: b for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
@@ -139,7 +141,8 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
     """
-    from .plan import PlanOptions, build_plan as make_plan
+    from .plan import PlanOptions
+    from .plan import build_plan as make_plan
 
     head = git.resolve(repo, head_ref)
     base = git.resolve(repo, base_ref)

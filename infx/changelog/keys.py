@@ -53,8 +53,10 @@ def resolve(entries: list[Entry], head_keys: list[str], base_keys: list[str], fi
                 result.deleted += [k for k in gone if k not in result.deleted]
                 named = "" if gone == [pattern] else f" (matching {', '.join(gone)})"
                 result.diagnostics.append(warning(file, at, "config-key-deleted",
-                                                  f"entry {entry.index}: config key {pattern!r}{named} is deleted in this change; there is nothing to sweep for it",
-                                                  "Nothing to do if the deletion is intended: naming the key records it. Otherwise restore the entry in the master config."))
+                                                  f"entry {entry.index}: config key {pattern!r}{named} is deleted in this change; "
+                                                  "there is nothing to sweep for it",
+                                                  "Nothing to do if the deletion is intended: naming the key records it. "
+                                                  "Otherwise restore the entry in the master config."))
                 continue
             close = suggestions(pattern, head_keys)
             did_you_mean = did_you_mean_text(close)

@@ -7,8 +7,8 @@ as the reference's generator calls were grouped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
@@ -117,7 +117,7 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
                 head_rows = _rows(config_set, group, scenarios, "none")
                 present = [k for k in group if base_set is not None and k in base_set.entries]
-                base_rows = _rows(base_set, present, scenarios, "none") if present else []
+                base_rows = _rows(base_set, present, scenarios, "none") if present and base_set is not None else []
                 delta, delta_problems = appendonly.delta(base_rows, head_rows, entry, file)
                 bench += delta
                 problems += delta_problems
@@ -207,7 +207,8 @@ def fan_out_buckets(plan: dict) -> tuple[dict[str, list[dict]], list[dict]]:
     held = set((plan.get("queue") or {}).get("held") or ())
     if not canary and not held:
         return plan["buckets"], []
-    buckets, picked = {}, []
+    buckets: dict[str, list[dict]] = {}
+    picked: list[dict] = []
     for bucket, rows in plan["buckets"].items():
         kept = []
         for row in rows:

@@ -104,7 +104,7 @@ def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
         problems = problems or (schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else [])
         if problems:
             raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
-        if isinstance(doc.data, dict):
+        if doc is not None and isinstance(doc.data, dict):
             candidates.append((doc.data.get("repository"), SETTINGS_FILE))
     for value, source in candidates:
         if value:
@@ -124,7 +124,8 @@ def rules_markdown(slug: str = "<owner>/<repo>") -> str:
         f"- A new entry on a PR run (`--pr-number N`) may use `{PLACEHOLDER}`, `{canonical_link(slug, PLACEHOLDER)}`, or the canonical link of PR N itself.",
         "  Anything else (`TBD`, `PLACEHOLDER`, `pull/xxxx`, `pull/YYYY`, another PR's number) is rejected.",
         "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to PR N's canonical link.",
-        "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: the merge is swept, and a later PR corrects the link.",
+        "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: the merge is swept, "
+        "and a later PR corrects the link.",
         "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change as new entries.",
         f"- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. `{pr_line(slug, example).strip()}`.",
     ])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import click
 
@@ -75,7 +75,7 @@ def json_string_list(text: str, option: str, example: str) -> list[str]:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{option} is not JSON: {exc}", f"Pass a JSON list of strings, e.g. {example}.")
+        raise UsageError(f"{option} is not JSON: {exc}", f"Pass a JSON list of strings, e.g. {example}.") from exc
     if not isinstance(parsed, list) or not all(isinstance(item, str) for item in parsed):
         raise UsageError(f"{option} must be a JSON list of strings", f"For example {example}.")
     return parsed

@@ -14,6 +14,7 @@ from ..diagnostics import UsageError
 from ..workflows.trust import SWEEP_WORKFLOW
 from .common import OUTPUT_FILE
 
+
 def repository_slug(option: str | None) -> str:
     """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
     from ..changelog.policy import resolve_slug
@@ -94,7 +95,7 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
             comparison = read(comparison_path, 1 << 30)  # the strict reader: regular files only, no NaN
         except (OSError, JSONProblem) as exc:
             raise UsageError(f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
-                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
+                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path)) from exc
         if not isinstance(comparison, dict) or "matches" not in comparison:
             raise UsageError(f"--comparison {comparison_path} is not a comparison",
                              "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
@@ -119,10 +120,10 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
 
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
+    from ..points import point_id
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
     from ..workflows.rerun import dispatch_inputs, launch_id, outcomes, sweep_verdicts
-    from ..points import point_id
 
     slug = repository_slug(repo)
     client = api.connect(api.settings_from_env())
@@ -180,11 +181,11 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     from ..diagnostics import InfxError, error
     from ..fsio import atomic_write
-    from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
     from ..jsonfast import dumps
+    from ..points import point_id
+    from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
     from ..workflows.report import read_plan
     from ..workflows.rerun import select_rows
-    from ..points import point_id
 
     wanted = {part for part in points_text.replace(",", " ").split() if part}
     if not wanted:
@@ -208,7 +209,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     runner_temp = os.environ.get("RUNNER_TEMP")
     if not outputs_path or not (shard_dir or runner_temp):
         raise UsageError("--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions.")
-    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(runner_temp) / SHARD_DIR)
+    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(str(runner_temp)) / SHARD_DIR)  # runner_temp: set without shard_dir
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         write_step_summary(os.environ["GITHUB_STEP_SUMMARY"], selected, title="infx rerun", shards=shards)
     click.echo(f"infx github select-points: {len(rows)} points in {len(shards)} shards", err=True)
@@ -220,9 +221,9 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 def point_id_command(point_path: Path | None, fmt: str) -> None:
     """Print a point's id; with --format github also write the outputs `id` and `artifact`
     (the name its result artifact gets: `point-<result key>` once the plan carries one)."""
+    from ..points import point_id, read_point
     from ..workflows.actions import write_outputs
     from ..workflows.rerun import artifact_name
-    from ..points import point_id, read_point
 
     row, _, _ = read_point(str(point_path) if point_path else None)
     pid = point_id(row)
@@ -246,7 +247,6 @@ def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo: str | None) 
     from ..jsonfast import dumps
     from ..workflows.actions import write_outputs
     from ..workflows.lanegate import read_gate, render_lines
-
     from .common import json_string_list
 
     lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')

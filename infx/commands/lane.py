@@ -94,7 +94,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
 
     from ..diagnostics import InfxError, UsageError, error
     from ..diskcache import cache_home
-    from ..launch.cache import CHECKOUTS, SeedError, Seeded, install_cached_srtctl, seed_checkout
+    from ..launch.cache import CHECKOUTS, Seeded, SeedError, install_cached_srtctl, seed_checkout
     from ..launch.lane import load_lane
     from ..launch.srtctl import SrtctlError
     from ..suggest import did_you_mean
@@ -119,7 +119,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
         except (SeedError, SrtctlError) as exc:
             detail = getattr(exc, "output", "").strip()[-2000:]
             raise InfxError([error(source, None, "cache-seed", f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
-                                   "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.")])
+                                   "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.")]) from exc
         results.append(entry)
     found = [r for r in results if r.outcome in ("seeded", "cached")]
     ok = bool(found) and not (pins and len(found) != len(pins))

@@ -12,7 +12,6 @@ import click
 from ..diagnostics import InfxError, render_text
 from .common import fail_json, format_option
 
-
 ORIGINS = {"workspace": "from this repository", "srt-slurm": "ships with the pinned srt-slurm checkout"}
 
 

@@ -10,6 +10,7 @@ import click
 from ..diagnostics import Diagnostic, InfxError, Severity, UsageError, render
 from .common import OUTPUT_FILE
 
+
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeated flags and comma-separated lists both work: --seq-lens 1k1k,8k1k."""
     return tuple(part.strip() for value in option_values for part in value.split(",") if part.strip())
@@ -52,7 +53,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
            step_size, no_evals, evals_only, all_evals, fmt, output, shard_dir) -> None:
     """Expand the master configs into sweep points, one GitHub job each."""
     from ..config import existing_paths, load_config_set
-    from ..matrix import EvalMode, Selection, build_matrix, bucketize
+    from ..matrix import EvalMode, Selection, bucketize, build_matrix
 
     mode = EvalMode.DEFAULT
     for flag, value in ((no_evals, EvalMode.NONE), (evals_only, EvalMode.ONLY), (all_evals, EvalMode.ALL)):
@@ -89,6 +90,7 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
     buckets = bucketize(rows)
     try:
         if fmt == "github":
+            assert github_paths is not None  # found above for the github format
             _write_github(buckets, *github_paths)
             click.echo(f"infx matrix: {len(rows)} points", err=True)
             return

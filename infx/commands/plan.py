@@ -49,12 +49,9 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     working tree's configs and print it as a table.
     """
     from ..changelog.gate import changelog_path
-    from ..changelog.plan import PlanOptions
-    from ..diagnostics import UsageError
+    from ..changelog.plan import PlanOptions, apply_mode
+    from ..diagnostics import Report, UsageError
     from ..git import toplevel
-
-    from ..changelog.plan import apply_mode
-    from ..diagnostics import Report
 
     if (base_ref is None) != (head_ref is None):
         raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")
@@ -73,6 +70,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         mode = replace(mode, reuse=False, why=mode.why + ("option --no-reuse",))
     options = PlanOptions(evals_only=evals_only or mode.evals_only, all_evals=all_evals or mode.all_evals,
                           trim_conc=trim_conc or mode.trim_conc)
+    result_plan: dict | None
     if rows_path is not None:
         from ..workflows.report import read_plan
 
@@ -150,6 +148,7 @@ def _reuse(plan: dict, folder: Path | None, repo_slug: str | None, pr_number: in
     from ..workflows import reuse
 
     root = _root(Path.cwd())
+    source: reuse.FolderSource | reuse.GitHubSource
     if folder is not None:
         source = reuse.FolderSource(folder)
     else:

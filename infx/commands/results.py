@@ -35,7 +35,7 @@ def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, 
     """Read each point's artifact folder (or a folder of them) into result rows; exit 1 naming
     every invalid or failed point and why."""
     from ..results.collect import collect
-    from ..results.render import rows_csv, rows_table, results_json
+    from ..results.render import results_json, rows_csv, rows_table
 
     missing = [str(p) for p in artifacts if not p.exists()]
     if missing:
@@ -58,7 +58,7 @@ def _threshold(_ctx, _param, value: str) -> float:
     try:
         number = float(text)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a percentage; write e.g. 5% or 2.5")
+        raise click.BadParameter(f"{value!r} is not a percentage; write e.g. 5% or 2.5") from None
     if not 0 <= number < 1000:
         raise click.BadParameter(f"{value!r} must be between 0% and 1000%")
     return number / 100
@@ -137,6 +137,7 @@ def summary_command(comparison_path: Path, charts_path: Path | None, output: Pat
     from .github import results_inputs
 
     comparison, charts = results_inputs(comparison_path, charts_path)
+    assert comparison is not None  # --comparison is required
     _write(output, comparison_markdown(comparison, charts, run_url=_run_url()))
 
 

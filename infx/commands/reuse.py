@@ -42,8 +42,8 @@ def reuse() -> None:
               help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
 @click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
 @format_option(("json", "table", "github"), default="json")
-def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None, download_dir: Path | None, plan_output: Path | None, repo: str | None,
-           fmt: str) -> None:
+def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None,
+           download_dir: Path | None, plan_output: Path | None, repo: str | None, fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
     from ..workflows import reuse as reuse_lib
@@ -57,6 +57,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     buckets = read_plan(plan_path)
     rows = [row for bucket_rows in buckets.values() for row in bucket_rows]
+    source: reuse_lib.FolderSource | reuse_lib.GitHubSource
     if artifacts_dir is not None:
         source = reuse_lib.FolderSource(artifacts_dir, max_age)
     else:

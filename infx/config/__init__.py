@@ -4,6 +4,15 @@ The rest of infx uses :func:`load_config_set`; it returns either a validated, no
 :class:`ConfigSet` or the diagnostics that explain why there is none.
 """
 
-from .load import DEFAULT_COMPONENTS, DEFAULT_MASTER_GLOB, DEFAULT_RUNNERS, ConfigPaths, ConfigSet, existing_paths, load_config_set, resolve_paths
+from .load import (
+    DEFAULT_COMPONENTS,
+    DEFAULT_MASTER_GLOB,
+    DEFAULT_RUNNERS,
+    ConfigPaths,
+    ConfigSet,
+    existing_paths,
+    load_config_set,
+    resolve_paths,
+)
 
 __all__ = ["ConfigSet", "ConfigPaths", "load_config_set", "resolve_paths", "existing_paths", "DEFAULT_MASTER_GLOB", "DEFAULT_RUNNERS", "DEFAULT_COMPONENTS"]

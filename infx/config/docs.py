@@ -34,7 +34,7 @@ def non_master_markdown() -> str:
 
 def components_markdown() -> str:
     doc, problems = load_yaml(COMPONENTS)
-    if problems:
+    if doc is None:
         raise SystemExit(f"cannot read {COMPONENTS}: {problems[0].message}")
     return policy_markdown(doc.data)
 

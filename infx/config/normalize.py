@@ -10,7 +10,7 @@ kept exactly as written (its decode block included, as the reference emits it).
 
 from __future__ import annotations
 
-from ..workers import aggregated_pair, is_aggregated
+from ..workers import aggregated_pair
 
 SCENARIO_KINDS = ("fixed-seq-len", "agentic-coding")
 

@@ -8,15 +8,16 @@ diagnostic. Each rule lives here once; docs/config.md and configs/CONFIGS.md cit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from ..diagnostics import Severity
-from ..suggest import close_matches, did_you_mean
-from . import components as policy
-from ..workers import dcp_splits_tp, hardware_unpaired, is_aggregated
-from .normalize import SCENARIO_KINDS
 from ..schema import dotted
+from ..suggest import close_matches, did_you_mean
+from ..workers import dcp_splits_tp, hardware_unpaired, is_aggregated
+from . import components as policy
+from .normalize import SCENARIO_KINDS
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
 
@@ -377,7 +378,8 @@ def dram_utilization_required(ctx: EntryContext):
         for index, item in enumerate(scenario["search-space"]):
             if item.get("kv-offloading") in DRAM_MODES:
                 yield path + ("search-space", index, "kv-offloading"), \
-                    f"{dotted(path + ('search-space', index))}: kv-offloading {item['kv-offloading']!r} requires dram-utilization on its agentic-coding scenario", \
+                    f"{dotted(path + ('search-space', index))}: kv-offloading {item['kv-offloading']!r} " \
+                    "requires dram-utilization on its agentic-coding scenario", \
                     "Add `dram-utilization: <share in (0, 1]>` next to search-space:."
 
 
@@ -388,7 +390,8 @@ def dram_needs_runner_hardware(ctx: EntryContext):
         return
     for se in ctx.search_entries:
         if se.entry.get("kv-offloading") in DRAM_MODES:
-            yield ("runner",), f"runner {runner!r} has no hardware entry in runners.yaml, but {se.name} offloads KV to dram; its DRAM budget comes from that entry", \
+            yield ("runner",), f"runner {runner!r} has no hardware entry in runners.yaml, but {se.name} offloads KV to dram; " \
+                "its DRAM budget comes from that entry", \
                 f"Add `{runner}: {{ available-cpu-dram-mib: <MiB>, gpus-per-node: <GPUs> }}` under hardware: in configs/runners.yaml."
             return
 
@@ -411,7 +414,8 @@ def component_version_image(ctx: EntryContext):
     for path, kind, value in _components(ctx):
         version = value.get("version")
         if isinstance(version, str) and policy.is_image_reference(version):
-            yield path + ("version",), f"{kind} {value.get('name')!r}: version {version!r} is an image reference; a component version must be a release, package version, or source commit", \
+            yield path + ("version",), f"{kind} {value.get('name')!r}: version {version!r} is an image reference; " \
+                "a component version must be a release, package version, or source commit", \
                 f"Write the {value.get('name')} release or commit (the image is already in `image:`)."
 
 
@@ -437,5 +441,6 @@ def kv_offload_backend_version_required(ctx: EntryContext):
         known = ctx.backends.get(value["name"]) if kind == "kv-offload-backend" else None
         if known and policy.needs_version(known) and "version" not in value:
             name = value["name"]
-            yield path, f"kv-offload-backend {name!r} has no version; {name} is versioned independently of the serving image (configs/components.yaml), so the config must say which release it ran", \
+            yield path, f"kv-offload-backend {name!r} has no version; {name} is versioned independently of the serving image " \
+                "(configs/components.yaml), so the config must say which release it ran", \
                 f"Write `kv-offload-backend: {{ name: {name}, version: <{name} release, package version or commit> }}`."

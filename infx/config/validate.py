@@ -9,11 +9,11 @@ the schema are normalised into ``config_set.entries``.
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
+from ..schema import schema_diagnostics
 from ..yamldoc import Document
 from .components import backends, unknown_backends
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
-from ..schema import schema_diagnostics
 from .schema import NON_MASTER_FIELDS
 
 

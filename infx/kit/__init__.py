@@ -96,7 +96,7 @@ def runner_labels(root: Path) -> list[str] | None:
     if not path.is_file():
         return None
     doc, problems = load_yaml(path, display=RUNNERS_PATH)
-    if problems:
+    if doc is None:
         raise InfxError(problems)
     labels = doc.data.get("labels") if isinstance(doc.data, dict) else None
     if not isinstance(labels, dict):

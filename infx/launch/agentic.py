@@ -157,6 +157,7 @@ def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str, bool], ...], 
         return None, problems + [error(recipe_file, where(("benchmark", "command")), "recipe-agentic-benchmark",
                                        f"benchmark.command cannot be read as shell words ({exc})", hint)]
     for relative in paths:
+        problem: str | None
         try:
             target = shapes.inside(root, relative, f"{CONTAINER_WORKSPACE}/{relative}")
         except shapes.Escape as exc:
@@ -185,7 +186,7 @@ def aggregate_names(name: str, concs: list) -> list[str]:
 def clear_stale(workspace: Path, out: Path, name: str, concs: list) -> list[str]:
     """Remove aggregates an earlier launch of this point left in the repository checkout (the job
     writes there), so only this job's can be staged; a line per file removed."""
-    removed = []
+    removed: list[str] = []
     if workspace.resolve() == out.resolve():
         return removed
     for file_name in aggregate_names(name, concs):
@@ -204,7 +205,7 @@ def clear_stale(workspace: Path, out: Path, name: str, concs: list) -> list[str]
 def stage_aggregates(workspace: Path, out: Path, name: str, concs: list) -> list[str]:
     """Move the aggregates the job wrote into the workspace to the output folder. Only regular files
     are copied (never through a link, never from a FIFO); a line for each thing left out."""
-    skipped = []
+    skipped: list[str] = []
     if workspace.resolve() == out.resolve():
         return skipped
     for file_name in aggregate_names(name, concs):

@@ -121,7 +121,7 @@ def srtctl_problem(base: Path, commit: str | None) -> str | None:
 def cached_srtctl(base: Path, commit: str | None) -> Path | None:
     """bin/srtctl of the per-commit venv, when it was completely installed from ``commit`` and
     is still, byte for byte, what was installed (``srtctl_problem``); checked before every use."""
-    return None if srtctl_problem(base, commit) is not None else srtctl_path(base, commit)
+    return None if commit is None or srtctl_problem(base, commit) is not None else srtctl_path(base, commit)  # no commit: srtctl_problem refuses it
 
 
 def srtctl_path(base: Path, commit: str) -> Path:

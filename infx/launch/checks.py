@@ -7,8 +7,9 @@ the launch and the tests all run the same list. They read data only; nothing her
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .. import shapes
 from ..diagnostics import Diagnostic, error

@@ -49,7 +49,9 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
     problem = cache.srtctl_problem(base, plan.pin.commit)
     if problem is not None:  # missing, incomplete, or not what was installed: never run
         return {"checked": False, "reason": f"{problem} (infx lane cache-seed … --srtctl installs one)"}
-    srtctl = cache.srtctl_path(base, plan.pin.commit)
+    commit = plan.pin.commit
+    assert commit is not None  # srtctl_problem refuses a pin without one
+    srtctl = cache.srtctl_path(base, commit)
     keep = dry_run_dir(plan, env, out)
     staged = keep / "srt-slurm"
     if keep.exists():
@@ -66,16 +68,17 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
         result = dry_run(srtctl, resolved, staged,
                          {**env, **plan.environment(str(out or keep), str(eval_workspace), repository=str(workspace))})
     except SrtctlError as exc:
-        raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")])
+        raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")]) from exc
     except evalenv.WorkspaceChanged as exc:
-        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")])
+        assert plan.evaluation is not None  # raised only while staging the eval workspace
+        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")]) from exc
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     log = keep / "srtctl-dry-run.log"
     atomic_write(log, result.output)
     if result.exit_code != 0:
         raise InfxError([error(plan.point.file, plan.point.where(plan.recipe_source.where), "srtctl-dry-run",
-                               f"srtctl dry-run ({plan.pin.name} {plan.pin.commit[:12]}) rejected the resolved recipe "
+                               f"srtctl dry-run ({plan.pin.name} {commit[:12]}) rejected the resolved recipe "
                                f"{plan.resolved_path} (exit {result.exit_code}):\n{result.output.rstrip()[-OUTPUT_TAIL:]}",
                                f"srtctl's whole output: {log}. Fix the recipe so the pinned srtctl accepts it.")])
     body = {"checked": True, "srtctl": str(srtctl), "exit-code": 0, "log": str(log), "script-path": None, "script": None}

@@ -148,7 +148,8 @@ def plan_eval(point, lane, root: Path, choice: PointEval, settings_where: dict) 
     problems += suite_problems
     if suite is not None and PROTOCOL_FIELD in data and data[PROTOCOL_FIELD] != suite.protocol():
         problems.append(error(point.file, point.where((PROTOCOL_FIELD,)), "eval-protocol-mismatch",
-                              f"the point records eval protocol {data[PROTOCOL_FIELD].get('sha256') if isinstance(data[PROTOCOL_FIELD], dict) else data[PROTOCOL_FIELD]!r}, "
+                              "the point records eval protocol "
+                              f"{data[PROTOCOL_FIELD].get('sha256') if isinstance(data[PROTOCOL_FIELD], dict) else data[PROTOCOL_FIELD]!r}, "
                               f"but {suite_path} (lane {lane.name}) now gives {suite.protocol()['sha256']}: it would run something else",
                               "Plan the point again from this commit (infx matrix / infx plan), so what it records is what runs."))
     if problems or suite is None:
@@ -177,7 +178,7 @@ def point_meta(point: dict) -> dict:
     conc, the served model's name and, for several concurrencies, the batch arrays."""
     prefill, decode = point.get("prefill"), point.get("decode")
     multinode = isinstance(prefill, dict)
-    first = prefill if multinode else point
+    first = prefill if isinstance(prefill, dict) else point  # multinode: the prefill workers
     meta = {
         "is_multinode": multinode, "framework": point.get("framework"), "precision": point.get("precision"),
         "spec_decoding": point.get("spec-decoding", "none"),

@@ -267,6 +267,7 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
                 diagnostics.append(error(lane.file, lane.where("routes", route.index, "sources"), "lane-unknown-source",
                                          f"route {route.name!r} names source {name!r}, which sources: does not define",
                                          f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}."))
+    urls: list[tuple[tuple[str, ...], str, str]]
     urls = [(("srt-slurm", "pins", pin.name, "repository"), pin.repository, f"srt-slurm pin {pin.name}") for pin in lane.pins.values()]
     urls += [(("sources", source.name, "url"), source.url, f"source {source.name}") for source in lane.sources.values()]
     for path, url, what in urls:
@@ -289,7 +290,7 @@ def load_lane_file(path: Path) -> Lane:
         raise UsageError(f"no lane profile at {path}", f"Create {LANES_DIR}/<lane>.yaml, or pass --lane with an existing lane name.",
                          file=str(path))
     doc, problems = load_yaml(path, display=display_path(path))
-    if problems:
+    if doc is None:
         raise InfxError(problems)
     diagnostics = _schema_diagnostics(doc)
     if diagnostics:
@@ -344,7 +345,7 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
     for entry in named:
         data = entry.doc.data if entry.doc is not None else None
         declared = data.get("lane") if isinstance(data, dict) else None
-        if isinstance(declared, str) and declared != entry.name:
+        if isinstance(declared, str) and declared != entry.name and entry.doc is not None:  # declared: the doc's
             report.add(error(display_path(entry.path), entry.doc.where(("lane",)), "lane-name-mismatch",
                              f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
                              f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: {entry.name}."))
@@ -357,7 +358,7 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
     from ..config import DEFAULT_RUNNERS
 
     runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
-    labels = runners.data.get("labels") if not problems and isinstance(runners.data, dict) else None
+    labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
     if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
         return []
     return [error(display_path(entry.path), entry.label_where(label), "lane-label-undeclared",

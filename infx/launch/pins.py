@@ -70,7 +70,7 @@ class PinsReport:
 
 def _read(path: Path) -> tuple[Document, list[PinStatus], tuple[str, ...], Report]:
     doc, problems = load_yaml(path, display=display_path(path))
-    if problems:
+    if doc is None:
         raise InfxError(problems)
     report = Report()
     data = doc.data if isinstance(doc.data, dict) else {}
@@ -225,6 +225,7 @@ def _commit_spans(text: str) -> dict[str, tuple[int, int, str, int]]:
     """pin name -> (start, end, quote style, mapping end) of each pin's commit value in ``text``
     (character offsets; start == end == -1 when the pin has no commit key)."""
     root = yaml.compose(text, Loader=yaml.SafeLoader)  # the pure-Python composer: its marks are character offsets
+    assert root is not None  # a profile _read loaded: one document with the pins mapping
     node = root
     for key in PINS_PATH:
         node = next(value for k, value in node.value if k.value == key)
@@ -277,10 +278,10 @@ def run_pins(path: Path, update: bool) -> PinsReport:
         updated = [pin for pin in pins if pin.status in ("unrecorded", "moved")]
         if updated:
             text = path.read_bytes().decode("utf-8")
-            commits = {pin.name: pin.remote for pin in updated}
+            commits = {pin.name: pin.remote for pin in updated if pin.remote is not None}  # unrecorded, moved: remote known
             new_text = rewrite_commits(text, commits, doc.file)
             new_doc, problems = parse_yaml(new_text, doc.file)
-            if problems or new_doc.data != _expected(doc.data, commits):  # a rewrite that changed anything else is a bug
+            if new_doc is None or new_doc.data != _expected(doc.data, commits):  # a rewrite that changed anything else is a bug
                 raise RuntimeError(f"rewriting the commits of {doc.file} would change more than the commit values")
             atomic_write(path, new_text)
     return PinsReport(doc.file, pins, report, updated)

@@ -12,6 +12,7 @@ import fnmatch
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,6 +118,7 @@ class LaunchPlan:
         """The eval workspace (evalenv.stage_workspace) with this point's identity for meta_env.json."""
         identity = {"point-id": self.point_id, "config-key": self.point.data.get("config-key"), "lane": self.lane.name,
                     "result-key": self.result_key()}
+        assert self.evaluation is not None  # asked of an eval point only
         return stage_workspace(self.evaluation, root, dest, self.point.data, identity)
 
     def argv(self) -> list[str]:
@@ -272,7 +274,7 @@ def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict
     return model
 
 
-def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document | None, diagnostics: list) -> list[Source]:
+def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document, diagnostics: list) -> list[Source]:
     """The route's sources plus the ones the recipe declares, each pinned to a full SHA."""
     named: list[Source] = [lane.sources[name] for name in route.sources]
     declared = (variant or {}).get(SOURCES_KEY) or []
@@ -316,7 +318,7 @@ POINT_SHAPES = ((("exp-name",), "name", "exp-name"), (("model-prefix",), "name",
 ENV_SHAPES = (("RUNNER_NAME", "name", "the job name ($RUNNER_NAME)"), ("RESULT_FILENAME", "name", "$RESULT_FILENAME"))
 
 
-def boundary_problems(point: Point, settings: dict, settings_where: dict, env: dict) -> list[Diagnostic]:
+def boundary_problems(point: Point, settings: dict, settings_where: dict, env: Mapping[str, str]) -> list[Diagnostic]:
     """Every point value, setting and environment value the launch uses, in its declared shape."""
     diagnostics = []
     for path, shape, what in POINT_SHAPES:
@@ -392,7 +394,7 @@ def check_variant(variant: dict, doc: Document, plan_facts: dict, point: Point, 
     return recipe, _sources_for(lane, route, variant, doc, diagnostics), agentic
 
 
-def job_name_for(point: Point, env: dict) -> str:
+def job_name_for(point: Point, env: Mapping[str, str]) -> str:
     return env.get("RUNNER_NAME") or f"infx-{point_id(point.data)}"
 
 
@@ -410,7 +412,7 @@ def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
                           "A real launch runs on the lane's self-hosted runner and names its job after that runner.")]
 
 
-def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, today: dt.date | None = None) -> LaunchPlan:
+def build_plan(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | None = None, today: dt.date | None = None) -> LaunchPlan:
     """Every check that needs no checkout, collected; raises InfxError with all of them."""
     env = os.environ if env is None else env
     data = point.data
@@ -443,11 +445,11 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
 
     doc = variant = None
     recipe_path = ref.repo_path(root) if ref else None
-    if recipe_path is not None and (problem := recipe_path_problem(root / RECIPES_DIR, ref.tree_path(), "CONFIG_FILE")):
+    if ref is not None and recipe_path is not None and (problem := recipe_path_problem(root / RECIPES_DIR, ref.tree_path(), "CONFIG_FILE")):
         diagnostics.append(error(point.file, point.where(ref_where), "point-setting-shape", problem,
                                  f"CONFIG_FILE names a file inside {RECIPES_DIR}/."))
         raise InfxError(diagnostics)
-    if recipe_path is not None and is_file(recipe_path):  # never raises: a 300-character CONFIG_FILE is just not a file
+    if ref is not None and recipe_path is not None and is_file(recipe_path):  # never raises: a 300-character CONFIG_FILE is just not a file
         display = str(recipe_path.relative_to(root)) if recipe_path.is_relative_to(root) else str(recipe_path)
         doc, problems = load_yaml(recipe_path, display=display)
         diagnostics.extend(problems)
@@ -476,7 +478,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
                                      "Fix the overlay's from: path, or add the recipe folder."))
     job_name = job_name_for(point, env)
     recipe, sources, agentic = None, [lane.sources[name] for name in route.sources], None
-    if variant is not None and model is not None:
+    if variant is not None and doc is not None and model is not None:
         recipe, sources, agentic = check_variant(variant, doc, plan_facts(job_name, model, evaluation, profile, root), point,
                                                  lane, route, diagnostics)
     pin = lane.pins[route.srt_slurm]
@@ -486,8 +488,9 @@ def build_plan(lane: Lane, point: Point, root: Path, env: dict | None = None, to
                                 f"Resolve it: git ls-remote {pin.repository} {pin.ref}, and write the SHA in {lane.file}."))
     if diagnostics:
         raise InfxError(diagnostics)
+    assert model is not None and recipe_source is not None  # without either, a diagnostic was raised above
     partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
-    date = (today or dt.datetime.now(dt.timezone.utc).date()).strftime("%Y%m%d")
+    date = (today or dt.datetime.now(dt.UTC).date()).strftime("%Y%m%d")
     isl, osl = data.get("isl", 0), data.get("osl", 0)
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
@@ -521,7 +524,7 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
                                f"of route {plan.route.name!r} in {plan.lane.file}.")])
     doc, diagnostics = load_yaml(checkout / plan.recipe_source.path, display=f"{plan.pin.name}:{plan.recipe_source.path}")
     variant = select(doc, plan.recipe_source.ref, plan.point, plan.recipe_source.where, diagnostics) if doc else None
-    if variant is not None:
+    if variant is not None and doc is not None:
         recipe, sources, agentic = check_variant(variant, doc, plan_facts(plan.job_name, plan.model, plan.evaluation,
                                                                           plan.agentic_profile, plan.root),
                                                  plan.point, plan.lane, plan.route, diagnostics)

@@ -76,7 +76,7 @@ class LaunchRecord:
     present: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
-    def from_json(cls, data: Any) -> "LaunchRecord":
+    def from_json(cls, data: Any) -> LaunchRecord:
         """The record in ``data`` (decoded JSON); RecordError naming the first field the schema refuses."""
         from ..schema import first_problem
 
@@ -86,7 +86,7 @@ class LaunchRecord:
         return cls(**{attribute(name): data[name] for name in json_names() if name in data}, present=tuple(data))
 
     @classmethod
-    def read(cls, path: Path | str) -> "LaunchRecord":
+    def read(cls, path: Path | str) -> LaunchRecord:
         """The record in a regular file (no symbolic link, FIFO or device; at most MAX_BYTES),
         read with the strict JSON reader. Raises OSError (fsio.UnusablePath) for the file,
         jsonfast.JSONProblem for its text, RecordError for its fields."""
@@ -129,7 +129,7 @@ class LaunchRecord:
             when = dt.datetime.fromisoformat(text) if isinstance(text, str) else None
         except ValueError:
             return None
-        return when.replace(tzinfo=dt.timezone.utc) if when is not None and when.tzinfo is None else when
+        return when.replace(tzinfo=dt.UTC) if when is not None and when.tzinfo is None else when
 
     @property
     def ending(self) -> str:

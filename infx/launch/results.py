@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import shapes
@@ -22,7 +23,7 @@ from .record import LaunchRecord
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
 
 
-def result_name(point: dict, point_id: str, env: dict | None = None) -> str:
+def result_name(point: dict, point_id: str, env: Mapping[str, str] | None = None) -> str:
     """The workflow's RESULT_FILENAME when it set one, else a stable default from the point."""
     env = os.environ if env is None else env
     if env.get("RESULT_FILENAME"):
@@ -45,7 +46,8 @@ def stage_fixed_seq(logs_dir: Path, out: Path, name: str) -> tuple[list[Path], l
     ``<out>/<name>_<dir>_concN_gpus_G[_ctx_C_gen_D].json``: the staged files, and a line for each
     one left out because it is a symbolic link, FIFO or device (never followed or opened) or
     could not be copied. Whether they are a valid result is the artifact's verdict, not said here."""
-    staged, skipped = [], []
+    staged: list[Path] = []
+    skipped: list[str] = []
     if not _real_folder(logs_dir):
         return staged, skipped
     tree = scan_tree(logs_dir, max_depth=1)

@@ -7,7 +7,8 @@ entry exists the table is ambiguous for that point, which is an error, never a c
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -15,17 +15,18 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..diagnostics import InfxError, render_text
-from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
+from ..diskcache import cache_home
 from ..evalsuite import EvalKind
+from ..fsio import copy_tree
+from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
+from ..points import concurrencies
 from . import agentic, evalenv, prepare, results, slurm
+from .cache import CHECKOUTS, cached_srtctl
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
-from ..diskcache import cache_home
-from .cache import CHECKOUTS, cached_srtctl
-from ..fsio import copy_tree
-from ..points import concurrencies
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
 EXIT_FAILED = 1
@@ -100,6 +101,7 @@ def wait_deadline(plan: LaunchPlan) -> dict:
     if seconds is None:
         limit = plan.lane.slurm["default-time-limit"]
         seconds = slurm.time_limit_seconds(limit)
+    assert seconds is not None  # the lane schema's time-limit pattern is always a finite time
     margin = float(plan.lane.slurm.get("deadline-margin-seconds", DEFAULT_DEADLINE_MARGIN))
     return {"time-limit": str(limit), "margin-seconds": margin, "seconds": seconds + margin, "passed": False}
 
@@ -170,31 +172,33 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
     Returns (srtctl, resolved recipe path). Any failure raises LaunchFailed before submission.
     """
     checkout, logs = work / "srt-slurm", work / "logs"
+    commit = plan.pin.commit
+    assert commit is not None  # launch_point refuses an unresolved pin before anything is staged
     try:
-        cached_checkout("srt-slurm", plan.pin.repository, plan.pin.commit, cache, checkout, protocols=plan.lane.git_protocols)
+        cached_checkout("srt-slurm", plan.pin.repository, commit, cache, checkout, protocols=plan.lane.git_protocols)
         resolve_in_checkout(plan, checkout)
         for source in plan.sources:
             head = fetch_pinned(source.name, source.url, source.commit, Path(source.dest), root=checkout, protocols=plan.lane.git_protocols)
             record["sources"].append({**source.to_json(), "head": head})
     except InfxError as exc:
-        raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics))
+        raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics)) from exc
     except FetchError as exc:
-        raise LaunchFailed(str(exc))
+        raise LaunchFailed(str(exc)) from exc
     if plan.evaluation:  # the workspace srt-slurm's lm-eval stage mounts; checked at plan time, staged now
         try:
             plan.stage_eval_workspace(workspace, work / evalenv.WORKSPACE_DIR)
         except (evalenv.WorkspaceChanged, OSError) as exc:
-            raise LaunchFailed(f"could not stage the eval workspace: {exc}")
+            raise LaunchFailed(f"could not stage the eval workspace: {exc}") from exc
     try:
         resolved = stage_checkout(plan, workspace, checkout)
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
         # else a private venv per launch, installed from this checkout.
-        srtctl = cached_srtctl(cache.parent, plan.pin.commit) or \
+        srtctl = cached_srtctl(cache.parent, commit) or \
             install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
         record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
-        raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}")
+        raise LaunchFailed(f"{exc}\n{exc.output.strip()[-4000:]}") from exc
     for name, path in (("resolved-recipe.yaml", resolved), ("srtslurm.yaml", checkout / "srtslurm.yaml")):
         shutil.copyfile(path, logs / name)
     return srtctl, resolved
@@ -209,7 +213,7 @@ def run_prepare(plan: LaunchPlan, work: Path, checkout: Path, env: dict, record:
     try:
         prepare.run_steps(steps, checkout, env, work / "logs" / "prepare.log", record["prepare"], say=_say)
     except prepare.StepFailed as exc:
-        raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}")
+        raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}") from exc
 
 
 def _cleanup_problem(record: dict, problem: str, unconfirmed: bool = False) -> None:
@@ -283,7 +287,7 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
 def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None = None) -> int:
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     name = results.result_name(plan.point.data, plan.point_id, env)
     # Checkout and venv go to the runner's temp dir when there is one, so artifact uploads of the
     # output dir stay small; the resolved recipe and srtslurm.yaml are copied into the logs.
@@ -293,10 +297,11 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     cache = cache_home(env) / CHECKOUTS
     poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
-    record = {
+    record: dict[str, Any] = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None, "result-key": plan.result_key(),
+        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None,
+        "result-key": plan.result_key(),
         "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
         "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
         "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
@@ -367,7 +372,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 submission = submit(srtctl, plan.argv(), checkout, {**env, **record["environment"]})
             except SrtctlError as exc:
                 (logs / "srtctl-apply.log").write_text(exc.output)
-                raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}")
+                raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()}") from exc
             submitted = time.monotonic()
             (logs / "srtctl-apply.log").write_text(submission.output)
             record["job-id"] = job_id = submission.job_id
@@ -386,7 +391,8 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 _cancel_job(client, record)
                 raise LaunchFailed(f"job {job_id}: still {seen} when infx's deadline passed ({record['deadline']['seconds']:g} s "
                                    f"after submission: time limit {record['deadline']['time-limit']} + margin "
-                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it (now {record['terminal-state'] or 'unconfirmed'})")
+                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it "
+                                   f"(now {record['terminal-state'] or 'unconfirmed'})") from exc
             phase("run-seconds")
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
             if not state.succeeded:
@@ -434,7 +440,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 code = 128 + signal.Signals[record["signals"][0]].value
                 record["message"] += f"; {record['signals'][0]} received while {noted_while}"
             record["exit-code"] = code
-            record["timings"]["finished"] = dt.datetime.now(dt.timezone.utc).isoformat()
+            record["timings"]["finished"] = dt.datetime.now(dt.UTC).isoformat()
             save(final=True)
             if code == 0:  # a success is what `infx results collect` accepts, read back as it would be
                 code = _judge_output(out, record, save)

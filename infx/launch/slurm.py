@@ -72,7 +72,8 @@ def _exit_code(value) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, dict)):
         return ""
     if isinstance(value, dict):  # newer Slurm: {"return_code": N, "signal": {"id": S}}, numbers possibly wrapped
-        number = lambda v: v.get("number", 0) if isinstance(v, dict) else (v or 0)
+        def number(v):
+            return v.get("number", 0) if isinstance(v, dict) else (v or 0)
         signal = value.get("signal")
         return f"{number(value.get('return_code'))}:{number(signal.get('id') if isinstance(signal, dict) else signal)}"
     return f"{(value >> 8) & 0xFF}:{value & 0x7F}"
@@ -120,7 +121,7 @@ class Slurm:
         self.say = say or (lambda message: None)
 
     @classmethod
-    def for_lane(cls, settings: dict, **kwargs) -> "Slurm":
+    def for_lane(cls, settings: dict, **kwargs) -> Slurm:
         """The lane profile's ``slurm`` block may set ``command-timeout-seconds``."""
         return cls(timeout=float(settings.get("command-timeout-seconds", DEFAULT_TIMEOUT)), **kwargs)
 
@@ -235,7 +236,7 @@ class Slurm:
 
     # --- partitions ---------------------------------------------------------------------------
 
-    def partition_health(self, partition: str) -> "PartitionHealth":
+    def partition_health(self, partition: str) -> PartitionHealth:
         try:  # node names and compact states cannot contain '|'
             done = self.run(["sinfo", "-h", "-N", "-p", partition, "-o", "%N|%t"], attempts=2)
         except SlurmUnavailable as exc:

@@ -21,9 +21,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from .. import shapes
 from ..git import NO_HELPERS
@@ -117,7 +117,7 @@ def fetch_pinned(name: str, url: str, commit: str, dest: Path, root: Path | None
         try:
             dest = shapes.inside(root, str(dest), f"source {name}: dest")
         except shapes.Escape as exc:
-            raise FetchError(str(exc))
+            raise FetchError(str(exc)) from exc
     if dest.is_symlink() or dest.is_file():
         dest.unlink()
     elif dest.exists():

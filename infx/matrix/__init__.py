@@ -8,6 +8,8 @@ docs/matrix.md describes the rules and where they differ from the reference.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import InfxError, error
 from .buckets import EVAL_BUCKETS, bucket_of, bucketize
 from .derive import topology_fingerprint
@@ -17,10 +19,13 @@ from .nodes import RecipeNodeCounts
 from .rowschema import row_problems
 from .selection import EvalMode, Selection, check_runner_types, select_keys
 
+if TYPE_CHECKING:  # annotations only: the config package is not imported for them
+    from ..config.load import ConfigSet
+
 __all__ = ["build_matrix", "Selection", "EvalMode", "bucketize", "bucket_of", "EVAL_BUCKETS"]
 
 
-def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode = EvalMode.DEFAULT,
+def build_matrix(config_set: ConfigSet, selection: Selection = Selection(), evals: EvalMode = EvalMode.DEFAULT,
                  notices: list[str] | None = None) -> list[dict]:
     """Every row the selection asks for, in stable order, each validated against the row schema.
 
@@ -53,7 +58,7 @@ def build_matrix(config_set, selection: Selection = Selection(), evals: EvalMode
     return rows
 
 
-def refuse_invalid_rows(config_set, rows: list[dict]) -> None:
+def refuse_invalid_rows(config_set: ConfigSet, rows: list[dict]) -> None:
     """The guard on infx's own output: a row that breaks the row schema is a bug in infx (the
     config passed validation), reported at the config it came from rather than handed on."""
     problems = row_problems(rows)

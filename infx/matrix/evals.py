@@ -69,9 +69,9 @@ def _mark_single_agentic(rows: list[dict]) -> None:
             row["run-eval"] = row is best
 
 
-def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict]:
-    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row."""
-    merged = {}
+def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | None]:
+    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row (None: the others)."""
+    merged: dict[int, dict | None] = {}
     for group in _groups(rows, topology).values():
         first = dict(group[0])
         first["conc"] = sorted({c for row in group for c in row["conc"]})
@@ -109,8 +109,8 @@ def apply_evals(rows: list[dict], mode: EvalMode) -> list[dict]:
             row["run-eval"] = True
         merged = {**_merge_per_topology(multi_fixed, all_concs=True),
                   **_merge_per_topology(multi_agentic, all_concs=False)}
-        rows = [merged[id(row)] if id(row) in merged else row for row in rows]
-        rows = [row for row in rows if row is not None]
+        kept = [merged[id(row)] if id(row) in merged else row for row in rows]
+        rows = [row for row in kept if row is not None]
     selected = [row for row in rows if row["run-eval"]]
     for row in selected:
         row["eval-only"] = True

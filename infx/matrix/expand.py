@@ -10,8 +10,10 @@ points are runner-major with one concurrency each (as the reference orders them)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error
+from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .derive import (
     AGENTIC,
     AGENTIC_DURATION_S,
@@ -25,9 +27,11 @@ from .derive import (
     single_agentic_exp_name,
     total_cpu_dram_gb,
 )
-from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .nodes import RecipeNodeCounts, node_count
 from .selection import Selection
+
+if TYPE_CHECKING:  # annotations only: the config package is not imported for them
+    from ..config.load import ConfigSet
 
 HEADER = ("image", "model", "model-prefix", "precision", "framework")
 
@@ -36,7 +40,7 @@ HEADER = ("image", "model", "model-prefix", "precision", "framework")
 class Expansion:
     """State of one expansion: inputs, and the problems and notes it collects."""
 
-    config_set: object
+    config_set: ConfigSet
     selection: Selection
     recipes: RecipeNodeCounts
     problems: list[Diagnostic] = field(default_factory=list)

@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from .. import recipes as _recipes
-from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
 from ..diskcache import read_cached, write_cached
+from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
 from ..workers import gpu_nodes, replica_gpus
 from .derive import DeriveError
 

@@ -9,7 +9,7 @@ kv-p2p-transfer-required, kv-offload-backend-coupling.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..schema import Finding, dotted, schema_findings
 from ..workers import ROLES, dcp_splits_tp, hardware_unpaired

@@ -85,7 +85,7 @@ class Selection:
                 raise UsageError(f"node type {value!r} is unknown", f"Use one of: {', '.join(NODE_TYPES)}.")
 
     @property
-    def seq_pairs(self) -> set[tuple[int, int]]:
+    def seq_pairs(self) -> set[tuple[int, int] | None]:  # None: not a sequence name (__post_init__ refuses those)
         return {parse_seq_name(name) for name in self.seq_lens}
 
     def conc_allowed(self, conc: int) -> bool:

@@ -13,7 +13,7 @@ step summary (infx/workflows/report.py).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .compare import topology
 from .evalgate import BELOW, NO_FLOOR, NO_METRIC, OK, Thresholds, judge_row

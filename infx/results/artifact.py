@@ -47,7 +47,7 @@ class ResultFile:
 
     name: str
     conc: int
-    match: re.Match | None
+    match: re.Match
     data: dict | None = None
     problem: str | None = None
 
@@ -93,7 +93,7 @@ class PointArtifact:
         return printable(self.folder.name)
 
     @classmethod
-    def read(cls, folder: Path) -> "PointArtifact":
+    def read(cls, folder: Path) -> PointArtifact:
         try:
             tree = scan_tree(folder, MAX_DEPTH, MAX_ENTRIES)
         except OSError as exc:
@@ -101,7 +101,7 @@ class PointArtifact:
         top = [entry for entry in tree.entries if "/" not in entry.name]
         skipped = tuple(printable(f"{entry.name}: {entry.kind}, not followed or opened") for entry in tree.others()) + \
             tuple(map(printable, tree.problems))
-        listed = dict(
+        listed: dict[str, Any] = dict(  # the PointArtifact fields a folder without a usable record keeps too
             evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
             logs=tuple(sorted((e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
                               key=lambda e: e.name)),
@@ -143,7 +143,8 @@ class PointArtifact:
             return Verdict(INVALID, (f"its launch record is for result key {record.result_key!r}, not {result_key}",))
         if record.exit_code != 0:
             return Verdict(FAILED, (record.ending,), evals=self.eval_set)
-        rows, found, reasons = [], [], []
+        rows: list[dict] = []
+        found, reasons = [], []
         for result in self.results:
             found.append(result.conc)
             try:
@@ -155,6 +156,7 @@ class PointArtifact:
             if problem:
                 reasons.append(f"concurrency {result.conc}: {problem}")
             else:
+                assert row is not None  # _row gives a row or a problem
                 rows.append(row)
         missing = None if eval_kind(record) == EVAL_ONLY else validate.missing_concurrencies(record.concurrencies, found)
         if missing:
@@ -169,7 +171,9 @@ class PointArtifact:
         """One result file's row, or why it has none."""
         if result.problem:
             return None, result.problem
-        raw, record, point = result.data, self.record, self.record.point
+        raw, record = result.data, self.record
+        assert raw is not None and record is not None  # a file read without a problem; verdict() answered a recordless folder
+        point = record.point
         if record.agentic:
             aiperf = self._aiperf_for(result.conc)
             problem = aiperf if isinstance(aiperf, str) else validate.agentic_problem(raw, aiperf)
@@ -180,6 +184,7 @@ class PointArtifact:
             row = None if problem else rowmaking.fixed_seq_row(point, raw, result.match)
         if problem:
             return None, problem
+        assert row is not None  # made whenever there is no problem
         own = rowmaking.identity(record, self.name, result.name, result.conc)
         problem = rowmaking.identity_clash(raw, own)
         if problem:

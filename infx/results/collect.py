@@ -44,7 +44,7 @@ class PointVerdict:
     rows: int = 0
 
     @classmethod
-    def of(cls, artifact: PointArtifact, verdict: Verdict) -> "PointVerdict":
+    def of(cls, artifact: PointArtifact, verdict: Verdict) -> PointVerdict:
         record = artifact.record
         return cls(artifact.name, verdict.status, list(verdict.reasons), record.point_id if record else None,
                    record.config_key if record else None, record.concurrencies if record else [], len(verdict.rows))
@@ -54,7 +54,7 @@ class PointVerdict:
                 "config-key": self.config_key, "conc": self.conc, "rows": self.rows}
 
     @classmethod
-    def from_json(cls, data: dict) -> "PointVerdict":
+    def from_json(cls, data: dict) -> PointVerdict:
         """A verdict results.schema.json accepted."""
         return cls(data["artifact"], data["status"], list(data.get("reasons") or []), data.get("point-id"),
                    data.get("config-key"), list(data.get("conc") or []), int(data.get("rows") or 0))

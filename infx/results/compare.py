@@ -19,6 +19,7 @@ from .collect import Collected, PointVerdict, collect
 from .evals import EvalCollection
 from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 
+
 def scenario(row: dict) -> str:
     """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
     if row.get("scenario-type") == AGENTIC:
@@ -135,7 +136,7 @@ class Comparison:
 def compare(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
             notices: list[str] | None = None) -> Comparison:
     result = Comparison(threshold, points=list(head.points), baseline=baseline or {}, notices=list(notices or []))
-    base = {}
+    base: dict[tuple, dict] = {}
     for row in baseline_rows:
         base.setdefault(match_key(row), row)
     seen = set()
@@ -170,7 +171,8 @@ def load_results(paths: list[Path]) -> Loaded:
     (collected), merged. Rows that cannot be compared or charted are left out with a notice."""
     from .render import read_results
 
-    merged, notices, folders, sets = Collected(), [], [], []
+    merged, notices, folders = Collected(), [], []
+    sets: list = []  # EvalSet
     for path in paths:
         if path.is_dir():
             folders.append(path)

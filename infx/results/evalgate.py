@@ -59,7 +59,7 @@ class Thresholds:
         return self.floors.get((prefix, task)) or self.floors.get((None, task))
 
     @classmethod
-    def from_document(cls, doc: Document) -> "Thresholds":
+    def from_document(cls, doc: Document) -> Thresholds:
         """From a document the thresholds schema accepted."""
         floors = {(None, task): Floor(float(value), f"default.{task}", doc.file, doc.where(("default", task)))
                   for task, value in doc.data["default"].items()}
@@ -196,7 +196,7 @@ class PlannedEvals:
     points: tuple[PlannedPoint, ...] = ()
 
     @classmethod
-    def read(cls, path: Path) -> "PlannedEvals":
+    def read(cls, path: Path) -> PlannedEvals:
         """From `infx plan --format json` (what the sweep uploads as sweep-plan/plan.json); a file that
         cannot be read is a usage error (exit 2), one that is no plan a located error (exit 1)."""
         from ..evalsuite import PointEval
@@ -261,7 +261,7 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
                                      "calibrated from many runs of the task."))
             continue
         for verdict in judged:
-            metric, value = verdict.metric, verdict.value
+            metric, value, floor = verdict.metric, verdict.value, verdict.floor
             verdicts.append(verdict)
             if not verdict.passed:
                 diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",

@@ -30,9 +30,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
@@ -58,7 +59,8 @@ RULES = {
     "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
     "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, "
+                    "or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
     "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
     "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
@@ -124,7 +126,7 @@ class EvalProtocol:
         return {_json_name(item): getattr(self, item.name) for item in fields(self)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalProtocol":
+    def from_json(cls, data: dict) -> EvalProtocol:
         return cls(**{item.name: data[_json_name(item)] for item in fields(cls)})
 
 
@@ -178,7 +180,7 @@ class EvalRow:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalRow":
+    def from_json(cls, data: dict) -> EvalRow:
         """A row as results.json holds it (checked against the schema first: this only maps names)."""
         values = {item.name: data[_json_name(item)] for item in fields(cls)}
         values["protocol"] = EvalProtocol.from_json(data["protocol"])
@@ -208,7 +210,7 @@ class EvalProblem:
         return {"rule": self.rule, "file": self.file, "message": self.message}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalProblem":
+    def from_json(cls, data: dict) -> EvalProblem:
         return cls(data["rule"], data["file"], data["message"])
 
 
@@ -223,7 +225,7 @@ class ResultFile:
         return {"file": self.file, "conc": self.conc, "date": self.date, "used": self.used}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ResultFile":
+    def from_json(cls, data: dict) -> ResultFile:
         return cls(data["file"], data["conc"], data["date"], data["used"])
 
 
@@ -242,13 +244,13 @@ class EvalIdentity:
     eval_concs: tuple[int, ...] | None = None  # what the point asked the eval to run
 
     @classmethod
-    def from_launch_record(cls, record: dict, artifact: str) -> "EvalIdentity":
+    def from_launch_record(cls, record: dict, artifact: str) -> EvalIdentity:
         """The point of a launch record (decoded JSON). The concurrencies asked for are the ones
         the launch passed as EVAL_CONC (the record's `eval.concs`), else read from the point."""
-        point = record.get("point") if isinstance(record.get("point"), dict) else {}
-        launched = record.get("eval") if isinstance(record.get("eval"), dict) else {}
+        point = got if isinstance(got := record.get("point"), dict) else {}
+        launched = got if isinstance(got := record.get("eval"), dict) else {}
         if isinstance(launched.get("concs"), list) and launched["concs"] and all(_is_whole(c) for c in launched["concs"]):
-            wanted = tuple(launched["concs"])
+            wanted: tuple[int, ...] | None = tuple(launched["concs"])
         elif point.get("eval-all-concs") is True:
             wanted = tuple(c for c in concurrencies(point) if _is_whole(c))
         else:
@@ -290,7 +292,7 @@ class EvalSet:
             reasons.insert(0, f"eval-missing: {self.folder} gives no eval row (no usable lm-eval task score)")
         return reasons
 
-    def without_rows(self) -> "EvalSet":
+    def without_rows(self) -> EvalSet:
         """The set of a point whose verdict is not ok: its problems stay, its rows are not results."""
         return replace(self, rows=())
 
@@ -306,7 +308,7 @@ class EvalSet:
                 "problems": [p.to_json() for p in self.problems]}
 
     @classmethod
-    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> "EvalSet":
+    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> EvalSet:
         def listed(values):
             return None if values is None else tuple(values)
 
@@ -335,7 +337,7 @@ class EvalCollection:
         """Each problem as an error located at its file (a collect step can print them)."""
         return [error(p.file, None, p.rule, p.message, HINTS.get(p.rule, "")) for p in self.problems]
 
-    def without_duplicate_rows(self) -> "EvalCollection":
+    def without_duplicate_rows(self) -> EvalCollection:
         """One row per point (its result key, else its point id; a folder on its own: the row's
         identity), concurrency and task: the newest (run id, run attempt, the time of its result
         file), so folders of a re-run collected together never count a score twice."""
@@ -355,7 +357,7 @@ class EvalCollection:
         return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalCollection":
+    def from_json(cls, data: dict) -> EvalCollection:
         """results.json's `evals`, already checked against `eval-row.schema.json#/$defs/evals`. Rows
         go back to their folder by `source` (a row whose folder is not listed gets one of its own)."""
         rows: dict[str, list[EvalRow]] = {}
@@ -509,11 +511,12 @@ def _scores(task: str, results: dict, config: dict) -> dict:
     """em_strict, em_flexible and accuracy (each with its standard error) of one task."""
     metric_list = config.get("metric_list")
     first = metric_list[0] if isinstance(metric_list, list) and metric_list else None
-    base = first.get("metric") if isinstance(first, dict) and isinstance(first.get("metric"), str) else "exact_match"
+    metric = first.get("metric") if isinstance(first, dict) else None
+    base = metric if isinstance(metric, str) else "exact_match"
     filters = config.get("filter_list")
     if filters is not None and not (isinstance(filters, list) and all(isinstance(f, dict) for f in filters)):
         raise _FieldError("eval-result-malformed", f"task {task}: configs.{task}.filter_list is not a list of filters")
-    found = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
+    found: dict[str, tuple[float | None, float | None]] = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
 
     def pair(name: str, stderr: str) -> tuple[float | None, float | None]:
         return _metric(results, task, name), _metric(results, task, stderr)
@@ -534,9 +537,9 @@ def _scores(task: str, results: dict, config: dict) -> dict:
 
 
 def _protocol(data: dict, task: str, config: dict) -> EvalProtocol:
-    generation = config.get("generation_kwargs") if isinstance(config.get("generation_kwargs"), dict) else {}
-    shots = data.get("n-shot") if isinstance(data.get("n-shot"), dict) else {}
-    run = data.get("config") if isinstance(data.get("config"), dict) else {}
+    generation = got if isinstance(got := config.get("generation_kwargs"), dict) else {}
+    shots = got if isinstance(got := data.get("n-shot"), dict) else {}
+    run = got if isinstance(got := data.get("config"), dict) else {}
     tokens = generation.get("max_gen_toks", generation.get("max_tokens"))
     temperature, limit = _number(generation.get("temperature")), _number(run.get("limit"))
     return EvalProtocol(
@@ -564,9 +567,9 @@ def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: 
             score, score_name, score_se = accuracy, "accuracy", accuracy_se
         else:
             score, score_name, score_se = None, None, None
-        counts = n_samples.get(task) if isinstance(n_samples.get(task), dict) else {}
+        counts = got if isinstance(got := n_samples.get(task), dict) else {}
         effective = counts.get("effective")
-        metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        metadata = got if isinstance(got := config.get("metadata"), dict) else {}
         model = model_name or _text(metadata.get("model")) or meta_model
         rows.append(EvalRow(**base, model=model, task=task, em_strict=strict, em_strict_se=strict_se, em_flexible=flexible,
                             em_flexible_se=flexible_se, n_eff=effective if type(effective) is int and effective >= 0 else None,
@@ -605,7 +608,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
     if set(expected) - set(completed):
         found.append(("eval-batch-conc-missing", f"concurrency {_listed(set(expected) - set(completed))} of eval_concs did not complete"))
     if set(completed) - set(expected):
-        found.append(("eval-batch-conc-unexpected", f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
+        found.append(("eval-batch-conc-unexpected",
+                      f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
     for name, conc in suffixes:
         if conc is None:
             found.append(("eval-batch-file-unsuffixed", f"{name} has no _conc<N> suffix, so no concurrency can be given to it"))
@@ -613,7 +617,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
     if set(expected) - have:
         found.append(("eval-batch-result-missing", f"concurrency {_listed(set(expected) - have)} has no result file"))
     if have - set(expected):
-        found.append(("eval-batch-result-unexpected", f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
+        found.append(("eval-batch-result-unexpected",
+                      f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
     return found
 
 
@@ -649,7 +654,7 @@ def _candidates(folder: Path, problems: list[EvalProblem]) -> list[_Candidate]:
     results*.json is a problem; other JSON files that are not lm-eval's are passed over). The
     folder is listed without following a link; a results*.json that is not a regular file is
     never opened (a problem, as one that cannot be read)."""
-    found = []
+    found: list[_Candidate] = []
     try:
         entries = scan_tree(folder, max_depth=0).entries
     except OSError as exc:
@@ -702,7 +707,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     if not candidates and not any(p.rule == "eval-result-unreadable" for p in problems):
         problems.append(EvalProblem("eval-missing", label, f"{label} holds {META_ENV} but no lm-eval result (a JSON file with lm_eval_version)"))
     batched = "eval_concs" in meta
-    manifest = tuple(_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+    manifest = (_conc_list(meta.get("eval_concs")), _conc_list(meta.get("completed_eval_concs")), _conc_list(meta.get("failed_eval_concs")))
     if batched:
         problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(printable(c.name), c.conc) for c in candidates])]
     # A manifest that cannot be read names no concurrency as completed: no rows rather than a guess.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from .rows import AGENTIC
 
@@ -49,7 +50,7 @@ def metric_path(row: dict, metric: Metric) -> tuple[str, ...]:
 
 def metric_value(row: dict, metric_id: str) -> float | None:
     """The metric as a finite float, else None (missing, or not a number)."""
-    value = row
+    value: Any = row
     for part in metric_path(row, METRICS_BY_ID[metric_id]):
         value = value.get(part) if isinstance(value, dict) else None
     return float(value) if type(value) in (int, float) and math.isfinite(value) else None
@@ -59,7 +60,8 @@ def metric_problem(row: dict) -> str | None:
     """A metric that is present but not a finite number (a string where a throughput belongs):
     why the row cannot be compared. A missing metric is no problem (shown as n/a)."""
     for metric in METRICS:
-        value, where = row, []
+        value: Any = row
+        where: list[str] = []
         for part in metric_path(row, metric):
             if not isinstance(value, dict):
                 return f"{'.'.join(where)} is {_shown(value)}, not an object"
@@ -73,6 +75,7 @@ def metric_problem(row: dict) -> str | None:
     return None
 
 
-def _shown(value) -> str:
-    text = {dict: "an object", list: "a list"}.get(type(value)) or repr(value)
+def _shown(value: object) -> str:
+    kinds: dict[type, str] = {dict: "an object", list: "a list"}
+    text = kinds.get(type(value)) or repr(value)
     return text if len(text) <= 60 else text[:60] + "…"

@@ -125,8 +125,9 @@ class PngWriter:
         axes = self.axes
         for artist in [*axes.lines, *axes.collections]:
             artist.remove()
-        if axes.get_legend() is not None:
-            axes.get_legend().remove()
+        legend = axes.get_legend()
+        if legend is not None:
+            legend.remove()
         for name in SERIES:
             points = chart.series.get(name) or []
             if not points:
@@ -148,9 +149,10 @@ def plot(baseline: list[dict], head: list[dict], output: Path) -> list[Chart]:
     """`<output>/<config-key>_<scenario>.png` per chart and `<output>/charts.md`."""
     output.mkdir(parents=True, exist_ok=True)
     charts = charts_of(baseline, head)
-    writer = PngWriter() if charts else None
-    for chart in charts:
-        writer.draw(chart, output / f"{chart.slug}.png")
+    if charts:
+        writer = PngWriter()
+        for chart in charts:
+            writer.draw(chart, output / f"{chart.slug}.png")
     blocks = [mermaid(chart) for chart in charts]
     atomic_write(output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n")
     return charts

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 AGENTIC_FAILED_REQUEST_THRESHOLD = 0.10  # the reference's AIPERF_FAILED_REQUEST_THRESHOLD
 FIXED_REQUIRED = ("max_concurrency", "completed", "total_token_throughput", "output_throughput",
@@ -19,7 +20,7 @@ FIXED_REQUIRED = ("max_concurrency", "completed", "total_token_throughput", "out
 TPOT_STATISTICS = ("mean_tpot_ms", "median_tpot_ms")  # the ones an interactivity is read from
 
 
-def _number(value) -> bool:
+def _number(value) -> TypeGuard[int | float]:
     return type(value) in (int, float) and math.isfinite(value)
 
 

@@ -45,10 +45,11 @@ import time
 import uuid
 import zipfile
 import zlib
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import IO
 from urllib.parse import urlparse
 
 from ..diagnostics import InfxError, error
@@ -161,7 +162,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     if when is None:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return max(0.0, when.timestamp() - now)
 
 
@@ -265,6 +266,7 @@ class Client:
         import logging
 
         import requests
+
         from github import Auth, Github
 
         # PyGithub narrates its retries on stderr; infx reports the outcome in one line instead.
@@ -391,11 +393,12 @@ def _describe(exc: BaseException) -> str:
 def calling(what: str):
     """Turn any failure of a GitHub call into one located line: what was asked, what came back
     (the HTTP status and GitHub's message, or what was wrong with the answer), and the fix."""
-    from github import GithubException
     from github.GithubException import BadAttributeException
     from requests import RequestException
     from requests.exceptions import RetryError
     from urllib3.exceptions import HTTPError as Urllib3Error
+
+    from github import GithubException
 
     try:
         yield
@@ -471,8 +474,9 @@ def read(client: Client, what: str, fetch: Callable):
 
 def _transient(exc) -> Wait | None:
     """How long to wait before repeating a failed write, or None when repeating cannot help."""
-    from github import GithubException
     from requests import RequestException
+
+    from github import GithubException
 
     if isinstance(exc, RequestException):
         return Wait(0.0, f"no answer ({type(exc).__name__})")
@@ -654,7 +658,7 @@ def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     return infos
 
 
-def download_artifact(client: Client, artifact) -> BinaryIO:
+def download_artifact(client: Client, artifact) -> IO[bytes]:
     """The artifact's zip archive, as a file (rewound). The API answers 302 to short-lived blob
     storage on another host, which gets no token; an expired artifact answers 410. A body cut
     off is fetched again (both hops: the blob URL is short-lived), within the retry rule."""
@@ -665,7 +669,7 @@ def download_artifact(client: Client, artifact) -> BinaryIO:
     what = f"downloading artifact {artifact.name} of run {run}"
     api = urlparse(client.settings.base_url)
 
-    def fetch() -> BinaryIO:
+    def fetch() -> IO[bytes]:
         headers = {"Authorization": f"token {client.settings.token}", "Accept": "application/vnd.github+json"}
         answer = client.session.get(url, headers=headers, allow_redirects=False, stream=True, timeout=TIMEOUT)
         hops = 0
@@ -687,7 +691,7 @@ def download_artifact(client: Client, artifact) -> BinaryIO:
     return read(client, what, fetch)
 
 
-def _spooled(answer, what: str) -> BinaryIO:
+def _spooled(answer, what: str) -> IO[bytes]:
     declared = _number(answer.headers.get("Content-Length"))
     if declared is not None and declared > DOWNLOAD_LIMIT:
         raise MalformedAnswer(f"{what}: the archive has {declared:.0f} bytes, more than infx takes ({DOWNLOAD_LIMIT})")
@@ -761,7 +765,7 @@ class ArchiveProblem(ValueError):
     """An archive infx does not take: not a zip, a member outside its folder, a link, past a cap."""
 
 
-def _zip(archive: bytes | BinaryIO) -> zipfile.ZipFile:
+def _zip(archive: bytes | IO[bytes]) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(io.BytesIO(archive) if isinstance(archive, (bytes, bytearray)) else archive)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -810,7 +814,7 @@ ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeErro
                   struct.error)
 
 
-def json_in_archive(archive: bytes | BinaryIO, name: str):
+def json_in_archive(archive: bytes | IO[bytes], name: str):
     """The JSON file ``name`` in a downloaded artifact (a zip archive), read strictly
     (infx.jsonfast.parse); ValueError when the archive, the member (capped, no link) or its
     JSON (or its UTF-8) is not acceptable."""
@@ -837,7 +841,7 @@ def json_in_archive(archive: bytes | BinaryIO, name: str):
     return parse(text)
 
 
-def extract_artifact(archive: bytes | BinaryIO, dest, what: str) -> Path:
+def extract_artifact(archive: bytes | IO[bytes], dest, what: str) -> Path:
     """Unzip one downloaded artifact into ``dest``: every member checked first (checked_members),
     written without following any link into a fresh folder beside ``dest``, which replaces
     ``dest`` only once complete; so ``dest`` is whole or absent, and a partial folder a crashed
@@ -908,7 +912,7 @@ class StoredArtifact:
     run_head_sha: str | None
 
     @classmethod
-    def from_api(cls, data, what: str) -> "StoredArtifact":
+    def from_api(cls, data, what: str) -> StoredArtifact:
         run = _field(data, "workflow_run", dict, what, optional=True) or {}
         created = _field(data, "created_at", str, what, optional=True)
         try:
@@ -916,7 +920,7 @@ class StoredArtifact:
         except ValueError:
             raise MalformedAnswer(f"{what}: created_at {created[:40]!r} is not a time") from None
         if when is not None and when.tzinfo is None:
-            when = when.replace(tzinfo=dt.timezone.utc)
+            when = when.replace(tzinfo=dt.UTC)
         return cls(_field(data, "id", int, what), _field(data, "name", str, what), _field(data, "size_in_bytes", int, what),
                    _field(data, "expired", bool, what), when, _field(data, "archive_download_url", str, what),
                    _field(run, "id", int, what, optional=True), _field(run, "repository_id", int, what, optional=True),
@@ -968,7 +972,7 @@ def list_artifacts(client: Client, slug: str, names: set[str]) -> tuple[dict[str
                 requests_made += 1
                 with calling(f"listing the artifacts named {name}"):
                     keep(items, f"listing the artifacts named {name}")
-    newest_first = {name: sorted(by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc), a.id),
+    newest_first = {name: sorted(by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), a.id),
                                  reverse=True) for name, by_id in found.items()}
     return newest_first, ListingCost("whole" if whole else "by-name", total, requests_made)
 
@@ -1072,7 +1076,8 @@ def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict
     """Every item of a paginated list (``key`` of each page), or Unreadable."""
     from .repocheck import Unreadable
 
-    items, page = [], 1
+    items: list[dict] = []
+    page = 1
     while True:
         data = _read_setting(client, path, f"{what} (page {page})", {**(parameters or {}), "per_page": PER_PAGE, "page": page})
         if isinstance(data, Unreadable):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import api
@@ -60,7 +61,7 @@ def _run_source(run) -> dict:
 
 
 def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
-                  eval_keys: list[str] = ()) -> Baseline:
+                  eval_keys: Iterable[str] = ()) -> Baseline:
     """The baseline rows (for ``config_keys``) and eval rows (for ``eval_keys``); every GitHub call
     through the one client (api.py), so a failure is one located line (InfxError), which `infx
     results compare` turns into a notice."""
@@ -83,7 +84,9 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
         return [(run, run.id, run.head_branch, run.conclusion, _run_source(run)) for run in runs]
 
     runs = api.read(client, f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}", newest_runs)
-    wanted, wanted_evals, rows, evals, used = set(config_keys), set(eval_keys), [], [], []
+    wanted, wanted_evals, used = set(config_keys), set(eval_keys), []
+    rows: list[dict] = []
+    evals: list = []
     for run, number, branch, conclusion, where in runs:
         if not (wanted or wanted_evals):
             break

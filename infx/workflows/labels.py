@@ -33,7 +33,7 @@ class Mode:
         return {**data, "why": list(self.why)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Mode":
+    def from_json(cls, data: dict) -> Mode:
         fields = {key.replace("-", "_"): value for key, value in data.items() if key != "why"}
         return cls(**fields, why=tuple(data.get("why", ())))
 

@@ -114,7 +114,8 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
     runners = {lane: len({name for label in lane for name in labels[label]}) for lane in set(lanes.values())}
     members: dict[tuple[str, ...], list[tuple[str, float]]] = {}
     for row in rows:
-        lane = lanes.get(row.get("runner"))
+        runner = row.get("runner")
+        lane = lanes.get(runner) if isinstance(runner, str) else None
         if lane is not None:
             members.setdefault(lane, []).append((point_id(row), row_hours(row) + overhead_hours.get(row["runner"], 0.0)))
     return [LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
@@ -128,7 +129,7 @@ def repository_queues(rows: list[dict], root: Path) -> list[LaneQueue]:
     from ..yamlio import load_yaml
 
     runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
-    declared = runners.data.get("labels") if not problems and isinstance(runners.data, dict) else None
+    declared = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
     labels = {label: [str(name) for name in names] for label, names in (declared or {}).items() if isinstance(names, list)}
     overhead = {}
     for entry in lane_entries(root):

@@ -152,7 +152,7 @@ def _cell(value) -> str:
 
 
 class Table:
-    def __init__(self, title: str, header: list[str], rows: list[list[str]], note: str = ""):
+    def __init__(self, title: str, header: list[str], rows: list, note: str = ""):  # rows of cells (_cell), or Blocks' blocks
         self.title, self.header, self.rows, self.note = title, header, rows, note
         self.shown = len(rows)
 
@@ -293,7 +293,7 @@ def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[
         return []
     from .lanegate import render_lines
 
-    lines = render_lines(lane_gate, Counter(row.get("runner") for rows in buckets.values() for row in rows))
+    lines = render_lines(lane_gate, Counter(runner for rows in buckets.values() for row in rows if isinstance(runner := row.get("runner"), str)))
     return ["", "#### Lane check", "", *lines] if lines else []
 
 
@@ -397,7 +397,8 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
     failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
 
     def logs(point: dict) -> str:
-        url = links.get(point.get("artifact")) or (f"{run_url}#artifacts" if run_url else None)
+        artifact = point.get("artifact")
+        url = (links.get(artifact) if isinstance(artifact, str) else None) or (f"{run_url}#artifacts" if run_url else None)
         return f"[{point.get('artifact')}]({url})" if url else str(point.get("artifact"))
 
     tables = [Table("#### Points without a valid result", ["", "point", "config-key", "why", "logs"],

@@ -13,13 +13,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from ..points import point_id
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .rerun import ARTIFACT_PREFIX, artifact_name
+
+if TYPE_CHECKING:  # api imports this module
+    from .api import StoredArtifact
 
 STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
 # The token's hourly API budget (the GITHUB_TOKEN: 1,000 requests per repository) is shared by the
@@ -68,7 +72,7 @@ class Stored:
     created_at: dt.datetime | None = None
     folder: Path | None = None  # its contents, once downloaded
     refusal: str = ""  # why it may not be used at all ("" = usable if valid)
-    handle: object = None  # the API's artifact object, for downloading (opaque here)
+    handle: StoredArtifact | None = None  # the API's artifact object, for downloading (opaque here)
 
 
 class Unusable(Exception):
@@ -117,7 +121,7 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             decision.reasons[pid] = f"no result key: {why}"
             continue
         reasons = []
-        newest_first = sorted(stored.get(key, []), key=lambda s: (s.created_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc)),
+        newest_first = sorted(stored.get(key, []), key=lambda s: (s.created_at or dt.datetime.min.replace(tzinfo=dt.UTC)),
                               reverse=True)
         for candidate in newest_first:
             if candidate.refusal:
@@ -147,7 +151,7 @@ def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.date
     age from the launch record when it reads (judge says why when it does not)."""
     from ..launch.record import SUFFIX, LaunchRecord
 
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     found: dict[str, list[Stored]] = {}
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
         key = key_of_artifact(folder.name)
@@ -223,7 +227,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     from ..diagnostics import InfxError
     from ..launch.resultkey import keys_for_rows
 
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     keys = keys_for_rows(rows, root, lane_resolver(root))
     if isinstance(source, FolderSource):
         return select(rows, keys, stored_in_folder(source.folder, source.max_age_days, now))
@@ -276,6 +280,8 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
         if stopped:
             raise Unusable(f"not looked at: {stopped[0]}")
         artifact = item.handle
+        # listed from GitHub: each carries its artifact; one without a run was refused (_listed_refusal), never fetched
+        assert artifact is not None and artifact.run_id is not None
         try:
             refusal = facts.refusal(artifact.run_id)
             if refusal:

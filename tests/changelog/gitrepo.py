@@ -25,7 +25,7 @@ class Repo:
         return done.stdout.decode().strip()
 
     @classmethod
-    def init(cls, path: Path) -> "Repo":
+    def init(cls, path: Path) -> Repo:
         path.mkdir(parents=True, exist_ok=True)
         repo = cls(path)
         repo.git("init", "-q", "-b", "main")

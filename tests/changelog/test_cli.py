@@ -48,7 +48,7 @@ def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
 
 
 def test_validate_reports_every_problem_at_once(work, BASE):
-    entry = '- config-keys:\n    - no-such-key\n  description:\n    - "a\tb"\n  pr-link: TBD\n'.encode()
+    entry = b'- config-keys:\n    - no-such-key\n  description:\n    - "a\tb"\n  pr-link: TBD\n'
     (work.path / FILE).write_bytes(BASE + b"\n\n" + entry + b"\n")
     _commit_worktree(work, "broken append")
     done = infx(work.path, "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42")

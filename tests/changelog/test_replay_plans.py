@@ -22,6 +22,7 @@ from infx.changelog.plan import PlanOptions
 
 from .conftest import SLUG
 
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     path = tmp_path_factory.mktemp("history") / "patched"

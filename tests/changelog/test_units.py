@@ -4,16 +4,15 @@ where a revision is involved."""
 
 from __future__ import annotations
 
-
 import pytest
 import yaml
 
+from infx.changelog.appendonly import delta as append_only_delta
 from infx.changelog.diff import compare
 from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
 from infx.changelog.keys import resolve
-from infx.changelog.appendonly import delta as append_only_delta
 from infx.changelog.plan import PlanOptions, build_plan, plan_rows, trim_conc
 from infx.config import load_config_set
 from infx.keyglob import matching_keys

@@ -13,8 +13,8 @@ import pytest
 from infx.config import load_config_set
 from infx.config.load import SHIPPED_COMPONENTS as COMPONENTS
 from infx.config.rules import RULES
-from infx.schema import SCHEMA_RULES
 from infx.diagnostics import Severity
+from infx.schema import SCHEMA_RULES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RUNNERS = FIXTURES / "runners.yaml"

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from infx.config.load import SHIPPED_COMPONENTS, ConfigSet
-from infx.schema import field_names, is_valid, load_schema
 from infx.config.validate import validate_config_set
 from infx.diagnostics import Diagnostic
+from infx.schema import field_names, is_valid, load_schema
 from infx.yamlio import Document, load_yaml
 
 REPO = Path(__file__).resolve().parent.parent.parent

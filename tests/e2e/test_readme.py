@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 import subprocess
+import tomllib
 import venv
 from pathlib import Path
 
@@ -25,6 +26,19 @@ def test_quick_start_has_exactly_two_commands_and_the_second_is_ci():
     ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
     assert ci[-1] == "python3 -m pytest -q"  # the test command the README names
     assert "`python3 -m pytest -q`" in (REPO / "README.md").read_text()
+
+
+def test_ci_runs_ruff_and_mypy_before_the_tests_and_the_lint_extra_pins_them():
+    """A lint finding fails CI: .ci/run stops at the first failing command (set -e) and lints first."""
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert "set -euo pipefail" in ci
+    lint = ["python3 -m ruff check infx tests bench", "python3 -m mypy infx"]
+    assert all(command in ci for command in lint)
+    assert max(ci.index(command) for command in lint) < ci.index("python3 -m pytest -q")
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lint"]
+    assert {name.split("==")[0] for name in extra if "==" in name} >= {"ruff", "mypy"}
+    readme = (REPO / "README.md").read_text()
+    assert all(f"`{command}`" in readme for command in lint)
 
 
 def test_main_job_on_a_fresh_clone(tmp_path: Path):

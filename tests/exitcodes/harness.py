@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from click.testing import CliRunner
-from launchkit import REPO, git
 
 from infx.cli import main
+from launchkit import REPO, git
 
 ALLOWED_EXITS = {0, 1, 2}
 # Variables of the CI that runs this suite which would change what a command does.

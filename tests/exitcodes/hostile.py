@@ -13,7 +13,7 @@ import stat
 import time
 import zipfile
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -295,7 +295,7 @@ def _info(name: str, mode: int | None = None) -> zipfile.ZipInfo:
     return info
 
 
-@lru_cache(maxsize=None)
+@cache
 def zip_bomb() -> bytes:
     """64 MiB of zeros in about 64 KiB (made once)."""
     return _zip([(_info("zeros.log"), b"\0" * (64 << 20))])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import fill, unprivileged_prefix
 from launchkit import git
 
+from .conftest import fill, unprivileged_prefix
 from .harness import REPO, appended_entry, run_infx, run_process
 
 CHANGELOG = "perf-changelog.yaml"

@@ -24,12 +24,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infx.cli import COMMANDS, cli
-
-from .conftest import fill
 from launchkit import git
 
+from .conftest import fill
 from .harness import REPO, appended_entry, bundled_repository, run_infx
-from .hostile import ARGV_TEXT, ODD_PLACEMENTS, OddFiles, faults_by_request, hostile_archive, json_text, place_odd, result_json_text, yaml_text
+from .hostile import (
+    ARGV_TEXT,
+    ODD_PLACEMENTS,
+    OddFiles,
+    faults_by_request,
+    hostile_archive,
+    json_text,
+    place_odd,
+    result_json_text,
+    yaml_text,
+)
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
 CI_EXAMPLES: dict[str, int] = {}  # property -> CI's example count (README.md states the total)
@@ -455,12 +464,11 @@ def world(repo, rows, tmp_path_factory):
     sys.path.insert(0, str(REPO / "tests" / "results"))
     from github_helpers import result_artifact_files
     from github_server import LocalGitHub
-    from test_compare import ladder_results
-
     from infx.launch.resultkey import keys_for_rows
     from infx.workflows.baseline import RESULTS_ARTIFACT
     from infx.workflows.rerun import artifact_name
     from infx.workflows.reuse import lane_resolver, result_artifact_name
+    from test_compare import ladder_results
 
     folder = tmp_path_factory.mktemp("github-world")
     gb300 = [row for row in rows if row["runner"] == "gb300-nv"][:3]

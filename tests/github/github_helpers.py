@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infx.points import point_id
-
 from github_server import SLUG
+from infx.points import point_id
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,9 +78,8 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
     point has no throughput files."""
     import tempfile
 
-    from infx.evalsuite import EvalKind, PointEval
-
     from evalstage import eval_stage_output
+    from infx.evalsuite import EvalKind, PointEval
 
     name = f"{row['exp-name']}_{point_id(row)}"
     choice = PointEval.of_point(row)

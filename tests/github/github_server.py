@@ -496,7 +496,7 @@ def granted(permissions: dict[str, str], scope: str, level: str) -> bool:
     return LEVELS.get(have, 0) >= LEVELS[level]
 
 
-def _grant_token(self: "GitHubState", permissions: dict[str, str]) -> str:
+def _grant_token(self: GitHubState, permissions: dict[str, str]) -> str:
     """A GITHUB_TOKEN carrying exactly ``permissions`` (scope -> read | write), as Actions mints one
     per job; registered so every request it makes is held to them."""
     import secrets
@@ -507,7 +507,7 @@ def _grant_token(self: "GitHubState", permissions: dict[str, str]) -> str:
     return token
 
 
-def _permission_refusal(self: "GitHubState", method: str, path: str, token: str):
+def _permission_refusal(self: GitHubState, method: str, path: str, token: str):
     """GitHub's 403 for a GITHUB_TOKEN without the permission the endpoint needs, else None."""
     permissions = self.tokens.get(token)
     if permissions is None:  # not a job's GITHUB_TOKEN: a personal token with full access (the tests' default)
@@ -524,7 +524,7 @@ def _permission_refusal(self: "GitHubState", method: str, path: str, token: str)
         "documentation_url": "https://docs.github.com/rest/authentication/permissions-required-for-github-apps"}
 
 
-def _rate_limit(self: "GitHubState", token: str, now: float):
+def _rate_limit(self: GitHubState, token: str, now: float):
     """Count one API request against its token's hourly budget: (the x-ratelimit headers, GitHub's
     403 when the budget was already spent, else None)."""
     bucket, kind = (f"repository:{SLUG}", "GITHUB_TOKEN") if token in self.tokens else (f"token:{token}", "other")
@@ -572,7 +572,7 @@ def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool, status
             "labels": [{"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])]}
 
 
-def runner_group(state: "GitHubState", group_id: int, name: str, visibility: str, runners: list[dict],
+def runner_group(state: GitHubState, group_id: int, name: str, visibility: str, runners: list[dict],
                  repositories: list[str] | None = None) -> dict:
     group = {"id": group_id, "name": name, "visibility": visibility, "default": group_id == 1,
              "runners_url": f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/runners",
@@ -589,12 +589,12 @@ def _page(query: dict, items: list, key: str) -> dict:
     return {"total_count": len(items), key: items[(page - 1) * per_page:page * per_page]}
 
 
-def repository_settings(state: "GitHubState") -> RepositorySettings:
+def repository_settings(state: GitHubState) -> RepositorySettings:
     """The settings the server answers with (tests change them before the first request)."""
     return state.__dict__.setdefault("settings", RepositorySettings())
 
 
-def _settings_handler(self: "GitHubState", method: str, path: str, query: dict):
+def _settings_handler(self: GitHubState, method: str, path: str, query: dict):
     """The repository-settings routes, or None for any other path."""
     settings = repository_settings(self)
     repo, org = f"/repos/{SLUG}", f"/orgs/{OWNER}/actions/runner-groups"
@@ -712,7 +712,7 @@ class LocalGitHub:
         self.state.base, self.state.blob_base = self.url, self.blob_url
         self.threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in self.servers]
 
-    def __enter__(self) -> "LocalGitHub":
+    def __enter__(self) -> LocalGitHub:
         for thread in self.threads:
             thread.start()
         return self

@@ -26,7 +26,7 @@ from infx.workflows.actions import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "matrix"))
-from matrix_helpers import entry, fixed, run_cli, Repo  # noqa: E402
+from matrix_helpers import Repo, entry, fixed, run_cli  # noqa: E402
 
 
 def parse_outputs(text: str) -> dict[str, str]:

@@ -12,14 +12,22 @@ import time
 
 import pytest
 
+from github_helpers import env_for, rows, run_cli, write_plan
+from github_server import (
+    ACTIONS_BOT,
+    HTML_ERROR_PAGE,
+    SLUG,
+    Fault,
+    LocalGitHub,
+    rate_limit_fault,
+    retry_after_fault,
+    server_error_burst,
+    truncated_fault,
+)
+from infx.points import point_id
 from infx.workflows import api
 from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id, launch_marker
-from infx.points import point_id
-
-from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import (ACTIONS_BOT, HTML_ERROR_PAGE, SLUG, Fault, LocalGitHub, rate_limit_fault, retry_after_fault,
-                           server_error_burst, truncated_fault)
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
 DISPATCH = rf"/repos/{SLUG}/actions/workflows/run-sweep\.yml/dispatches"
@@ -300,7 +308,8 @@ def test_the_dispatched_rerun_checks_the_run_again_before_downloading(github):
     github.state.add_run(50, head_branch="main")
     github.state.add_run(51, head_branch="feature", event="pull_request")
     github.state.add_run(52, head_branch="feature", head_repository="attacker/fork", event="pull_request")
-    check = lambda run_id, ref: run_cli("github", "check-rerun", "--run-id", str(run_id), "--ref", ref, env=env_for(github))
+    def check(run_id, ref):
+        return run_cli("github", "check-rerun", "--run-id", str(run_id), "--ref", ref, env=env_for(github))
     assert check(50, "feature").returncode == 0  # main's plans are always trusted
     assert check(51, "feature").returncode == 0  # a rerun on the PR's own branch
     assert check(51, "main").returncode == 1

@@ -10,7 +10,6 @@ import pytest
 
 from github_helpers import env_for, run_cli
 from github_server import SLUG, LocalGitHub, repository_settings, runner, runner_group
-
 from infx.workflows import repocheck
 
 ADMIN = "ghs_admin"

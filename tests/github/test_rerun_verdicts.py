@@ -12,11 +12,10 @@ import json
 
 import pytest
 
-from infx.points import point_id
-from infx.workflows.rerun import artifact_name, launch_marker
-
 from github_helpers import env_for, rows, run_cli
 from github_server import LocalGitHub
+from infx.points import point_id
+from infx.workflows.rerun import artifact_name, launch_marker
 
 
 @pytest.fixture

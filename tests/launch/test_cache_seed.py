@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from corpus import SRT_SLURM_BUNDLE
-from launchkit import git
 from infx.launch.cache import verified_checkout
+from launchkit import git
 
 REPO = Path(__file__).resolve().parents[2]
 NVIDIA_PINS = {"nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes"}

@@ -44,7 +44,7 @@ def test_a_pin_without_a_full_commit_fails_located(tmp_path):
     done = infx("lane", "validate", str(bad), "--format", "github")
     assert done.returncode == 1 and done.stdout.count("::error ") == 3 and "infx lane pins LANE --update" in done.stdout
     done = infx("lane", "validate", str(bad))
-    assert done.returncode == 1 and f"{bad}:{lines.index(next(l for l in lines if l.startswith('    ' + pins[0][0]))) + 1}:" in done.stderr
+    assert done.returncode == 1 and f"{bad}:{lines.index(next(each for each in lines if each.startswith('    ' + pins[0][0]))) + 1}:" in done.stderr
 
 
 def test_set_rules_over_runners_dir(tmp_path):

@@ -40,8 +40,9 @@ def test_both_registry_notations_name_the_same_image():
 
 
 def test_a_trt_recipe_naming_its_image_with_a_slash_matches_a_point_written_with_hash(lane, points):
-    from infx.launch.plan import Point, build_plan
     from pathlib import Path
+
+    from infx.launch.plan import Point, build_plan
 
     point = next(p for p in points if str(p["image"]).startswith("nvcr.io#"))
     plan = build_plan(lane, Point(point, "p.json"), Path(__file__).resolve().parents[2])

@@ -83,7 +83,6 @@ class Repo:
 
     def config_set(self):
         from infx.config import load_config_set
-
         from infx.diagnostics import InfxError
 
         config_set, report = load_config_set([self.master])

@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from matrix_helpers import sn_entry
 
 from infx.diagnostics import InfxError
 from infx.matrix import refuse_invalid_rows
 from infx.matrix.rowschema import row_findings
+from matrix_helpers import sn_entry
 
 REPO = Path(__file__).resolve().parents[2]
 IDENTITY = {"config-key": "dsr1-fp4-mi355x-sglang", "recipe-fingerprint": "0" * 64}
@@ -133,7 +133,7 @@ def test_plan_rows_refuses_every_bad_row_with_its_index_field_and_position(tmp_p
     text = path.read_text().splitlines()
     found = re.findall(rf"{re.escape(str(path))}:(\d+):(\d+): error\[([a-z-]+)\]: row (\d+) \(at \$\[(\d+)\]\): (.*)", done.stderr)
     assert [(rule, index) for _, _, rule, index, _, _ in found] == [("not-allowed-value", "1"), ("hardware-both-or-neither", "3")]
-    for line, column, rule, index, _, message in found:  # each at its field's key in the file
+    for line, column, rule, _index, _, _message in found:  # each at its field's key in the file
         assert text[int(line) - 1][int(column) - 1:].startswith('"spec-decoding"' if rule == "not-allowed-value" else '"hardware"')
     assert "eagle" in found[0][5] and "did you mean" not in found[1][5]
     assert "docs/matrix.md" in done.stderr  # the hint says where the contract is

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from evalstage import eval_stage_output
@@ -19,7 +19,7 @@ AGENTIC = DATA / "agentic"
 SRT_COMMIT = "e4019633" + "0" * 32
 
 
-@lru_cache(maxsize=None)
+@cache
 def bundled_rows(config_key: str) -> tuple[str, ...]:
     """The rows `infx matrix` builds for a config key of the bundled configs (as JSON texts)."""
     done = run_cli("matrix", "--config-key", config_key, "--format", "json")

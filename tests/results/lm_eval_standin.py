@@ -29,11 +29,11 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 TASK = "gsm8k"
 QUESTIONS = 1319  # the test split, as large as GSM8K's

@@ -70,7 +70,7 @@ class CompletionsHandler(BaseHTTPRequestHandler):
 
 def write_tokenizer(folder: Path) -> Path:
     """A word-level tokenizer (w0 … w511) saved as a local Hugging Face tokenizer folder."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {f"w{i}": i for i in range(VOCAB - 1)} | {"[UNK]": VOCAB - 1}

@@ -17,14 +17,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
-from github_helpers import env_for  # noqa: E402
-from github_server import SLUG, LocalGitHub  # noqa: E402
-
-from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
-from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
-
 from artifacts import point_folder, run_cli  # noqa: E402
 from evalstage import eval_stage_output  # noqa: E402
+from github_helpers import env_for  # noqa: E402
+from github_server import LocalGitHub  # noqa: E402
+from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
+from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.workflows.reuse import judge
-
-from artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
@@ -255,10 +254,10 @@ def test_when_every_point_is_bad_results_json_still_says_why(tmp_path):
 
 def test_an_unreadable_folder_or_file_is_that_points_verdict(tmp_path):
     """Without read permission (root loses its override through setpriv): the point's verdict."""
-    from tests.exitcodes.conftest import unprivileged_prefix
-
     import subprocess
     import sys
+
+    from tests.exitcodes.conftest import unprivileged_prefix
 
     locked_file, locked_folder, good = fixed_point(tmp_path / "a"), fixed_point(tmp_path / "b"), fixed_point(tmp_path / "c", 1)
     result_of(locked_file).chmod(0)

@@ -15,15 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
-from infx.results.evals import RULES, collect_evals
-from infx.schema import schema_diagnostics
-from infx.yamlio import load_yaml
-
 from artifacts import REPO, bundled_row, run_cli
 from evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
 from exitcodes.harness import run_infx
 from exitcodes.hostile import json_text, yaml_text
+from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
+from infx.results.evals import RULES, collect_evals
+from infx.schema import schema_diagnostics
+from infx.yamlio import load_yaml
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 
@@ -293,7 +292,6 @@ def swept(tmp_path: Path, rows: list[dict], scores: dict[int, float | None]) -> 
     others none at all (their job uploaded nothing)."""
     from artifacts import point_folder
     from evalstage import eval_stage_output
-
     from infx.evalsuite import PointEval
 
     folder = tmp_path / "points"

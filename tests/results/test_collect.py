@@ -17,10 +17,9 @@ import json
 
 import pytest
 
+from artifacts import agentic, bundled_row, bundled_rows, point_folder, run_cli, sa_bench
 from infx.results.collect import collect
 from infx.results.schema import result_row_problem
-
-from artifacts import agentic, bundled_row, bundled_rows, point_folder, run_cli, sa_bench
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"

@@ -114,10 +114,9 @@ def test_bad_inputs_are_located_messages(tmp_path):
 def test_docs_name_every_results_command_option_and_compared_field():
     """docs/results.md is checked against the code: a section per `infx results` command naming
     each of its options, and the fixed-sequence field of each compared metric."""
+    from artifacts import REPO
     from infx.commands.results import results
     from infx.results.compare import METRICS
-
-    from artifacts import REPO
 
     docs = (REPO / "docs" / "results.md").read_text()
     missing = []

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from artifacts import bundled_row, point_folder, run_cli, sa_bench
+from evalsets import BATCHED, FLAT, FLAT_NEWER, copy_set, edit_meta, results_files
+from evalstage import eval_stage_output
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.results.evals import EvalCollection, read_eval_set
 from infx.results.render import read_results, results_json
 from infx.workflows.reuse import judge
-
-from artifacts import bundled_row, point_folder, run_cli, sa_bench
-from evalsets import BATCHED, FLAT, FLAT_NEWER, copy_set, edit_meta, results_files
-from evalstage import eval_stage_output
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"  # the seed change: its eval points are agentic eval-only
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"  # every default row runs its benchmark, then an eval (`run-eval`)
@@ -93,12 +92,10 @@ def test_reuse_refuses_an_eval_point_without_eval_results_and_accepts_one_with_t
     import sys
 
     sys.path.insert(0, sys_path)
+    from artifacts import REPO
     from github_helpers import result_artifact_files
-
     from infx.launch.resultkey import keys_for_rows
     from infx.workflows.reuse import lane_resolver, result_artifact_name
-
-    from artifacts import REPO
 
     keys = keys_for_rows(seed_eval_rows, REPO, lane_resolver(REPO))
     artifacts = tmp_path / "artifacts"

@@ -10,20 +10,37 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import fields
+from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
-from infx.results.evals import (
-    RULES, EvalCollection, EvalProtocol, EvalRow, collect_evals, find_eval_sets, read_eval_set,
-)
-from infx.schema import is_valid, load_schema
-
 from artifacts import bundled_row
 from evalsets import (
-    BATCHED, BATCHED_SCORES, EVALS, FAILED, FAILED_SCORES, FLAT, FLAT_NEWER, FLAT_OLDER, copy_set, edit_meta,
-    eval_point, read, results_files, write,
+    BATCHED,
+    BATCHED_SCORES,
+    EVALS,
+    FAILED,
+    FAILED_SCORES,
+    FLAT,
+    FLAT_NEWER,
+    FLAT_OLDER,
+    copy_set,
+    edit_meta,
+    eval_point,
+    read,
+    results_files,
+    write,
 )
+from infx.results.evals import (
+    RULES,
+    EvalCollection,
+    EvalProtocol,
+    EvalRow,
+    collect_evals,
+    find_eval_sets,
+    read_eval_set,
+)
+from infx.schema import is_valid, load_schema
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"  # the bundled row meta_env.json describes
 
@@ -302,7 +319,7 @@ def test_every_fixture_row_passes_the_schema_and_reads_back_unchanged():
     again = EvalCollection.from_json(section)
     assert again == collected and again.to_json() == section
     assert EvalRow.from_json(section["rows"][0]) == collected.rows[0]
-    with pytest.raises(Exception):
+    with pytest.raises(FrozenInstanceError):
         collected.rows[0].conc = 1  # frozen
 
 

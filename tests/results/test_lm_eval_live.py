@@ -16,10 +16,9 @@ import sys
 
 import pytest
 
-from infx.results.evals import collect_evals
-
 from artifacts import run_cli
 from evalsets import results_json
+from infx.results.evals import collect_evals
 from lm_eval_standin import META, ChatHandler, Policy, run_lm_eval, staged, standin_server, write_task
 
 PYTHON = os.environ.get("INFX_LM_EVAL_PYTHON", sys.executable)

@@ -15,14 +15,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
+from artifacts import run_cli  # noqa: E402
 from github_helpers import env_for  # noqa: E402
 from github_server import SLUG, LocalGitHub  # noqa: E402
-
 from infx.results.render import FORMAT  # noqa: E402
 from infx.workflows import api  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT, find_baseline  # noqa: E402
-
-from artifacts import run_cli  # noqa: E402
 from test_compare import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # noqa: E402
 
 

@@ -11,13 +11,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
-from github_server import SLUG, LocalGitHub  # noqa: E402
 from executor import Engine  # noqa: E402
-from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
-
+from github_server import SLUG, LocalGitHub  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
-
 from test_compare import SEED_FIGURES, ladder_folders, ladder_results  # noqa: E402
+from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
 
 
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():

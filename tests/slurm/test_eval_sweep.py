@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 import github_server
 from e2e.test_mooncake_ladder import git
 from executor import Executor
+from infx.points import point_id
+from infx.workflows.rerun import artifact_name
 from launchkit import REPO, standin_repo
 from test_workflow_runs import (
     PR,
@@ -44,9 +46,6 @@ from test_workflow_runs import (
     replace_with_head,
     repository_at_base,
 )
-
-from infx.points import point_id
-from infx.workflows.rerun import artifact_name
 
 pytestmark = pytest.mark.slurm
 

@@ -241,7 +241,8 @@ def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, star
     finally:
         # ReturnToService=2 may already have brought it back, and then RESUME is refused: the state below decides
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], capture_output=True)
-        node_state = lambda: subprocess.run(["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True).stdout.strip()
+        def node_state():
+            return subprocess.run(["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True).stdout.strip()
         wait_for(lambda: node_state() == "idle", 60, "the node to return")
     for out, process, job in (("held", held, held_job), ("downed", downed, downed_job)):
         record = the_record(ws, out)

@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import FIXED_RESULT, HARNESS, REPO, Workspace, add_harness, agentic_aggregate, git_repo, lane_profile, point, v1_recipe
+from launchkit import (
+    FIXED_RESULT,
+    HARNESS,
+    REPO,
+    Workspace,
+    add_harness,
+    agentic_aggregate,
+    git_repo,
+    lane_profile,
+    point,
+    v1_recipe,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -313,7 +324,8 @@ def test_sigterm_during_an_import_ends_its_job_step(ws, prep):
            "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"}
     process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
                                 "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    queued = lambda: subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
+    def queued():
+        return subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
     deadline = time.monotonic() + 60
     while "flock" not in " ".join(queued()) and time.monotonic() < deadline:  # the import's srun job
         time.sleep(0.2)

@@ -14,12 +14,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-from test_workflow_runs import PR, change, launched_points, point_jobs, pr_run, server  # noqa: E402,F401
-
 import yaml  # noqa: E402
 
 from executor import PROJECT, read_command_file, run_as_runner  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
+from test_workflow_runs import PR, change, launched_points, point_jobs, pr_run, server  # noqa: E402,F401
 
 
 def set_partition(repo: Path, partition: str) -> None:

@@ -30,15 +30,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-from test_workflow_runs import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
-
 from executor import Executor  # noqa: E402
 from github_helpers import result_artifact_files  # noqa: E402
 from github_server import Fault, server_error_burst  # noqa: E402
-from launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
-
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
+from launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
+from test_workflow_runs import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
 
 pytestmark = pytest.mark.slurm
 STORED_RUN = 8000  # this PR's earlier run on its head commit: a trusted source of results

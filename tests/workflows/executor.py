@@ -491,7 +491,7 @@ def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> s
                           capture_output=True, text=True, timeout=timeout)
 
 
-def _path_glob(pattern: str) -> "re.Pattern":
+def _path_glob(pattern: str) -> re.Pattern:
     """A job-path pattern: `*` matches within one segment (no `/`); everything else is literal."""
     return re.compile(re.escape(pattern).replace(r"\*", "[^/]*"))
 

@@ -51,7 +51,7 @@ class Runtime:
     build_seconds: float
 
     @classmethod
-    def read(cls, path: Path) -> "Runtime":
+    def read(cls, path: Path) -> Runtime:
         return cls(**json.loads(path.read_text()))
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_workflow_runs import PR, SLUG, _logs, change, git, main_repo, pr_run, server  # noqa: F401
-
 import github_server  # noqa: E402
 from executor import QUEUE_LIMIT_HOURS, QUEUE_TIMEOUT, Executor  # noqa: E402
+from test_workflow_runs import PR, SLUG, _logs, change, git, main_repo, pr_run, server  # noqa: F401
 
 # Two lanes: 6 points on gb300-nv, 7 on gb300 (the bundled configs).
 KEYS = "dsv4-fp4-gb300-dynamo-vllm dsv4-fp4-gb300-dynamo-sglang"

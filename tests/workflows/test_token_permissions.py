@@ -10,14 +10,11 @@ import json
 import subprocess
 from pathlib import Path
 
-from test_workflow_runs import PR, _logs, change, launched_points, pr_run, server  # noqa: F401  (puts tests/github on the path)
-
 import github_server  # noqa: E402
 from executor import Executor  # noqa: E402
 from github_helpers import result_artifact_files  # noqa: E402
-
-from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
+from test_workflow_runs import PR, _logs, change, launched_points, pr_run, server  # noqa: F401  (puts tests/github on the path)
 
 ASK = """\
 import json, os, urllib.error, urllib.request

@@ -17,10 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 import github_server  # noqa: E402
 from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E402
 from executor import PROJECT, Engine, Executor, surviving_runs, triggers  # noqa: E402
-from runner_python import copy_source  # noqa: E402
-
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
+from runner_python import copy_source  # noqa: E402
 
 SLUG = "SemiAnalysisAI/InferenceX"  # the bundled configs/infx.yaml names it; the pr-link policy checks it
 PR = 3187
@@ -295,7 +294,7 @@ def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, se
     # Its launch fails: in this commit no lane profile declares the canary's runner label.
     profile = change / "runners" / "gb300-nv.yaml"
     text = profile.read_text()
-    line = next(l for l in text.splitlines() if l.startswith("runner-labels:"))
+    line = next(each for each in text.splitlines() if each.startswith("runner-labels:"))
     labels = [name for name in yaml.safe_load(line)["runner-labels"] if name != canary_row["runner"]]
     profile.write_text(text.replace(line, "runner-labels: " + json.dumps(labels)))
     git(change, "commit", "-qam", "lane profile without the canary's runner label")

@@ -431,8 +431,8 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     computes the same name in bash from the point, so failed points never share one name."""
     import sys
 
-    from infx.workflows.rerun import artifact_name
     from infx.points import point_id
+    from infx.workflows.rerun import artifact_name
 
     naming = next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if s.get("id") == "artifact")["run"]
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120, 240], "runner": "gb300-nv"}
