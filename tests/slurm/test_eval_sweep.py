@@ -30,7 +30,6 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
 
-import github_server
 from e2e.test_mooncake_ladder import git
 from executor import Executor
 from infx.points import point_id
@@ -45,6 +44,7 @@ from test_workflow_runs import (
     pr_payload,
     replace_with_head,
     repository_at_base,
+    server,  # noqa: F401 (a fixture: the local GitHub server as the executor tests use it)
 )
 
 pytestmark = pytest.mark.slurm
@@ -68,17 +68,6 @@ def local_lane(repo: Path, host: Path, partition: str, pin_url: str, pin_commit:
         pin.update({"repository": pin_url, "ref": "main", "commit": pin_commit})
     profile["git-protocols"] = ["https", "file"]
     path.write_text(yaml.safe_dump(profile, sort_keys=False))
-
-
-@pytest.fixture
-def server(monkeypatch):
-    owner, name = SLUG.split("/")
-    monkeypatch.setattr(github_server, "SLUG", SLUG)
-    monkeypatch.setattr(github_server, "OWNER", owner)
-    monkeypatch.setattr(github_server, "NAME", name)
-    with github_server.LocalGitHub() as gh:
-        gh.state.add_pull(PR)
-        yield gh
 
 
 @pytest.fixture
