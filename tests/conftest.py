@@ -15,10 +15,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The files that take longest (seconds on a quiet 2-core machine), started first so that the
 # other files fill the workers around them (pytest-xdist hands out whole files in this order).
 LONGEST_FIRST = (
-    "slurm/test_real_srtctl.py",  # 140: srtctl venvs from the bundle, a dry run per row, 5 launches
+    "slurm/test_real_srtctl.py",  # 300: srtctl venvs from the bundle, a dry run per row, 5 launches
     "slurm/test_faults.py",  # 140: a 60 s infx deadline on real Slurm
     "slurm/test_launch_slurm.py",  # 120: Slurm's 1-minute time limit
     "workflows/test_workflow_runs.py",  # 80
+    "slurm/test_eval_sweep.py",  # 60: two evals-only PR sweeps launched on the local Slurm
+    "slurm/test_workflow_sweep_faults.py",  # 35
+    "workflows/test_token_permissions.py",  # 40
     "changelog/test_replay_plans.py",  # 25: 200 plans of the reference's history
     "github/test_api.py",  # 50
     "results/test_lm_eval_live.py",  # 20-40: the real lm-eval, twice, against the stand-in server
