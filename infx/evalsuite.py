@@ -26,6 +26,7 @@ from .diagnostics import Diagnostic, error
 from .diskcache import read_cached, write_cached
 from .fsio import is_file, read_bytes
 from .points import concurrencies
+from .workers import ROLES, workers_settings
 from .yamlcache import load_yaml_cached
 from .yamldoc import Document
 
@@ -81,16 +82,7 @@ class PointEval:
     @classmethod
     def of_point(cls, row: dict) -> PointEval:
         """The choice of a whole point, its settings read from every worker block (as the launch reads them)."""
-        from .recipes import settings_dict
-        from .workers import ROLES
-
-        settings: dict[str, list[str]] = {}
-        for role in ROLES:
-            block = row.get(role)
-            if isinstance(block, dict):
-                for key, values in settings_dict(block.get("additional-settings")).items():
-                    settings.setdefault(key, []).extend(values)
-        return cls.of(row, settings)
+        return cls.of(row, workers_settings(*(row.get(role) for role in ROLES)))
 
     @property
     def runs(self) -> bool:

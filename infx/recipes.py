@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .evalsuite import eval_only as is_eval_only
+from .workers import workers_settings
 from .yamldoc import Document
 
 RECIPES_DIR = "benchmarks/multi_node/srt-slurm-recipes"
@@ -61,15 +62,6 @@ class RecipeRef:
         return root / RECIPES_DIR / self.tree_path()
 
 
-def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
-    """``KEY=VALUE`` strings to {KEY: [values...]} (a key may repeat)."""
-    result: dict[str, list[str]] = {}
-    for item in settings or []:
-        key, _, value = str(item).partition("=")
-        result.setdefault(key, []).append(value)
-    return result
-
-
 def recipe_setting(settings: dict[str, list[str]], eval_only: Any = False) -> tuple[str, list[str]]:
     """Which setting names a point's recipe, and its distinct values (in order).
 
@@ -83,12 +75,7 @@ def recipe_setting(settings: dict[str, list[str]], eval_only: Any = False) -> tu
 
 def recipe_ref_of(*worker_blocks: dict | None, eval_only: Any = False) -> RecipeRef | None:
     """The recipe named by a point's worker blocks (:func:`recipe_setting`); all mentions must agree."""
-    settings: dict[str, list[str]] = {}
-    for block in worker_blocks:
-        if isinstance(block, dict):
-            for key, values in settings_dict(block.get("additional-settings")).items():
-                settings.setdefault(key, []).extend(values)
-    key, distinct = recipe_setting(settings, eval_only)
+    key, distinct = recipe_setting(workers_settings(*worker_blocks), eval_only)
     if not distinct:
         return None
     if len(distinct) > 1:

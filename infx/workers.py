@@ -111,3 +111,22 @@ def gpus_per_node(runners: dict, label: str) -> int:
         f"ambiguous gpus-per-node for {label!r}: its family {family!r} has {values}",
         f"Add an exact `hardware: {{{label}: …}}` entry to runners.yaml.",
     )
+
+
+def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
+    """``KEY=VALUE`` strings to {KEY: [values...]} (a key may repeat)."""
+    result: dict[str, list[str]] = {}
+    for item in settings or []:
+        key, _, value = str(item).partition("=")
+        result.setdefault(key, []).append(value)
+    return result
+
+
+def workers_settings(*worker_blocks: dict | None) -> dict[str, list[str]]:
+    """The ``additional-settings`` of every worker block, merged (values in order); a block that is not a mapping has none."""
+    settings: dict[str, list[str]] = {}
+    for block in worker_blocks:
+        if isinstance(block, dict):
+            for key, values in settings_dict(block.get("additional-settings")).items():
+                settings.setdefault(key, []).extend(values)
+    return settings

@@ -8,12 +8,10 @@ from pathlib import Path
 import click
 
 from ..diagnostics import Report, render, render_json
-from .common import format_option
+from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
-REPO_OPTION = click.option("--repo", "repo_slug", metavar="OWNER/NAME",
-                           help="Repository whose PR links are canonical (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
-CHANGELOG_OPTION = click.option("--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
-PR_OPTION = click.option("--pr-number", type=click.IntRange(min=1), help="The PR's number: a PR run (placeholders allowed).")
+PR_LINKS = " whose PR links are canonical"
+PR_OPTION = pr_number_option("The PR's number: a PR run (placeholders allowed).")
 
 
 @click.group()
@@ -38,12 +36,10 @@ def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
 @click.option("--base-ref", required=True, help="The base branch or commit (PR runs use its merge-base with the head).")
 @click.option("--head-ref", required=True, help="The head commit.")
 @PR_OPTION
-@REPO_OPTION
-@CHANGELOG_OPTION
+@repo_option(PR_LINKS)
+@changelog_option
 @click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert); they are listed, not swept.")
-@click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
-@click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
-@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
+@run_modifier_options
 @format_option()
 def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt) -> None:
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
@@ -75,8 +71,8 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
 @changelog.command("fix")
 @PR_OPTION
 @click.option("--base-ref", default=None, help="The base branch (default: origin/main, else main).")
-@REPO_OPTION
-@CHANGELOG_OPTION
+@repo_option(PR_LINKS)
+@changelog_option
 @format_option()
 def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""

@@ -1,18 +1,16 @@
-"""Pieces every command shares: the --format option, the --output file type, and how a report
-ends a command."""
+"""Pieces every command shares: the --output file type and how a report ends a command (the shared
+options are in options.py)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
 from ..diagnostics import SHOWN_FILE, Diagnostic, Report, render
 
-FORMATS = ("text", "json", "github")
 WRITE_THROUGH_SYMLINKS = "write_through_symlinks"  # the root option `infx --write-through-symlinks`
 
 
@@ -38,13 +36,6 @@ class OutputFile(click.ParamType):
 
 
 OUTPUT_FILE = OutputFile()
-
-
-def format_option(choices: Iterable[str] = FORMATS, default: str = "text"):
-    return click.option(
-        "--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True,
-        help="Output format.",
-    )
 
 
 def finish(report: Report, fmt: str, success_message: str = "") -> None:

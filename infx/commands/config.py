@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..config import existing_paths, load_config_set
-from .common import finish, format_option
+from .common import finish
+from .options import format_option
 
 
 @click.group()

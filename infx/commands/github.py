@@ -13,6 +13,7 @@ import click
 from ..diagnostics import UsageError
 from ..workflows.trust import SWEEP_WORKFLOW
 from .common import OUTPUT_FILE
+from .options import format_option, pr_number_option, repo_option
 
 
 def repository_slug(option: str | None) -> str:
@@ -22,8 +23,6 @@ def repository_slug(option: str | None) -> str:
     return resolve_slug(option, Path("."))[0]
 
 
-repo_option = click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
-
 
 @click.group()
 def github() -> None:
@@ -31,7 +30,7 @@ def github() -> None:
 
 
 @github.command("report")
-@click.option("--pr", "pr_number", type=click.IntRange(min=1), required=True, help="Pull request number.")
+@pr_number_option("Pull request number.", required=True)
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True,
               help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.")
 @click.option("--results", "results_dir", type=click.Path(path_type=Path),
@@ -42,15 +41,15 @@ def github() -> None:
 @click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
 @click.option("--lane-gate", "lane_gate_path", type=click.Path(path_type=Path),
               help="The lane gate's JSON (`infx github lane-gate --output`): says which lanes' points were stopped.")
-@repo_option
+@repo_option()
 def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
-           comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo: str | None) -> None:
+           comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo_slug: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
     from ..workflows import api
     from ..workflows.report import build_comment, checked_buckets, read_json
     from ..workflows.rerun import outcomes, outcomes_from_names
 
-    slug = repository_slug(repo)
+    slug = repository_slug(repo_slug)
     plan_document = read_json(plan_path)
     buckets = checked_buckets(plan_document, plan_path)
     plan_rows = [row for rows in buckets.values() for row in rows]
@@ -113,19 +112,19 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The sweep run whose failed points to rerun.")
 @click.option("--workflow", "workflow_file", default=SWEEP_WORKFLOW, show_default=True, help="Workflow to dispatch.")
 @click.option("--ref", help="Branch or tag to dispatch on (default: the run's branch).")
-@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="The pull request being rerun (its branch's runs are accepted).")
+@pr_number_option("The pull request being rerun (its branch's runs are accepted).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
-@repo_option
-def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo: str | None) -> None:
+@repo_option()
+def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo_slug: str | None) -> None:
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
 
-    RUN must be a run of this repository's sweep workflow on main or on the branch of --pr."""
+    RUN must be a run of this repository's sweep workflow on main or on the branch of --pr-number."""
     from ..points import point_id
     from ..workflows import api
     from ..workflows.report import OUTCOME_OK, plan_buckets
     from ..workflows.rerun import dispatch_inputs, launch_id, outcomes, sweep_verdicts
 
-    slug = repository_slug(repo)
+    slug = repository_slug(repo_slug)
     client = api.connect(api.settings_from_env())
     repository, run = api.get_run(client, slug, run_id)
     api.require_trusted(run, slug, {api.pull_branch(client, repository, pr_number)} if pr_number else set())
@@ -158,13 +157,13 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
 @github.command("check-rerun")
 @click.option("--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download.")
 @click.option("--ref", "ref_name", required=True, help="The branch this rerun runs on ($GITHUB_REF_NAME).")
-@repo_option
-def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
+@repo_option()
+def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
     """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
     workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
     from ..workflows import api
 
-    slug = repository_slug(repo)
+    slug = repository_slug(repo_slug)
     client = api.connect(api.settings_from_env())
     _, run = api.get_run(client, slug, run_id)
     api.require_trusted(run, slug, {ref_name})
@@ -175,7 +174,7 @@ def check_rerun(run_id: int, ref_name: str, repo: str | None) -> None:
 @click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json.")
 @click.option("--points", "points_text", required=True, help="Point ids separated by spaces (or commas).")
 @click.option("--output", "plan_output", type=OUTPUT_FILE, help="Write the selected plan (JSON rows) here.")
-@click.option("--format", "fmt", type=click.Choice(["json", "github"]), default="json", show_default=True)
+@format_option(("json", "github"), default="json")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
@@ -217,7 +216,7 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 
 @github.command("point-id")
 @click.option("--point", "point_path", type=click.Path(path_type=Path), help="Point JSON file (default: $POINT_JSON).")
-@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
+@format_option(("text", "github"))
 def point_id_command(point_path: Path | None, fmt: str) -> None:
     """Print a point's id; with --format github also write the outputs `id` and `artifact`
     (the name its result artifact gets: `point-<result key>` once the plan carries one)."""
@@ -238,9 +237,9 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 @github.command("lane-gate")
 @click.option("--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output).")
 @click.option("--output", type=OUTPUT_FILE, help="Write the gate (each lane: up, detail) as JSON here.")
-@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True)
-@repo_option
-def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo: str | None) -> None:
+@format_option(("text", "github"))
+@repo_option()
+def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo_slug: str | None) -> None:
     """Name the lanes no online self-hosted runner serves (read with the token in INFX_RUNNERS_TOKEN;
     without one nothing is checked); with --format github write them as the output `down`."""
     from ..fsio import append, atomic_write
@@ -250,7 +249,7 @@ def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo: str | None) 
     from .common import json_string_list
 
     lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')
-    gate = read_gate(lanes, lambda: repository_slug(repo))
+    gate = read_gate(lanes, lambda: repository_slug(repo_slug))
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, dumps(gate.to_json()) + "\n")

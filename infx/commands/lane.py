@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from .common import finish, format_option
+from .common import finish
+from .options import format_option
 
 
 @click.group("lane")

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from ..diagnostics import InfxError, render_text
-from .common import fail_json, format_option
+from .common import fail_json
+from .options import format_option
 
 ORIGINS = {"workspace": "from this repository", "srt-slurm": "ships with the pinned srt-slurm checkout"}
 

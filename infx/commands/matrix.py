@@ -9,6 +9,7 @@ import click
 
 from ..diagnostics import Diagnostic, InfxError, Severity, UsageError, render
 from .common import OUTPUT_FILE
+from .options import format_option
 
 
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
@@ -44,7 +45,7 @@ def _many(flag: str, help_text: str):
 @click.option("--no-evals", is_flag=True, help="No point is marked run-eval.")
 @click.option("--evals-only", is_flag=True, help="Only eval rows (default eval policy, agentic included).")
 @click.option("--all-evals", is_flag=True, help="Every 8k1k and agentic point as an eval row.")
-@click.option("--format", "fmt", type=click.Choice(["json", "github", "table"]), default="json", show_default=True)
+@format_option(("json", "github", "table"), default="json")
 @click.option("--output", type=OUTPUT_FILE,
               help="json/table: write here instead of stdout. github: the outputs file (default $GITHUB_OUTPUT).")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")

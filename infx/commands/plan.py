@@ -11,18 +11,17 @@ import click
 from ..diagnostics import render
 from ..workflows.labels import EVENTS
 from .common import OUTPUT_FILE, finish
+from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 
 @click.command()
 @click.option("--base-ref", help="The base branch or commit (PR runs use its merge-base with the head).")
 @click.option("--head-ref", help="The head commit.")
-@click.option("--pr-number", type=click.IntRange(min=1), help="The PR's number: a PR run.")
-@click.option("--repo", "repo_slug", metavar="OWNER/NAME", help="Repository whose PR links are canonical.")
-@click.option("--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
+@pr_number_option("The PR's number: a PR run.")
+@repo_option(" whose PR links are canonical")
+@changelog_option
 @click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert).")
-@click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only.")
-@click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point.")
-@click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.")
+@run_modifier_options
 @click.option("--label", "labels", multiple=True, metavar="NAME",
               help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.")
 @click.option("--labels-json", metavar="JSON",
@@ -37,8 +36,7 @@ from .common import OUTPUT_FILE, finish
 @click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
 @click.option("--dry-run", "hosted", is_flag=True,
               help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "github"]), default=None,
-              help="Output format (default: json with refs, table without).")
+@format_option(("table", "json", "github"), default=None, help="Output format (default: json with refs, table without).")
 @click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
 def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,

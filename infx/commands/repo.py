@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .common import format_option
+from .options import format_option, repo_option
 
 
 @click.group()
@@ -19,9 +19,9 @@ def repo() -> None:
 
 
 @repo.command("check")
-@click.option("--repo", "slug_option", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@repo_option()
 @format_option(("text", "json"))
-def check(slug_option: str | None, fmt: str) -> None:
+def check(repo_slug: str | None, fmt: str) -> None:
     """Read, with the token in GITHUB_TOKEN (a repository admin's), the fork pull request approval
     policy, the default workflow token, and where each lane's runners are registered and whether
     they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
@@ -30,7 +30,7 @@ def check(slug_option: str | None, fmt: str) -> None:
     from ..workflows import api, repocheck
     from .github import repository_slug
 
-    slug = repository_slug(slug_option)
+    slug = repository_slug(repo_slug)
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
     lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
     client = api.connect(api.settings_from_env())

@@ -9,6 +9,7 @@ import click
 
 from ..diagnostics import UsageError, render_text
 from .common import OUTPUT_FILE
+from .options import format_option, repo_option
 
 
 @click.group()
@@ -29,7 +30,7 @@ def _write(output: Path | None, text: str) -> None:
 # readable=False: a folder that cannot be read is that point's verdict, not a usage error
 @click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
-@click.option("--format", "fmt", type=click.Choice(["json", "csv", "table"]), default="json", show_default=True)
+@format_option(("json", "csv", "table"), default="json")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")
 def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, exit_zero: bool) -> None:
     """Read each point's artifact folder (or a folder of them) into result rows; exit 1 naming
@@ -72,15 +73,15 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option("--baseline-run", type=click.IntRange(min=1), help="Use this run's sweep results artifact as the baseline.")
 @click.option("--threshold", default="5%", show_default=True, callback=_threshold,
               help="A change beyond this, in the worse direction, is a regression.")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@format_option(("markdown", "json"), default="markdown")
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric regressed beyond the threshold.")
-@click.option("--repo", help="OWNER/NAME for finding the baseline (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@repo_option(" for finding the baseline")
 @click.option("--save-baseline", type=click.Path(path_type=Path),
               help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
 @click.option("--thresholds", type=click.Path(path_type=Path),
               help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx ships).")
-def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo, save_baseline, thresholds) -> None:
+def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo_slug, save_baseline, thresholds) -> None:
     """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each;
     the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
@@ -90,7 +91,7 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
     if not baseline:
         from .github import repository_slug
 
-        slug = repository_slug(repo)
+        slug = repository_slug(repo_slug)
     comparison, base_rows, base_evals = compare_sweep(list(head), BaselineRequest(tuple(baseline), baseline_run, slug, thresholds),
                                                       threshold)
     if save_baseline is not None:
@@ -155,7 +156,7 @@ def _run_url() -> str | None:
               help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).")
 @click.option("--plan", "plan", type=click.Path(path_type=Path),
               help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
+@format_option()
 def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path | None, fmt: str) -> None:
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
     be at least its floor; exit 1 naming each score below it, each broken eval folder and, for an

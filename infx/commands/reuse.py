@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
-from .common import OUTPUT_FILE, format_option
+from .common import OUTPUT_FILE
+from .options import format_option, pr_number_option, repo_option
 
 
 def _table(decision) -> str:
@@ -33,17 +34,17 @@ def reuse() -> None:
 @click.option("--artifacts", "artifacts_dir", type=click.Path(path_type=Path, file_okay=False),
               help="A folder of downloaded point artifacts (point-<result key>/…).")
 @click.option("--github", "use_github", is_flag=True, help="Look the results up among the repository's artifacts.")
-@click.option("--pr", "pr_number", type=click.IntRange(min=1), help="--github: the pull request being swept (its commits are trusted).")
+@pr_number_option("--github: the pull request being swept (its commits are trusted).")
 @click.option("--main-ref", default="main", show_default=True, help="--github: the branch whose history is trusted.")
 @click.option("--max-age", "max_age", type=click.FloatRange(min=0), help="Reuse only results at most this many days old.")
 @click.option("--download", "download_dir", type=click.Path(path_type=Path, file_okay=False),
               help="--github: where the reused artifacts go (default $RUNNER_TEMP/infx-reused).")
 @click.option("--output", "plan_output", type=OUTPUT_FILE,
               help="Write the reduced plan (only the points to dispatch, buckets kept) here.")
-@click.option("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY, then configs/infx.yaml).")
+@repo_option()
 @format_option(("json", "table", "github"), default="json")
 def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None,
-           download_dir: Path | None, plan_output: Path | None, repo: str | None, fmt: str) -> None:
+           download_dir: Path | None, plan_output: Path | None, repo_slug: str | None, fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
     from ..fsio import atomic_write
     from ..workflows import reuse as reuse_lib
@@ -63,7 +64,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
     else:
         from .github import repository_slug
 
-        source = reuse_lib.GitHubSource(repository_slug(repo), pr_number, main_ref,
+        source = reuse_lib.GitHubSource(repository_slug(repo_slug), pr_number, main_ref,
                                         download_dir or runner_temp(REUSED_DIR), max_age)
     decision = reuse_lib.decide(rows, root, source)
     reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)

@@ -29,6 +29,7 @@ from . import checks, prepare, results
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
 from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
 from .lane import Lane, Pin, Route, Source
+from .resultkey import result_key
 from .route import Ambiguous, most_specific
 
 RESOLVED_DIR = "recipes/infx-resolved"  # inside the srt-slurm checkout
@@ -132,8 +133,6 @@ class LaunchPlan:
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
 
     def result_key(self) -> str | None:
-        from .resultkey import result_key
-
         return result_key(self)
 
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
@@ -536,3 +535,21 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
     if diagnostics:
         raise InfxError(diagnostics)
     plan.recipe, plan.sources, plan.agentic = recipe, sources, agentic
+
+
+def keys_for_rows(rows: list[dict], root, resolve_lane) -> dict[int, tuple[str | None, str]]:
+    """Row index -> (result key, "") or (None, why no key): the plan a launch would build, no side effect.
+
+    ``resolve_lane(row)`` returns the row's Lane; a row that does not plan (or whose recipe is not
+    readable without fetching srt-slurm) has no key, and is dispatched: a launch decides for it.
+    """
+    keys: dict[int, tuple[str | None, str]] = {}
+    for index, row in enumerate(rows):
+        try:
+            plan = build_plan(resolve_lane(row), Point(row, "<plan>"), root, env={})
+        except InfxError as exc:
+            keys[index] = (None, exc.diagnostics[0].message if exc.diagnostics else "the point does not plan")
+            continue
+        key = plan.result_key()
+        keys[index] = (key, "" if key else f"its recipe {plan.recipe_source.ref.value} ships with srt-slurm and is not in the checkout cache")
+    return keys

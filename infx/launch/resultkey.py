@@ -3,7 +3,8 @@
 Two launches with the same key run the same benchmark (same point, same recipe as submitted,
 same srt-slurm commit, same cluster settings), so a valid result stored under the key can be
 reused instead of paying for the point again. Anything that only names things is left out;
-docs/launch.md lists the ingredients and why each is in or out.
+docs/launch.md lists the ingredients and why each is in or out. The
+keys of a list of rows (each planned as a launch would) come from ``plan.keys_for_rows``.
 """
 
 from __future__ import annotations
@@ -52,23 +53,3 @@ def result_key(plan) -> str | None:
     body = ingredients(plan)
     return None if body is None else hashlib.sha256(canonical(body, default=str)).hexdigest()
 
-
-def keys_for_rows(rows: list[dict], root, resolve_lane) -> dict[int, tuple[str | None, str]]:
-    """Row index -> (result key, "") or (None, why no key): the plan a launch would build, no side effect.
-
-    ``resolve_lane(row)`` returns the row's Lane; a row that does not plan (or whose recipe is not
-    readable without fetching srt-slurm) has no key, and is dispatched: a launch decides for it.
-    """
-    from ..diagnostics import InfxError
-    from .plan import Point, build_plan
-
-    keys: dict[int, tuple[str | None, str]] = {}
-    for index, row in enumerate(rows):
-        try:
-            plan = build_plan(resolve_lane(row), Point(row, "<plan>"), root, env={})
-        except InfxError as exc:
-            keys[index] = (None, exc.diagnostics[0].message if exc.diagnostics else "the point does not plan")
-            continue
-        key = plan.result_key()
-        keys[index] = (key, "" if key else f"its recipe {plan.recipe_source.ref.value} ships with srt-slurm and is not in the checkout cache")
-    return keys

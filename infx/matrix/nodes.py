@@ -16,8 +16,8 @@ from pathlib import Path
 
 from .. import recipes as _recipes
 from ..diskcache import read_cached, write_cached
-from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of, settings_dict
-from ..workers import gpu_nodes, replica_gpus
+from ..recipes import RecipeError, RecipeRef, recipe_for_counting, recipe_node_count, recipe_ref_of
+from ..workers import gpu_nodes, replica_gpus, settings_dict
 from .derive import DeriveError
 
 CACHE_FILE = "recipe-node-counts-v3.json"  # {"code": digest of the counting code, "counts": {key: count}}

@@ -16,14 +16,13 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ..diagnostics import InfxError
 from ..points import point_id
+from . import api
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
+from .api import StoredArtifact
 from .rerun import ARTIFACT_PREFIX, artifact_name
-
-if TYPE_CHECKING:  # api imports this module
-    from .api import StoredArtifact
 
 STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
 # The token's hourly API budget (the GITHUB_TOKEN: 1,000 requests per repository) is shared by the
@@ -224,8 +223,7 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     ``lookup_may_fail``: when the stored results cannot be listed at all (no token, GitHub
     down), every point is dispatched with its key and the decision says why, instead of failing:
     reuse saves GPU-hours, it must never stop a sweep."""
-    from ..diagnostics import InfxError
-    from ..launch.resultkey import keys_for_rows
+    from ..launch.plan import keys_for_rows
 
     now = now or dt.datetime.now(dt.UTC)
     keys = keys_for_rows(rows, root, lane_resolver(root))
@@ -254,9 +252,6 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     asks for a wait past the bound, or refuses the token a permission (which no later candidate
     would get either), or the token's hourly budget is down to its reserve (budget_refusal), every
     later candidate is refused without asking, and ``stopped`` says why."""
-    from ..diagnostics import InfxError
-    from . import api
-
     client = api.connect(api.settings_from_env())
     repo_id = api.repository_id(client, source.slug)
     names = {result_artifact_name(key): key for key, _ in keys.values() if key}

@@ -464,7 +464,7 @@ def world(repo, rows, tmp_path_factory):
     sys.path.insert(0, str(REPO / "tests" / "results"))
     from github_helpers import result_artifact_files
     from github_server import LocalGitHub
-    from infx.launch.resultkey import keys_for_rows
+    from infx.launch.plan import keys_for_rows
     from infx.workflows.baseline import RESULTS_ARTIFACT
     from infx.workflows.rerun import artifact_name
     from infx.workflows.reuse import lane_resolver, result_artifact_name

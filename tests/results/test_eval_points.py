@@ -94,7 +94,7 @@ def test_reuse_refuses_an_eval_point_without_eval_results_and_accepts_one_with_t
     sys.path.insert(0, sys_path)
     from artifacts import REPO
     from github_helpers import result_artifact_files
-    from infx.launch.resultkey import keys_for_rows
+    from infx.launch.plan import keys_for_rows
     from infx.workflows.reuse import lane_resolver, result_artifact_name
 
     keys = keys_for_rows(seed_eval_rows, REPO, lane_resolver(REPO))
