@@ -210,13 +210,21 @@ def test_an_agentic_point_cannot_run_its_eval_after_the_benchmark(ws):
 # --- the aggregates: written into the checkout by the job, moved into the output by the launch ------
 
 
-def test_aggregates_move_from_the_checkout_into_the_output_and_nothing_else_is_followed(tmp_path):
-    from infx.launch import agentic
-
+@pytest.fixture
+def folders(tmp_path) -> tuple[Path, Path, Path]:
+    """The repository checkout the job writes into, the launch's output folder, and a file of the
+    runner host outside both (what a planted link would point to)."""
     workspace, out, secret = tmp_path / "checkout", tmp_path / "out", tmp_path / "secret.txt"
     workspace.mkdir()
     out.mkdir()
     secret.write_text("a file of the runner host")
+    return workspace, out, secret
+
+
+def test_aggregates_move_from_the_checkout_into_the_output_and_nothing_else_is_followed(folders):
+    from infx.launch import agentic
+
+    workspace, out, secret = folders
     (workspace / "RF_conc4.json").write_text('{"conc": 4}')
     (workspace / "RF_conc8.json").symlink_to(secret)
     os.mkfifo(workspace / "RF_conc16.json")
@@ -229,17 +237,14 @@ def test_aggregates_move_from_the_checkout_into_the_output_and_nothing_else_is_f
     assert (workspace / "other_conc4.json").exists()  # only this point's files are touched
 
 
-def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged(tmp_path):
+def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged(folders):
     from infx.launch import agentic
 
-    workspace, out, secret = tmp_path / "checkout", tmp_path / "out", tmp_path / "secret.txt"
-    workspace.mkdir()
-    out.mkdir()
-    secret.write_text("kept")
+    workspace, out, secret = folders
     (workspace / "RF_conc4.json").write_text("stale")
     (workspace / "RF_conc8.json").symlink_to(secret)
     removed = agentic.clear_stale(workspace, out, "RF", [4, 8, 16])
-    assert sorted(p.name for p in workspace.iterdir()) == [] and secret.read_text() == "kept"  # a link is removed, not its target
+    assert sorted(p.name for p in workspace.iterdir()) == [] and secret.read_text() == "a file of the runner host"  # a link is removed, not its target
     assert removed == ["RF_conc4.json: an earlier launch's aggregate, removed from the workspace before submission",
                        "RF_conc8.json: an earlier launch's aggregate, removed from the workspace before submission"]
     assert agentic.stage_aggregates(workspace, out, "RF", [4, 8, 16]) == [] and list(out.iterdir()) == []
