@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus import CORPUS, patched_corpus
 from infx import diskcache, fsio
+from testing.corpus import CORPUS, patched_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 MATRIX = ["matrix", "--format", "json", "--config", "configs/nvidia-master.yaml", "--config", "configs/amd-master.yaml"]

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from testing.gitrepo import Repo
 from tests.conftest import REPO
 
 from .conftest import PH, SLUG, C, E, K
-from .gitrepo import Repo
 
 FILE = "perf-changelog.yaml"
 

@@ -356,9 +356,8 @@ def unpatched_repo(tmp_path_factory):
     """The reference corpus exactly as it is: three runner labels used but never declared."""
     import shutil
 
+    from testing.gitrepo import Repo
     from tests.conftest import CORPUS
-
-    from .gitrepo import Repo
 
     root = tmp_path_factory.mktemp("unpatched")
     shutil.copytree(CORPUS / "configs", root / "configs")

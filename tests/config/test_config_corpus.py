@@ -7,7 +7,7 @@ from pathlib import Path
 from infx.config import load_config_set
 from infx.diagnostics import Severity
 from infx.workers import is_aggregated
-from tests.corpus import MISSING_RUNNER_LABELS, patched_corpus
+from testing.corpus import MISSING_RUNNER_LABELS, patched_corpus
 
 # disagg: true entries whose first point is aggregated (decode num-worker 0): warned, expanded as the reference does.
 AGGREGATED_POINT_IN_DISAGG = ["dsv4-fp4-gb200-dynamo-vllm-mtp2", "dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic"]

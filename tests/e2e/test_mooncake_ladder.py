@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -18,64 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from testing.sweeps import AGG, DATA, DISAGG, RECIPE, copy_data, git, write_base
+
 PR = 3187
 SLUG = "SemiAnalysisAI/InferenceX"
-DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
-AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
 LADDER = [(120, 7), (480, 7), (960, 9), (1440, 11), (2400, 13)]  # (conc, nodes incl. the etcd/nats node)
-RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
-DATA = ("configs", "runners", "benchmarks", "perf-changelog.yaml")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
 
 
 def infx(repo: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_REPOSITORY"}
     env["PYTHONPATH"] = str(project)
     return subprocess.run([sys.executable, "-m", "infx", *args], cwd=repo, env=env, capture_output=True, text=True)
-
-
-def entry_blocks(text: str) -> dict[str, str]:
-    """Top-level entries of a master config as text, keyed by config key."""
-    starts = [m.start() for m in re.finditer(r"^[A-Za-z0-9][^\s:]*:\s*$", text, flags=re.M)]
-    blocks = {}
-    for begin, end in zip(starts, starts[1:] + [len(text)]):
-        block = text[begin:end].rstrip("\n") + "\n"
-        blocks[block.split(":", 1)[0]] = block
-    return blocks
-
-
-def copy_data(source: Path, destination: Path) -> None:
-    """The repository's data, and an AgentX harness where the agentic recipes run it: a benchmark
-    repository has one; this one ships none (a stand-in: tests/launchkit.py, HARNESS)."""
-    from launchkit import add_harness
-
-    for name in DATA:
-        path = source / name
-        if path.is_dir():
-            shutil.copytree(path, destination / name, dirs_exist_ok=True)
-        else:
-            shutil.copy(path, destination / name)
-    add_harness(destination)
-
-
-def write_base(repo: Path, project: Path, corpus: Path) -> None:
-    """The repository before the change, rebuilt from the corpus."""
-    master = repo / "configs" / "nvidia-master.yaml"
-    head_text = master.read_text()
-    reference = entry_blocks((corpus / "configs" / "nvidia-master.yaml").read_text())
-    cut = head_text.index(f"{DISAGG}:\n")
-    master.write_text(head_text[:cut] + reference[AGG] + "\n" + reference[DISAGG])
-    (repo / RECIPE).unlink()
-    agentic = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic"
-    for recipe in (corpus / agentic).glob("*gb300*kvoffload.yaml"):
-        shutil.copy(recipe, repo / agentic / recipe.name)
-    changelog = repo / "perf-changelog.yaml"
-    text = changelog.read_text()
-    changelog.write_text(text[: text.rindex("\n\n- config-keys:") + 1])
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from launchkit import git
+from testing.cli import REPO, appended_entry, run_infx, run_process
+from testing.launchkit import git
 
 from .conftest import fill, unprivileged_prefix
-from .harness import REPO, appended_entry, run_infx, run_process
 
 CHANGELOG = "perf-changelog.yaml"
 

@@ -23,7 +23,7 @@ from infx.kit import (
     slug_from_remote,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
 PIN = "1.2.3"
 

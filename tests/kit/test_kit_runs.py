@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from executor import PROJECT, Executor
 from infx.points import point_id
-from runner_python import Runtime, runtime_file
+from testing.executor import PROJECT, Executor
+from testing.runner_python import Runtime, runtime_file
 
 SLUG = "SemiAnalysisAI/InferenceX"  # the bundled changelog's pr-link repository
 
@@ -106,12 +106,12 @@ import gzip  # noqa: E402
 
 import pytest  # noqa: E402
 
-import github_server  # noqa: E402
-from corpus import CORPUS, REFERENCE_ROWS, patched_corpus  # noqa: E402
-from executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT  # noqa: E402
-from github_helpers import result_artifact_files  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from test_workflow_runs import _logs, pr_payload  # noqa: E402  (also puts tests/github on the path)
+from testing import github_server  # noqa: E402
+from testing.corpus import CORPUS, REFERENCE_ROWS, patched_corpus  # noqa: E402
+from testing.executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT  # noqa: E402
+from testing.github_helpers import result_artifact_files  # noqa: E402
+from testing.sweeps import _logs, pr_payload  # noqa: E402
 
 CONSUMER_PR = 41
 SWEPT_KEY = "dsv4-fp4-gb300-dynamo-vllm"  # 6 points on gb300-nv, the lane the consumer filled in

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import HARNESS, REPO, Workspace, add_harness, lane_profile, point, v1_recipe
+from testing.launchkit import HARNESS, REPO, Workspace, add_harness, lane_profile, point, v1_recipe
 
 FAST = {"DURATION": "1200", "AIPERF_WARMUP_REQUESTS_PER_LANE": "1"}
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corpus import SRT_SLURM_BUNDLE
 from infx.launch.cache import verified_checkout
-from launchkit import git
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import git
 
 REPO = Path(__file__).resolve().parents[2]
 NVIDIA_PINS = {"nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes"}

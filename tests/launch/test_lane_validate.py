@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from launchkit import REPO, lane_profile
+from testing.launchkit import REPO, lane_profile
 
 BUNDLED = (REPO / "runners" / "gb300-nv.yaml").read_text()
 

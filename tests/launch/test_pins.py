@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from corpus import SRT_SLURM_BUNDLE
-from launchkit import REPO, git
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import REPO, git
 
 NVIDIA = "https://github.com/NVIDIA/srt-slurm.git"
 BUNDLED = (REPO / "runners" / "gb300-nv.yaml").read_text()

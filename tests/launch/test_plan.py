@@ -13,7 +13,7 @@ import yaml
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import build_plan, load_point
-from launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
+from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
 TODAY = dt.date(2026, 11, 30)
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from infx.launch.prepare import GUARD
-from launchkit import REPO, Workspace, lane_profile, point, v1_recipe
+from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
 GB300_PREPARE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())["prepare"]

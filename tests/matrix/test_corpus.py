@@ -10,10 +10,10 @@ from collections import Counter
 
 import pytest
 
-from corpus import REFERENCE_ROWS, patched_corpus
 from infx.config import load_config_set
 from infx.matrix import EvalMode, Selection, bucketize, build_matrix
-from matrix_helpers import CORPUS, run_cli
+from testing.corpus import REFERENCE_ROWS, patched_corpus
+from testing.matrix_helpers import CORPUS, run_cli
 
 AGENTIC_DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 AGENTIC_AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"

@@ -23,7 +23,7 @@ import pytest
 from infx.diagnostics import InfxError
 from infx.matrix import refuse_invalid_rows
 from infx.matrix.rowschema import row_findings
-from matrix_helpers import sn_entry
+from testing.matrix_helpers import sn_entry
 
 REPO = Path(__file__).resolve().parents[2]
 IDENTITY = {"config-key": "dsr1-fp4-mi355x-sglang", "recipe-fingerprint": "0" * 64}

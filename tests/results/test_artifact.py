@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.workflows.reuse import judge
+from testing.artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"

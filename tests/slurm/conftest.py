@@ -189,7 +189,7 @@ def srtctl_cache(tmp_path_factory):
     import sys
     from pathlib import Path
 
-    from corpus import SRT_SLURM_BUNDLE
+    from testing.corpus import SRT_SLURM_BUNDLE
 
     repo = Path(__file__).resolve().parents[2]
     base = tmp_path_factory.mktemp("infx-cache")

@@ -27,18 +27,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from e2e.test_mooncake_ladder import git
-from executor import Executor
 from infx.points import point_id
 from infx.workflows.rerun import artifact_name
-from launchkit import REPO, standin_repo
-from test_workflow_runs import (
+from testing.executor import Executor
+from testing.launchkit import REPO, standin_repo
+from testing.sweeps import (
     PR,
     SLUG,
     _logs,
+    git,
     launched_points,
     point_jobs,
     pr_payload,

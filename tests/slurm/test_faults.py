@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+from testing.launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
 
 pytestmark = pytest.mark.slurm
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import (
+from testing.launchkit import (
     FIXED_RESULT,
     HARNESS,
     REPO,

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corpus import SRT_SLURM_BUNDLE
-from launchkit import REPO, add_harness
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import REPO, add_harness
 
 NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
@@ -327,7 +327,7 @@ def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(sr
 
 def local_profile(tmp: Path, partition: str) -> Path:
     """runners/gb300-nv.yaml with partition, paths and pins' repositories pointed at local things."""
-    from corpus import SRT_SLURM_BUNDLE
+    from testing.corpus import SRT_SLURM_BUNDLE
 
     profile = copy.deepcopy(yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text()))
     profile["lane"] = "gb300-local"

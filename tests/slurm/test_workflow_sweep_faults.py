@@ -1,4 +1,4 @@
-"""Issue 19's acceptance test, in the workflow executor (tests/workflows/executor.py) on the real local
+"""Issue 19's acceptance test, in the workflow executor (tests/testing/executor.py) on the real local
 Slurm: a pull request's sweep where points' files are hostile, one stored result expires between the
 reuse lookup's listing and its download, and the baseline lookup gets a 5xx burst longer than its
 retries. Every other point is collected, compared and reported; results.json and the comment exist;
@@ -28,15 +28,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-from executor import Executor  # noqa: E402
-from github_helpers import result_artifact_files  # noqa: E402
-from github_server import Fault, server_error_burst  # noqa: E402
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
-from test_workflow_runs import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
+from testing.executor import Executor  # noqa: E402
+from testing.github_helpers import result_artifact_files  # noqa: E402
+from testing.github_server import Fault, server_error_burst  # noqa: E402
+from testing.launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
+from testing.sweeps import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
 
 pytestmark = pytest.mark.slurm
 STORED_RUN = 8000  # this PR's earlier run on its head commit: a trusted source of results

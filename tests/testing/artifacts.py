@@ -10,7 +10,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from evalstage import eval_stage_output
+from testing.evalstage import eval_stage_output
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "results"

@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from infx.cli import main
-from launchkit import REPO, git
+from testing.launchkit import REPO, git
 
 ALLOWED_EXITS = {0, 1, 2}
 # Variables of the CI that runs this suite which would change what a command does.

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from github_server import SLUG
 from infx.points import point_id
+from testing.github_server import SLUG
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def write_plan(path: Path, plan_rows: list[dict]) -> Path:
 
 
 def env_for(server, **extra) -> dict:
-    """What infx reads to call the local GitHub server (tests/github/github_server.py) as SLUG."""
+    """What infx reads to call the local GitHub server (tests/testing/github_server.py) as SLUG."""
     return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
 
 
@@ -78,8 +78,8 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
     point has no throughput files."""
     import tempfile
 
-    from evalstage import eval_stage_output
     from infx.evalsuite import EvalKind, PointEval
+    from testing.evalstage import eval_stage_output
 
     name = f"{row['exp-name']}_{point_id(row)}"
     choice = PointEval.of_point(row)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "slurm" / "standin"
 IMAGE = "lmsysorg/sglang:v0.5.14-cu130"
 

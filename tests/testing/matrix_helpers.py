@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from corpus import CORPUS  # noqa: F401  (re-exported for the matrix tests)
 from infx.config.load import SHIPPED_COMPONENTS
+from testing.corpus import CORPUS  # noqa: F401  (re-exported for the matrix tests)
 
 REPO = Path(__file__).resolve().parents[2]
 

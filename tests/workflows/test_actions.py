@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,7 @@ from infx.workflows.actions import (
     write_sharded_outputs,
     write_step_summary,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "matrix"))
-from matrix_helpers import Repo, entry, fixed, run_cli  # noqa: E402
+from testing.matrix_helpers import Repo, entry, fixed, run_cli  # noqa: E402
 
 
 def parse_outputs(text: str) -> dict[str, str]:

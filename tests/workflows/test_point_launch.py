@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from click.testing import CliRunner
 
-from executor import PROJECT as REPO
-from executor import Engine, Executor, _env_text, run_as_runner
+from testing.executor import PROJECT as REPO
+from testing.executor import Engine, Executor, _env_text, run_as_runner
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 RUN_POINT = REPO / ".github" / "workflows" / "run-point.yml"

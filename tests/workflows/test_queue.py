@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from executor import PROJECT, Executor
 from infx.points import point_id
 from infx.workflows import queue
 from infx.workflows.actions import row_hours
-from runner_python import copy_source
+from testing.executor import PROJECT, Executor
+from testing.runner_python import copy_source
 
 OVERHEAD_MINUTES = 45  # with the bundled points' benchmark time, about 1.4 hours a point
 

@@ -17,8 +17,8 @@ import urllib.request
 
 import pytest
 
-from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import SLUG, LocalGitHub
+from testing.github_helpers import env_for, rows, run_cli, write_plan
+from testing.github_server import SLUG, LocalGitHub
 
 
 @pytest.fixture

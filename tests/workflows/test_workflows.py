@@ -21,20 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executor import Engine, read_command_file, run_as_runner
+from testing.executor import WORKFLOWS, Engine, load, read_command_file, run_as_runner, run_step
 
 REPO = Path(__file__).resolve().parents[2]
-WORKFLOWS = REPO / ".github" / "workflows"
 SLUG = "acme/bench"
 SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 LOCAL_USES = ("./", "$/")
 MAX_MATRIX = 256
-
-
-def load(name: str) -> dict:
-    data = yaml.safe_load((WORKFLOWS / name).read_text())
-    data["on"] = data.pop(True, data.get("on"))  # PyYAML reads the key `on` as true
-    return data
 
 
 def all_workflows() -> dict[str, dict]:
@@ -473,11 +466,6 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
 
 def step_script(workflow: str, job: str, step_id: str) -> str:
     return next(s for s in load(workflow)["jobs"][job]["steps"] if s.get("id") == step_id)["run"]
-
-
-def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    """Run a workflow's `run:` script as the runner does, its outputs to ``tmp_path/outputs``."""
-    return run_as_runner(script, tmp_path, {"GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}, timeout=180)
 
 
 def read_outputs(path: Path) -> dict[str, str]:
