@@ -26,6 +26,7 @@ from testing.launchkit import (
     point,
     v1_recipe,
 )
+from testing.waiting import wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -163,15 +164,16 @@ def test_sigterm_cancels_the_job_and_collects_logs(ws):
     out = ws.root / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
            "RUNNER_NAME": "testlane_3"}
-    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
-                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not jobs_named("testlane_3") and time.monotonic() < deadline:
-        time.sleep(0.2)
-    [job] = jobs_named("testlane_3")
-    time.sleep(1.5)
+    errors = ws.root / "launch.stderr"
+    with errors.open("w") as stream:
+        process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
+                                    "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=stream, text=True)
+    [job] = wait_for(lambda: jobs_named("testlane_3"), 60, "the job")
+    # infx has seen it run: its wait loop reports each state it observes
+    wait_for(lambda: f"job {job}: RUNNING" in errors.read_text(), 60, "infx to wait on the running job")
     process.send_signal(signal.SIGTERM)
-    stdout, stderr = process.communicate(timeout=90)
+    process.communicate(timeout=90)
+    stderr = errors.read_text()
     assert process.returncode == 128 + signal.SIGTERM, stderr
     record = json.loads(next(out.glob("*_launch.json")).read_text())
     assert record["job-id"] == job and record["terminal-state"] == "CANCELLED" and "SIGTERM" in record["message"]
@@ -326,11 +328,11 @@ def test_sigterm_during_an_import_ends_its_job_step(ws, prep):
                                 "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     def queued():
         return subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
-    deadline = time.monotonic() + 60
-    while "flock" not in " ".join(queued()) and time.monotonic() < deadline:  # the import's srun job
-        time.sleep(0.2)
-    assert "flock" in " ".join(queued())
-    time.sleep(1)
+    def import_steps():  # the import's srun job step, running (enroot sleeping in it)
+        steps = subprocess.run(["squeue", "-h", "-s", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
+        return [step for step in steps if step.endswith(" flock")]
+
+    wait_for(import_steps, 60, "the import's job step")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 128 + signal.SIGTERM, stderr
