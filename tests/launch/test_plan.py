@@ -43,7 +43,7 @@ def test_plan_resolves_one_flat_recipe_named_after_the_job(ws):
     assert plan.node_count == 2 and plan.sources == [] and plan.route.name == "fixed"
 
 
-def test_b7_selector_materialises_the_variant(ws):
+def test_a_selector_materialises_its_variant_and_an_index_out_of_range_is_refused(ws):
     base = v1_recipe()
     ws.recipe("ladder.yaml", {"base": base, "zip_override_lowlat": {"resources": {"decode_nodes": [1, 1], "decode_workers": [1, 1]},
                                                                     "slurm": {"time_limit": ["1:00", "2:00"]}}})
@@ -63,7 +63,7 @@ def test_recipe_missing_and_config_file_missing(ws):
     assert d.rule == "point-config-file" and "model-prefix=dsv4 precision=fp4 framework=dynamo-sglang" in d.message
 
 
-def test_b8_eval_only_and_partition_override(ws):
+def test_eval_config_file_and_slurm_partition_override_the_recipe_and_partition(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     ws.recipe("eval.yaml", v1_recipe(time_limit="3:00"))
     data = point()
@@ -73,14 +73,14 @@ def test_b8_eval_only_and_partition_override(ws):
     assert plan.cluster_config("/x", "/sq")["default_partition"] == "batch_3"
 
 
-def test_b2_unknown_model_fails_before_anything(ws):
+def test_an_unknown_model_fails_at_plan_time(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     diagnostics = problems(ws, point(precision="fp8"))
     assert "lane-unsupported-model" in {d.rule for d in diagnostics}
     assert any("Unsupported model: dsv4-fp8" in d.message for d in diagnostics)
 
 
-def test_b2_cluster_config_has_exactly_one_model_alias(ws):
+def test_the_cluster_config_has_exactly_one_model_alias(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     config = plan_of(ws, point()).cluster_config("/ckout", "/sq/x.sqsh")
     assert config["model_paths"] == {"deepseek-v4-pro": "/models/dsv4"}
@@ -88,7 +88,7 @@ def test_b2_cluster_config_has_exactly_one_model_alias(ws):
     assert config["use_segment_sbatch_directive"] is False and config["gpus_per_node"] == 4
 
 
-def test_b9_squash_name(ws):
+def test_the_squash_file_is_named_after_the_image(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     plan = plan_of(ws, point(image="lmsysorg/sglang:nightly-dev-cu13-20260719-99f5a6f4"))
     assert Path(plan.squash_file()).name == "lmsysorg_sglang_nightly-dev-cu13-20260719-99f5a6f4.sqsh"
@@ -157,7 +157,7 @@ def test_stores_sharing_a_node_need_distinct_ports(ws):
     assert d.rule == "lane-service-port" and "'store-0'" in d.message and "'store-2'" in d.message and "8800" in d.message
 
 
-def test_b5_power_guard_reads_only_the_telemetry_block(ws):
+def test_the_power_guard_reads_only_the_telemetry_block(ws):
     telemetry = {"enabled": True, "provider": "dcgm-power"}
     ws.recipe("recipe.yaml", v1_recipe(telemetry=telemetry))
     profile = lane_profile("file:///x", "a" * 40)

@@ -54,7 +54,7 @@ def test_gb300_text_dry_run_shows_the_steps_before_the_submit_argv(points):
     assert lines[prepare[-1]] == "prepare     make setup ARCH=aarch64" and "only when the check above fails" in lines[prepare[1]]
 
 
-def test_b9_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
+def test_an_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
     ws = Workspace(tmp_path, lane_profile("file:///x", "a" * 40) | {"squash-dir": "/sq", "prepare": GB300_PREPARE})
     ws.recipe("recipe.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point()))

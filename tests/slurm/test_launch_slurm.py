@@ -242,7 +242,7 @@ def test_lane_check_reports_usable_nodes(ws, tmp_path):
     assert ws.infx("lane", "check", "testlane").returncode == 1
 
 
-def test_b10_job_gone_before_its_log_exists(slurm_cluster, tmp_path):
+def test_a_job_gone_before_its_log_exists_fails_the_launch(slurm_cluster, tmp_path):
     from infx.launch.run import LaunchFailed, wait_for_job
 
     with pytest.raises(LaunchFailed, match="failed before creating its log file"):
