@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from infx.points import point_id
+from testing.cli import run_cli
 from testing.executor import PROJECT, Executor
 from testing.runner_python import Runtime, runtime_file
 
@@ -35,8 +36,7 @@ def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) 
     if origin:
         (repo / "configs" / "infx.yaml").unlink()  # init writes it from the remote
         git(repo, "remote", "add", "origin", origin)
-    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version], cwd=repo, capture_output=True,
-                          text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli("init", "--pin", runtime.version, cwd=repo)
     assert done.returncode == 0, done.stderr
     assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
     git(repo, "add", "-A")
@@ -126,8 +126,7 @@ def consumer_repository(tmp_path: Path, runtime: Runtime) -> Path:
     repo = patched_corpus(CORPUS, tmp_path / "consumer")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
-    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version, "--lane", "gb300-nv"], cwd=repo,
-                          capture_output=True, text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli("init", "--pin", runtime.version, "--lane", "gb300-nv", cwd=repo)
     assert done.returncode == 0 and f"repository: {SLUG}" in (repo / "configs" / "infx.yaml").read_text(), done.stderr
     shutil.copy(PROJECT / "runners" / "gb300-nv.yaml", repo / "runners" / "gb300-nv.yaml")
     shutil.copytree(PROJECT / "benchmarks" / "evals", repo / "benchmarks" / "evals")

@@ -3,8 +3,6 @@
 import datetime as dt
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import yaml
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import build_plan, load_point
+from testing.cli import run_cli
 from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
 TODAY = dt.date(2026, 11, 30)
@@ -308,8 +307,7 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
         [(rule, file, line)] = diagnostics
         assert rule == "agentic-harness-missing" and file.startswith("benchmarks/multi_node/srt-slurm-recipes/")
         assert "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh" in (REPO / file).read_text().splitlines()[line - 1]
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(paths[0]), "--dry-run",
-                           "--format", "json"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--point", paths[0], "--dry-run", "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from infx.launch.prepare import GUARD
+from testing.cli import run_cli
 from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
@@ -17,9 +18,7 @@ GB300_PREPARE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())
 
 
 def gb300_dry_run(points, index=0, **env):
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--dry-run", "--format", "json"],
-                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(points[index]), **env},
-                          capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--dry-run", "--format", "json", env={"POINT_JSON": json.dumps(points[index]), **env})
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
 
@@ -45,8 +44,7 @@ def test_gb300_dry_run_lists_imports_on_a_compute_node_then_make_setup(points):
 
 
 def test_gb300_text_dry_run_shows_the_steps_before_the_submit_argv(points):
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--dry-run"], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(points[0])}, capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--dry-run", env={"POINT_JSON": json.dumps(points[0])})
     lines = done.stdout.splitlines()
     prepare = [i for i, line in enumerate(lines) if line.startswith("prepare     ")]
     argv = next(i for i, line in enumerate(lines) if line.startswith("argv        srtctl apply"))

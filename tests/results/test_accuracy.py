@@ -16,7 +16,8 @@ import pytest
 
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
 from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
-from testing.artifacts import point_folder, run_cli  # noqa: E402
+from testing.artifacts import point_folder  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
 from testing.evalstage import eval_stage_output  # noqa: E402
 from testing.github_helpers import env_for  # noqa: E402
 from testing.github_server import LocalGitHub  # noqa: E402

@@ -19,8 +19,8 @@ from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
 from infx.results.evals import RULES, collect_evals
 from infx.schema import schema_diagnostics
 from infx.yamlio import load_yaml
-from testing.artifacts import REPO, bundled_row, run_cli
-from testing.cli import run_infx
+from testing.artifacts import REPO, bundled_row
+from testing.cli import run_cli, run_infx
 from testing.evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
 from testing.hostile import json_text, yaml_text
 

@@ -19,7 +19,8 @@ import pytest
 
 from infx.results.collect import collect
 from infx.results.schema import result_row_problem
-from testing.artifacts import agentic, bundled_row, bundled_rows, point_folder, run_cli, sa_bench
+from testing.artifacts import agentic, bundled_row, bundled_rows, point_folder, sa_bench
+from testing.cli import run_cli
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"

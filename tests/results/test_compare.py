@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from testing.artifacts import bundled_row, point_folder, run_cli, sa_bench
+from testing.artifacts import bundled_row, point_folder, sa_bench
+from testing.cli import run_cli
 from testing.ladder import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results
 
 

@@ -21,7 +21,8 @@ from infx.results.collect import collect
 from infx.results.evals import EvalCollection, read_eval_set
 from infx.results.render import read_results, results_json
 from infx.workflows.reuse import judge
-from testing.artifacts import bundled_row, point_folder, run_cli, sa_bench
+from testing.artifacts import bundled_row, point_folder, sa_bench
+from testing.cli import run_cli
 from testing.evalsets import BATCHED, FLAT, FLAT_NEWER, copy_set, edit_meta, results_files
 from testing.evalstage import eval_stage_output
 

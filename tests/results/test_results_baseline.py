@@ -15,7 +15,7 @@ import pytest
 from infx.results.render import FORMAT  # noqa: E402
 from infx.workflows import api  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT, find_baseline  # noqa: E402
-from testing.artifacts import run_cli  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
 from testing.github_helpers import env_for  # noqa: E402
 from testing.github_server import SLUG, LocalGitHub  # noqa: E402
 from testing.ladder import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # noqa: E402

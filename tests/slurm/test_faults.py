@@ -10,12 +10,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from testing.cli import cli_command, cli_environment
 from testing.launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
 from testing.waiting import wait_for
 
@@ -50,8 +50,8 @@ def faults(tmp_path):
 
 
 def infx_env(ws: Workspace, runner: str, extra: dict | None = None) -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
-            "RUNNER_NAME": runner, **(extra or {})}
+    return cli_environment({"GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": runner,
+                            **(extra or {})})
 
 
 @pytest.fixture
@@ -63,9 +63,8 @@ def start(ws):
     def launch(data: dict, runner: str, env: dict | None = None, out: str = "out", stderr: Path | None = None) -> subprocess.Popen:
         """``stderr``: a file the launch's stderr goes to (read while it runs), instead of a pipe."""
         with open(stderr, "w") if stderr else contextlib.nullcontext(subprocess.PIPE) as errors:
-            process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
-                                        "--output-dir", str(ws.root / out)], cwd=ws.root, env=infx_env(ws, runner, env),
-                                       stdout=subprocess.PIPE, stderr=errors, text=True)
+            process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(data), "--output-dir", ws.root / out),
+                                       cwd=ws.root, env=infx_env(ws, runner, env), stdout=subprocess.PIPE, stderr=errors, text=True)
         started.append((process, runner))
         return process
 

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testing.cli import cli_command, cli_environment
 from testing.launchkit import (
     FIXED_RESULT,
     HARNESS,
@@ -162,12 +162,12 @@ def test_leftover_job_with_the_job_name_is_cancelled_first(ws):
 def test_sigterm_cancels_the_job_and_collects_logs(ws):
     ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
     out = ws.root / "out"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
-           "RUNNER_NAME": "testlane_3"}
+    env = cli_environment({"GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
+           "RUNNER_NAME": "testlane_3"})
     errors = ws.root / "launch.stderr"
     with errors.open("w") as stream:
-        process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
-                                    "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=stream, text=True)
+        process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(point()), "--output-dir", out), cwd=ws.root,
+                                   env=env, stdout=subprocess.PIPE, stderr=stream, text=True)
     [job] = wait_for(lambda: jobs_named("testlane_3"), 60, "the job")
     # infx has seen it run: its wait loop reports each state it observes
     wait_for(lambda: f"job {job}: RUNNING" in errors.read_text(), 60, "infx to wait on the running job")
@@ -322,10 +322,10 @@ def test_failing_make_setup_stops_the_launch(ws, prep):
 
 def test_sigterm_during_an_import_ends_its_job_step(ws, prep):
     out = ws.root / "out"
-    env = {**os.environ, **prep["env"], "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root),
-           "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"}
-    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
-                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = cli_environment({**prep["env"], "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
+                           "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"})
+    process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(point()), "--output-dir", out), cwd=ws.root,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     def queued():
         return subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
     def import_steps():  # the import's srun job step, running (enroot sleeping in it)

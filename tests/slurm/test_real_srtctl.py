@@ -13,13 +13,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
 
+from testing.cli import run_cli
 from testing.corpus import SRT_SLURM_BUNDLE
 from testing.launchkit import REPO, add_harness
 
@@ -28,10 +28,7 @@ STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
 
 
 def infx(*argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}
-    environment.pop("RUNNER_NAME", None)
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=root, env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_cli(*argv, cwd=root, env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}, timeout=timeout)
 
 
 def dry_run(point: dict, cache: Path, tmp: Path, lane: str = "gb300-nv", root: Path = REPO, fmt: str = "json"):

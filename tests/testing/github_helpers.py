@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from infx.points import point_id
@@ -42,12 +39,6 @@ def write_plan(path: Path, plan_rows: list[dict]) -> Path:
 def env_for(server, **extra) -> dict:
     """What infx reads to call the local GitHub server (tests/testing/github_server.py) as SLUG."""
     return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
-
-
-def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "INFX_"))}
-    return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
 
 
 RESULT_DATA = REPO / "tests" / "data" / "results"

@@ -3,7 +3,8 @@ collected results, with the figures the change was announced with (baseline and 
 
 from __future__ import annotations
 
-from testing.artifacts import agentic_for, bundled_row, point_folder, run_cli
+from testing.artifacts import agentic_for, bundled_row, point_folder
+from testing.cli import run_cli
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"

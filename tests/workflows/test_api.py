@@ -16,7 +16,8 @@ from infx.points import point_id
 from infx.workflows import api
 from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id, launch_marker
-from testing.github_helpers import env_for, rows, run_cli, write_plan
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows, write_plan
 from testing.github_server import (
     ACTIONS_BOT,
     HTML_ERROR_PAGE,

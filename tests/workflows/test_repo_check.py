@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from infx.workflows import repocheck
-from testing.github_helpers import env_for, run_cli
+from testing.cli import run_cli
+from testing.github_helpers import env_for
 from testing.github_server import SLUG, LocalGitHub, repository_settings, runner, runner_group
 
 ADMIN = "ghs_admin"

@@ -14,7 +14,8 @@ import pytest
 
 from infx.points import point_id
 from infx.workflows.rerun import artifact_name, launch_marker
-from testing.github_helpers import env_for, rows, run_cli
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows
 from testing.github_server import LocalGitHub
 
 

@@ -23,7 +23,8 @@ from infx.launch.plan import Point, build_plan
 from infx.points import point_id
 from infx.workflows.api import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
-from testing.github_helpers import REPO, env_for, run_cli
+from testing.cli import run_cli
+from testing.github_helpers import REPO, env_for
 from testing.github_helpers import result_artifact_files as artifact_files
 from testing.github_server import DELETED_REPOSITORY, SLUG, Fault, LocalGitHub, server_error_burst, zip_of
 

@@ -6,7 +6,6 @@ from the bundled data, with the PR comment going to the local GitHub server.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import yaml
 
 from infx.points import point_id
 from infx.workflows.rerun import artifact_name
+from testing.cli import run_cli
 from testing.executor import PROJECT, Engine, Executor, surviving_runs, triggers
 from testing.sweeps import (  # noqa: F401  (fixtures)
     DRY_RUN,
@@ -64,17 +64,9 @@ def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Pat
 
 
 def bundled_rows() -> list[dict]:
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=PROJECT, capture_output=True,
-                          text=True, env={**_env(), "PYTHONPATH": str(PROJECT)}, check=True)
+    done = run_cli("matrix", "--format", "json", cwd=PROJECT)
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def _env() -> dict:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
 
 
 @pytest.mark.parametrize("labels, survivor", [
@@ -204,10 +196,7 @@ def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, se
 
 
 def subprocess_infx(repo: Path, *args: str) -> str:
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-m", "infx", *args], cwd=repo, capture_output=True, text=True,
-                          env={**_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli(*args, cwd=repo)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testing.cli import run_cli
 from testing.executor import WORKFLOWS, Engine, load, read_command_file, run_as_runner, run_step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -422,7 +423,6 @@ def test_a_rerun_title_carries_its_launch_marker(engine):
 def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     """infx names a point's artifact (`infx github point-id`); when that step never ran, the workflow
     computes the same name in bash from the point, so failed points never share one name."""
-    import sys
 
     from infx.points import point_id
     from infx.workflows.rerun import artifact_name
@@ -431,9 +431,7 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120, 240], "runner": "gb300-nv"}
     for index, point in enumerate((planned, {**planned, "result-key": "a" * 64}, {**planned, "conc": 64})):  # keyed or not; single-node
         out = tmp_path / f"out-{index}"
-        result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
-                                capture_output=True, text=True, cwd=REPO,
-                                env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
+        result = run_cli("github", "point-id", "--format", "github", env={"POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == point_id(point)
         outputs = read_command_file(out.read_text())
