@@ -15,9 +15,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench.harness import REPO, report, time_command  # noqa: E402
-from tests.corpus import CORPUS, patched_corpus  # noqa: E402
+from testing.corpus import CORPUS, patched_corpus  # noqa: E402
 
 ENTRY = (b'\n- config-keys:\n    - dsr1-fp8-h200-sglang\n  description:\n    - "Synthetic append for gate timing"\n'
          b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX\n")

@@ -34,7 +34,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.patched:
             sys.path.insert(0, str(REPO / "tests"))
-            from corpus import patched_corpus
+            from testing.corpus import patched_corpus
 
             configs = patched_corpus(CORPUS, Path(tmp)) / "configs"
             codes = (0,)

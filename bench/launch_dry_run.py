@@ -29,7 +29,7 @@ from bench.gb300_points import gb300_eval_points, write_points  # noqa: E402
 from bench.harness import REPO, report, time_command  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tests"))
-from launchkit import repository_with_harness  # noqa: E402
+from testing.launchkit import repository_with_harness  # noqa: E402
 
 TARGET = 0.5
 BUNDLE = REPO / "tests" / "data" / "srt-slurm" / "nvidia-srt-slurm.bundle"

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench.harness import report, time_command  # noqa: E402
-from corpus import CORPUS, patched_corpus  # noqa: E402
+from testing.corpus import CORPUS, patched_corpus  # noqa: E402
 
 MASTERS = ("nvidia-master.yaml", "amd-master.yaml")
 TARGET_S = 0.3

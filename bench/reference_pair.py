@@ -5,7 +5,7 @@
 
 DIR is a checkout of the reference repository's ``utils/`` (e.g. ``git -C <mirror> archive
 HEAD utils | tar -x -C DIR``); nothing of it is part of infx. The corpus is
-tests/data/inferencex-2026-08 with its runner labels declared (tests/corpus.py), read by both.
+tests/data/inferencex-2026-08 with its runner labels declared (tests/testing/corpus.py), read by both.
 
 Each round runs every command once, in the same order, so load on the shared machine hits
 both sides alike; the figures are medians over the rounds of CPU time (user + sys, which other
@@ -39,7 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from corpus import CORPUS, patched_corpus  # noqa: E402
+from testing.corpus import CORPUS, patched_corpus  # noqa: E402
 
 MASTERS = ("configs/nvidia-master.yaml", "configs/amd-master.yaml")
 TARGETS = {"matrix cold": 0.33, "matrix warm": 0.20, "validate": 0.25}

@@ -1,5 +1,5 @@
 """The reuse lookup of `infx reuse select --github` for 500 keyed points with 20 stored results
-each, against the local GitHub server (tests/github/github_server.py): the API requests it makes,
+each, against the local GitHub server (tests/testing/github_server.py): the API requests it makes,
 and the wall time of the whole process (interpreter start, the 500 result keys, the lookup, and
 the 500 downloads, extractions and judgements).
 
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "github"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from bench.harness import REPO  # noqa: E402
 
@@ -67,9 +67,9 @@ def keyed_rows(count: int = POINTS) -> tuple[list[dict], list[str]]:
 
 
 def store(server, rows: list[dict], keys: list[str], newest_invalid: bool, stored: int = STORED) -> None:
-    from github_helpers import result_artifact_files
-    from github_server import zip_of
     from infx.workflows.reuse import result_artifact_name
+    from testing.github_helpers import result_artifact_files
+    from testing.github_server import zip_of
 
     server.state.on_main.add(MAIN_SHA)
     for n in range(stored):
@@ -103,7 +103,7 @@ def lookup(server, plan: Path, download: Path, token: str = "ghs_bench", points:
 
 
 def main() -> None:
-    from github_server import LocalGitHub
+    from testing.github_server import LocalGitHub
 
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     load = f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"

@@ -1,5 +1,5 @@
 """Benchmark: what the workflow executor pays per test session to install infx for real
-(tests/workflows/runner_python.py: the wheel built from this source, a virtual environment with
+(tests/testing/runner_python.py: the wheel built from this source, a virtual environment with
 requirements.lock's packages and the wheel). Each run builds it in a fresh folder, as the first
 pytest-xdist worker of a session does (the package caches of uv stay warm, as on a developer's
 machine or a CI machine after the first session). Target: under 15 s wall, so the suite stays
@@ -24,15 +24,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.harness import REPO, report  # noqa: E402
 
 TARGET = 15.0
-BUILD = ("import sys; sys.path.insert(0, {workflows!r}); "
-         "from runner_python import runtime_file; runtime_file()")
+BUILD = ("import sys; sys.path.insert(0, {tests!r}); "
+         "from testing.runner_python import runtime_file; runtime_file()")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     runs = parser.parse_args().runs
-    script = BUILD.format(workflows=str(REPO / "tests" / "workflows"))
+    script = BUILD.format(tests=str(REPO / "tests"))
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as folder:
         for run in range(runs):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus import CORPUS
+from testing.corpus import CORPUS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -23,12 +23,12 @@ LONGEST_FIRST = (
     "slurm/test_workflow_sweep_faults.py",  # 35
     "workflows/test_token_permissions.py",  # 40
     "changelog/test_replay_plans.py",  # 25: 200 plans of the reference's history
-    "github/test_api.py",  # 50
+    "workflows/test_api.py",  # 50
     "results/test_lm_eval_live.py",  # 20-40: the real lm-eval, twice, against the stand-in server
-    "workflows/test_kit_runs.py",  # 40: a benchmark repository's sweep, pre-commit installing the pinned infx
+    "kit/test_kit_runs.py",  # 40: a benchmark repository's sweep, pre-commit installing the pinned infx
     "workflows/test_output_limits.py",  # 30: 1,820-point setup jobs
-    "github/test_repo_check.py",  # 25
-    "github/test_reuse.py",  # 25
+    "workflows/test_repo_check.py",  # 25
+    "workflows/test_reuse.py",  # 25
     "launch/test_cache_seed.py",  # 20
     "exitcodes/test_properties.py",  # 20
 )
@@ -65,7 +65,7 @@ def corpus() -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def shared_session_folder(tmp_path_factory) -> Path:
     """A folder every pytest-xdist worker of this session shares: the workflow executor builds
-    infx's wheel and its environment there once (tests/workflows/runner_python.py)."""
+    infx's wheel and its environment there once (tests/testing/runner_python.py)."""
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     os.environ["INFX_TEST_RUNNER_ROOT"] = str(root)
@@ -74,8 +74,8 @@ def shared_session_folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def harness_repo(tmp_path_factory) -> Path:
-    """This repository's data with the stand-in AgentX harness (tests/launchkit.py, HARNESS): the
+    """This repository's data with the stand-in AgentX harness (tests/testing/launchkit.py, HARNESS): the
     checkout of a benchmark repository whose agentic points can launch. Read only."""
-    from launchkit import repository_with_harness
+    from testing.launchkit import repository_with_harness
 
     return repository_with_harness(tmp_path_factory.mktemp("harness-repo") / "repo")

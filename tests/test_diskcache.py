@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from corpus import CORPUS, patched_corpus
 from infx import diskcache, fsio
+from testing.cli import run_cli
+from testing.corpus import CORPUS, patched_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 MATRIX = ["matrix", "--format", "json", "--config", "configs/nvidia-master.yaml", "--config", "configs/amd-master.yaml"]
@@ -73,18 +72,12 @@ def test_an_entry_that_is_not_whole_is_a_miss(cache, damage):
     assert diskcache.read_cached("entry") == content
 
 
-def infx(args: list[str], cwd: Path, cache_folder: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache_folder)}
-    env.pop("INFX_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-
-
 def test_a_damaged_cache_gives_the_cold_answer_and_is_rewritten(tmp_path):
     """Every entry a cold matrix of the corpus writes (parsed masters, runners, policy, their
     positions, recipe node counts), damaged each way: the same rows, and whole entries again."""
     repo = patched_corpus(CORPUS, tmp_path / "corpus")
     cold_cache = tmp_path / "cold"
-    cold = infx(MATRIX, repo, cold_cache)
+    cold = run_cli(*MATRIX, cwd=repo, env={"INFX_CACHE_DIR": str(cold_cache), "INFX_NO_CACHE": None})
     assert cold.returncode == 0, cold.stderr
     entries = sorted(p.name for p in cold_cache.iterdir())
     assert any(name.endswith(".data") for name in entries) and any(name.endswith(".marks") for name in entries)
@@ -94,7 +87,7 @@ def test_a_damaged_cache_gives_the_cold_answer_and_is_rewritten(tmp_path):
         shutil.copytree(cold_cache, damaged)
         for name in entries:
             (damaged / name).write_bytes(damage((damaged / name).read_bytes()))
-        again = infx(MATRIX, repo, damaged)
+        again = run_cli(*MATRIX, cwd=repo, env={"INFX_CACHE_DIR": str(damaged), "INFX_NO_CACHE": None})
         assert (again.returncode, again.stdout, again.stderr) == (cold.returncode, cold.stdout, cold.stderr), damage.__name__
         for name in entries:
             assert diskcache.entry_content((damaged / name).read_bytes()) is not None, (damage.__name__, name)

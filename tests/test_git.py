@@ -3,8 +3,8 @@
 import pytest
 
 from infx import git
-from launchkit import git as run_git
-from launchkit import git_repo
+from testing.launchkit import git as run_git
+from testing.launchkit import git_repo
 
 
 def test_config_driven_helpers_never_run(tmp_path):

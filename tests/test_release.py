@@ -18,6 +18,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from testing.cli import run_cli
+
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -169,8 +171,7 @@ def test_an_unbuilt_source_tree_says_so(tmp_path: Path):
     assert version() == infx.SOURCE_VERSION
     (package / "_version.py").write_text("version = '9.8.7'\n")
     assert version() == "9.8.7"
-    done = subprocess.run([sys.executable, "-m", "infx", "--version"], capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_cli("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"infx, version {infx.__version__}"
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from infx.changelog import contract, diff
 from infx.changelog.entry import parse_entry
 from infx.yamlio import parse_yaml
+from testing.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SLUG = "SemiAnalysisAI/InferenceX"
@@ -56,6 +55,5 @@ def test_no_evals_with_evals_only_is_entry_no_evals_conflict():
 
 
 def test_an_unknown_runner_type_is_runner_type_unknown():
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--runner-type", "gb301", "--format", "json"], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    done = run_cli("matrix", "--runner-type", "gb301", "--format", "json", cwd=ROOT)
     assert done.returncode == 1 and "error[runner-type-unknown]" in done.stderr and "Traceback" not in done.stderr

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import rulescan
 from infx.rules import AREAS, REGISTRY, markdown
+from testing import rulescan
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-SCANNER_FILES = {TESTS / "test_rule_registry.py", TESTS / "rulescan.py"}  # by path: tests/matrix/test_rules.py is scanned
+SCANNER_FILES = {TESTS / "test_rule_registry.py", TESTS / "testing" / "rulescan.py"}  # by path: tests/matrix/test_rules.py is scanned
 
 
 def test_the_scan_classifies_every_rule_argument():

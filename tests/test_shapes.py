@@ -1,15 +1,13 @@
 """infx/shapes.py: the one table of string shapes, the schemas' copies of it, and hostile values."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from infx import shapes
 from infx.launch.results import result_name
+from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = sorted((REPO / "infx" / "schemas").glob("*.schema.json"))
@@ -94,8 +92,7 @@ def test_result_names_cannot_leave_the_output_dir(exp_name):
 
 def _validate(path: Path):
     side = ["--runners", str(REPO / "configs" / "runners.yaml")]
-    return subprocess.run([sys.executable, "-m", "infx", "config", "validate", str(path), *side, "--format", "json"], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=120)
+    return run_cli("config", "validate", path, *side, "--format", "json", timeout=120)
 
 
 @pytest.mark.parametrize("setting, rule", [

@@ -56,7 +56,7 @@ def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path,
     import subprocess
     import sys
 
-    from corpus import patched_corpus
+    from testing.corpus import patched_corpus
 
     repo = patched_corpus(corpus, tmp_path / "corpus")
     probe = ("import atexit, runpy, sys\n"

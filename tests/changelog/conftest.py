@@ -6,10 +6,9 @@ import shutil
 
 import pytest
 
+from testing.corpus import patched_corpus
+from testing.gitrepo import Repo
 from tests.conftest import CORPUS, REPO
-from tests.corpus import patched_corpus
-
-from .gitrepo import Repo
 
 SLUG = "SemiAnalysisAI/InferenceX"
 K = "dsr1-fp8-h200-sglang"

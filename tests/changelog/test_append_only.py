@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import B300_APPEND_ONLY_BUNDLE, patched_history
 from infx.changelog.appendonly import curve, delta, scope
 from infx.changelog.entry import parse_entry
 from infx.changelog.gate import run_gate
 from infx.changelog.plan import PlanOptions
+from testing.corpus import B300_APPEND_ONLY_BUNDLE, patched_history
+from testing.gitrepo import Repo
 
 from .conftest import SLUG
-from .gitrepo import Repo
 
 FILE = "perf-changelog.yaml"
 KEY = "dsv4-fp4-b300-vllm-agentic-mtp"

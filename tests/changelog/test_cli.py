@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from testing.cli import run_cli
+from testing.gitrepo import Repo
 
 from .conftest import PH, SLUG, C, E, K
-from .gitrepo import Repo
 
 FILE = "perf-changelog.yaml"
-
-
-def infx(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")}
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**environment, "PYTHONPATH": str(REPO), **(env or {})})
 
 
 @pytest.fixture
@@ -40,7 +31,7 @@ def _commit_worktree(repo: Repo, message: str) -> str:
 def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, PH))
     _commit_worktree(work, "append")
-    done = infx(work.path, "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", "--format", "json")
+    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", "--format", "json", cwd=work.path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] and report["mode"] == "pr" and report["added-entries"] == [773]
@@ -51,7 +42,7 @@ def test_validate_reports_every_problem_at_once(work, BASE):
     entry = b'- config-keys:\n    - no-such-key\n  description:\n    - "a\tb"\n  pr-link: TBD\n'
     (work.path / FILE).write_bytes(BASE + b"\n\n" + entry + b"\n")
     _commit_worktree(work, "broken append")
-    done = infx(work.path, "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42")
+    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path)
     assert done.returncode == 1
     for rule in ("changelog-tab", "changelog-separator", "changelog-trailing-blank", "pr-link", "config-key-unknown"):
         assert f"[{rule}]" in done.stderr, done.stderr
@@ -61,7 +52,7 @@ def test_validate_reports_every_problem_at_once(work, BASE):
 def test_github_format_annotates(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "PLACEHOLDER"))
     _commit_worktree(work, "placeholder")
-    done = infx(work.path, "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "7", "--format", "github")
+    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "7", "--format", "github", cwd=work.path)
     assert done.returncode == 1
     line = BASE.count(b"\n") + 6
     assert f"::error file={FILE},line={line},col=3,title=pr-link::" in done.stdout
@@ -73,7 +64,7 @@ def test_github_format_annotates(work, BASE):
     (["--base-ref", "HEAD", "--head-ref", "HEAD", "--repo", "not a slug"], "OWNER/NAME"),
 ])
 def test_usage_errors_exit_2(work, args, reason):
-    done = infx(work.path, "changelog", "validate", *args)
+    done = run_cli("changelog", "validate", *args, cwd=work.path)
     assert done.returncode == 2 and reason in done.stderr and "Traceback" not in done.stderr
 
 
@@ -81,28 +72,28 @@ def test_repo_slug_precedence(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "https://github.com/acme/bench/pull/5"))
     _commit_worktree(work, "acme link")
     args = ["changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "5"]
-    assert infx(work.path, *args).returncode == 1  # configs/infx.yaml names SemiAnalysisAI/InferenceX
-    assert infx(work.path, *args, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 0
-    assert infx(work.path, *args, "--repo", "other/repo", env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
+    assert run_cli(*args, cwd=work.path).returncode == 1  # configs/infx.yaml names SemiAnalysisAI/InferenceX
+    assert run_cli(*args, cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 0
+    assert run_cli(*args, "--repo", "other/repo", cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
 
 
 def test_fix_repairs_the_appended_region_atomically_and_then_validates(work, BASE):
     messy = f'- config-keys:\n\t- {K}\n  description:\n    - "x"   \n  pr-link: https://github.com/{SLUG}/pull/PLACEHOLDER\r\n'
     (work.path / FILE).write_bytes(BASE + b"  \n\n" + messy.encode() + b"\n\n" + E(K + "-mtp", "XXX") + b"\n\n")
-    done = infx(work.path, "changelog", "fix", "--pr-number", "42", "--base-ref", "origin/main")
+    done = run_cli("changelog", "fix", "--pr-number", "42", "--base-ref", "origin/main", cwd=work.path)
     text = (work.path / FILE).read_bytes()
     assert text.startswith(BASE)
     assert text[len(BASE):] == b"\n" + E(K, C(42)).replace(b'"Synthetic"', b'"x"') + b"\n" + E(K + "-mtp", C(42))
     assert done.returncode == 0, done.stderr
     assert "TAB" in done.stderr and "PLACEHOLDER" in done.stderr
     _commit_worktree(work, "fixed")
-    assert infx(work.path, "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42").returncode == 0
+    assert run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path).returncode == 0
 
 
 def test_fix_refuses_history_changes_and_writes_nothing(work, BASE):
     broken = BASE.replace(b"6-7% uplift", b"6-8% uplift") + b"\n" + E(K, "XXX")
     (work.path / FILE).write_bytes(broken)
-    done = infx(work.path, "changelog", "fix", "--pr-number", "42", "--base-ref", "origin/main")
+    done = run_cli("changelog", "fix", "--pr-number", "42", "--base-ref", "origin/main", cwd=work.path)
     assert done.returncode == 1 and "[fix-history]" in done.stderr and "line 5" in done.stderr
     assert (work.path / FILE).read_bytes() == broken
     assert not [p for p in work.path.iterdir() if p.name.startswith(f".{FILE}")]  # no temporary left behind
@@ -110,7 +101,7 @@ def test_fix_refuses_history_changes_and_writes_nothing(work, BASE):
 
 def test_plan_without_refs_prints_the_newest_entry_as_a_table(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, PH))
-    done = infx(work.path, "plan")
+    done = run_cli("plan", cwd=work.path)
     assert done.returncode == 0, done.stderr
     assert f"entry 773: {K}" in done.stdout and "single_node/8k1k:" in done.stdout and "config-key" in done.stdout
 
@@ -119,13 +110,13 @@ def test_plan_json_and_github_shards(work, BASE, tmp_path):
     (work.path / FILE).write_bytes(BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH))
     _commit_worktree(work, "glob")
     args = ["plan", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42"]
-    plan = json.loads(infx(work.path, *args).stdout)
+    plan = json.loads(run_cli(*args, cwd=work.path).stdout)
     meta = plan["changelog_metadata"]
     assert meta["resolved-keys"] == [K, K + "-mtp"] and meta["pr-link"] == C(42) and meta["entries"][0]["position"] == 773
     assert plan["point-count"] == sum(len(rows) for rows in plan["buckets"].values())
     output, summary, shards = tmp_path / "out", tmp_path / "summary", tmp_path / "shards"
-    done = infx(work.path, *args, "--format", "github", "--shard-dir", str(shards),
-                env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)})
+    done = run_cli(*args, "--format", "github", "--shard-dir", str(shards), cwd=work.path,
+                   env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode == 0, done.stderr
     text = output.read_text()
     assert "point-count" in text and "shards<<" in text
@@ -139,14 +130,14 @@ def test_push_run_plans_a_mid_file_entry(work, BASE):
     head = BASE.replace(b"- config-keys:\n    - gptoss*\n", E(K, C(500)) + b"\n- config-keys:\n    - gptoss*\n", 1)
     (work.path / FILE).write_bytes(head)
     _commit_worktree(work, "merged behind main")
-    done = infx(work.path, "plan", "--base-ref", "HEAD~1", "--head-ref", "HEAD")
+    done = run_cli("plan", "--base-ref", "HEAD~1", "--head-ref", "HEAD", cwd=work.path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["changelog_metadata"]["resolved-keys"] == [K]
 
 
 def test_plan_of_a_changelog_with_no_entry_is_changelog_empty(work):
     (work.path / FILE).write_bytes(b"[]\n")
-    done = infx(work.path, "plan")
+    done = run_cli("plan", cwd=work.path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"{FILE}:1:1: error[changelog-empty]: the changelog has no entry to plan" in done.stderr and "Append an entry" in done.stderr
 
@@ -157,6 +148,6 @@ def test_push_run_warns_about_a_reformatted_historical_entry(work, BASE):
     assert head != BASE
     (work.path / FILE).write_bytes(head)
     _commit_worktree(work, "requote history")
-    done = infx(work.path, "changelog", "validate", "--base-ref", "HEAD~1", "--head-ref", "HEAD")
+    done = run_cli("changelog", "validate", "--base-ref", "HEAD~1", "--head-ref", "HEAD", cwd=work.path)
     assert done.returncode == 0, done.stderr  # a push run reports, it does not refuse
     assert f"{FILE}:1:1: warning[changelog-reformatted]: historical entry 1 " in done.stderr and "byte-for-byte" in done.stderr

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from corpus import HISTORY_BUNDLE
 from infx.changelog.diff import compare
 from infx.changelog.keys import resolve
+from testing.corpus import HISTORY_BUNDLE
 
 from .conftest import SLUG
 

@@ -2,7 +2,7 @@
 
 Each change X of the history bundle (its parent -> X, as a push to main sees it) is planned by
 `run_gate` in full and in trimmed (`sweep-enabled`) mode, on the bundle's configs and changelog
-with the runner labels the reference used but never declared declared (tests/corpus.py, the one
+with the runner labels the reference used but never declared declared (tests/testing/corpus.py, the one
 patch). The expected points are facts: what the reference's own planner (utils/process_changelog.py
 of 843c6254f, run on the same two commits, with and without --trim-conc) planned, one digest per
 point (tests/data/NOTICE.md). Every change must plan, to exactly those points.
@@ -16,9 +16,9 @@ from collections import Counter
 
 import pytest
 
-from corpus import HISTORY_BUNDLE, MAIN100_PLANS, patched_history, point_digest
 from infx.changelog.gate import run_gate
 from infx.changelog.plan import PlanOptions
+from testing.corpus import HISTORY_BUNDLE, MAIN100_PLANS, patched_history, point_digest
 
 from .conftest import SLUG
 

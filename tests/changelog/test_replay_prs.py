@@ -18,9 +18,9 @@ from collections import Counter
 
 import pytest
 
-from corpus import PULL_REQUESTS_BUNDLE, PULL_REQUESTS_FACTS, point_digest
 from infx.changelog.gate import run_gate
 from infx.changelog.plan import PlanOptions
+from testing.corpus import PULL_REQUESTS_BUNDLE, PULL_REQUESTS_FACTS, point_digest
 
 from .conftest import SLUG
 

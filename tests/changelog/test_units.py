@@ -35,45 +35,45 @@ def rules(change) -> set:
     return {d.rule for d in change.diagnostics if d.is_error}
 
 
-def test_row54_indented_second_entry_is_not_valid_yaml():
+def test_an_indented_second_entry_is_not_valid_yaml():
     base = block("config-a", C(1))
     head = base + "\n" + block("config-b", PH).replace("- config-keys", "  - config-keys", 1)
     change = judge(base, head, 42)
     assert not change.ok and any(r.startswith("yaml") for r in rules(change))
 
 
-def test_row55_correction_number_need_not_equal_the_pr():
+def test_a_correction_s_pr_number_need_not_equal_the_pr():
     change = judge(block("config-a", "XXX"), block("config-a", C(42)), 99)
     assert change.ok and len(change.corrections) == 1 and not change.added
 
 
-def test_row56_rendered_append_is_accepted():
+def test_an_appended_entry_as_rendered_is_accepted():
     base = block("config-a", C(1))
     change = judge(base, base + "\n" + block("config-b", "XXX"), 42)
     assert change.ok and [e.config_keys for e in change.added] == [["config-b"]]
 
 
-def test_row57_correction_with_other_whitespace_change_is_refused():
+def test_a_correction_with_another_whitespace_change_is_refused():
     base = block("config-a", "XXX")
     head = base.replace("  pr-link: XXX\n", f"  pr-link: {C(42)}\n").replace("  - Update config-a", "  - Update config-a  ")
     assert "changelog-history-bytes" in rules(judge(base, head, 42))
 
 
-def test_row58_fix_rewrites_only_the_appended_placeholder():
+def test_fix_rewrites_only_the_appended_placeholder():
     base = block("config-h", "XXX")
     result = repair(base, base + "\n" + block("config-n", "XXX"), 42, SLUG, FILE)
     assert result.text == base + "\n" + block("config-n", C(42))
     assert result.text.startswith(base)  # the historical XXX is kept
 
 
-def test_row59_fix_rewrites_a_rejected_link_and_says_so():
+def test_fix_rewrites_a_rejected_link_and_says_so():
     # Deliberate difference: the reference's canonicalize raised on TBD; infx offers the fix.
     base = block("config-h", C(1))
     result = repair(base, base + "\n" + block("config-n", "TBD"), 42, SLUG, FILE)
     assert result.text.endswith(f"pr-link: {C(42)}\n") and any("'TBD'" in change for change in result.changes)
 
 
-def test_row60_merge_base_pr_behind_main_is_judged_on_its_own_append(corpus_repo, BASE):
+def test_a_pr_behind_main_is_judged_on_its_own_append(corpus_repo, BASE):
     """The PR branched from B; main then gained an entry (with a whitespace separator)."""
     base = corpus_repo.git("rev-parse", "HEAD")
     main = corpus_repo.commit(base, {FILE: BASE + b"  \n" + E(K + "-mtp", C(41))}, "main moved on")
@@ -88,7 +88,7 @@ def test_row60_merge_base_pr_behind_main_is_judged_on_its_own_append(corpus_repo
     assert any(d.rule == "changelog-removed" for d in tip.report.diagnostics)
 
 
-def test_row61_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, BASE):
+def test_a_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
     main = corpus_repo.commit(base, {FILE: BASE + b"\n" + E(K, C(41))}, "main has it")
     pr = corpus_repo.commit(main, {FILE: BASE + b"\n" + E(K, C(41))}, "PR merged main")
@@ -100,14 +100,14 @@ def test_row61_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, 
     assert result.plan["point-count"] == 0
 
 
-def test_row62_wildcard_order_and_dedupe():
+def test_wildcard_keys_resolve_in_config_order_without_duplicates():
     entry, _ = parse_entry({"config-keys": ["config-*", "config-a"], "description": ["x"], "pr-link": "XXX"}, 1, FILE, lambda p: (1, 1))
     result = resolve([entry], ["config-b", "config-a", "other"], [], FILE, lambda e, n: (1, 1))
     assert result.keys == ["config-b", "config-a"]
     assert matching_keys("a.c*", ["abc-1", "a.c-1"]) == ["a.c-1"]  # only * is special
 
 
-def test_row63_trim_conc():
+def test_trim_conc_keeps_the_lowest_concurrency_of_each_series():
     backend = {"name": "x", "opts": {"a": 1, "b": 2}}
     rows = [{"exp-name": "a8", "conc": 8, "kv-offload-backend": backend}, {"exp-name": "a2", "conc": 2, "kv-offload-backend": dict(backend)},
             {"exp-name": "b4", "conc": 4, "kv-offload-backend": {"name": "y"}}]
@@ -125,22 +125,22 @@ def _row(conc, tp=8, image="img:1", multinode=False):
     return {**row, "tp": tp, "conc": conc}
 
 
-def test_row64_append_only_delta_single_node():
+def test_append_only_plans_the_new_concurrencies_of_a_single_node_series():
     delta, problems = append_only_delta([_row(4), _row(8)], [_row(4), _row(8), _row(12)], ENTRY, FILE)
     assert [r["conc"] for r in delta] == [12] and not problems
 
 
-def test_row65_append_only_delta_multinode():
+def test_append_only_plans_the_new_concurrencies_of_a_multinode_series():
     delta, problems = append_only_delta([_row([8, 16], multinode=True)], [_row([8, 16, 24, 24], multinode=True)], ENTRY, FILE)
     assert [r["conc"] for r in delta] == [[24]] and not problems
 
 
-def test_row66_append_only_may_not_remove_points():
+def test_append_only_may_not_remove_points():
     _, problems = append_only_delta([_row(4), _row(8)], [_row(8), _row(12)], ENTRY, FILE)
     assert [p.rule for p in problems] == ["plan-append-only-removes"] and "[4]" in problems[0].message
 
 
-def test_row67_append_only_new_topology_with_another_image_is_refused():
+def test_append_only_refuses_a_new_topology_with_another_image():
     _, problems = append_only_delta([_row(4)], [_row(4), _row(4, tp=16, image="img:2")], ENTRY, FILE)
     assert [p.rule for p in problems] == ["plan-append-only-series"]
 
@@ -183,14 +183,14 @@ def _ids(rows):
     return sorted((r["recipe-fingerprint"], str(r["conc"]), bool(r.get("eval-only"))) for r in rows)
 
 
-def test_row68_regular_entry_plans_throughput_then_default_evals(corpus_set):
+def test_a_regular_entry_plans_throughput_then_default_evals(corpus_set):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}))
     expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.NONE) + _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY)
     assert _ids(rows) == _ids(expected)
     assert any(r.get("eval-only") for r in rows) and any(not r.get("run-eval") for r in rows)
 
 
-def test_row69_all_evals_entry_plans_only_all_evals(corpus_set):
+def test_an_all_evals_entry_plans_only_all_evals(corpus_set):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY], "all-evals": True}))
     assert _ids(rows) == _ids(_matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL))
     assert rows and all(r.get("eval-only") for r in rows)
@@ -201,18 +201,18 @@ def test_row69_all_evals_entry_plans_only_all_evals(corpus_set):
     ({"all_evals": True}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
     ({"evals_only": True, "all_evals": True}, [EvalMode.ONLY | EvalMode.ALL]),
 ])
-def test_row70_run_wide_modifiers(corpus_set, options, modes):
+def test_run_wide_modifiers_select_the_eval_modes(corpus_set, options, modes):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}), **options)
     assert _ids(rows) == _ids([r for mode in modes for r in _matrix(corpus_set, [FIXED_KEY], mode)])
 
 
-def test_row71_all_evals_entry_wins_and_evals_are_planned_once(corpus_set):
+def test_an_all_evals_entry_wins_and_evals_are_planned_once(corpus_set):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}, {"config-keys": [FIXED_KEY], "all-evals": True}))
     expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL) + _matrix(corpus_set, [FIXED_KEY], EvalMode.NONE)
     assert _ids(rows) == _ids(expected)
 
 
-def test_row72_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
+def test_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
     keys = [FIXED_KEY, AGENTIC_KEY]
     rows = _plan(corpus_set, _entries({"config-keys": keys, "scenario-type": ["fixed-seq-len"]},
                                       {"config-keys": keys, "scenario-type": ["agentic-coding"]}))
@@ -356,9 +356,8 @@ def unpatched_repo(tmp_path_factory):
     """The reference corpus exactly as it is: three runner labels used but never declared."""
     import shutil
 
+    from testing.gitrepo import Repo
     from tests.conftest import CORPUS
-
-    from .gitrepo import Repo
 
     root = tmp_path_factory.mktemp("unpatched")
     shutil.copytree(CORPUS / "configs", root / "configs")

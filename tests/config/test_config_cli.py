@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from infx.config.load import SHIPPED_COMPONENTS
+from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -19,13 +17,8 @@ GOOD = FIXTURES / "positive" / "unknown-key.yaml"
 SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(SHIPPED_COMPONENTS)]
 
 
-def infx(*args, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "infx", "config", "validate", *map(str, args)], cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
-
-
 def test_default_files_from_the_repository_root():
-    done = infx()
+    done = run_cli("config", "validate")
     assert done.returncode == 0, done.stderr
     notice, hint, verdict = done.stderr.strip().splitlines()  # no configs/components.yaml here: the shipped policy
     assert "notice[components-default]: no configs/components.yaml: using the component version policy infx ships" in notice
@@ -33,14 +26,14 @@ def test_default_files_from_the_repository_root():
 
 
 def test_valid_file_exits_0_and_json_says_ok():
-    done = infx(GOOD, *SIDE, "--format", "json")
+    done = run_cli("config", "validate", GOOD, *SIDE, "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"ok": True, "diagnostics": []}
 
 
 def test_invalid_file_exits_1_with_located_json():
     bad = FIXTURES / "negative" / "unknown-key.yaml"
-    done = infx(bad, *SIDE, "--format", "json")
+    done = run_cli("config", "validate", bad, *SIDE, "--format", "json")
     assert done.returncode == 1
     body = json.loads(done.stdout)
     assert body["ok"] is False
@@ -66,7 +59,7 @@ BAD_ENTRY = """k{i}:
 def test_github_format_annotates_and_caps_at_ten(tmp_path):
     path = tmp_path / "many-master.yaml"
     path.write_text("".join(BAD_ENTRY.format(i=i) for i in range(12)))
-    done = infx(path, *SIDE, "--format", "github")
+    done = run_cli("config", "validate", path, *SIDE, "--format", "github")
     assert done.returncode == 1
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert len(annotations) == 10
@@ -87,7 +80,7 @@ def test_github_format_annotates_and_caps_at_ten(tmp_path):
 def test_bad_input_is_a_located_diagnostic_not_a_traceback(tmp_path, text, rule):
     path = tmp_path / "bad-master.yaml"
     path.write_text(text)
-    done = infx(path, *SIDE)
+    done = run_cli("config", "validate", path, *SIDE)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert f"error[{rule}]" in done.stderr
@@ -95,16 +88,16 @@ def test_bad_input_is_a_located_diagnostic_not_a_traceback(tmp_path, text, rule)
 
 
 def test_missing_file_on_the_command_line_exits_2(tmp_path):
-    done = infx(tmp_path / "nope-master.yaml", *SIDE)
+    done = run_cli("config", "validate", tmp_path / "nope-master.yaml", *SIDE)
     assert done.returncode == 2
     assert "file not found" in done.stderr and "nope-master.yaml" in done.stderr
 
 
 def test_missing_default_files_exit_2(tmp_path):
-    done = infx(cwd=tmp_path)
+    done = run_cli("config", "validate", cwd=tmp_path)
     assert done.returncode == 2 and "configs/*-master.yaml" in done.stderr
     (tmp_path / "configs").mkdir()
     shutil.copy(REPO / "configs" / "nvidia-master.yaml", tmp_path / "configs")
-    done = infx(cwd=tmp_path)
+    done = run_cli("config", "validate", cwd=tmp_path)
     assert done.returncode == 2
     assert "runners.yaml" in done.stderr and "components.yaml" in done.stderr

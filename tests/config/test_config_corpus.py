@@ -7,7 +7,8 @@ from pathlib import Path
 from infx.config import load_config_set
 from infx.diagnostics import Severity
 from infx.workers import is_aggregated
-from tests.corpus import MISSING_RUNNER_LABELS, patched_corpus
+from testing.cli import run_cli
+from testing.corpus import MISSING_RUNNER_LABELS, patched_corpus
 
 # disagg: true entries whose first point is aggregated (decode num-worker 0): warned, expanded as the reference does.
 AGGREGATED_POINT_IN_DISAGG = ["dsv4-fp4-gb200-dynamo-vllm-mtp2", "dsv4-fp4-gb200-dynamo-vllm-mtp2-nosynthetic"]
@@ -106,15 +107,9 @@ def test_strict_loader_reads_the_corpus_as_pyyaml_does(corpus):
 def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_path):
     """`infx config validate` from the corpus's root, as a user would run it: defaults, no components.yaml."""
     import json
-    import os
-    import subprocess
-    import sys
 
     root = patched_corpus(corpus, tmp_path)
-    repo = Path(__file__).resolve().parent.parent.parent
-    done = subprocess.run([sys.executable, "-m", "infx", "config", "validate", "--format", "json"], cwd=root,
-                          env={**os.environ, "PYTHONPATH": str(repo), "INFX_CACHE_DIR": str(tmp_path / "cache")},
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli("config", "validate", "--format", "json", cwd=root, env={"INFX_CACHE_DIR": str(tmp_path / "cache")}, timeout=120)
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert body["ok"] is True

@@ -9,73 +9,18 @@ repository.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from testing.cli import run_cli
+from testing.sweeps import AGG, DATA, DISAGG, RECIPE, copy_data, git, write_base
+
 PR = 3187
 SLUG = "SemiAnalysisAI/InferenceX"
-DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
-AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
 LADDER = [(120, 7), (480, 7), (960, 9), (1440, 11), (2400, 13)]  # (conc, nodes incl. the etcd/nats node)
-RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
-DATA = ("configs", "runners", "benchmarks", "perf-changelog.yaml")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def infx(repo: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "GITHUB_REPOSITORY"}
-    env["PYTHONPATH"] = str(project)
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=repo, env=env, capture_output=True, text=True)
-
-
-def entry_blocks(text: str) -> dict[str, str]:
-    """Top-level entries of a master config as text, keyed by config key."""
-    starts = [m.start() for m in re.finditer(r"^[A-Za-z0-9][^\s:]*:\s*$", text, flags=re.M)]
-    blocks = {}
-    for begin, end in zip(starts, starts[1:] + [len(text)]):
-        block = text[begin:end].rstrip("\n") + "\n"
-        blocks[block.split(":", 1)[0]] = block
-    return blocks
-
-
-def copy_data(source: Path, destination: Path) -> None:
-    """The repository's data, and an AgentX harness where the agentic recipes run it: a benchmark
-    repository has one; this one ships none (a stand-in: tests/launchkit.py, HARNESS)."""
-    from launchkit import add_harness
-
-    for name in DATA:
-        path = source / name
-        if path.is_dir():
-            shutil.copytree(path, destination / name, dirs_exist_ok=True)
-        else:
-            shutil.copy(path, destination / name)
-    add_harness(destination)
-
-
-def write_base(repo: Path, project: Path, corpus: Path) -> None:
-    """The repository before the change, rebuilt from the corpus."""
-    master = repo / "configs" / "nvidia-master.yaml"
-    head_text = master.read_text()
-    reference = entry_blocks((corpus / "configs" / "nvidia-master.yaml").read_text())
-    cut = head_text.index(f"{DISAGG}:\n")
-    master.write_text(head_text[:cut] + reference[AGG] + "\n" + reference[DISAGG])
-    (repo / RECIPE).unlink()
-    agentic = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic"
-    for recipe in (corpus / agentic).glob("*gb300*kvoffload.yaml"):
-        shutil.copy(recipe, repo / agentic / recipe.name)
-    changelog = repo / "perf-changelog.yaml"
-    text = changelog.read_text()
-    changelog.write_text(text[: text.rindex("\n\n- config-keys:") + 1])
 
 
 @pytest.fixture
@@ -111,14 +56,14 @@ def commit_last_edit(repo: Path, path: str, old: str, new: str) -> None:
 
 
 def test_pr_gate_accepts_the_change(change: Path, repo_root: Path):
-    done = infx(change, repo_root, "changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR))
+    done = run_cli("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"config key '{AGG}' is deleted in this change" in done.stdout + done.stderr  # a warning, not swept
 
 
 def test_placeholder_link_is_rejected_with_the_line_to_write(change: Path, repo_root: Path):
     commit_last_edit(change, "perf-changelog.yaml", "/pull/XXX\n", "/pull/PLACEHOLDER\n")
-    done = infx(change, repo_root, "changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR))
+    done = run_cli("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change)
     assert done.returncode == 1
     out = done.stdout + done.stderr
     assert "PLACEHOLDER" in out
@@ -129,13 +74,13 @@ def test_placeholder_link_is_rejected_with_the_line_to_write(change: Path, repo_
 def test_push_run_warns_about_xxx_until_fixed(change: Path, repo_root: Path):
     """On main the merge has happened: a placeholder link is a warning (the sweep runs) until fixed."""
     push = ("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD")
-    done = infx(change, repo_root, *push)
+    done = run_cli(*push, cwd=change)
     assert done.returncode == 0 and "warning[pr-link]" in done.stdout + done.stderr and "XXX" in done.stdout + done.stderr
-    fixed = infx(change, repo_root, "changelog", "fix", "--pr-number", str(PR), "--base-ref", "base")
+    fixed = run_cli("changelog", "fix", "--pr-number", str(PR), "--base-ref", "base", cwd=change)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (change / "perf-changelog.yaml").read_text().endswith(f"  pr-link: https://github.com/{SLUG}/pull/{PR}\n")
     git(change, "commit", "-qam", "fix pr-link")
-    done = infx(change, repo_root, *push)
+    done = run_cli(*push, cwd=change)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pr-link" not in done.stdout + done.stderr
 
@@ -143,7 +88,7 @@ def test_push_run_warns_about_xxx_until_fixed(change: Path, repo_root: Path):
 def test_unversioned_mooncake_backend_fails_config_validation(change: Path, repo_root: Path):
     target = change / "configs" / "nvidia-master.yaml"
     target.write_text(target.read_text().replace('{ name: mooncake, version: "0.3.13" }', "{ name: mooncake }", 1))
-    done = infx(change, repo_root, "config", "validate", "--format", "json")
+    done = run_cli("config", "validate", "--format", "json", cwd=change)
     assert done.returncode == 1
     diagnostics = json.loads(done.stdout)["diagnostics"]
     errors = [d for d in diagnostics if d["severity"] == "error"]
@@ -151,7 +96,7 @@ def test_unversioned_mooncake_backend_fails_config_validation(change: Path, repo
 
 
 def plan_rows(change: Path, repo_root: Path) -> list[dict]:
-    done = infx(change, repo_root, "plan", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), "--format", "json")
+    done = run_cli("plan", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), "--format", "json", cwd=change)
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads(done.stdout)
     return [row for name, rows in plan["buckets"].items() for row in rows]
@@ -171,7 +116,7 @@ def test_plan_is_exactly_the_five_ladder_points(change: Path, repo_root: Path):
 def dry_run(change: Path, repo_root: Path, row: dict, tmp: Path) -> subprocess.CompletedProcess:
     point = tmp / f"point-{row['conc'][0]}.json"
     point.write_text(json.dumps(row))
-    return infx(change, repo_root, "launch", "--lane", "gb300-nv", "--point", str(point), "--dry-run", "--format", "json")
+    return run_cli("launch", "--lane", "gb300-nv", "--point", str(point), "--dry-run", "--format", "json", cwd=change)
 
 
 def test_launch_dry_run_of_each_point(change: Path, repo_root: Path, tmp_path: Path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import bundled_repository, run_infx
+from testing.cli import bundled_repository, run_infx
 
 
 @pytest.fixture(scope="session")

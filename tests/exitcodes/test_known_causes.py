@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from launchkit import git
+from testing.cli import REPO, appended_entry, run_cli, run_infx
+from testing.launchkit import git
 
 from .conftest import fill, unprivileged_prefix
-from .harness import REPO, appended_entry, run_infx, run_process
 
 CHANGELOG = "perf-changelog.yaml"
 
@@ -105,7 +105,7 @@ def test_an_unreadable_changelog(work):
     (work / CHANGELOG).chmod(0)
     prefix = unprivileged_prefix()
     for argv in (["plan"], ["changelog", "fix", "--pr-number", "7", "--repo", "a/b"]):
-        done = run_process(argv, work, prefix=prefix, timeout=120)
+        done = run_cli(*argv, cwd=work, prefix=prefix, timeout=120)
         assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
         assert f"{work / CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr, done.stderr
 
@@ -126,7 +126,7 @@ def test_fix_in_a_read_only_folder(work):
     (work / CHANGELOG).write_bytes(before)
     work.chmod(0o555)
     try:
-        done = run_process(["changelog", "fix", "--pr-number", "7", "--repo", "a/b"], work, prefix=unprivileged_prefix(), timeout=120)
+        done = run_cli("changelog", "fix", "--pr-number", "7", "--repo", "a/b", cwd=work, prefix=unprivileged_prefix(), timeout=120)
     finally:
         work.chmod(0o755)
     assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
@@ -196,7 +196,7 @@ def test_yaml_nested_past_what_the_c_composer_survives(work, text):
     """50,000 nested flow sequences overflowed PyYAML's C composer (a segfault, not even exit 70):
     run as a process, so a regression cannot take the test session with it."""
     (work / "configs" / "deep-master.yaml").write_text(text)
-    done = run_process(["config", "validate", "configs/deep-master.yaml"], work)
+    done = run_cli("config", "validate", "configs/deep-master.yaml", cwd=work, timeout=60)
     assert done.returncode == 1 and "error[yaml-too-deep]: nesting is deeper than 200 levels" in done.stderr, done.stderr
 
 

@@ -24,11 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infx.cli import COMMANDS, cli
-from launchkit import git
-
-from .conftest import fill
-from .harness import REPO, appended_entry, bundled_repository, run_infx
-from .hostile import (
+from testing.cli import REPO, appended_entry, bundled_repository, run_infx
+from testing.hostile import (
     ARGV_TEXT,
     ODD_PLACEMENTS,
     OddFiles,
@@ -39,6 +36,9 @@ from .hostile import (
     result_json_text,
     yaml_text,
 )
+from testing.launchkit import git
+
+from .conftest import fill
 
 NIGHTLY_FACTOR = 20  # nightly runs this many times CI's examples
 CI_EXAMPLES: dict[str, int] = {}  # property -> CI's example count (README.md states the total)
@@ -291,7 +291,7 @@ test_select_points, test_select_points_nightly = properties(100)(_select_points)
 
 @pytest.fixture(scope="module")
 def local_github():
-    from tests.github.github_server import LocalGitHub
+    from testing.github_server import LocalGitHub
 
     with LocalGitHub() as server:
         server.state.add_pull(7)
@@ -458,17 +458,13 @@ def world(repo, rows, tmp_path_factory):
     """Main's sweeps storing valid results of three gb300 points under their real keys (the
     reuse lookup's candidates), a sweep run with its plan and point artifacts (report, rerun),
     and a successful main sweep with `sweep-results` (the baseline lookup)."""
-    import sys
-
-    sys.path.insert(0, str(REPO / "tests" / "github"))
-    sys.path.insert(0, str(REPO / "tests" / "results"))
-    from github_helpers import result_artifact_files
-    from github_server import LocalGitHub
     from infx.launch.plan import keys_for_rows
     from infx.workflows.baseline import RESULTS_ARTIFACT
     from infx.workflows.rerun import artifact_name
     from infx.workflows.reuse import lane_resolver, result_artifact_name
-    from test_compare import ladder_results
+    from testing.github_helpers import result_artifact_files
+    from testing.github_server import LocalGitHub
+    from testing.ladder import ladder_results
 
     folder = tmp_path_factory.mktemp("github-world")
     gb300 = [row for row in rows if row["runner"] == "gb300-nv"][:3]

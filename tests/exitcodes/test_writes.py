@@ -17,8 +17,7 @@ import pytest
 
 from infx import fsio
 from infx.interrupts import Interrupted
-
-from .harness import REPO, appended_entry, run_infx
+from testing.cli import REPO, appended_entry, run_infx
 
 CHANGELOG = "perf-changelog.yaml"
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}

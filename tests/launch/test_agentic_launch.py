@@ -8,21 +8,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from launchkit import HARNESS, REPO, Workspace, add_harness, lane_profile, point, v1_recipe
+from testing.cli import run_cli
+from testing.launchkit import HARNESS, REPO, Workspace, add_harness, lane_profile, point, v1_recipe
 
 FAST = {"DURATION": "1200", "AIPERF_WARMUP_REQUESTS_PER_LANE": "1"}
 
 
 def infx(*argv: str, root: Path, cache: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(root), "INFX_CACHE_DIR": str(cache)}
-    env.pop("RUNNER_NAME", None)
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(*argv, cwd=root, env={"GITHUB_WORKSPACE": str(root), "INFX_CACHE_DIR": str(cache)})
 
 
 def planned_rows(tmp: Path, *labels: str) -> list[dict]:

@@ -26,12 +26,12 @@ def plan_for(root, lane, points, recipe_fragment, runner="gb300-nv_1"):
 LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"
 
 
-def test_b1_job_name_is_the_runner_name(harness_repo, lane, points):
+def test_the_job_name_is_the_runner_name(harness_repo, lane, points):
     plan = plan_for(harness_repo, lane, points, LADDER)
     assert plan.job_name == "gb300-nv_1" and plan.recipe["name"] == "gb300-nv_1"
 
 
-def test_b3_sglang_agentic_needs_only_srt_slurm(harness_repo, lane, points):
+def test_sglang_agentic_needs_only_srt_slurm(harness_repo, lane, points):
     plan = plan_for(harness_repo, lane, points, LADDER)
     assert plan.route.name == "sglang-dsv4-agentic" and plan.pin.commit == SA_SCHEMA2_PIN
     assert plan.route.overlays == (("sglang/deepseek-v4/agentic", "recipes/sglang/deepseek-v4/agentic"),)
@@ -39,7 +39,7 @@ def test_b3_sglang_agentic_needs_only_srt_slurm(harness_repo, lane, points):
     assert plan.argv()[-2:] == [plan.tags, "--no-preflight"] and plan.tags.split(",")[:4] == ["gb300-nv", "dsv4", "fp4", "0x0"]
 
 
-def test_b4_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, points):
+def test_a_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, points):
     plan = plan_for(harness_repo, lane, points, "disagg-gb300-1p1d-dep4-dep16-5-c1024")
     assert plan.power and plan.route.name == "sglang-dsv4-fixed-power"
     assert plan.pin.commit == "6fc1bed01a0b82dae0088a105c03ce0cfb353443" and "--no-preflight" in plan.argv()
@@ -49,7 +49,7 @@ def test_b4_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, point
     assert "--no-preflight" not in plain.argv()
 
 
-def test_b6_trt_agentic_route_and_model_alias(harness_repo, lane, points):
+def test_trt_agentic_takes_its_route_and_model_alias(harness_repo, lane, points):
     plan = plan_for(harness_repo, lane, points, "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp")
     assert plan.route.name == "trt-dsv4-agentic" and plan.time_limit == "8:00:00" and plan.pin.ref == "v1.0.50"
     assert plan.cluster_config("/c", "/s")["model_paths"] == {"deepseek-ai/DeepSeek-V4-Pro": "/scratch/models/DeepSeek-V4-Pro"}
@@ -67,7 +67,7 @@ REAL_APPLY_OUTPUT = """🚀 Submitting: gb300-nv_1
 """
 
 
-def test_b10_job_id_from_srtctl_output():
+def test_the_job_id_is_read_from_srtctl_s_submission_line():
     assert JOB_ID.search("rendering…\n✅ Job 4242 submitted!\n").group(1) == "4242"
     assert JOB_ID.search("no id here") is None
     assert job_id_of(REAL_APPLY_OUTPUT) == "4242"
@@ -78,7 +78,7 @@ def test_b10_job_id_from_srtctl_output():
             job_id_of(output)
 
 
-def test_b11_fixed_seq_results_are_renamed(tmp_path):
+def test_fixed_seq_results_are_renamed(tmp_path):
     logs, out = tmp_path / "logs", tmp_path / "out"
     (logs / "sa-bench_isl_8192_osl_1024").mkdir(parents=True)
     (logs / "unrelated").mkdir()
@@ -94,7 +94,7 @@ def test_b11_fixed_seq_results_are_renamed(tmp_path):
     assert results.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
 
 
-def test_b11_agentic_results(tmp_path):
+def test_agentic_results_are_the_aggregates_with_successful_requests(tmp_path):
     (tmp_path / "RF_conc80.json").write_text(json.dumps({"num_requests_successful": 12}))
     (tmp_path / "OTHER_conc80.json").write_text(json.dumps({"num_requests_successful": 0}))
     assert [p.name for p in results.check_agentic(tmp_path, "RF", [80])] == ["RF_conc80.json"]
@@ -112,7 +112,7 @@ def test_b11_agentic_results(tmp_path):
     ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-dep4-dep16-5-c1024.yaml", 5),
     ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-15p1d-dep4-dep12-18-c12000.yaml", 18),
 ])
-def test_b12_node_arithmetic(recipe, nodes, corpus):
+def test_the_node_count_of_the_corpus_recipes(recipe, nodes, corpus):
     _, flat = load_recipe(RecipeRef.parse(recipe), corpus)
     assert recipe_node_count(flat) == nodes
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus import SRT_SLURM_BUNDLE
 from infx.launch.cache import SeedError, seed_checkout, verified_checkout
 from infx.launch.sources import FetchError, cached_checkout, entry_problem
-from launchkit import git
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import git
 
 REPO = Path(__file__).resolve().parents[2]
 

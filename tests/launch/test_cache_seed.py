@@ -9,24 +9,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from corpus import SRT_SLURM_BUNDLE
 from infx.launch.cache import verified_checkout
-from launchkit import git
+from testing.cli import run_cli
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import git
 
 REPO = Path(__file__).resolve().parents[2]
 NVIDIA_PINS = {"nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes"}
 
 
 def infx(*argv, cache: Path, cwd: Path = REPO, **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(cwd)}
-    env.pop("RUNNER_NAME", None)
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, **kwargs)
+    return run_cli(*argv, cwd=cwd, env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(cwd)}, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -169,10 +167,11 @@ def test_one_cache_folder_rule_for_the_matrix_caches_the_seed_and_the_launcher(t
     assert cache_home({"XDG_CACHE_HOME": "/b"}) == Path("/b/infx")
     assert cache_home({}) == Path(os.path.expanduser("~")) / ".cache" / "infx"
     xdg = tmp_path / "xdg"
-    env = {k: v for k, v in os.environ.items() if k not in ("INFX_CACHE_DIR", "RUNNER_NAME", "RUNNER_TEMP")}
-    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(xdg), GITHUB_WORKSPACE=str(REPO))
-    run = lambda *argv: subprocess.run([sys.executable, "-m", "infx", *argv], cwd=REPO, env=env,  # noqa: E731
-                                       capture_output=True, text=True, timeout=300)
+    env = {"INFX_CACHE_DIR": None, "XDG_CACHE_HOME": str(xdg), "GITHUB_WORKSPACE": str(REPO)}
+
+    def run(*argv):
+        return run_cli(*argv, env=env)
+
     seeded = run("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-sa-submission-q2-2026")
     assert seeded.returncode == 0, seeded.stderr
     point = next(p for p in points if config_file(p).startswith("recipes/DeepSeek-V4-Pro/"))

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus import SRT_SLURM_BUNDLE
 from infx.launch.lane import load_lane
 from infx.launch.plan import build_plan, load_point
-from launchkit import Workspace, lane_profile, point, v1_recipe
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import Workspace, lane_profile, point, v1_recipe
 
 PINS = {"v1.0.25": "3435776cd6db4c14f8b771ff7a3976deb62fe133", "v1.0.36": "cb651682117df129162cd276cf567ec70dc57b36",
         "v1.0.50": "e4019633c9e2bc25f38c44b81edf52bb0504d937", "sa-submission-q2-2026": "deb1dfd9934398664f92d194169c183e009da83b",

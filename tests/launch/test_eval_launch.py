@@ -18,7 +18,7 @@ from infx.evalsuite import EvalKind, PointEval, load_suite
 from infx.launch import evalenv
 from infx.launch.lane import load_lane
 from infx.launch.plan import build_plan, load_point
-from launchkit import REPO, Workspace, lane_profile, point, v1_recipe
+from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 SUITE = "benchmarks/evals/suite.yaml"
 

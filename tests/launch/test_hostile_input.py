@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from launchkit import Workspace, lane_profile, point, v1_recipe
+from testing.launchkit import Workspace, lane_profile, point, v1_recipe
 
 COMMIT = "c" * 40
 

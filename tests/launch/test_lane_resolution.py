@@ -8,7 +8,7 @@ import yaml
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import duplicate_label_diagnostics, find_lane, lane_entries, load_lane
-from launchkit import REPO, Workspace, lane_profile, point, v1_recipe
+from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 
 def test_every_label_of_the_bundled_profiles_names_exactly_one_lane():

@@ -1,30 +1,22 @@
 """`infx lane validate`: the profiles themselves, as the PR checks run it."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from launchkit import REPO, lane_profile
+from testing.cli import run_cli
+from testing.launchkit import REPO, lane_profile
 
 BUNDLED = (REPO / "runners" / "gb300-nv.yaml").read_text()
 
 
-def infx(*argv, cwd=REPO):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("GITHUB_WORKSPACE", None)
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=cwd, env=env, capture_output=True, text=True)
-
-
 def test_the_bundled_profiles_are_valid():
-    done = infx("lane", "validate", "--format", "json")
+    done = run_cli("lane", "validate", "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True, "diagnostics": []}
-    assert infx("lane", "validate", "gb300-nv", "cluster:gb300-nv").returncode == 0
+    assert run_cli("lane", "validate", "gb300-nv", "cluster:gb300-nv").returncode == 0
 
 
 def test_a_pin_without_a_full_commit_fails_located(tmp_path):
@@ -36,14 +28,14 @@ def test_a_pin_without_a_full_commit_fails_located(tmp_path):
     bad = tmp_path / "lane.yaml"
     bad.write_text(text)
     lines = text.splitlines()
-    done = infx("lane", "validate", str(bad), "--format", "json")
+    done = run_cli("lane", "validate", str(bad), "--format", "json")
     assert done.returncode == 1
     found = {(d["rule"], d["line"]) for d in json.loads(done.stdout)["diagnostics"]}
     assert found == {("lane-schema", next(i + 1 for i, line in enumerate(lines) if line.startswith(f"    {name}:")))
                      for name, _ in pins[:3]}
-    done = infx("lane", "validate", str(bad), "--format", "github")
+    done = run_cli("lane", "validate", str(bad), "--format", "github")
     assert done.returncode == 1 and done.stdout.count("::error ") == 3 and "infx lane pins LANE --update" in done.stdout
-    done = infx("lane", "validate", str(bad))
+    done = run_cli("lane", "validate", str(bad))
     assert done.returncode == 1 and f"{bad}:{lines.index(next(each for each in lines if each.startswith('    ' + pins[0][0]))) + 1}:" in done.stderr
 
 
@@ -52,15 +44,15 @@ def test_set_rules_over_runners_dir(tmp_path):
     runners.mkdir()
     (runners / "one.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40, evals=False), "lane": "one", "runner-labels": ["a", "b"]}))
     (runners / "two.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40, evals=False), "lane": "three", "runner-labels": ["b"]}))
-    done = infx("lane", "validate", "--format", "json", cwd=tmp_path)
+    done = run_cli("lane", "validate", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1
     found = sorted((d["rule"], d["file"], d["line"]) for d in json.loads(done.stdout)["diagnostics"])
     assert [(rule, file) for rule, file, _ in found] == [("lane-label-duplicate", "runners/one.yaml"), ("lane-label-duplicate", "runners/two.yaml"),
                                                         ("lane-name-mismatch", "runners/two.yaml")]
     # A profile outside runners/ (a candidate, a copy) is checked on its own: no clash with the set.
     (tmp_path / "copy.yaml").write_text((runners / "one.yaml").read_text())
-    assert infx("lane", "validate", "copy.yaml", cwd=tmp_path).returncode == 0
-    done = infx("lane", "validate", "nowhere", cwd=tmp_path)
+    assert run_cli("lane", "validate", "copy.yaml", cwd=tmp_path).returncode == 0
+    done = run_cli("lane", "validate", "nowhere", cwd=tmp_path)
     assert done.returncode == 2 and "names no lane" in done.stderr
 
 
@@ -71,12 +63,12 @@ def test_a_runner_label_runners_yaml_does_not_declare_fails(tmp_path):
     (tmp_path / "runners").mkdir()
     text = BUNDLED.replace('"cluster:gb300-nv"]', '"cluster:gb300nv"]')
     (tmp_path / "runners" / "gb300-nv.yaml").write_text(text)
-    done = infx("lane", "validate", "--format", "json", cwd=tmp_path)
+    done = run_cli("lane", "validate", "--format", "json", cwd=tmp_path)
     [d] = json.loads(done.stdout)["diagnostics"]
     assert done.returncode == 1 and d["rule"] == "lane-label-undeclared" and (d["file"], d["line"]) == ("runners/gb300-nv.yaml", 6)
     assert "did you mean 'cluster:gb300-nv'" in d["message"]
     (tmp_path / "runners" / "gb300-nv.yaml").write_text(BUNDLED)
-    assert infx("lane", "validate", cwd=tmp_path).returncode == 0
+    assert run_cli("lane", "validate", cwd=tmp_path).returncode == 0
 
 
 def test_a_pin_repository_that_is_no_url_gets_the_url_hint_not_the_commit_one(tmp_path):
@@ -84,7 +76,7 @@ def test_a_pin_repository_that_is_no_url_gets_the_url_hint_not_the_commit_one(tm
     assert text != BUNDLED
     bad = tmp_path / "lane.yaml"
     bad.write_text(text)
-    done = infx("lane", "validate", str(bad), "--format", "json")
+    done = run_cli("lane", "validate", str(bad), "--format", "json")
     assert done.returncode == 1
     (diagnostic,) = json.loads(done.stdout)["diagnostics"]
     assert "repository" in diagnostic["message"] and "git url" in diagnostic["hint"] and "SHA" not in diagnostic["hint"]
@@ -94,9 +86,9 @@ def test_validate_checks_the_eval_suite_a_profile_names(tmp_path):
     (tmp_path / "runners").mkdir()
     (tmp_path / "runners" / "one.yaml").write_text(yaml.safe_dump({**lane_profile("file:///x", "a" * 40), "lane": "one", "runner-labels": ["a"]}))
     shutil.copytree(REPO / "benchmarks" / "evals", tmp_path / "benchmarks" / "evals")
-    assert infx("lane", "validate", "runners/one.yaml", cwd=tmp_path).returncode == 0
+    assert run_cli("lane", "validate", "runners/one.yaml", cwd=tmp_path).returncode == 0
     (tmp_path / "benchmarks" / "evals" / "gpqa_diamond_docs.py").unlink()
-    done = infx("lane", "validate", "runners/one.yaml", "--format", "json", cwd=tmp_path)
+    done = run_cli("lane", "validate", "runners/one.yaml", "--format", "json", cwd=tmp_path)
     [d] = json.loads(done.stdout)["diagnostics"]
     assert done.returncode == 1 and d["rule"] == "eval-workspace-missing" and d["file"] == "benchmarks/evals/suite.yaml" and d["line"]
 
@@ -122,7 +114,7 @@ def test_cross_checks_the_schema_cannot_say_are_located(tmp_path, old, new, rule
     assert text != BUNDLED
     bad = tmp_path / "lane.yaml"
     bad.write_text(text)
-    done = infx("lane", "validate", str(bad), "--format", "json")
+    done = run_cli("lane", "validate", str(bad), "--format", "json")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     (diagnostic,) = json.loads(done.stdout)["diagnostics"]
     line = text.count("\n", 0, text.index(at)) + 1

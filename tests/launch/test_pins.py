@@ -7,15 +7,13 @@ available here, so the copy leaves their two pins out.
 """
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from corpus import SRT_SLURM_BUNDLE
-from launchkit import REPO, git
+from testing.cli import run_cli
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import REPO, git
 
 NVIDIA = "https://github.com/NVIDIA/srt-slurm.git"
 BUNDLED = (REPO / "runners" / "gb300-nv.yaml").read_text()
@@ -57,9 +55,7 @@ def copy_profile(tmp_path, remote, text=BUNDLED):
 
 
 def pins(path, *argv, env=None):
-    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "infx", "lane", "pins", str(path), *argv], cwd=path.parent, env=environment,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("lane", "pins", path, *argv, cwd=path.parent, env=env, timeout=120)
 
 
 def statuses(done):

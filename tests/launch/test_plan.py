@@ -3,8 +3,6 @@
 import datetime as dt
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,8 @@ import yaml
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import build_plan, load_point
-from launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
+from testing.cli import run_cli
+from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
 TODAY = dt.date(2026, 11, 30)
 
@@ -43,7 +42,7 @@ def test_plan_resolves_one_flat_recipe_named_after_the_job(ws):
     assert plan.node_count == 2 and plan.sources == [] and plan.route.name == "fixed"
 
 
-def test_b7_selector_materialises_the_variant(ws):
+def test_a_selector_materialises_its_variant_and_an_index_out_of_range_is_refused(ws):
     base = v1_recipe()
     ws.recipe("ladder.yaml", {"base": base, "zip_override_lowlat": {"resources": {"decode_nodes": [1, 1], "decode_workers": [1, 1]},
                                                                     "slurm": {"time_limit": ["1:00", "2:00"]}}})
@@ -63,7 +62,7 @@ def test_recipe_missing_and_config_file_missing(ws):
     assert d.rule == "point-config-file" and "model-prefix=dsv4 precision=fp4 framework=dynamo-sglang" in d.message
 
 
-def test_b8_eval_only_and_partition_override(ws):
+def test_eval_config_file_and_slurm_partition_override_the_recipe_and_partition(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     ws.recipe("eval.yaml", v1_recipe(time_limit="3:00"))
     data = point()
@@ -73,14 +72,14 @@ def test_b8_eval_only_and_partition_override(ws):
     assert plan.cluster_config("/x", "/sq")["default_partition"] == "batch_3"
 
 
-def test_b2_unknown_model_fails_before_anything(ws):
+def test_an_unknown_model_fails_at_plan_time(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     diagnostics = problems(ws, point(precision="fp8"))
     assert "lane-unsupported-model" in {d.rule for d in diagnostics}
     assert any("Unsupported model: dsv4-fp8" in d.message for d in diagnostics)
 
 
-def test_b2_cluster_config_has_exactly_one_model_alias(ws):
+def test_the_cluster_config_has_exactly_one_model_alias(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     config = plan_of(ws, point()).cluster_config("/ckout", "/sq/x.sqsh")
     assert config["model_paths"] == {"deepseek-v4-pro": "/models/dsv4"}
@@ -88,7 +87,7 @@ def test_b2_cluster_config_has_exactly_one_model_alias(ws):
     assert config["use_segment_sbatch_directive"] is False and config["gpus_per_node"] == 4
 
 
-def test_b9_squash_name(ws):
+def test_the_squash_file_is_named_after_the_image(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     plan = plan_of(ws, point(image="lmsysorg/sglang:nightly-dev-cu13-20260719-99f5a6f4"))
     assert Path(plan.squash_file()).name == "lmsysorg_sglang_nightly-dev-cu13-20260719-99f5a6f4.sqsh"
@@ -157,7 +156,7 @@ def test_stores_sharing_a_node_need_distinct_ports(ws):
     assert d.rule == "lane-service-port" and "'store-0'" in d.message and "'store-2'" in d.message and "8800" in d.message
 
 
-def test_b5_power_guard_reads_only_the_telemetry_block(ws):
+def test_the_power_guard_reads_only_the_telemetry_block(ws):
     telemetry = {"enabled": True, "provider": "dcgm-power"}
     ws.recipe("recipe.yaml", v1_recipe(telemetry=telemetry))
     profile = lane_profile("file:///x", "a" * 40)
@@ -308,8 +307,7 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
         [(rule, file, line)] = diagnostics
         assert rule == "agentic-harness-missing" and file.startswith("benchmarks/multi_node/srt-slurm-recipes/")
         assert "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh" in (REPO / file).read_text().splitlines()[line - 1]
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--point", str(paths[0]), "--dry-run",
-                           "--format", "json"], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--point", paths[0], "--dry-run", "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True
 
 

@@ -10,16 +10,15 @@ import pytest
 import yaml
 
 from infx.launch.prepare import GUARD
-from launchkit import REPO, Workspace, lane_profile, point, v1_recipe
+from testing.cli import run_cli
+from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
 GB300_PREPARE = yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text())["prepare"]
 
 
 def gb300_dry_run(points, index=0, **env):
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--dry-run", "--format", "json"],
-                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(points[index]), **env},
-                          capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--dry-run", "--format", "json", env={"POINT_JSON": json.dumps(points[index]), **env})
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)
 
@@ -45,8 +44,7 @@ def test_gb300_dry_run_lists_imports_on_a_compute_node_then_make_setup(points):
 
 
 def test_gb300_text_dry_run_shows_the_steps_before_the_submit_argv(points):
-    done = subprocess.run([sys.executable, "-m", "infx", "launch", "--lane", "gb300-nv", "--dry-run"], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(points[0])}, capture_output=True, text=True)
+    done = run_cli("launch", "--lane", "gb300-nv", "--dry-run", env={"POINT_JSON": json.dumps(points[0])})
     lines = done.stdout.splitlines()
     prepare = [i for i, line in enumerate(lines) if line.startswith("prepare     ")]
     argv = next(i for i, line in enumerate(lines) if line.startswith("argv        srtctl apply"))
@@ -54,7 +52,7 @@ def test_gb300_text_dry_run_shows_the_steps_before_the_submit_argv(points):
     assert lines[prepare[-1]] == "prepare     make setup ARCH=aarch64" and "only when the check above fails" in lines[prepare[1]]
 
 
-def test_b9_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
+def test_an_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
     ws = Workspace(tmp_path, lane_profile("file:///x", "a" * 40) | {"squash-dir": "/sq", "prepare": GB300_PREPARE})
     ws.recipe("recipe.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point()))

@@ -9,7 +9,7 @@ import pytest
 
 from infx.launch.record import LaunchRecord, RecordError, check_field_names, json_names
 from infx.launch.results import write_record
-from launchkit import point
+from testing.launchkit import point
 
 KEY = "e" * 64
 

@@ -25,7 +25,7 @@ LADDER_RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agen
 @pytest.fixture
 def workspace(tmp_path) -> Path:
     """The repository's lane profiles and recipes, with an AgentX harness for the ladder's recipe to run."""
-    from launchkit import add_harness
+    from testing.launchkit import add_harness
 
     for part in ("runners", "benchmarks"):
         shutil.copytree(REPO / part, tmp_path / part)

@@ -37,7 +37,7 @@ def test_route_choice_does_not_depend_on_order(lane, points):
         assert {p["config-key"]: most_specific(shuffled, facts(p), lambda r: r.match).name for p in points} == chosen
 
 
-def test_b6_specific_agentic_route_beats_catch_all(lane):
+def test_a_specific_agentic_route_beats_the_catch_all(lane):
     trt = most_specific(lane.routes, {"scenario": "agentic-coding", "framework": "dynamo-trt", "model-prefix": "dsv4",
                                       "precision": "fp4", "power": False}, lambda r: r.match)
     assert trt.name == "trt-dsv4-agentic" and trt.time_limit == "8:00:00" and lane.pins[trt.srt_slurm].ref == "v1.0.50"
@@ -46,7 +46,7 @@ def test_b6_specific_agentic_route_beats_catch_all(lane):
     assert vllm.name == "vllm-agentic" and lane.pins[vllm.srt_slurm].ref == "v1.0.36"
 
 
-def test_b4_power_recipe_takes_the_power_route(lane):
+def test_a_power_recipe_takes_the_power_route(lane):
     base = {"scenario": "fixed-seq-len", "framework": "dynamo-sglang", "model-prefix": "dsv4", "precision": "fp4"}
     assert most_specific(lane.routes, {**base, "power": True}, lambda r: r.match).name == "sglang-dsv4-fixed-power"
     assert most_specific(lane.routes, {**base, "power": False}, lambda r: r.match).name == "sglang-dsv4-fixed"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from infx.launch.sources import FetchError, cached_checkout, fetch_pinned, head_of
-from launchkit import git, git_repo
+from testing.launchkit import git, git_repo
 
 LOCAL = ("https", "file")  # what a test lane's git-protocols allows
 

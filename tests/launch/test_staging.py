@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 from infx.launch import results
-from launchkit import SA_BENCH_RESULT
+from testing.launchkit import SA_BENCH_RESULT
 
 SECRET = "a file of the runner host"
 

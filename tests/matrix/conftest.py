@@ -1,10 +1,10 @@
-"""Fixtures of the matrix tests (helpers live in matrix_helpers.py)."""
+"""Fixtures of the matrix tests (helpers live in testing/matrix_helpers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from matrix_helpers import Repo
+from testing.matrix_helpers import Repo
 
 
 @pytest.fixture(autouse=True)

@@ -10,10 +10,11 @@ from collections import Counter
 
 import pytest
 
-from corpus import REFERENCE_ROWS, patched_corpus
 from infx.config import load_config_set
 from infx.matrix import EvalMode, Selection, bucketize, build_matrix
-from matrix_helpers import CORPUS, run_cli
+from testing.cli import run_cli
+from testing.corpus import REFERENCE_ROWS, patched_corpus
+from testing.matrix_helpers import CORPUS
 
 AGENTIC_DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 AGENTIC_AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
@@ -177,8 +178,8 @@ def test_sample_rows_other_gb300(rows):
 
 
 def test_cli_json_matches_the_api(corpus_repo, rows):
-    result = run_cli(["matrix", "--config", "configs/nvidia-master.yaml", "--config", "configs/amd-master.yaml",
-                      "--format", "json"], cwd=corpus_repo)
+    result = run_cli("matrix", "--config", "configs/nvidia-master.yaml", "--config", "configs/amd-master.yaml", "--format", "json",
+                     cwd=corpus_repo)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == rows
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from infx.diagnostics import InfxError
-from matrix_helpers import RUNNERS, entry, fixed
+from testing.matrix_helpers import RUNNERS, entry, fixed
 
 RECIPES = "benchmarks/multi_node/srt-slurm-recipes"
 
@@ -120,7 +120,7 @@ def test_recipe_cache_follows_the_counting_code(make_repo, tmp_path):
     import json
     import shutil
 
-    from matrix_helpers import REPO
+    from testing.matrix_helpers import REPO
 
     repo = make_repo({"r": disagg_entry(["CONFIG_FILE=recipes/r.yaml"])})
     write_recipe(repo, "r.yaml", {"resources": {"agg_nodes": 2}})

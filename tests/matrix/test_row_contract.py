@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,8 @@ import pytest
 from infx.diagnostics import InfxError
 from infx.matrix import refuse_invalid_rows
 from infx.matrix.rowschema import row_findings
-from matrix_helpers import sn_entry
+from testing.cli import run_cli
+from testing.matrix_helpers import sn_entry
 
 REPO = Path(__file__).resolve().parents[2]
 IDENTITY = {"config-key": "dsr1-fp4-mi355x-sglang", "recipe-fingerprint": "0" * 64}
@@ -118,17 +116,11 @@ def test_rows_the_reference_refuses_are_refused_at_their_field(row, path, rule):
     assert all(message and hint for _, _, message, hint in findings)
 
 
-def infx(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
-
-
 def test_plan_rows_refuses_every_bad_row_with_its_index_field_and_position(tmp_path):
     rows = [SINGLE, changed(SINGLE, ("spec-decoding",), "eagle"), MULTI, changed(MULTI, ("decode", "hardware"), delete=True)]
     path = tmp_path / "rows.json"
     path.write_text(json.dumps(rows, indent=2))
-    done = infx("plan", "--rows", str(path), "--event", "workflow_dispatch", "--format", "json", cwd=tmp_path)
+    done = run_cli("plan", "--rows", str(path), "--event", "workflow_dispatch", "--format", "json", cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
     text = path.read_text().splitlines()
     found = re.findall(rf"{re.escape(str(path))}:(\d+):(\d+): error\[([a-z-]+)\]: row (\d+) \(at \$\[(\d+)\]\): (.*)", done.stderr)
@@ -142,7 +134,7 @@ def test_plan_rows_refuses_every_bad_row_with_its_index_field_and_position(tmp_p
 def test_plan_rows_plans_the_rows_the_reference_accepts(tmp_path):
     path = tmp_path / "rows.json"
     path.write_text(json.dumps([row.values[0] for row in ACCEPTED]))
-    done = infx("plan", "--rows", str(path), "--event", "workflow_dispatch", "--format", "json", cwd=tmp_path)
+    done = run_cli("plan", "--rows", str(path), "--event", "workflow_dispatch", "--format", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["point-count"] == len(ACCEPTED)
 
@@ -151,7 +143,7 @@ def test_select_points_refuses_a_plan_with_a_bad_row(tmp_path):
     plan = {"buckets": {"single_node/1k1k": [SINGLE, changed(SINGLE, ("disagg",), True)]}, "point-count": 2}
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
-    done = infx("github", "select-points", "--plan", str(path), "--points", "0000000000000000-c4", cwd=tmp_path)
+    done = run_cli("github", "select-points", "--plan", str(path), "--points", "0000000000000000-c4", cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert re.search(r"error\[not-allowed-value\]: row 1 \(at \$\.buckets\.single_node/1k1k\[1\]\): disagg must be", done.stderr)
 

@@ -10,7 +10,7 @@ import pytest
 
 from infx.diagnostics import InfxError, UsageError
 from infx.matrix import EvalMode, Selection
-from matrix_helpers import RUNNERS, entry, fixed, mn_entry, rows_of, sn_entry
+from testing.matrix_helpers import RUNNERS, entry, fixed, mn_entry, rows_of, sn_entry
 
 SN_KEY = "dsr1-fp8-mi300x-sglang"
 MN_KEY = "dsr1-fp4-gb200-dynamo-trt"

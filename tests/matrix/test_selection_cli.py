@@ -10,7 +10,7 @@ import pytest
 
 from infx.matrix import EvalMode, Selection, bucketize
 from infx.matrix.rowschema import row_problems, row_schema
-from matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
+from testing.matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
 
 
 @pytest.fixture

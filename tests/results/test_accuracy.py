@@ -4,25 +4,23 @@ newest eval row of the same identity (found as the throughput baseline is), fail
 GitHub's limits.
 
 The sweep is the seed change's eval points (the Mooncake ladder's agentic eval-only points), their
-eval/ folders made from the real lm-eval result (tests/evalstage.py).
+eval/ folders made from the real lm-eval result (tests/testing/evalstage.py).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from artifacts import point_folder, run_cli  # noqa: E402
-from evalstage import eval_stage_output  # noqa: E402
-from github_helpers import env_for  # noqa: E402
-from github_server import LocalGitHub  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
 from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
+from testing.artifacts import point_folder  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
+from testing.evalstage import eval_stage_output  # noqa: E402
+from testing.github_helpers import env_for  # noqa: E402
+from testing.github_server import LocalGitHub  # noqa: E402
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from artifacts import REPO, agentic_for, bundled_row, point_folder, run_cli, sa_bench
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.workflows.reuse import judge
+from testing.artifacts import REPO, agentic_for, bundled_row, point_folder, sa_bench
+from testing.cli import run_cli
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
@@ -254,8 +255,6 @@ def test_when_every_point_is_bad_results_json_still_says_why(tmp_path):
 
 def test_an_unreadable_folder_or_file_is_that_points_verdict(tmp_path):
     """Without read permission (root loses its override through setpriv): the point's verdict."""
-    import subprocess
-    import sys
 
     from tests.exitcodes.conftest import unprivileged_prefix
 
@@ -265,10 +264,7 @@ def test_an_unreadable_folder_or_file_is_that_points_verdict(tmp_path):
         path.chmod(0o777)
     locked_folder.chmod(0)
     out = tmp_path / "results.json"
-    environment = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([*unprivileged_prefix(), sys.executable, "-m", "infx", "results", "collect", str(locked_file),
-                           str(locked_folder), str(good), "--output", str(out)], capture_output=True, text=True, timeout=60,
-                          env=environment, cwd=REPO)
+    done = run_cli("results", "collect", locked_file, locked_folder, good, "--output", out, prefix=unprivileged_prefix(), timeout=60)
     locked_folder.chmod(0o755)
     assert done.returncode == 1, done.stderr
     verdicts = {p["artifact"]: p for p in json.loads(out.read_text())["points"]}

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artifacts import REPO, bundled_row, run_cli
-from evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
-from exitcodes.harness import run_infx
-from exitcodes.hostile import json_text, yaml_text
 from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
 from infx.results.evals import RULES, collect_evals
 from infx.schema import schema_diagnostics
 from infx.yamlio import load_yaml
+from testing.artifacts import REPO, bundled_row
+from testing.cli import run_cli, run_infx
+from testing.evalsets import BATCHED, FAILED, FLAT, eval_point, read, results_json, write
+from testing.hostile import json_text, yaml_text
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 
@@ -290,9 +290,9 @@ def swept(tmp_path: Path, rows: list[dict], scores: dict[int, float | None]) -> 
     """results.json of `infx results collect` over the point artifacts of ``rows``: an eval point
     index in ``scores`` gets eval results with that strict score (None: staged nothing), the
     others none at all (their job uploaded nothing)."""
-    from artifacts import point_folder
-    from evalstage import eval_stage_output
     from infx.evalsuite import PointEval
+    from testing.artifacts import point_folder
+    from testing.evalstage import eval_stage_output
 
     folder = tmp_path / "points"
     folder.mkdir(parents=True)  # as the download step leaves it, also when no point uploaded anything

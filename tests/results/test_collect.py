@@ -3,7 +3,7 @@
 The fixed-sequence fixtures (tests/data/results/sa-bench/) were produced by running
 srt-slurm's own sa-bench client (benchmark_serving.py at v1.0.50, the flags bench.sh passes)
 against a stand-in OpenAI-compatible server on 127.0.0.1 with a tokenizer built from a local
-file: see tests/results/sa_bench_standin.py, which regenerates them. The test environment
+file: see tests/testing/sa_bench_standin.py, which regenerates them. The test environment
 does not carry the client's dependencies (aiohttp, pandas, datasets, transformers), so the
 tests read the files it wrote rather than running it. The AgentX fixtures
 (tests/data/results/agentic/) cannot be produced here (aiperf replays a trace against a GPU
@@ -17,9 +17,10 @@ import json
 
 import pytest
 
-from artifacts import agentic, bundled_row, bundled_rows, point_folder, run_cli, sa_bench
 from infx.results.collect import collect
 from infx.results.schema import result_row_problem
+from testing.artifacts import agentic, bundled_row, bundled_rows, point_folder, sa_bench
+from testing.cli import run_cli
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"

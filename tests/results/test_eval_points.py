@@ -4,7 +4,7 @@ results.json (`infx results collect`).
 The points are the bundled configs' eval rows (the seed change's agentic eval-only points, the
 dynamo-vllm rows the default matrix marks `run-eval`); their eval/ folders hold what srt-slurm's
 eval stage leaves, made from the real lm-eval result of tests/data/results/evals/
-(tests/evalstage.py). Collect, reuse and the launcher all take the verdict, so each case is
+(tests/testing/evalstage.py). Collect, reuse and the launcher all take the verdict, so each case is
 checked through collect and reuse's judge alike.
 """
 
@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from artifacts import bundled_row, point_folder, run_cli, sa_bench
-from evalsets import BATCHED, FLAT, FLAT_NEWER, copy_set, edit_meta, results_files
-from evalstage import eval_stage_output
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
 from infx.results.evals import EvalCollection, read_eval_set
 from infx.results.render import read_results, results_json
 from infx.workflows.reuse import judge
+from testing.artifacts import bundled_row, point_folder, sa_bench
+from testing.cli import run_cli
+from testing.evalsets import BATCHED, FLAT, FLAT_NEWER, copy_set, edit_meta, results_files
+from testing.evalstage import eval_stage_output
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"  # the seed change: its eval points are agentic eval-only
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"  # every default row runs its benchmark, then an eval (`run-eval`)
@@ -88,14 +89,10 @@ def test_an_eval_point_without_eval_results_is_eval_missing_for_collect_and_reus
 
 def test_reuse_refuses_an_eval_point_without_eval_results_and_accepts_one_with_them(tmp_path, seed_eval_rows):
     """reuse select over a folder of downloaded artifacts, the seed's eval points keyed by the launch planner."""
-    sys_path = str(Path(__file__).resolve().parents[1] / "github")
-    import sys
-
-    sys.path.insert(0, sys_path)
-    from artifacts import REPO
-    from github_helpers import result_artifact_files
     from infx.launch.plan import keys_for_rows
     from infx.workflows.reuse import lane_resolver, result_artifact_name
+    from testing.artifacts import REPO
+    from testing.github_helpers import result_artifact_files
 
     keys = keys_for_rows(seed_eval_rows, REPO, lane_resolver(REPO))
     artifacts = tmp_path / "artifacts"

@@ -1,7 +1,7 @@
 """Eval folders -> eval rows (infx/results/evals.py) on files the real lm-eval wrote.
 
 The folders under tests/data/results/evals/ come from lm-eval 0.4.13 run against the stand-in
-server of tests/results/lm_eval_standin.py, which answers by a fixed policy, so every score is
+server of tests/testing/lm_eval_standin.py, which answers by a fixed policy, so every score is
 known: evalsets.py lists them. Faults are made by editing copies of those folders.
 """
 
@@ -14,8 +14,18 @@ from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
-from artifacts import bundled_row
-from evalsets import (
+from infx.results.evals import (
+    RULES,
+    EvalCollection,
+    EvalProtocol,
+    EvalRow,
+    collect_evals,
+    find_eval_sets,
+    read_eval_set,
+)
+from infx.schema import is_valid, load_schema
+from testing.artifacts import bundled_row
+from testing.evalsets import (
     BATCHED,
     BATCHED_SCORES,
     EVALS,
@@ -31,16 +41,6 @@ from evalsets import (
     results_files,
     write,
 )
-from infx.results.evals import (
-    RULES,
-    EvalCollection,
-    EvalProtocol,
-    EvalRow,
-    collect_evals,
-    find_eval_sets,
-    read_eval_set,
-)
-from infx.schema import is_valid, load_schema
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"  # the bundled row meta_env.json describes
 
@@ -329,7 +329,7 @@ def test_every_fixture_row_passes_the_schema_and_reads_back_unchanged():
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from exitcodes.hostile import json_text  # noqa: E402
+from testing.hostile import json_text  # noqa: E402
 
 
 @settings(max_examples=80, derandomize=True, deadline=None,

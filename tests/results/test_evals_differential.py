@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from evalsets import BATCHED, EVALS, FAILED, FLAT, edit_meta, read, results_files, write
 from infx.results.evals import collect_evals
+from testing.evalsets import BATCHED, EVALS, FAILED, FLAT, edit_meta, read, results_files, write
 
 REFERENCE_FIELDS = (
     "is_multinode", "model_prefix", "model", "hw", "framework", "precision", "spec_decoding", "isl", "osl", "tp", "ep",

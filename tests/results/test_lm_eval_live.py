@@ -3,7 +3,7 @@ result files, they are staged as the eval stage stages them, infx collects and g
 
 lm-eval (`pip install -e '.[evals]'`, as .ci/run does; its API models need no torch) runs as its own
 process, as on the lane; `INFX_LM_EVAL_PYTHON` names another interpreter that has it. The stand-in
-(tests/results/lm_eval_standin.py) answers by a fixed policy, so the scores are known exactly.
+(tests/testing/lm_eval_standin.py) answers by a fixed policy, so the scores are known exactly.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from artifacts import run_cli
-from evalsets import results_json
 from infx.results.evals import collect_evals
-from lm_eval_standin import META, ChatHandler, Policy, run_lm_eval, staged, standin_server, write_task
+from testing.cli import run_cli
+from testing.evalsets import results_json
+from testing.lm_eval_standin import META, ChatHandler, Policy, run_lm_eval, staged, standin_server, write_task
 
 PYTHON = os.environ.get("INFX_LM_EVAL_PYTHON", sys.executable)
 QUESTIONS = 40

@@ -7,8 +7,9 @@ import json
 import re
 import struct
 
-from artifacts import bundled_row, point_folder, run_cli, sa_bench
 from infx.results.plot import pareto_frontier, read_chart_blocks, staircase
+from testing.artifacts import bundled_row, point_folder, sa_bench
+from testing.cli import run_cli
 
 VLLM_DISAGG = "dsv4-fp4-gb300-dynamo-vllm"
 RAW = "results_concurrency_4_gpus_24_ctx_8_gen_16.json"

@@ -1,4 +1,4 @@
-"""The baseline finder over real HTTP: PyGithub against tests/github/github_server.py.
+"""The baseline finder over real HTTP: PyGithub against tests/testing/github_server.py.
 
 The newest successful run of run-sweep.yml on main with results for the same config keys,
 read from its `sweep-results` artifact (results.json in a zip, through the redirect to blob
@@ -8,20 +8,17 @@ storage GitHub answers with); failed runs, other branches and expired artifacts 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from artifacts import run_cli  # noqa: E402
-from github_helpers import env_for  # noqa: E402
-from github_server import SLUG, LocalGitHub  # noqa: E402
 from infx.results.render import FORMAT  # noqa: E402
 from infx.workflows import api  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT, find_baseline  # noqa: E402
-from test_compare import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
+from testing.github_helpers import env_for  # noqa: E402
+from testing.github_server import SLUG, LocalGitHub  # noqa: E402
+from testing.ladder import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # noqa: E402
 
 
 def results_zip(rows: list[dict]) -> dict:
@@ -107,7 +104,7 @@ def test_an_expired_pinned_run_is_a_notice(sweeps):
 def test_a_baseline_lookup_github_refuses_is_a_notice_and_the_results_still_come_out(sweeps, tmp_path, status, body, says):
     """The step that collects and compares never fails because of the baseline: the comparison
     is written, every row new, with the reason in its Markdown (the step summary and comment)."""
-    from github_server import Fault
+    from testing.github_server import Fault
 
     server, head = sweeps
     def refuse() -> None:  # every try of the runs listing, however many the client makes

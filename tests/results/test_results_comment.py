@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from artifacts import point_folder, run_cli  # noqa: E402
 from bench.results_pipeline import bundled_rows, generate_sweep  # noqa: E402
-from github_server import SLUG, LocalGitHub  # noqa: E402
 from infx.results.collect import collect  # noqa: E402
 from infx.results.compare import compare  # noqa: E402
 from infx.results.plot import plot, read_chart_blocks  # noqa: E402
 from infx.workflows.report import COMMENT_LIMIT, SUMMARY_LIMIT, build_comment, comparison_markdown  # noqa: E402
+from testing.artifacts import point_folder  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
+from testing.github_server import SLUG, LocalGitHub  # noqa: E402
 
 
 @pytest.fixture(scope="module")

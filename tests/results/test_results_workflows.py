@@ -5,17 +5,17 @@ through the API, plot, summary) runs with the real infx against the local GitHub
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from executor import Engine  # noqa: E402
-from github_server import SLUG, LocalGitHub  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
-from test_compare import SEED_FIGURES, ladder_folders, ladder_results  # noqa: E402
-from test_workflows import WORKFLOWS, load, run_step  # noqa: E402
+from testing.executor import (  # noqa: E402
+    WORKFLOWS,
+    Engine,  # noqa: E402
+    load,
+    run_step,
+)
+from testing.github_server import SLUG, LocalGitHub  # noqa: E402
+from testing.ladder import SEED_FIGURES, ladder_folders, ladder_results  # noqa: E402
 
 
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():

@@ -186,16 +186,16 @@ def srtctl_cache(tmp_path_factory):
     --srtctl`); pip fetches srtctl's dependencies from PyPI (about 20 s a commit, once a session).
     """
     import json
-    import sys
     from pathlib import Path
 
-    from corpus import SRT_SLURM_BUNDLE
+    from testing.cli import run_cli
+    from testing.corpus import SRT_SLURM_BUNDLE
 
     repo = Path(__file__).resolve().parents[2]
     base = tmp_path_factory.mktemp("infx-cache")
-    env = {**os.environ, "PYTHONPATH": str(repo), "INFX_CACHE_DIR": str(base), "GITHUB_WORKSPACE": str(repo)}
-    done = subprocess.run([sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE),
-                           "--srtctl", "--format", "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+    env = {"INFX_CACHE_DIR": str(base), "GITHUB_WORKSPACE": str(repo)}
+    done = run_cli("lane", "cache-seed", "gb300-nv", "--from", SRT_SLURM_BUNDLE, "--srtctl", "--format", "json", cwd=repo, env=env,
+                   timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr
     pins = {p["pin"]: p for p in json.loads(done.stdout)["pins"]}
     return {"base": base, "pins": pins}

@@ -19,26 +19,22 @@ comment.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-
-from e2e.test_mooncake_ladder import git
-from executor import Executor
 from infx.points import point_id
 from infx.workflows.rerun import artifact_name
-from launchkit import REPO, standin_repo
-from test_workflow_runs import (
+from testing.cli import run_cli
+from testing.executor import Executor
+from testing.launchkit import REPO, standin_repo
+from testing.sweeps import (
     PR,
     SLUG,
     _logs,
+    git,
     launched_points,
     point_jobs,
     pr_payload,
@@ -85,10 +81,8 @@ def lane_change(tmp_path: Path, corpus: Path, slurm_cluster) -> dict:
     cache = tmp_path / "cache"
     bundle = tmp_path / "srt-slurm.bundle"
     subprocess.run(["git", "bundle", "create", "-q", str(bundle), "--all"], cwd=pin, check=True)
-    seeded = subprocess.run([sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(bundle), "--srtctl"],
-                            check=False, cwd=repo, capture_output=True, text=True, timeout=600,
-                            env={**{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
-                                 "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(repo)})
+    seeded = run_cli("lane", "cache-seed", "gb300-nv", "--from", bundle, "--srtctl", cwd=repo, timeout=600,
+                     env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(repo)})
     assert seeded.returncode == 0, seeded.stdout + seeded.stderr
     return {"repo": repo, "cache": cache}
 

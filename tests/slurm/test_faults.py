@@ -10,13 +10,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+from testing.cli import cli_command, cli_environment
+from testing.launchkit import FIXED_RESULT, REPO, Workspace, git_repo, lane_profile, point, v1_recipe
+from testing.waiting import wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -49,8 +50,8 @@ def faults(tmp_path):
 
 
 def infx_env(ws: Workspace, runner: str, extra: dict | None = None) -> dict:
-    return {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
-            "RUNNER_NAME": runner, **(extra or {})}
+    return cli_environment({"GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": runner,
+                            **(extra or {})})
 
 
 @pytest.fixture
@@ -62,9 +63,8 @@ def start(ws):
     def launch(data: dict, runner: str, env: dict | None = None, out: str = "out", stderr: Path | None = None) -> subprocess.Popen:
         """``stderr``: a file the launch's stderr goes to (read while it runs), instead of a pipe."""
         with open(stderr, "w") if stderr else contextlib.nullcontext(subprocess.PIPE) as errors:
-            process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(data)),
-                                        "--output-dir", str(ws.root / out)], cwd=ws.root, env=infx_env(ws, runner, env),
-                                       stdout=subprocess.PIPE, stderr=errors, text=True)
+            process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(data), "--output-dir", ws.root / out),
+                                       cwd=ws.root, env=infx_env(ws, runner, env), stdout=subprocess.PIPE, stderr=errors, text=True)
         started.append((process, runner))
         return process
 
@@ -97,16 +97,6 @@ def jobs_named(name: str) -> list[str]:
 
 def state_of(job: str) -> str:
     return "".join(squeue("-t", "all", "-j", job, "-o", "%T"))
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def running_job(name: str) -> str:
@@ -298,11 +288,14 @@ def test_sigterm_while_pending_cancels_the_job(ws, start):
     try:
         wait_for(lambda: state_of(blocker) == "RUNNING", 30, "the blocker to hold the node")
         ws.recipe("recipe.yaml", v1_recipe(command=FIXED_RESULT))
-        process = start(point(), "testlane_28")
+        errors = ws.root / "launch.stderr"
+        process = start(point(), "testlane_28", stderr=errors)
         [job] = wait_for(lambda: jobs_named("testlane_28"), 60, "the job")
         wait_for(lambda: state_of(job) == "PENDING", 10, "the job to pend")
-        time.sleep(1)
-        stderr, record = interrupt(ws, process)
+        # infx has seen it pend: its wait loop reports each state it observes
+        wait_for(lambda: f"job {job}: PENDING" in errors.read_text(), 30, "infx to wait on the pending job")
+        _, record = interrupt(ws, process)
+        stderr = errors.read_text()
     finally:
         subprocess.run(["scancel", blocker], check=True)
     assert process.returncode == 128 + signal.SIGTERM, stderr

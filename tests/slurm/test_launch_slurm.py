@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -14,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launchkit import (
+from testing.cli import cli_command, cli_environment
+from testing.launchkit import (
     FIXED_RESULT,
     HARNESS,
     REPO,
@@ -26,6 +26,7 @@ from launchkit import (
     point,
     v1_recipe,
 )
+from testing.waiting import wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -161,17 +162,18 @@ def test_leftover_job_with_the_job_name_is_cancelled_first(ws):
 def test_sigterm_cancels_the_job_and_collects_logs(ws):
     ws.recipe("recipe.yaml", v1_recipe(command="echo started; sleep 120"))
     out = ws.root / "out"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
-           "RUNNER_NAME": "testlane_3"}
-    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
-                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not jobs_named("testlane_3") and time.monotonic() < deadline:
-        time.sleep(0.2)
-    [job] = jobs_named("testlane_3")
-    time.sleep(1.5)
+    env = cli_environment({"GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
+           "RUNNER_NAME": "testlane_3"})
+    errors = ws.root / "launch.stderr"
+    with errors.open("w") as stream:
+        process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(point()), "--output-dir", out), cwd=ws.root,
+                                   env=env, stdout=subprocess.PIPE, stderr=stream, text=True)
+    [job] = wait_for(lambda: jobs_named("testlane_3"), 60, "the job")
+    # infx has seen it run: its wait loop reports each state it observes
+    wait_for(lambda: f"job {job}: RUNNING" in errors.read_text(), 60, "infx to wait on the running job")
     process.send_signal(signal.SIGTERM)
-    stdout, stderr = process.communicate(timeout=90)
+    process.communicate(timeout=90)
+    stderr = errors.read_text()
     assert process.returncode == 128 + signal.SIGTERM, stderr
     record = json.loads(next(out.glob("*_launch.json")).read_text())
     assert record["job-id"] == job and record["terminal-state"] == "CANCELLED" and "SIGTERM" in record["message"]
@@ -240,7 +242,7 @@ def test_lane_check_reports_usable_nodes(ws, tmp_path):
     assert ws.infx("lane", "check", "testlane").returncode == 1
 
 
-def test_b10_job_gone_before_its_log_exists(slurm_cluster, tmp_path):
+def test_a_job_gone_before_its_log_exists_fails_the_launch(slurm_cluster, tmp_path):
     from infx.launch.run import LaunchFailed, wait_for_job
 
     with pytest.raises(LaunchFailed, match="failed before creating its log file"):
@@ -320,17 +322,17 @@ def test_failing_make_setup_stops_the_launch(ws, prep):
 
 def test_sigterm_during_an_import_ends_its_job_step(ws, prep):
     out = ws.root / "out"
-    env = {**os.environ, **prep["env"], "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(ws.root),
-           "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"}
-    process = subprocess.Popen([sys.executable, "-m", "infx", "launch", "--lane", "testlane", "--point", str(ws.point(point())),
-                                "--output-dir", str(out)], cwd=ws.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = cli_environment({**prep["env"], "GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"),
+                           "RUNNER_NAME": "testlane_4", "STANDIN_ENROOT_SLEEP": "120"})
+    process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(point()), "--output-dir", out), cwd=ws.root,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     def queued():
         return subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
-    deadline = time.monotonic() + 60
-    while "flock" not in " ".join(queued()) and time.monotonic() < deadline:  # the import's srun job
-        time.sleep(0.2)
-    assert "flock" in " ".join(queued())
-    time.sleep(1)
+    def import_steps():  # the import's srun job step, running (enroot sleeping in it)
+        steps = subprocess.run(["squeue", "-h", "-s", "-o", "%i %j"], capture_output=True, text=True).stdout.split("\n")
+        return [step for step in steps if step.endswith(" flock")]
+
+    wait_for(import_steps, 60, "the import's job step")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=90)
     assert process.returncode == 128 + signal.SIGTERM, stderr

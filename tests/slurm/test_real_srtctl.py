@@ -13,25 +13,22 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from corpus import SRT_SLURM_BUNDLE
-from launchkit import REPO, add_harness
+from testing.cli import run_cli
+from testing.corpus import SRT_SLURM_BUNDLE
+from testing.launchkit import REPO, add_harness
 
 NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
 
 
 def infx(*argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}
-    environment.pop("RUNNER_NAME", None)
-    return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=root, env=environment, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_cli(*argv, cwd=root, env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}, timeout=timeout)
 
 
 def dry_run(point: dict, cache: Path, tmp: Path, lane: str = "gb300-nv", root: Path = REPO, fmt: str = "json"):
@@ -327,7 +324,7 @@ def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(sr
 
 def local_profile(tmp: Path, partition: str) -> Path:
     """runners/gb300-nv.yaml with partition, paths and pins' repositories pointed at local things."""
-    from corpus import SRT_SLURM_BUNDLE
+    from testing.corpus import SRT_SLURM_BUNDLE
 
     profile = copy.deepcopy(yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text()))
     profile["lane"] = "gb300-local"

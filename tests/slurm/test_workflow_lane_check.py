@@ -3,22 +3,20 @@ right before its launch, whether the lane's partition has a node up. A point of 
 launches nothing, keeps the lane check in its artifact (`-failed`) and says so; a lane with a node
 up passes. No other lane waits for it (tests/workflows/test_lanes_and_queues.py).
 
-The workflow runs through tests/workflows/executor.py (GitHub's own evaluator); the lane
+The workflow runs through tests/testing/executor.py (GitHub's own evaluator); the lane
 check's `sinfo` asks the session's Slurm controller.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
 import yaml  # noqa: E402
 
-from executor import PROJECT, read_command_file, run_as_runner  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from test_workflow_runs import PR, change, launched_points, point_jobs, pr_run, server  # noqa: E402,F401
+from testing.executor import PROJECT, read_command_file, run_as_runner  # noqa: E402
+from testing.sweeps import PR, change, launched_points, point_jobs, pr_run, server  # noqa: E402,F401
 
 
 def set_partition(repo: Path, partition: str) -> None:

@@ -1,4 +1,4 @@
-"""Issue 19's acceptance test, in the workflow executor (tests/workflows/executor.py) on the real local
+"""Issue 19's acceptance test, in the workflow executor (tests/testing/executor.py) on the real local
 Slurm: a pull request's sweep where points' files are hostile, one stored result expires between the
 reuse lookup's listing and its download, and the baseline lookup gets a 5xx burst longer than its
 retries. Every other point is collected, compared and reported; results.json and the comment exist;
@@ -22,21 +22,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-from executor import Executor  # noqa: E402
-from github_helpers import result_artifact_files  # noqa: E402
-from github_server import Fault, server_error_burst  # noqa: E402
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
-from test_workflow_runs import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
+from testing.cli import run_cli
+from testing.executor import Executor  # noqa: E402
+from testing.github_helpers import result_artifact_files  # noqa: E402
+from testing.github_server import Fault, server_error_burst  # noqa: E402
+from testing.launchkit import STANDIN, agentic_aggregate, git_repo  # noqa: E402
+from testing.sweeps import PR, SLUG, _logs, change, point_jobs, pr_payload, server  # noqa: E402,F401
 
 pytestmark = pytest.mark.slurm
 STORED_RUN = 8000  # this PR's earlier run on its head commit: a trusted source of results
@@ -61,12 +59,10 @@ def launch_locally(repo: Path, tmp: Path, partition: str) -> None:
 def planned(repo: Path, tmp: Path) -> list[dict]:
     """The points the setup job plans (before reuse), with their result keys: `infx plan` at the head."""
     base = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "INFX_CACHE_DIR": str(tmp / "plan-cache"),
-           "GITHUB_WORKSPACE": str(repo)}
+    env = {"INFX_CACHE_DIR": str(tmp / "plan-cache"), "GITHUB_WORKSPACE": str(repo)}
     (tmp / "nothing-stored").mkdir()  # reuse against an empty store: every point planned, each with its key
-    done = subprocess.run([sys.executable, "-m", "infx", "plan", "--base-ref", base, "--head-ref", "HEAD", "--pr-number", str(PR),
-                           "--labels-json", '["sweep-enabled"]', "--reuse-artifacts", str(tmp / "nothing-stored"), "--format",
-                           "json"], cwd=repo, env=env, capture_output=True, text=True, check=True)
+    done = run_cli("plan", "--base-ref", base, "--head-ref", "HEAD", "--pr-number", str(PR), "--labels-json", '["sweep-enabled"]',
+                   "--reuse-artifacts", tmp / "nothing-stored", "--format", "json", cwd=repo, env=env, check=True)
     return [row for rows in json.loads(done.stdout)["buckets"].values() for row in rows]
 
 

@@ -4,10 +4,7 @@ the bundled changelog, trimming as the reference trims, the canary, and the docs
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from infx.changelog.plan import apply_mode, fan_out_buckets, pick_canary, trim_c
 from infx.points import point_id
 from infx.workflows.actions import row_gpu_hours
 from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
+from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "agentx-fast", "reuse", "primary-label", "why"}
@@ -57,14 +55,8 @@ def test_two_primary_labels_are_refused_naming_both():
     assert mode.dispatch is False
 
 
-def infx(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
-
-
 def plan(*labels: str, extra: tuple[str, ...] = ()) -> dict:
-    done = infx("plan", *(f"--label={label}" for label in labels), *extra, "--format", "json")
+    done = run_cli("plan", *(f"--label={label}" for label in labels), *extra, "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -81,10 +73,10 @@ def test_plan_prints_the_mode_and_trims_on_the_bundled_changelog():
 
 
 def test_plan_refuses_conflicting_labels_with_exit_1():
-    done = infx("plan", "--label", "sweep-enabled", "--label", "full-sweep-fail-fast-no-canary")
+    done = run_cli("plan", "--label", "sweep-enabled", "--label", "full-sweep-fail-fast-no-canary")
     assert done.returncode == 1
     assert "'sweep-enabled'" in done.stderr and "'full-sweep-fail-fast-no-canary'" in done.stderr
-    bad = infx("plan", "--labels-json", '{"not": "a list"}')
+    bad = run_cli("plan", "--labels-json", '{"not": "a list"}')
     assert bad.returncode == 2 and "JSON list" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -145,9 +137,9 @@ def test_agentx_fast_changes_only_agentic_throughput_points():
 def test_agentx_fast_reaches_rows_given_to_plan(tmp_path):
     """A manual dispatch with the agentx-fast input plans its rows with `--label agentx-fast`."""
     rows_file = tmp_path / "rows.json"
-    done = infx("matrix", "--config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg", "--format", "json", "--output", str(rows_file))
+    done = run_cli("matrix", "--config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg", "--format", "json", "--output", str(rows_file))
     assert done.returncode == 0, done.stderr
-    fast = infx("plan", "--rows", str(rows_file), "--event", "workflow_dispatch", "--label", "agentx-fast", "--format", "json")
+    fast = run_cli("plan", "--rows", str(rows_file), "--event", "workflow_dispatch", "--label", "agentx-fast", "--format", "json")
     assert fast.returncode == 0, fast.stderr
     rows = [r for bucket in json.loads(fast.stdout)["buckets"].values() for r in bucket]
     assert rows and {(r["duration"], r["warmup-requests-per-lane"]) for r in rows if not r.get("eval-only")} == {(1200, 1)}

@@ -1,4 +1,4 @@
-"""Lanes and queues through the executor's simulated clock (tests/workflows/executor.py): a lane
+"""Lanes and queues through the executor's simulated clock (tests/testing/executor.py): a lane
 whose self-hosted runners are all offline never delays another lane's points, and the two jobs
 that write the sticky PR comment never race.
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import github_server  # noqa: E402
-from executor import QUEUE_LIMIT_HOURS, QUEUE_TIMEOUT, Executor  # noqa: E402
-from test_workflow_runs import PR, SLUG, _logs, change, git, main_repo, pr_run, server  # noqa: F401
+from testing import github_server  # noqa: E402
+from testing.executor import QUEUE_LIMIT_HOURS, QUEUE_TIMEOUT, Executor  # noqa: E402
+from testing.sweeps import PR, SLUG, _logs, change, git, main_repo, pr_run, server  # noqa: F401
 
 # Two lanes: 6 points on gb300-nv, 7 on gb300 (the bundled configs).
 KEYS = "dsv4-fp4-gb300-dynamo-vllm dsv4-fp4-gb300-dynamo-sglang"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus import CORPUS, REFERENCE_ROWS, patched_corpus
-from executor import JOB_OUTPUTS_LIMIT, PROJECT, RUN_OUTPUTS_LIMIT, Executor
 from infx.points import point_id
-from runner_python import copy_source
+from testing.corpus import CORPUS, REFERENCE_ROWS, patched_corpus
+from testing.executor import JOB_OUTPUTS_LIMIT, PROJECT, RUN_OUTPUTS_LIMIT, Executor
+from testing.runner_python import copy_source
 
 NON_ASCII = "-模型推理-" + "😀" * 30  # CJK (1 UTF-16 unit, 3 UTF-8 bytes) and emoji (2 units, 4 bytes)
 

@@ -10,17 +10,15 @@ runner as the runner does. And the same rows through `infx launch --dry-run` wit
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from click.testing import CliRunner
 
-from executor import PROJECT as REPO
-from executor import Engine, Executor, _env_text, run_as_runner
+from testing.cli import run_cli, run_infx
+from testing.executor import PROJECT as REPO
+from testing.executor import Engine, Executor, _env_text, run_as_runner
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 RUN_POINT = REPO / ".github" / "workflows" / "run-point.yml"
@@ -30,8 +28,7 @@ HOSTED = {"RUNNER_NAME": "GitHub Actions 7", "RUNNER_ENVIRONMENT": "github-hoste
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = run_cli("matrix", "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -101,18 +98,14 @@ def test_the_launch_step_refuses_this_repository_s_agentic_rows_at_the_recipe(ro
         assert "agentic_srt.sh" in (REPO / diag["file"]).read_text().splitlines()[diag["line"] - 1]
 
 
-def test_every_bundled_row_dry_runs_with_no_lane_given(rows, monkeypatch, harness_repo):
-    from infx.cli import cli
-
-    monkeypatch.chdir(harness_repo)
-    runner = CliRunner()
+def test_every_bundled_row_dry_runs_with_no_lane_given(rows, harness_repo):
     failures = {}
     for row in rows:
-        result = runner.invoke(cli, ["launch", "--dry-run", "--format", "json"],
-                               env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(harness_repo), "RUNNER_NAME": "unrelated_0"})
-        if result.exit_code != 0 or result.exception is not None:
-            failures[f"{row['config-key']} conc {row['conc']}"] = (result.exit_code, result.output[-800:], repr(result.exception))
+        result = run_infx(["launch", "--dry-run", "--format", "json"], harness_repo,
+                          env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(harness_repo), "RUNNER_NAME": "unrelated_0"})
+        if result.code != 0 or result.problem():
+            failures[f"{row['config-key']} conc {row['conc']}"] = (result.code, result.stdout[-800:], result.stderr[-800:])
             continue
-        plan = json.loads(result.output)
+        plan = json.loads(result.stdout)
         assert plan["lane"] == "gb300-nv" and SHA.match(plan["srt-slurm"]["commit"] or "") and plan["job-name"] == "unrelated_0"
     assert failures == {}

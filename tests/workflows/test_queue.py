@@ -9,16 +9,16 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from executor import PROJECT, Executor
 from infx.points import point_id
 from infx.workflows import queue
 from infx.workflows.actions import row_hours
-from runner_python import copy_source
+from testing.cli import run_cli
+from testing.executor import PROJECT, Executor
+from testing.runner_python import copy_source
 
 OVERHEAD_MINUTES = 45  # with the bundled points' benchmark time, about 1.4 hours a point
 
@@ -55,11 +55,9 @@ def repository(tmp_path: Path, overhead: int | None) -> Path:
 
 def plan(repo: Path, *extra: str) -> tuple[dict, str]:
     rows = repo / "rows.json"
-    env = {"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"}
-    subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json", "--output", str(rows)], cwd=repo, check=True,
-                   capture_output=True, env=env)
-    done = subprocess.run([sys.executable, "-m", "infx", "plan", "--rows", str(rows), "--format", "json", *extra], cwd=repo,
-                          capture_output=True, text=True, env=env)
+    env = {"PATH": "/usr/bin:/bin"}
+    run_cli("matrix", "--format", "json", "--output", rows, cwd=repo, env=env, inherit=False, check=True)
+    done = run_cli("plan", "--rows", rows, "--format", "json", *extra, cwd=repo, env=env, inherit=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from executor import PROJECT, Executor
-from runner_python import Runtime, copy_source, runtime_file
+from testing.executor import PROJECT, Executor
+from testing.runner_python import Runtime, copy_source, runtime_file
 
 INSTALL = """python -m pip install --require-hashes -r requirements.lock
 python -m pip install --no-deps ."""

@@ -1,5 +1,5 @@
 """Each job's GITHUB_TOKEN carries exactly its evaluated `permissions:`, and the local GitHub server
-holds it to them (tests/github/github_server.py, ENDPOINT_PERMISSIONS): what the workflows ask
+holds it to them (tests/testing/github_server.py, ENDPOINT_PERMISSIONS): what the workflows ask
 for is what they need, on a private repository too, and a permission they lack is said, never
 silently turned into "run every point again".
 """
@@ -10,11 +10,11 @@ import json
 import subprocess
 from pathlib import Path
 
-import github_server  # noqa: E402
-from executor import Executor  # noqa: E402
-from github_helpers import result_artifact_files  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from test_workflow_runs import PR, _logs, change, launched_points, pr_run, server  # noqa: F401  (puts tests/github on the path)
+from testing import github_server  # noqa: E402
+from testing.executor import Executor  # noqa: E402
+from testing.github_helpers import result_artifact_files  # noqa: E402
+from testing.sweeps import PR, _logs, change, launched_points, pr_run, server  # noqa: F401
 
 ASK = """\
 import json, os, urllib.error, urllib.request

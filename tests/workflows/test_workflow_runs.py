@@ -1,4 +1,4 @@
-"""run-sweep.yml executed end to end by tests/workflows/executor.py (GitHub's own parser and
+"""run-sweep.yml executed end to end by tests/testing/executor.py (GitHub's own parser and
 evaluator, every `run:` step in bash) on real-shaped events, in real git repositories built
 from the bundled data, with the PR comment going to the local GitHub server.
 """
@@ -6,118 +6,31 @@ from the bundled data, with the PR comment going to the local GitHub server.
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-import github_server  # noqa: E402
-from e2e.test_mooncake_ladder import DATA, copy_data, git, write_base  # noqa: E402
-from executor import PROJECT, Engine, Executor, surviving_runs, triggers  # noqa: E402
-from infx.points import point_id  # noqa: E402
-from infx.workflows.rerun import artifact_name  # noqa: E402
-from runner_python import copy_source  # noqa: E402
-
-SLUG = "SemiAnalysisAI/InferenceX"  # the bundled configs/infx.yaml names it; the pr-link policy checks it
-PR = 3187
-DRY_RUN = {"INFX_DRY_RUN": "true"}  # the repository variable: every launch planned on a GitHub-hosted runner
-
-
-def copy_repository(destination: Path) -> None:
-    """This repository as its workflows see it: the data, the workflows and infx's source, which
-    the workflows' `pip install --no-deps .` installs (the session's wheel: executor.py)."""
-    copy_data(PROJECT, destination)
-    shutil.copytree(PROJECT / ".github", destination / ".github", dirs_exist_ok=True)
-    copy_source(destination)
-
-
-def repository_at_base(repo: Path, corpus: Path) -> Path:
-    """A git repository on main holding one commit: the repository before the seed change."""
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.invalid")
-    git(repo, "config", "user.name", "ci")
-    copy_repository(repo)
-    write_base(repo, PROJECT, corpus)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    return repo
-
-
-def replace_with_head(repo: Path) -> None:
-    """The working tree as this repository is now (the seed change applied), not yet committed."""
-    for name in DATA:
-        if (repo / name).is_dir():
-            shutil.rmtree(repo / name)
-    copy_repository(repo)
-
-
-@pytest.fixture
-def change(tmp_path: Path, corpus: Path) -> Path:
-    """Commits `base` (before the seed change) and `head` (the repository as it is)."""
-    repo = repository_at_base(tmp_path / "repo", corpus)
-    git(repo, "checkout", "-q", "-b", "pr")
-    replace_with_head(repo)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "Mooncake ladder")
-    return repo
-
-
-@pytest.fixture
-def server(monkeypatch):
-    owner, name = SLUG.split("/")
-    monkeypatch.setattr(github_server, "SLUG", SLUG)
-    monkeypatch.setattr(github_server, "OWNER", owner)
-    monkeypatch.setattr(github_server, "NAME", name)
-    with github_server.LocalGitHub() as gh:
-        gh.state.add_pull(PR)
-        yield gh
-
-
-def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False,
-               draft: bool = False, number: int = PR, head_ref: str = "pr") -> dict:
-    """The fields of a pull_request event GitHub sends, as its documentation shapes them."""
-    head, base = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "main")
-    owner = "stranger" if fork else SLUG.split("/")[0]
-    repository = {"id": 1, "full_name": SLUG, "name": SLUG.split("/")[1], "owner": {"login": SLUG.split("/")[0]}}
-    payload = {
-        "action": action, "number": number,
-        "pull_request": {
-            "number": number, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
-            "labels": [{"id": 100 + i, "name": n, "color": "ededed", "default": False} for i, n in enumerate(labels)],
-            "head": {"ref": head_ref, "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
-            "base": {"ref": "main", "sha": base, "repo": repository},
-            "user": {"login": "author"},
-        },
-        "repository": repository, "sender": {"login": "author"},
-    }
-    if label:
-        payload["label"] = {"id": 200, "name": label, "color": "ededed"}
-    return payload
-
-
-def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
-           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False,
-           durations: dict | None = None) -> Executor:
-    event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork, draft)
-    gh.state.add_run(run_id, head_branch="pr", event="pull_request")
-    run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables,
-                   durations=durations)
-    run.results = run.run()
-    return run
-
-
-def point_jobs(run: Executor, result: str | None = None):
-    """The run-point jobs (`…/points[k]/launch`) that ran, or that ended with ``result``."""
-    return [job for job in run.jobs if job.path.endswith("/launch") and job.result == (result or job.result)]
-
-
-def launched_points(run: Executor) -> list[dict]:
-    return [json.loads(job.inputs["point"]) for job in point_jobs(run) if job.result != "skipped"]
+from infx.points import point_id
+from infx.workflows.rerun import artifact_name
+from testing.cli import run_cli
+from testing.executor import PROJECT, Engine, Executor, surviving_runs, triggers
+from testing.sweeps import (  # noqa: F401  (fixtures)
+    DRY_RUN,
+    PR,
+    SLUG,
+    _logs,
+    change,
+    git,
+    launched_points,
+    main_repo,
+    point_jobs,
+    pr_payload,
+    pr_run,
+    replace_with_head,
+    repository_at_base,
+    server,
+)
 
 
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
@@ -150,35 +63,10 @@ def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Pat
     assert run.concurrency == {"group": f"run-sweep-pr-{PR}", "cancel-in-progress": True}
 
 
-def _logs(run: Executor) -> str:
-    return "\n".join(f"== {job.path}: {job.result}\n{job.log[-3000:]}" for job in run.jobs if job.result == "failure")
-
-
-@pytest.fixture
-def main_repo(tmp_path: Path, corpus: Path) -> Path:
-    """main before (`base`) and after (HEAD) the seed change was merged."""
-    repo = repository_at_base(tmp_path / "main", corpus)
-    replace_with_head(repo)
-    changelog = repo / "perf-changelog.yaml"  # merged: the link names the PR
-    before, found, after = changelog.read_text().rpartition(f"{SLUG}/pull/XXX\n")
-    changelog.write_text(before + f"{SLUG}/pull/{PR}\n" + after)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", f"Mooncake ladder (#{PR})")
-    return repo
-
-
 def bundled_rows() -> list[dict]:
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=PROJECT, capture_output=True,
-                          text=True, env={**_env(), "PYTHONPATH": str(PROJECT)}, check=True)
+    done = run_cli("matrix", "--format", "json", cwd=PROJECT)
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def _env() -> dict:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
 
 
 @pytest.mark.parametrize("labels, survivor", [
@@ -308,10 +196,7 @@ def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, se
 
 
 def subprocess_infx(repo: Path, *args: str) -> str:
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-m", "infx", *args], cwd=repo, capture_output=True, text=True,
-                          env={**_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli(*args, cwd=repo)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -341,7 +226,7 @@ def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_run
     are stored under those keys by a trusted run (this repository's sweep on the PR's own commit),
     the next sweep of the same plan launches nothing, says so, and hands the stored results on;
     the `no-reuse` label runs every point again."""
-    from github_helpers import result_artifact_files
+    from testing.github_helpers import result_artifact_files
 
     first = pr_run(change, tmp_path / "first", server, ["sweep-enabled"], run_id=9001)
     assert first.results["sweep"] == "success", _logs(first)
@@ -383,7 +268,7 @@ LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 def _store_sweep(gh, run_id: int, sha: str, branch: str, rows: list[dict]) -> None:
     """What the launches of a real sweep of ``rows`` at ``sha`` uploaded (the launch itself runs on
     the real local Slurm in tests/slurm): one valid `point-<key>` artifact per point."""
-    from github_helpers import result_artifact_files
+    from testing.github_helpers import result_artifact_files
 
     gh.state.add_run(run_id, head_branch=branch, event="pull_request", head_sha=sha)
     for row in rows:

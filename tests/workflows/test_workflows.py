@@ -21,20 +21,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executor import Engine, read_command_file, run_as_runner
+from testing.cli import run_cli
+from testing.executor import WORKFLOWS, Engine, load, read_command_file, run_as_runner, run_step
 
 REPO = Path(__file__).resolve().parents[2]
-WORKFLOWS = REPO / ".github" / "workflows"
 SLUG = "acme/bench"
 SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
 LOCAL_USES = ("./", "$/")
 MAX_MATRIX = 256
-
-
-def load(name: str) -> dict:
-    data = yaml.safe_load((WORKFLOWS / name).read_text())
-    data["on"] = data.pop(True, data.get("on"))  # PyYAML reads the key `on` as true
-    return data
 
 
 def all_workflows() -> dict[str, dict]:
@@ -429,7 +423,6 @@ def test_a_rerun_title_carries_its_launch_marker(engine):
 def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     """infx names a point's artifact (`infx github point-id`); when that step never ran, the workflow
     computes the same name in bash from the point, so failed points never share one name."""
-    import sys
 
     from infx.points import point_id
     from infx.workflows.rerun import artifact_name
@@ -438,9 +431,7 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120, 240], "runner": "gb300-nv"}
     for index, point in enumerate((planned, {**planned, "result-key": "a" * 64}, {**planned, "conc": 64})):  # keyed or not; single-node
         out = tmp_path / f"out-{index}"
-        result = subprocess.run([sys.executable, "-m", "infx", "github", "point-id", "--format", "github"],
-                                capture_output=True, text=True, cwd=REPO,
-                                env={**os.environ, "PYTHONPATH": str(REPO), "POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
+        result = run_cli("github", "point-id", "--format", "github", env={"POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == point_id(point)
         outputs = read_command_file(out.read_text())
@@ -473,11 +464,6 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
 
 def step_script(workflow: str, job: str, step_id: str) -> str:
     return next(s for s in load(workflow)["jobs"][job]["steps"] if s.get("id") == step_id)["run"]
-
-
-def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    """Run a workflow's `run:` script as the runner does, its outputs to ``tmp_path/outputs``."""
-    return run_as_runner(script, tmp_path, {"GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}, timeout=180)
 
 
 def read_outputs(path: Path) -> dict[str, str]:

@@ -5,7 +5,7 @@ It answers as lm-eval 0.4.13 does for infx's harness (benchmarks/evals/run_lm_ev
 arguments the harness passes (--model_args with the served model's name, --tasks, --output_path,
 --log_samples) and writes, under <output_path>/<model with / as __>/, `results_<time>.json` and one
 `samples_<task>_<time>.jsonl` per task. The files are the real lm-eval's (tests/data/results/evals/
-flat/, written by lm-eval 0.4.13 against tests/results/lm_eval_standin.py), with the date of this run
+flat/, written by lm-eval 0.4.13 against tests/testing/lm_eval_standin.py), with the date of this run
 and, when STANDIN_EVAL_STRICT / STANDIN_EVAL_FLEXIBLE are set, those exact-match scores.
 STANDIN_EVAL_FAIL_CONC: at this concurrency (num_concurrent) lm-eval fails, writing nothing.
 """

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +22,8 @@ from infx.workflows.actions import (
     write_sharded_outputs,
     write_step_summary,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "matrix"))
-from matrix_helpers import Repo, entry, fixed, run_cli  # noqa: E402
+from testing.cli import run_cli  # noqa: E402
+from testing.matrix_helpers import Repo, entry, fixed  # noqa: E402
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -172,7 +169,7 @@ def test_step_summary_stays_under_the_cap(tmp_path):
 
 def test_cli_github_format(big_repo, tmp_path):
     outputs_file, summary = tmp_path / "out", tmp_path / "summary.md"
-    result = run_cli(["matrix", "--format", "github", "--no-evals"], cwd=big_repo.root,
+    result = run_cli("matrix", "--format", "github", "--no-evals", cwd=big_repo.root,
                      env={"GITHUB_OUTPUT": str(outputs_file), "GITHUB_STEP_SUMMARY": str(summary),
                           "RUNNER_TEMP": str(tmp_path)})
     assert result.returncode == 0, result.stderr
@@ -181,13 +178,12 @@ def test_cli_github_format(big_repo, tmp_path):
     assert outputs["point-count"] == "1120" and len(shards) == 7
     assert all((tmp_path / "infx-shards" / s["file"]).is_file() for s in shards)
     assert "1120 points" in summary.read_text()
-    result = run_cli(["matrix", "--format", "github"], cwd=big_repo.root,
-                     env={k: v for k, v in os.environ.items() if k not in ("GITHUB_OUTPUT", "RUNNER_TEMP")})
+    result = run_cli("matrix", "--format", "github", cwd=big_repo.root, env={"GITHUB_OUTPUT": None, "RUNNER_TEMP": None})
     assert result.returncode == 2 and "GITHUB_OUTPUT" in result.stderr
 
 
 def test_github_notices_cannot_inject_workflow_commands(big_repo, tmp_path):
-    result = run_cli(["matrix", "--format", "github", "--config-key", "zz*\n::error::injected%0A"], cwd=big_repo.root,
+    result = run_cli("matrix", "--format", "github", "--config-key", "zz*\n::error::injected%0A", cwd=big_repo.root,
                      env={"GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_TEMP": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert not any(line.startswith("::error") for line in result.stdout.splitlines())

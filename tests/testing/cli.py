@@ -1,5 +1,8 @@
-"""Run infx in-process through its real entry point (the one error handler in infx/cli.py),
-as click's CliRunner does for a command, and a small repository every command can work in."""
+"""The one way a test runs the infx CLI: ``run_infx`` in this process through its real entry point (the one
+error handler in infx/cli.py, as click's CliRunner does for a command), and ``run_cli`` as its own process
+where a test needs one (exit codes of signals, a killed or unprivileged run, an installed environment, a
+command a workflow step runs). Both start from the same environment: this checkout's infx, without the
+variables of a CI that runs the suite. Also a small repository every command can work in."""
 
 from __future__ import annotations
 
@@ -14,11 +17,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from infx.cli import main
-from launchkit import REPO, git
+from testing.launchkit import REPO, git
 
 ALLOWED_EXITS = {0, 1, 2}
 # Variables of the CI that runs this suite which would change what a command does.
 CLEARED = ("GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "RUNNER_NAME", "RUNNER_TEMP", "POINT_JSON")
+CLEARED_PREFIXES = ("GITHUB_", "GH_", "RUNNER_")
 
 
 @dataclass
@@ -73,12 +77,25 @@ def run_infx(argv: list[str], cwd: Path, env: dict | None = None, input: str | N
         return Outcome(code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace"))
 
 
-def run_process(argv: list[str], cwd: Path, env: dict | None = None, timeout: float = 60, prefix: list[str] = (),
-                **kwargs) -> subprocess.CompletedProcess:
-    """``infx ARGV`` as its own process (for signals, killed runs, dropped privileges: ``prefix``)."""
-    environment = {k: v for k, v in os.environ.items() if k not in CLEARED} | {"PYTHONPATH": str(REPO)} | (env or {})
-    return subprocess.run([*prefix, sys.executable, "-m", "infx", *argv], cwd=cwd, env=environment, capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
+def cli_command(*argv) -> list[str]:
+    """The command line of ``infx ARGV`` as its own process (for a test that starts it with Popen and signals it)."""
+    return [sys.executable, "-m", "infx", *map(str, argv)]
+
+
+def cli_environment(env: dict | None = None, inherit: bool = True) -> dict:
+    """The environment of an infx process: this one's (``inherit``), without the CI's variables that would change
+    what a command does (CLEARED, GITHUB_*, GH_*, RUNNER_*), with this checkout's infx; then ``env`` (None removes a name)."""
+    base = {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith(CLEARED_PREFIXES)} if inherit else {}
+    merged = base | {"PYTHONPATH": str(REPO)} | (env or {})
+    return {k: v for k, v in merged.items() if v is not None}
+
+
+def run_cli(*argv, cwd: Path | None = None, env: dict | None = None, inherit: bool = True, timeout: float = 300,
+            prefix: tuple | list = (), **kwargs) -> subprocess.CompletedProcess:
+    """``infx ARGV`` as its own process in ``cwd`` (this repository by default), its output captured as text;
+    ``prefix`` runs it under another command (dropped privileges)."""
+    return subprocess.run([*prefix, *cli_command(*argv)], cwd=cwd or REPO, env=cli_environment(env, inherit),
+                          capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
 def bundled_repository(path: Path) -> Path:

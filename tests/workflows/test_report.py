@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from github_helpers import row, rows, run_cli, write_plan
 from infx.diagnostics import InfxError
 from infx.points import point_id
 from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
 from infx.workflows.rerun import ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows
+from testing.cli import run_cli
+from testing.github_helpers import row, rows, write_plan
 
 
 def test_plan_shapes_are_read_into_the_same_buckets():

@@ -12,8 +12,13 @@ import time
 
 import pytest
 
-from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import (
+from infx.points import point_id
+from infx.workflows import api
+from infx.workflows.report import MARKER
+from infx.workflows.rerun import artifact_name, launch_id, launch_marker
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows, write_plan
+from testing.github_server import (
     ACTIONS_BOT,
     HTML_ERROR_PAGE,
     SLUG,
@@ -24,10 +29,6 @@ from github_server import (
     server_error_burst,
     truncated_fault,
 )
-from infx.points import point_id
-from infx.workflows import api
-from infx.workflows.report import MARKER
-from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
 DISPATCH = rf"/repos/{SLUG}/actions/workflows/run-sweep\.yml/dispatches"

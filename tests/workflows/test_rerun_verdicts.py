@@ -12,10 +12,11 @@ import json
 
 import pytest
 
-from github_helpers import env_for, rows, run_cli
-from github_server import LocalGitHub
 from infx.points import point_id
 from infx.workflows.rerun import artifact_name, launch_marker
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows
+from testing.github_server import LocalGitHub
 
 
 @pytest.fixture

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from github_helpers import REPO, env_for, run_cli
-from github_helpers import result_artifact_files as artifact_files
-from github_server import DELETED_REPOSITORY, SLUG, Fault, LocalGitHub, server_error_burst, zip_of
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import Point, build_plan
 from infx.points import point_id
 from infx.workflows.api import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
+from testing.cli import run_cli
+from testing.github_helpers import REPO, env_for
+from testing.github_helpers import result_artifact_files as artifact_files
+from testing.github_server import DELETED_REPOSITORY, SLUG, Fault, LocalGitHub, server_error_burst, zip_of
 
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 MAIN_SHA, PR_SHA, STRAY_SHA = "1" * 40, "2" * 40, "3" * 40

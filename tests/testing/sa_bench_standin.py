@@ -13,7 +13,7 @@ carry):
     python3 -m venv --system-site-packages /tmp/sabench-venv
     /tmp/sabench-venv/bin/pip install aiohttp pandas datasets Pillow tqdm transformers
     git clone -b v1.0.50 tests/data/srt-slurm/nvidia-srt-slurm.bundle /tmp/srt
-    /tmp/sabench-venv/bin/python tests/results/sa_bench_standin.py /tmp/srt tests/data/results/sa-bench
+    /tmp/sabench-venv/bin/python tests/testing/sa_bench_standin.py /tmp/srt tests/data/results/sa-bench
 """
 
 from __future__ import annotations

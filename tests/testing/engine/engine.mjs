@@ -1,5 +1,5 @@
 // GitHub's own workflow parser and expression evaluator, as a line-oriented JSON service
-// for the Python test executor (tests/workflows/executor.py). One request per line:
+// for the Python test executor (tests/testing/executor.py). One request per line:
 //   {"op": "parse", "file": PATH}  -> {"tree": WORKFLOW, "errors": [...]}
 //        every value as plain JSON, every `${{ }}` as {"$expr": EXPR}: the parser's own
 //        expression (embedded text becomes format(...)), so the executor evaluates nothing itself

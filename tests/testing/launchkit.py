@@ -7,12 +7,11 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "slurm" / "standin"
 IMAGE = "lmsysorg/sglang:v0.5.14-cu130"
 
@@ -200,11 +199,10 @@ class Workspace:
         return path
 
     def infx(self, *argv: str, env: dict | None = None, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
-        environment = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_WORKSPACE": str(self.root),
-                       "INFX_CACHE_DIR": str(self.root / ".cache"), **(env or {})}
-        environment.pop("RUNNER_NAME", None) if "RUNNER_NAME" not in (env or {}) else None
-        return subprocess.run([sys.executable, "-m", "infx", *argv], cwd=self.root, env=environment, capture_output=True,
-                              text=True, timeout=timeout, **kwargs)
+        from testing.cli import run_cli  # testing.cli imports this module
+
+        return run_cli(*argv, cwd=self.root, env={"GITHUB_WORKSPACE": str(self.root), "INFX_CACHE_DIR": str(self.root / ".cache"),
+                                                  **(env or {})}, timeout=timeout, **kwargs)
 
     def dry_run(self, point_path: Path, env: dict | None = None) -> tuple[int, dict]:
         done = self.infx("launch", "--lane", "testlane", "--point", str(point_path), "--dry-run", "--format", "json", env=env)

@@ -17,8 +17,9 @@ import urllib.request
 
 import pytest
 
-from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import SLUG, LocalGitHub
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows, write_plan
+from testing.github_server import SLUG, LocalGitHub
 
 
 @pytest.fixture

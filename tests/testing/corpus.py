@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 # Third-party data the suite reads, kept in the repository (sources and licences: data/NOTICE.md).
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 CORPUS = DATA / "inferencex-2026-08"
 HISTORY_BUNDLE = DATA / "inferencex-2026-08-changelog-history.bundle"
 SRT_SLURM_BUNDLE = DATA / "srt-slurm" / "nvidia-srt-slurm.bundle"

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from testing.cli import run_cli
+
 REPO = Path(__file__).resolve().parents[2]
 HOOKS = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
-
-
-def run_infx(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, cwd=REPO, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
 def test_hook_entries_are_infx_commands_with_known_flags():
@@ -26,7 +20,7 @@ def test_hook_entries_are_infx_commands_with_known_flags():
         argv = shlex.split(hook["entry"])
         assert argv[0] == "infx" and hook["language"] == "python" and hook["pass_filenames"] is False
         # click rejects an unknown flag before it honours --help, so this checks the flags too.
-        result = run_infx(*argv[1:], "--help")
+        result = run_cli(*argv[1:], "--help")
         assert result.returncode == 0, (hook["id"], result.stderr)
 
 
@@ -41,5 +35,5 @@ def test_hooks_fire_on_the_files_they_check():
 
 
 def test_the_config_hook_passes_on_the_bundled_configs():
-    result = run_infx(*shlex.split(HOOKS["infx-config-validate"]["entry"])[1:])
+    result = run_cli(*shlex.split(HOOKS["infx-config-validate"]["entry"])[1:])
     assert result.returncode == 0, result.stderr

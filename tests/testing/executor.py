@@ -10,7 +10,7 @@ files (GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH, GITHUB_STEP_SUMMARY, RUNNER_TEMP)
 What stands in for GitHub, and only that:
 - `uses:` actions: checkout checks the event's commit out in the workspace, upload/download-
   artifact copy to and from a local folder and register the artifact, zipped, with the local
-  GitHub server of tests/github/github_server.py (which the API calls of the steps reach); a
+  GitHub server of tests/testing/github_server.py (which the API calls of the steps reach); a
   download with `run-id` fetches another run's artifact from that server; setup-python does
   nothing;
 - the runner's `python` (runner_python.py): each job starts with a Python on which nothing is
@@ -51,7 +51,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner_python import make_environment, runtime_file
+import yaml
+
+from testing.runner_python import make_environment, runtime_file
 
 PROJECT = Path(__file__).resolve().parents[2]
 # GitHub's limits on job outputs: "a maximum of 1 MB per job. The total of all outputs in a
@@ -69,6 +71,7 @@ TOKEN_SCOPES = ("actions", "attestations", "checks", "contents", "deployments", 
                 "models", "packages", "pages", "pull-requests", "repository-projects", "security-events", "statuses")
 RESTRICTED_DEFAULT = {"contents": "read", "packages": "read"}
 LEVELS = ("none", "read", "write")
+WORKFLOWS = PROJECT / ".github" / "workflows"
 ENGINE = Path(__file__).resolve().parent / "engine" / "engine.mjs"
 LOCAL_PREFIXES = ("./", "$/")
 
@@ -152,7 +155,7 @@ class Executor:
         self.workspace, self.tmp = workspace, tmp
         self.artifacts = tmp / "artifacts"
         self.artifacts.mkdir(parents=True)
-        self.server = github  # tests/github/github_server.LocalGitHub, or None
+        self.server = github  # tests/testing/github_server.LocalGitHub, or None
         self.github = {"event_name": event_name, "event": event, "sha": sha, "ref": ref, "repository": repository,
                        "repository_owner": repository.split("/")[0], "run_id": str(run_id), "run_attempt": "1",
                        "token": "test-token", "workspace": str(workspace), "server_url": "https://github.com",
@@ -489,6 +492,17 @@ def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> s
     runner = {**base, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(PROJECT), "RUNNER_TEMP": str(temp)}
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=PROJECT, env={**runner, **env},
                           capture_output=True, text=True, timeout=timeout)
+
+
+def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
+    """Run a workflow's `run:` script as the runner does, its outputs to ``tmp_path/outputs``."""
+    return run_as_runner(script, tmp_path, {"GITHUB_OUTPUT": str(tmp_path / "outputs"), **env}, timeout=180)
+
+
+def load(name: str) -> dict:
+    data = yaml.safe_load((WORKFLOWS / name).read_text())
+    data["on"] = data.pop(True, data.get("on"))  # PyYAML reads the key `on` as true
+    return data
 
 
 def _path_glob(pattern: str) -> re.Pattern:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from github_server import SLUG
 from infx.points import point_id
+from testing.github_server import SLUG
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,14 +37,8 @@ def write_plan(path: Path, plan_rows: list[dict]) -> Path:
 
 
 def env_for(server, **extra) -> dict:
-    """What infx reads to call the local GitHub server (tests/github/github_server.py) as SLUG."""
+    """What infx reads to call the local GitHub server (tests/testing/github_server.py) as SLUG."""
     return {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG, **extra}
-
-
-def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "INFX_"))}
-    return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
 
 
 RESULT_DATA = REPO / "tests" / "data" / "results"
@@ -78,8 +69,8 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
     point has no throughput files."""
     import tempfile
 
-    from evalstage import eval_stage_output
     from infx.evalsuite import EvalKind, PointEval
+    from testing.evalstage import eval_stage_output
 
     name = f"{row['exp-name']}_{point_id(row)}"
     choice = PointEval.of_point(row)

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from github_helpers import env_for, run_cli
-from github_server import SLUG, LocalGitHub, repository_settings, runner, runner_group
 from infx.workflows import repocheck
+from testing.cli import run_cli
+from testing.github_helpers import env_for
+from testing.github_server import SLUG, LocalGitHub, repository_settings, runner, runner_group
 
 ADMIN = "ghs_admin"
 LANE_LABELS = ("gb300-nv", "gb300", "cluster:gb300-nv")  # runners/gb300-nv.yaml, the lane the command finds

@@ -1,4 +1,4 @@
-"""The stand-in runner's Python, for tests/workflows/executor.py: infx really installed.
+"""The stand-in runner's Python, for tests/testing/executor.py: infx really installed.
 
 Once per test session (under a file lock, so pytest-xdist's workers share it) the project is
 built into a wheel and installed, with the dependencies of requirements.lock (pip
@@ -161,7 +161,7 @@ def make_environment(env_dir: Path, runtime_file: Path) -> Path:
     runtime = Runtime.read(runtime_file)
     wrapper = (
         "#!/bin/bash\n"
-        "# A Python of the stand-in runner (tests/workflows/runner_python.py).\n"
+        "# A Python of the stand-in runner (tests/testing/runner_python.py).\n"
         f"env_dir='{env_dir}'\n"
         'case "$1 $2" in\n'
         f"  '-m pip'|'-m venv') exec '{sys.executable}' '{Path(__file__).resolve()}' \"$env_dir\" '{runtime_file}' \"$@\" ;;\n"

@@ -4,13 +4,11 @@ bundled configs and the result fixtures under tests/data/results/."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
-from evalstage import eval_stage_output
+from testing.cli import run_cli
+from testing.evalstage import eval_stage_output
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "results"
@@ -86,12 +84,6 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
         record["results"] += sorted(f"eval/{p.name}" for p in (folder / "eval").iterdir())
     (folder / f"{name}_launch.json").write_text(json.dumps(record))
     return folder
-
-
-def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
-    return subprocess.run([sys.executable, "-m", "infx", *argv], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd or REPO, env={**base, "PYTHONPATH": str(REPO), **(env or {})})
 
 
 def agentic_for(row: dict, conc: int, **changes) -> dict:

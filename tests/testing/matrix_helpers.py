@@ -7,16 +7,15 @@ keys so every fixture config names a declared label.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from corpus import CORPUS  # noqa: F401  (re-exported for the matrix tests)
 from infx.config.load import SHIPPED_COMPONENTS
+from testing.cli import run_cli
+from testing.corpus import CORPUS  # noqa: F401  (re-exported for the matrix tests)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -97,13 +96,7 @@ class Repo:
                             evals=evals if evals is not None else EvalMode.DEFAULT, notices=notices)
 
     def cli(self, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        return run_cli(["matrix", *args], cwd=self.root, env=env)
-
-
-def run_cli(args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=120)
+        return run_cli("matrix", *args, cwd=self.root, env=env)
 
 
 def rows_of(result: subprocess.CompletedProcess) -> list[dict]:

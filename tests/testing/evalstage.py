@@ -1,6 +1,6 @@
 """What srt-slurm's lm-eval stage leaves for an eval point (its job's logs/eval_results/, which
 infx launch stages as eval/ in the point artifact), made from the real lm-eval result under
-tests/data/results/evals/ (written by lm-eval 0.4.13 against tests/results/lm_eval_standin.py).
+tests/data/results/evals/ (written by lm-eval 0.4.13 against tests/testing/lm_eval_standin.py).
 Shared by the results, GitHub and workflow tests."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data" / "results"
+DATA = Path(__file__).resolve().parents[1] / "data" / "results"
 EVALS = DATA / "evals"
 LM_EVAL_RESULT = EVALS / "flat" / "results_2026-12-01T17-16-46.221782.json"  # the real lm-eval's: 0.9052 / 0.9401
 LM_EVAL_SAMPLES = EVALS / "flat" / "samples_gsm8k_2026-12-01T17-16-46.221782.jsonl"

@@ -11,7 +11,7 @@ import pytest
 
 from infx.cli import COMMANDS, cli
 
-COMMANDS_DIR = Path(__file__).resolve().parent.parent / "infx" / "commands"
+COMMANDS_DIR = Path(__file__).resolve().parents[2] / "infx" / "commands"
 # matrix's own --evals-only and --all-evals select rows, a different meaning from the run-wide modifiers
 SHARED = ("--repo", "--pr-number", "--pr", "--format", "--changelog", "--trim-conc")
 

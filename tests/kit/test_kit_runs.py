@@ -11,9 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from executor import PROJECT, Executor
 from infx.points import point_id
-from runner_python import Runtime, runtime_file
+from testing.cli import run_cli
+from testing.executor import PROJECT, Executor
+from testing.runner_python import Runtime, runtime_file
 
 SLUG = "SemiAnalysisAI/InferenceX"  # the bundled changelog's pr-link repository
 
@@ -35,8 +36,7 @@ def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) 
     if origin:
         (repo / "configs" / "infx.yaml").unlink()  # init writes it from the remote
         git(repo, "remote", "add", "origin", origin)
-    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version], cwd=repo, capture_output=True,
-                          text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli("init", "--pin", runtime.version, cwd=repo)
     assert done.returncode == 0, done.stderr
     assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
     git(repo, "add", "-A")
@@ -106,12 +106,12 @@ import gzip  # noqa: E402
 
 import pytest  # noqa: E402
 
-import github_server  # noqa: E402
-from corpus import CORPUS, REFERENCE_ROWS, patched_corpus  # noqa: E402
-from executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT  # noqa: E402
-from github_helpers import result_artifact_files  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
-from test_workflow_runs import _logs, pr_payload  # noqa: E402  (also puts tests/github on the path)
+from testing import github_server  # noqa: E402
+from testing.corpus import CORPUS, REFERENCE_ROWS, patched_corpus  # noqa: E402
+from testing.executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT  # noqa: E402
+from testing.github_helpers import result_artifact_files  # noqa: E402
+from testing.sweeps import _logs, pr_payload  # noqa: E402
 
 CONSUMER_PR = 41
 SWEPT_KEY = "dsv4-fp4-gb300-dynamo-vllm"  # 6 points on gb300-nv, the lane the consumer filled in
@@ -126,8 +126,7 @@ def consumer_repository(tmp_path: Path, runtime: Runtime) -> Path:
     repo = patched_corpus(CORPUS, tmp_path / "consumer")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
-    done = subprocess.run([sys.executable, "-m", "infx", "init", "--pin", runtime.version, "--lane", "gb300-nv"], cwd=repo,
-                          capture_output=True, text=True, env={**clean_env(), "PYTHONPATH": str(PROJECT)})
+    done = run_cli("init", "--pin", runtime.version, "--lane", "gb300-nv", cwd=repo)
     assert done.returncode == 0 and f"repository: {SLUG}" in (repo / "configs" / "infx.yaml").read_text(), done.stderr
     shutil.copy(PROJECT / "runners" / "gb300-nv.yaml", repo / "runners" / "gb300-nv.yaml")
     shutil.copytree(PROJECT / "benchmarks" / "evals", repo / "benchmarks" / "evals")

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from github_helpers import env_for, rows, run_cli, write_plan
-from github_server import LocalGitHub, repository_settings, runner, runner_group
+from testing.cli import run_cli
+from testing.github_helpers import env_for, rows, write_plan
+from testing.github_server import LocalGitHub, repository_settings, runner, runner_group
 
 LANES = '["gb300-nv", "gb300", "cluster:gb300-nv"]'
 

@@ -14,7 +14,7 @@ its data files into a folder, so nothing is downloaded. lm-eval is started as th
 stage starts it (model `local-chat-completions`, greedy, `num_concurrent` = the eval concurrency,
 samples logged), with small lengths.
 
-`python3 tests/results/lm_eval_standin.py OUT` (with lm-eval installed: `pip install -e '.[evals]'`)
+`python3 tests/testing/lm_eval_standin.py OUT` (with lm-eval installed: `pip install -e '.[evals]'`)
 regenerates tests/data/results/evals/: the eval folders as the eval stage leaves them (see
 `write_fixtures`).
 """

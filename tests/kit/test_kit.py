@@ -22,16 +22,11 @@ from infx.kit import (
     runner_labels,
     slug_from_remote,
 )
+from testing.cli import run_cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
 PIN = "1.2.3"
-
-
-def infx(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_"))}
-    return subprocess.run([sys.executable, "-m", "infx", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**env, "PYTHONPATH": str(REPO)})
 
 
 def git(repo: Path, *args: str) -> str:
@@ -68,7 +63,7 @@ def test_the_kit_workflows_are_infx_workflows_installing_the_pinned_release(benc
     """Job by job, each kit workflow is this repository's: the same triggers, permissions and steps,
     except infx's own test suite (left out) and the install steps, which install the released
     infx pinned, with the lock kept in .github/infx/."""
-    done = infx("init", "--pin", PIN, cwd=bench)
+    done = run_cli("init", "--pin", PIN, cwd=bench)
     assert done.returncode == 0, done.stderr
     installs = 0
     for name in KIT_WORKFLOWS:
@@ -91,7 +86,7 @@ def test_the_kit_workflows_are_infx_workflows_installing_the_pinned_release(benc
 
 
 def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
-    first = infx("init", "--pin", PIN, cwd=bench)
+    first = run_cli("init", "--pin", PIN, cwd=bench)
     assert first.returncode == 0, first.stderr
     expected = [f".github/workflows/{name}" for name in KIT_WORKFLOWS] + [LOCK_PATH, ACTIONLINT_PATH, "configs/infx.yaml",
                                                                            "runners/my-lane.yaml", ".pre-commit-config.yaml"]
@@ -101,19 +96,19 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
     assert (bench / "configs" / "infx.yaml").read_text().splitlines()[-1] == "repository: acme/bench"
     declared = yaml.safe_load((bench / ACTIONLINT_PATH).read_text())["self-hosted-runner"]["labels"]
     assert declared == sorted(yaml.safe_load((bench / "configs" / "runners.yaml").read_text())["labels"])
-    again = infx("init", "--pin", PIN, cwd=bench)
+    again = run_cli("init", "--pin", PIN, cwd=bench)
     assert re.findall(r"(?m)^unchanged +(\S+)$", again.stdout) == expected and "wrote" not in again.stdout
     # Someone's edits: a workflow (infx's: --force replaces it), the settings and the lane (theirs: never).
     sweep = bench / ".github" / "workflows" / "run-sweep.yml"
     sweep.write_text(sweep.read_text() + "# local edit\n")
     lane = bench / "runners" / "my-lane.yaml"
     lane.write_text("lane: my-lane\n")
-    kept = infx("init", "--pin", PIN, cwd=bench)
+    kept = run_cli("init", "--pin", PIN, cwd=bench)
     assert kept.returncode == 0
     assert "kept       .github/workflows/run-sweep.yml (exists and differs: --force replaces it)" in kept.stdout
     assert "kept       runners/my-lane.yaml (the repository's own: init never replaces it)" in kept.stdout
     assert sweep.read_text().endswith("# local edit\n")
-    forced = infx("init", "--force", "--pin", "1.3.0", cwd=bench)
+    forced = run_cli("init", "--force", "--pin", "1.3.0", cwd=bench)
     assert forced.returncode == 0
     assert '--no-deps "infx==1.3.0"' in sweep.read_text() and "# local edit" not in sweep.read_text()
     assert lane.read_text() == "lane: my-lane\n"
@@ -143,7 +138,7 @@ def tool(name: str) -> str:
 
 
 def test_the_kit_passes_actionlint_and_zizmor_in_the_benchmark_repository(bench: Path):
-    assert infx("init", "--pin", PIN, cwd=bench).returncode == 0
+    assert run_cli("init", "--pin", PIN, cwd=bench).returncode == 0
     linted = subprocess.run([tool("actionlint"), "-no-color", "-oneline", "-shellcheck", shutil.which("shellcheck") or ""],
                             cwd=bench, capture_output=True, text=True, timeout=120)
     assert linted.returncode == 0 and not linted.stdout.strip(), linted.stdout + linted.stderr
@@ -154,11 +149,11 @@ def test_the_kit_passes_actionlint_and_zizmor_in_the_benchmark_repository(bench:
 
 def test_the_lane_skeleton_marks_every_fact_to_fill_in(bench: Path):
     """`infx lane validate` rejects the skeleton at FILL IN lines only; filled in, it is a valid lane."""
-    assert infx("init", "--pin", PIN, "--lane", "b300-nv", cwd=bench).returncode == 0
+    assert run_cli("init", "--pin", PIN, "--lane", "b300-nv", cwd=bench).returncode == 0
     lane = bench / "runners" / "b300-nv.yaml"
     text = lane.read_text()
     assert "lane: b300-nv" in text  # its runner label: configs/runners.yaml has no b300-nv, so that is to fill in
-    rejected = infx("lane", "validate", "b300-nv", cwd=bench)
+    rejected = run_cli("lane", "validate", "b300-nv", cwd=bench)
     assert rejected.returncode == 1
     lines = text.splitlines()
     located = [int(m) for m in re.findall(r"runners/b300-nv\.yaml:(\d+):\d+: error", rejected.stderr)]
@@ -175,22 +170,22 @@ def test_the_lane_skeleton_marks_every_fact_to_fill_in(bench: Path):
                      for line in text.splitlines(keepends=True))
     assert all(FILL_IN not in line for line in filled.splitlines() if not line.startswith("#"))
     lane.write_text(filled)
-    accepted = infx("lane", "validate", "b300-nv", cwd=bench)
+    accepted = run_cli("lane", "validate", "b300-nv", cwd=bench)
     assert accepted.returncode == 0, accepted.stderr
 
 
 def test_a_lane_named_after_a_declared_label_runs_on_it(bench: Path):
-    assert infx("init", "--pin", PIN, "--lane", "gb300-nv", cwd=bench).returncode == 0
+    assert run_cli("init", "--pin", PIN, "--lane", "gb300-nv", cwd=bench).returncode == 0
     assert "runner-labels: [gb300-nv]" in (bench / "runners" / "gb300-nv.yaml").read_text()
 
 
 def test_without_a_github_remote_the_settings_say_what_to_fill_in(bench: Path):
     git(bench, "remote", "remove", "origin")
-    done = infx("init", "--pin", PIN, cwd=bench)
+    done = run_cli("init", "--pin", PIN, cwd=bench)
     assert done.returncode == 0
     assert FILL_IN in (bench / "configs" / "infx.yaml").read_text()
     assert "Set `repository: OWNER/NAME` in configs/infx.yaml" in done.stdout
-    assert infx("config", "validate", cwd=bench).returncode == 0, "the settings file stays valid while unfilled"
+    assert run_cli("config", "validate", cwd=bench).returncode == 0, "the settings file stays valid while unfilled"
 
 
 @pytest.mark.parametrize("url, slug", [
@@ -222,7 +217,7 @@ def test_the_readme_snippet_is_the_pre_commit_configuration_init_writes():
 def test_init_refuses_a_runners_file_without_labels_and_writes_nothing(bench: Path):
     (bench / "configs" / "runners.yaml").write_text("hardware: {}\n")
     before = sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts)
-    done = infx("init", "--pin", PIN, cwd=bench)
+    done = run_cli("init", "--pin", PIN, cwd=bench)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "configs/runners.yaml: error[init-runners]: configs/runners.yaml has no `labels:` mapping" in done.stderr
     assert "Write `labels:` with one key per runner label" in done.stderr
