@@ -17,12 +17,12 @@ prints (a list, bucketed here) and a mapping of bucket names to rows (nested nam
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from .diagnostics import Diagnostic, InfxError, UsageError, error
+from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSONProblem, parse
 from .points import point_id
@@ -63,12 +63,26 @@ class _Fields:
     @classmethod
     def decode(cls, data: dict):
         """The record of ``data``, whose shape the schema has checked (or which infx built)."""
-        return cls(**{cls.attribute(name): cls.decode_field(name, data[name]) for name in json_names(cls.POINTER) if name in data},
-                   present=tuple(data))
+        values: dict[str, Any] = {cls.attribute(name): cls.decode_field(name, data[name]) for name in json_names(cls.POINTER) if name in data}
+        return cls(**values, **{"present": tuple(data)})
 
     @classmethod
     def decode_field(cls, name: str, value: Any) -> Any:
         return value
+
+    @classmethod
+    def json_name(cls, attribute: str) -> str:
+        return next(name for name in json_names(cls.POINTER) if cls.attribute(name) == attribute)
+
+    @classmethod
+    def build(cls, **attributes: Any):
+        """The record of these attributes, written in the order they are given."""
+        return cls(**attributes, **{"present": tuple(cls.json_name(name) for name in attributes)})
+
+    def completed(self, **attributes: Any):
+        """The record with these attributes set; a field it did not have is written after the others."""
+        added = tuple(self.json_name(name) for name in attributes if self.json_name(name) not in self.present)
+        return replace(cast(Any, self), **attributes, present=self.present + added)
 
     def to_json(self) -> dict:
         return {name: _encoded(getattr(self, self.attribute(name))) for name in self.present}
@@ -170,6 +184,25 @@ class SweepPlan:
     def held(self) -> set[str]:
         """The ids of the points the queue check held back."""
         return set((self.queue or {}).get("held") or ())
+
+    def fan_out(self) -> tuple[dict[str, list[dict]], list[dict]]:
+        """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
+        bucket; the points the queue check held back are not fanned out."""
+        canary, held = self.canary, self.held
+        if not canary and not held:
+            return self.buckets, []
+        buckets: dict[str, list[dict]] = {}
+        picked: list[dict] = []
+        for bucket, rows in self.buckets.items():
+            kept = []
+            for row in rows:
+                if canary and not picked and bucket == canary.bucket and point_id(row) == canary.id:
+                    picked.append(row)
+                elif point_id(row) not in held:
+                    kept.append(row)
+            if kept:
+                buckets[bucket] = kept
+        return buckets, picked
 
     def to_json(self) -> dict:
         values = {"buckets": self.buckets, "point-count": self.point_count,
@@ -330,29 +363,6 @@ def _locator(raw: Callable[[], bytes | None] | None) -> Callable[[tuple], tuple[
     except (OSError, ValueError):
         doc = None
     return (lambda path: doc.where(path)) if doc is not None else (lambda path: None)
-
-
-# --- what a plan's consumers ask of it -----------------------------------------------------------
-
-
-def fan_out_buckets(plan: SweepPlan) -> tuple[dict[str, list[dict]], list[dict]]:
-    """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
-    bucket; the points the queue check held back are not fanned out."""
-    canary, held = plan.canary, plan.held
-    if not canary and not held:
-        return plan.buckets, []
-    buckets: dict[str, list[dict]] = {}
-    picked: list[dict] = []
-    for bucket, rows in plan.buckets.items():
-        kept = []
-        for row in rows:
-            if canary and not picked and bucket == canary.bucket and point_id(row) == canary.id:
-                picked.append(row)
-            elif point_id(row) not in held:
-                kept.append(row)
-        if kept:
-            buckets[bucket] = kept
-    return buckets, picked
 
 
 def check_field_names() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from corpus import SRT_SLURM_BUNDLE
 from infx.launch.lane import load_lane
-from infx.launch.plan import build_plan, load_point
+from infx.launch.plan import load_point, plan_launch
 from launchkit import Workspace, lane_profile, point, v1_recipe
 
 PINS = {"v1.0.25": "3435776cd6db4c14f8b771ff7a3976deb62fe133", "v1.0.36": "cb651682117df129162cd276cf567ec70dc57b36",
@@ -66,7 +66,7 @@ def staged(tmp_path):
     ws = Workspace(tmp_path / "repo", lane_profile("file:///nonexistent", "a" * 40))
     ws.recipe("recipe.yaml", v1_recipe())
     path = ws.point(point(conc=(16, 32), **{"run-eval": True, "eval-only": True, "eval-all-concs": True}))
-    plan = build_plan(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env={})
+    plan = plan_launch(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env={})
     workspace = plan.stage_eval_workspace(ws.root, tmp_path / "infmax-workspace")
     standin = tmp_path / "standin"
     (standin / "lm_eval").mkdir(parents=True)
