@@ -21,8 +21,9 @@ from artifacts import point_folder, run_cli  # noqa: E402
 from evalstage import eval_stage_output  # noqa: E402
 from github_helpers import env_for  # noqa: E402
 from github_server import LocalGitHub  # noqa: E402
+from infx.sweepplan import SweepPlan  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
-from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
+from infx.workflows.report import COMMENT_LIMIT, build_comment  # noqa: E402
 
 LADDER = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 
@@ -124,7 +125,7 @@ def test_thousands_of_eval_rows_fit_the_comment_with_the_failures_shown_and_the_
                 "floors": "configs/eval-thresholds.yaml"}
     comparison = {"threshold": 0.05, "baseline": {"kind": "none"}, "notices": [], "counts": {}, "metrics": [], "matches": [],
                   "new": [], "gone": [], "points": [], "accuracy": accuracy}
-    body = build_comment(plan_buckets(seed_eval_rows), None, comparison=comparison)
+    body = build_comment(SweepPlan.from_json(seed_eval_rows).buckets, None, comparison=comparison)
     assert len(body) <= COMMENT_LIMIT
     table = body[body.index("#### Accuracy\n"):]
     shown = [line for line in table.splitlines() if line.startswith("| ❌") or line.startswith("| ✅")]
