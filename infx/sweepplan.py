@@ -16,6 +16,7 @@ prints (a list, bucketed here) and a mapping of bucket names to rows (nested nam
 
 from __future__ import annotations
 
+import json  # the standard writer: its separators are the plan files' bytes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
@@ -214,8 +215,6 @@ class SweepPlan:
 
     def text(self, indent: int | None = None, ensure_ascii: bool = False) -> str:
         """The plan's JSON text: strict (a NaN is a bug, never written), as the writers have always written it."""
-        import json  # the standard writer: its separators are the plan files' bytes
-
         return json.dumps(self.to_json(), indent=indent, ensure_ascii=ensure_ascii, allow_nan=False)
 
     @classmethod
@@ -333,7 +332,7 @@ def _rows_in(data: Any, where: tuple = ()) -> Iterator[tuple[tuple, dict]]:
 
 def _check_rows(file: str, raw: Callable[[], bytes | None] | None, rows: list[tuple[tuple, dict]]) -> None:
     """Every row against the row contract; each problem located at its field (the first MAX_ROW_DIAGNOSTICS)."""
-    from .matrix.rowschema import row_findings
+    from .matrix.rowschema import row_findings  # the matrix package loads only when a plan is read
 
     problems = [(where, index, *found) for index, (where, row) in enumerate(rows) for found in row_findings(row)]
     if not problems:
@@ -355,7 +354,7 @@ def _shown(where: tuple) -> str:
 
 def _locator(raw: Callable[[], bytes | None] | None) -> Callable[[tuple], tuple[int, int] | None]:
     """Path -> (line, column) in the plan's text (JSON is YAML: its loader gives positions)."""
-    from .yamlio import parse_yaml
+    from .yamlio import parse_yaml  # PyYAML loads only to place a problem
 
     text = raw() if raw is not None else None
     try:

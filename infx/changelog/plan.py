@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
+from ..points import point_id
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
+from ..workflows.actions import row_gpu_hours
 from ..workflows.labels import Mode
 from . import appendonly
 from .entry import Entry
@@ -180,15 +182,11 @@ def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
 
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
-    from ..workflows.actions import row_gpu_hours
-
     candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
     return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
 
 
 def apply_mode(plan: SweepPlan, mode: Mode) -> SweepPlan:
     """The plan with its run mode and, when the mode asks for one, its canary point."""
-    from ..points import point_id
-
     canary = pick_canary(plan.buckets) if mode.dispatch and mode.canary else None
     return replace(plan, mode=mode, canary=Canary(point_id(canary[1]), canary[0]) if canary else None)
