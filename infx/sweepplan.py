@@ -27,7 +27,7 @@ from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSONProblem, parse
 from .points import point_id
-from .schema import load_schema, schema_errors
+from .schema import load_schema, schema_findings
 from .workflows.labels import Mode
 
 SCHEMA = "sweep-plan"  # infx/schemas/sweep-plan.schema.json, as infx.schema loads it
@@ -230,10 +230,11 @@ class SweepPlan:
         """The plan in ``data`` (decoded JSON), every problem an InfxError located in ``file``
         (``raw`` gives the file's bytes, read for positions only when there is a problem)."""
         if isinstance(data, dict) and "buckets" in data:
-            found = schema_errors(SCHEMA, data)
-            if found:
-                raise InfxError([error(file, _locator(raw)(problem.path), "plan-json",
-                                       f"the plan{_shown(problem.path)}: {problem.message}", PLAN_HINT) for problem in found[:1]])
+            found = schema_findings(SCHEMA, data, root_label="the plan")
+            if found:  # every problem, each at its field; the one rule of a plan that is no plan
+                locate = _locator(raw)
+                raise InfxError([error(file, locate(path), "plan-json", f"{message} (at {_shown(path)})", f"{hint} {PLAN_HINT}".strip())
+                                 for path, _, message, hint in found[:MAX_ROW_DIAGNOSTICS]])
             _check_rows(file, raw, [(("buckets", name, index), row) for name, rows in data["buckets"].items()
                                     for index, row in enumerate(rows)])
             metadata = data.get("changelog_metadata")
