@@ -398,7 +398,7 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
     },
     "workflows": {
         "plan-json": (
-            "the plan file is not JSON, or a row of it breaks the row contract.",
+            "the plan file is not JSON, or not a plan (infx/schemas/sweep-plan.schema.json), or a row of it breaks the row contract.",
             "Pass the plan `infx plan` wrote, unchanged.",
         ),
         "lane-gate-json": (

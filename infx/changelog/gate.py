@@ -15,6 +15,7 @@ from .. import git
 from ..config import ConfigSet, load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
+from ..sweepplan import ChangelogMetadata, SweepPlan
 from . import CHANGELOG
 from .diff import Change, compare
 from .keys import Resolution, changed_keys, coverage, resolve
@@ -29,7 +30,7 @@ class GateResult:
     report: Report
     change: Change | None = None
     resolution: Resolution | None = None
-    plan: dict | None = None
+    plan: SweepPlan | None = None
     base_commit: str = ""
     head_commit: str = ""
 
@@ -136,13 +137,12 @@ def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
 
 
 def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
-             changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, build_plan: bool = True) -> GateResult:
+             changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, with_plan: bool = True) -> GateResult:
     """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it.
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
     """
-    from .plan import PlanOptions
-    from .plan import build_plan as make_plan
+    from .plan import PlanOptions, plan_sweep
 
     head = git.resolve(repo, head_ref)
     base = git.resolve(repo, base_ref)
@@ -185,16 +185,16 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
             report.extend(coverage(changed, change.added, changelog))
             if not changed:
                 report.diagnostics = [nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics]
-        if build_plan and not swept_invalid:  # even when other checks failed: "the plan builds" is reported with them
+        if with_plan and not swept_invalid:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
-            plan, problems = make_plan(head_set, change.added, resolution, options,
-                                       base_loader=lambda: configs.load(base, keep_invalid=True)[0],
-                                       metadata={"base_ref": base_ref, "head_ref": head_ref, "base": base, "head": head,
-                                                 "pr-number": pr_number, "mode": change.mode,
-                                                 "pr-link": canonical_link(slug, pr_number) if pr_number else None,
-                                                 "removed": [{"position": i, "entry": d} for i, d in change.removed],
-                                                 "deleted-keys": resolution.deleted},
-                                       unnamed_checked=change.mode == "pr")
+            plan, problems = plan_sweep(head_set, change.added, resolution, options,
+                                        base_loader=lambda: configs.load(base, keep_invalid=True)[0],
+                                        change=ChangelogMetadata.build(
+                                            base_ref=base_ref, head_ref=head_ref, base=base, head=head, pr_number=pr_number,
+                                            change_kind=change.mode, pr_link=canonical_link(slug, pr_number) if pr_number else None,
+                                            removed=[{"position": i, "entry": d} for i, d in change.removed],
+                                            deleted_keys=resolution.deleted),
+                                        unnamed_checked=change.mode == "pr")
             report.extend(problems)
             result.plan = plan
     return result

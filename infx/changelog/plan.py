@@ -8,10 +8,14 @@ as the reference's generator calls were grouped.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
+from ..points import point_id
+from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
+from ..workflows.actions import row_gpu_hours
+from ..workflows.labels import Mode
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
@@ -132,35 +136,30 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
     return (trim_conc(bench) if options.trim_conc else bench) + evals, problems
 
 
-def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
-               base_loader=None, metadata: dict | None = None, file: str = "perf-changelog.yaml",
-               unnamed_checked: bool = False) -> tuple[dict, list[Diagnostic]]:
-    """The plan object: buckets of rows plus changelog_metadata."""
+def plan_sweep(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
+               base_loader=None, change: ChangelogMetadata | None = None, file: str = "perf-changelog.yaml",
+               unnamed_checked: bool = False) -> tuple[SweepPlan | None, list[Diagnostic]]:
+    """The sweep plan of the entries: buckets of rows plus the change they come from (``change``,
+    completed here with the entries, the keys they resolved to and the PR link); None when it cannot be built."""
     try:
         rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file, unnamed_checked)
     except Exception as exc:  # the matrix refusing a config is reported, not raised
         diagnostics = getattr(exc, "diagnostics", None)
         if diagnostics:
-            return {}, list(diagnostics)
-        return {}, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
-                          "Run `infx matrix` on the named config keys to see the problem.")]
+            return None, list(diagnostics)
+        return None, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
+                            "Run `infx matrix` on the named config keys to see the problem.")]
     buckets = _matrix().bucketize(rows)
     links = list(dict.fromkeys(entry.pr_link for entry in entries))
-    plan = {
-        "buckets": {name: bucket for name, bucket in buckets.items() if bucket},
-        "point-count": sum(len(bucket) for bucket in buckets.values()),
-        "changelog_metadata": {
-            **(metadata or {}),
-            "entries": [{**entry.metadata(), "position": entry.index, "resolved-keys": resolution.per_entry.get(entry.index, [])}
-                        for entry in entries],
-            "resolved-keys": resolution.keys,
-            "pr-link": (metadata or {}).get("pr-link") or (links[0] if len(links) == 1 else links),
-        },
-    }
-    return plan, problems
+    planned = tuple(PlannedEntry.decode({**entry.metadata(), "position": entry.index,
+                                         "resolved-keys": resolution.per_entry.get(entry.index, [])}) for entry in entries)
+    change = change or ChangelogMetadata.build()
+    metadata = change.completed(entries=planned, resolved_keys=resolution.keys,
+                                pr_link=change.pr_link or (links[0] if len(links) == 1 else links))
+    return SweepPlan({name: bucket for name, bucket in buckets.items() if bucket}, metadata), problems
 
 
-def agentx_fast(plan: dict) -> dict:
+def agentx_fast(plan: SweepPlan) -> SweepPlan:
     """The plan with its agentic throughput points run as the agentx-fast label asks.
 
     Only agentic throughput rows change (eval and fixed-seq-len rows stay canonical): duration
@@ -175,7 +174,7 @@ def agentx_fast(plan: dict) -> dict:
         changed = {**row, "duration": AGENTX_FAST_DURATION_S, "warmup-requests-per-lane": AGENTX_FAST_WARMUP_REQUESTS}
         return {**changed, "recipe-fingerprint": _matrix().topology_fingerprint(changed)}
 
-    return {**plan, "buckets": {name: [fast(row) for row in rows] for name, rows in plan["buckets"].items()}}
+    return replace(plan, buckets={name: [fast(row) for row in rows] for name, rows in plan.buckets.items()})
 
 
 def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
@@ -183,39 +182,11 @@ def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
 
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
-    from ..workflows.actions import row_gpu_hours
-
     candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
     return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
 
 
-def apply_mode(plan: dict, mode) -> dict:
-    """The plan with its run mode and, when the mode asks for one, its canary point's id."""
-    from ..points import point_id
-
-    canary = pick_canary(plan["buckets"]) if mode.dispatch and mode.canary else None
-    return {**plan, "mode": mode.to_json(),
-            "canary": {"id": point_id(canary[1]), "bucket": canary[0]} if canary else None}
-
-
-def fan_out_buckets(plan: dict) -> tuple[dict[str, list[dict]], list[dict]]:
-    """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
-    bucket; the points the queue check held back (plan["queue"]["held"]) are not fanned out."""
-    from ..points import point_id
-
-    canary = plan.get("canary")
-    held = set((plan.get("queue") or {}).get("held") or ())
-    if not canary and not held:
-        return plan["buckets"], []
-    buckets: dict[str, list[dict]] = {}
-    picked: list[dict] = []
-    for bucket, rows in plan["buckets"].items():
-        kept = []
-        for row in rows:
-            if canary and not picked and bucket == canary["bucket"] and point_id(row) == canary["id"]:
-                picked.append(row)
-            elif point_id(row) not in held:
-                kept.append(row)
-        if kept:
-            buckets[bucket] = kept
-    return buckets, picked
+def apply_mode(plan: SweepPlan, mode: Mode) -> SweepPlan:
+    """The plan with its run mode and, when the mode asks for one, its canary point."""
+    canary = pick_canary(plan.buckets) if mode.dispatch and mode.canary else None
+    return replace(plan, mode=mode, canary=Canary(point_id(canary[1]), canary[0]) if canary else None)

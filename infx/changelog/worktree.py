@@ -8,13 +8,14 @@ from pathlib import Path
 from ..config import load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, error
 from ..fsio import read_bytes
+from ..sweepplan import ChangelogMetadata, SweepPlan
 from ..yamlio import parse_yaml
 from .entry import parse_entry
 from .keys import resolve
-from .plan import PlanOptions, build_plan
+from .plan import PlanOptions, plan_sweep
 
 
-def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[dict | None, Report]:
+def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[SweepPlan | None, Report]:
     report = Report()
     path = root / name
     if not path.is_file():
@@ -41,7 +42,8 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[dict
     report.extend(_as_preview(d) for d in resolution.diagnostics)
     if not report.ok:
         return None, report
-    plan, problems = build_plan(config_set, [entry], resolution, options, metadata={"base_ref": None, "head_ref": "working tree"}, file=name)
+    plan, problems = plan_sweep(config_set, [entry], resolution, options,
+                                change=ChangelogMetadata.build(base_ref=None, head_ref="working tree"), file=name)
     report.extend(problems)
     return plan, report
 
@@ -78,14 +80,13 @@ def _cell(row: dict, name: str) -> str:
 COLUMNS = ("config-key", "runner", "seq", "topology", "node-count", "conc", "run-eval", "exp-name")
 
 
-def plan_table(plan: dict) -> str:
-    meta = plan.get("changelog_metadata", {})
+def plan_table(plan: SweepPlan) -> str:
     lines = []
-    for entry in meta.get("entries", []):
-        lines.append(f"entry {entry['position']}: {', '.join(entry['config-keys'])}  ({entry['pr-link']})")
-        lines.append(f"  resolved keys: {', '.join(entry['resolved-keys']) or '(none)'}")
-    lines.append(f"{plan.get('point-count', 0)} point(s) in {len(plan.get('buckets', {}))} bucket(s)")
-    for bucket, rows in plan.get("buckets", {}).items():
+    for entry in plan.changelog_metadata.entries if plan.changelog_metadata else ():
+        lines.append(f"entry {entry.position}: {', '.join(entry.config_keys)}  ({entry.pr_link})")
+        lines.append(f"  resolved keys: {', '.join(entry.resolved_keys) or '(none)'}")
+    lines.append(f"{plan.point_count} point(s) in {len(plan.buckets)} bucket(s)")
+    for bucket, rows in plan.buckets.items():
         lines.append("")
         lines.append(f"{bucket}: {len(rows)} point(s)")
         table = [COLUMNS] + [tuple(_cell(row, c) for c in COLUMNS) for row in rows]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -52,15 +53,15 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
     slug, _ = resolve_slug(repo_slug, repo)
     result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
                       allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc))
-    change, plan = result.change, result.plan or {}
-    summary = {
+    change = result.change
+    summary: dict[str, Any] = {
         "mode": change.mode if change else None,
         "base": result.base_commit, "head": result.head_commit,
         "added-entries": change.added_indexes if change else [],
         "removed-entries": [i for i, _ in change.removed] if change else [],
         "pr-link-corrections": len(change.corrections) if change else 0,
         "resolved-keys": result.resolution.keys if result.resolution else [],
-        "point-count": plan.get("point-count", 0),
+        "point-count": result.plan.point_count if result.plan else 0,
     }
     added = len(summary["added-entries"])
     _emit(result.report, fmt, summary,

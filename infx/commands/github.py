@@ -11,17 +11,21 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
+from ..fsio import append, atomic_write
+from ..jsonfast import dumps
+from ..points import point_id, read_point
+from ..workflows import sweepruns
+from ..workflows.actions import SHARD_DIR, write_outputs, write_sharded_outputs, write_step_summary
+from ..workflows.lanegate import read_gate, render_lines
+from ..workflows.rerun import artifact_name
+from ..workflows.sweepruns import ReportRequest, RerunRequest, repository_slug
 from ..workflows.trust import SWEEP_WORKFLOW
-from .common import OUTPUT_FILE
+from .common import OUTPUT_FILE, json_string_list
 from .options import format_option, pr_number_option, repo_option
 
 
-def repository_slug(option: str | None) -> str:
-    """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
-    from ..changelog.policy import resolve_slug
-
-    return resolve_slug(option, Path("."))[0]
-
+def _say(text: str, err: bool) -> None:
+    click.echo(text, err=err)
 
 
 @click.group()
@@ -45,67 +49,9 @@ def github() -> None:
 def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
            comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo_slug: str | None) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
-    from ..workflows import api
-    from ..workflows.report import build_comment, checked_buckets, read_json
-    from ..workflows.rerun import outcomes, outcomes_from_names
-
-    slug = repository_slug(repo_slug)
-    plan_document = read_json(plan_path)
-    buckets = checked_buckets(plan_document, plan_path)
-    plan_rows = [row for rows in buckets.values() for row in rows]
-    client = api.connect(api.settings_from_env())
-    comparison, charts = results_inputs(comparison_path, charts_path)
-    status, run_url, logs_links = None, None, {}
-    if results_dir is not None:
-        if not results_dir.is_dir():
-            raise UsageError(f"--results {results_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
-        status = outcomes_from_names(plan_rows, [p.name for p in results_dir.iterdir()])
-    if run_id is not None:
-        from ..workflows.rerun import sweep_verdicts
-
-        _, run = api.get_run(client, slug, run_id)
-        artifacts = api.run_artifacts(client, run)
-        verdicts, why_not = sweep_verdicts(client, artifacts)  # collect's verdicts first; else the artifact names
-        if why_not:
-            click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
-        status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
-        run_url = run.html_url
-        logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
-    mode = plan_document.get("mode") if isinstance(plan_document, dict) else None
-    lane_gate = None
-    if lane_gate_path is not None:
-        gate = read_json(lane_gate_path, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
-        lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
-    reuse = plan_document.get("reuse") if isinstance(plan_document, dict) else None
-    queue = plan_document.get("queue") if isinstance(plan_document, dict) else None
-    body = build_comment(buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
-                         mode=mode, lane_gate=lane_gate, reuse=reuse, queue=queue if isinstance(queue, dict) else None)
-    action = api.upsert_comment(client, slug, pr_number, body)
-    click.echo(f"infx github report: {action} the sweep comment on {slug}#{pr_number} ({len(plan_rows)} points)", err=True)
-
-
-def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tuple[dict | None, list[str] | None]:
-    """The comparison JSON and the chart blocks, when given; unreadable ones are usage errors."""
-    comparison = None
-    if comparison_path is not None:
-        from ..jsonfast import JSONProblem, read
-
-        try:
-            comparison = read(comparison_path, 1 << 30)  # the strict reader: regular files only, no NaN
-        except (OSError, JSONProblem) as exc:
-            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
-                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path)) from exc
-        if not isinstance(comparison, dict) or "matches" not in comparison:
-            raise UsageError(f"--comparison {comparison_path} is not a comparison",
-                             "Pass the file `infx results compare --format json --output` wrote.", str(comparison_path))
-    charts = None
-    if charts_path is not None:
-        from ..results.plot import read_chart_blocks
-
-        if not charts_path.is_file():
-            raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
-        charts = read_chart_blocks(charts_path)
-    return comparison, charts
+    posted = sweepruns.post_report(ReportRequest(pr_number, plan_path, results_dir, run_id, comparison_path, charts_path, lane_gate_path, repo_slug),
+                         _say)
+    click.echo(f"infx github report: {posted.action} the sweep comment on {posted.slug}#{pr_number} ({posted.points} points)", err=True)
 
 
 @github.command("rerun-failed")
@@ -119,39 +65,16 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
 
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr-number."""
-    from ..points import point_id
-    from ..workflows import api
-    from ..workflows.report import OUTCOME_OK, plan_buckets
-    from ..workflows.rerun import dispatch_inputs, launch_id, outcomes, sweep_verdicts
-
-    slug = repository_slug(repo_slug)
-    client = api.connect(api.settings_from_env())
-    repository, run = api.get_run(client, slug, run_id)
-    api.require_trusted(run, slug, {api.pull_branch(client, repository, pr_number)} if pr_number else set())
-    artifacts = api.run_artifacts(client, run)
-    buckets = plan_buckets(api.download_plan(client, run, artifacts))
-    plan_rows = list({point_id(row): row for rows in buckets.values() for row in rows}.values())
-    ids = [point_id(row) for row in plan_rows]
-    verdicts, why_not = sweep_verdicts(client, artifacts)  # collect's verdicts first; else the artifact names
-    if why_not:
-        click.echo(f"notice: run {run_id}'s results.json is not used ({why_not}); its artifact names decide", err=True)
-    status = outcomes(plan_rows, api.artifact_infos(artifacts), verdicts)
-    failed = [pid for pid in ids if status[pid] != OUTCOME_OK]
-    for pid in failed:
-        click.echo(f"{status[pid]}\t{pid}")
-    if not failed:
-        click.echo(f"infx github rerun-failed: all {len(ids)} points of run {run_id} have a valid result; nothing to rerun", err=True)
+    rerun = sweepruns.rerun_failed(RerunRequest(run_id, workflow_file, ref, pr_number, dry_run, repo_slug), _say)
+    if not rerun.failed:
+        click.echo(f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to rerun", err=True)
         return
-    launch = launch_id(run_id, failed)
-    inputs = dispatch_inputs(run_id, failed, launch)
-    target_ref = ref or run.head_branch
     if dry_run:
-        click.echo(f"infx github rerun-failed: would dispatch {workflow_file} on {target_ref} with {json.dumps(inputs)}", err=True)
+        click.echo(f"infx github rerun-failed: would dispatch {workflow_file} on {rerun.ref} with {json.dumps(rerun.inputs)}", err=True)
         return
-    new_run, created = api.dispatch_once(client, repository, workflow_file, target_ref, inputs, launch)
-    where = getattr(new_run, "html_url", None) or "(run not listed yet)"
-    verb = "dispatched" if created else "already dispatched earlier:"
-    click.echo(f"infx github rerun-failed: {len(failed)} of {len(ids)} points; {verb} launch {launch} {where}", err=True)
+    verb = "dispatched" if rerun.created else "already dispatched earlier:"
+    click.echo(f"infx github rerun-failed: {len(rerun.failed)} of {len(rerun.ids)} points; {verb} launch {rerun.launch} "
+               f"{rerun.run_url or '(run not listed yet)'}", err=True)
 
 
 @github.command("check-rerun")
@@ -161,13 +84,8 @@ def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: in
 def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
     """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
     workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
-    from ..workflows import api
-
-    slug = repository_slug(repo_slug)
-    client = api.connect(api.settings_from_env())
-    _, run = api.get_run(client, slug, run_id)
-    api.require_trusted(run, slug, {ref_name})
-    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {run.head_branch}; its plan may be reused", err=True)
+    slug, branch = sweepruns.check_rerun(run_id, ref_name, repo_slug)
+    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {branch}; its plan may be reused", err=True)
 
 
 @github.command("select-points")
@@ -178,25 +96,10 @@ def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
 def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
-    from ..diagnostics import InfxError, error
-    from ..fsio import atomic_write
-    from ..jsonfast import dumps
-    from ..points import point_id
-    from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
-    from ..workflows.report import read_plan
-    from ..workflows.rerun import select_rows
-
     wanted = {part for part in points_text.replace(",", " ").split() if part}
     if not wanted:
         raise UsageError("--points lists no point id", "Pass the ids printed by `infx github rerun-failed`.")
-    buckets = read_plan(plan_path)
-    known = {point_id(row) for rows in buckets.values() for row in rows}
-    unknown = sorted(wanted - known)
-    if unknown:
-        raise InfxError(error(str(plan_path), None, "unknown-point",
-                              f"{len(unknown)} point id(s) are not in this plan: {' '.join(unknown[:10])}",
-                              "Rerun against the plan of the run the ids came from."))
-    selected = select_rows(buckets, wanted)
+    selected = sweepruns.select_points(plan_path, wanted)
     rows = [row for bucket_rows in selected.values() for row in bucket_rows]
     if plan_output is not None:
         atomic_write(plan_output, dumps(rows))
@@ -220,10 +123,6 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
 def point_id_command(point_path: Path | None, fmt: str) -> None:
     """Print a point's id; with --format github also write the outputs `id` and `artifact`
     (the name its result artifact gets: `point-<result key>` once the plan carries one)."""
-    from ..points import point_id, read_point
-    from ..workflows.actions import write_outputs
-    from ..workflows.rerun import artifact_name
-
     row, _, _ = read_point(str(point_path) if point_path else None)
     pid = point_id(row)
     click.echo(pid)
@@ -242,12 +141,6 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo_slug: str | None) -> None:
     """Name the lanes no online self-hosted runner serves (read with the token in INFX_RUNNERS_TOKEN;
     without one nothing is checked); with --format github write them as the output `down`."""
-    from ..fsio import append, atomic_write
-    from ..jsonfast import dumps
-    from ..workflows.actions import write_outputs
-    from ..workflows.lanegate import read_gate, render_lines
-    from .common import json_string_list
-
     lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')
     gate = read_gate(lanes, lambda: repository_slug(repo_slug))
     if output is not None:

@@ -89,7 +89,7 @@ def _srtctl_text(check: dict | None) -> str:
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
     from ..launch.lane import find_lane, load_lane_file
-    from ..launch.plan import build_plan, dry_run_env, load_point
+    from ..launch.plan import dry_run_env, load_point, plan_launch
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     env, notes = dry_run_env(dict(os.environ)) if dry_run else (dict(os.environ), [])
@@ -97,7 +97,7 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
         point = load_point(point_file)
         lane = load_lane_file(find_lane(root, selector=lane_name, runner=point.data.get("runner"),
                                         runner_at=(point.file, point.where(("runner",)))))
-        plan = build_plan(lane, point, root, env=env)
+        plan = plan_launch(lane, point, root, env=env)
         plan.warnings.extend(notes)
         if plan.evaluation:  # what the job needs from this runner (a gated data set's token), before any side effect
             from ..launch.evalenv import secret_problems

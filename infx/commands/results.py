@@ -135,7 +135,7 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
 def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
     """The step summary: the comparison table and the charts, within GitHub's summary limit."""
     from ..workflows.report import comparison_markdown
-    from .github import results_inputs
+    from ..workflows.sweepruns import results_inputs
 
     comparison, charts = results_inputs(comparison_path, charts_path)
     assert comparison is not None  # --comparison is required

@@ -9,16 +9,18 @@ from pathlib import Path
 import click
 
 from ..diagnostics import UsageError
+from ..fsio import atomic_write
+from ..points import point_id
+from ..workflows.actions import SHARD_DIR, write_sharded_outputs
+from ..workflows.reuse import Decision, ReuseRequest, select_reuse
 from .common import OUTPUT_FILE
 from .options import format_option, pr_number_option, repo_option
 
 
-def _table(decision) -> str:
+def _table(decision: Decision) -> str:
     lines = [f"reused {len(decision.reused)}, dispatch {len(decision.dispatch)}, "
              f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"]
     lines += [f"reuse     {item['point-id']}  from run {item['source-run']}  ({item['artifact']})" for item in decision.reused]
-    from ..points import point_id
-
     lines += [f"dispatch  {point_id(row)}  {decision.reasons.get(point_id(row), '')}" for row in decision.dispatch]
     return "\n".join(lines)
 
@@ -46,41 +48,23 @@ def reuse() -> None:
 def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_number: int | None, main_ref: str, max_age: float | None,
            download_dir: Path | None, plan_output: Path | None, repo_slug: str | None, fmt: str) -> None:
     """For every planned point: reuse a valid stored result under its key, or dispatch it."""
-    from ..fsio import atomic_write
-    from ..workflows import reuse as reuse_lib
-    from ..workflows.actions import REUSED_DIR, runner_temp
-    from ..workflows.report import plan_buckets, read_plan
-
     if bool(artifacts_dir) == use_github:
         raise UsageError("give exactly one of --artifacts DIR and --github", "Say where stored results are looked up.")
     if artifacts_dir is not None and not artifacts_dir.is_dir():
         raise UsageError(f"--artifacts {artifacts_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    buckets = read_plan(plan_path)
-    rows = [row for bucket_rows in buckets.values() for row in bucket_rows]
-    source: reuse_lib.FolderSource | reuse_lib.GitHubSource
-    if artifacts_dir is not None:
-        source = reuse_lib.FolderSource(artifacts_dir, max_age)
-    else:
-        from .github import repository_slug
-
-        source = reuse_lib.GitHubSource(repository_slug(repo_slug), pr_number, main_ref,
-                                        download_dir or runner_temp(REUSED_DIR), max_age)
-    decision = reuse_lib.decide(rows, root, source)
-    reduced = reuse_lib.reduced_plan({"buckets": buckets}, decision)
+    decision, reduced = select_reuse(ReuseRequest(plan_path, root, artifacts_dir, repo_slug, pr_number, main_ref, max_age, download_dir))
     if plan_output is not None:
-        atomic_write(plan_output, json.dumps(reduced, indent=1, allow_nan=False) + "\n")
+        atomic_write(plan_output, reduced.text(indent=1, ensure_ascii=True) + "\n")
     if fmt == "table":
         click.echo(_table(decision))
     elif fmt == "json":
         click.echo(json.dumps(decision.to_json(), indent=1, allow_nan=False))
     else:
-        from ..workflows.actions import SHARD_DIR, write_sharded_outputs
-
         outputs_path, temp = os.environ.get("GITHUB_OUTPUT"), os.environ.get("RUNNER_TEMP")
         if not outputs_path or not temp:
             raise UsageError("--format github needs $GITHUB_OUTPUT and $RUNNER_TEMP", "Run it inside GitHub Actions.")
-        write_sharded_outputs(plan_buckets(reduced) if reduced["buckets"] else {}, outputs_path, Path(temp) / SHARD_DIR,
+        write_sharded_outputs(reduced.buckets, outputs_path, Path(temp) / SHARD_DIR,
                               other_outputs={"reused-count": str(len(decision.reused)),
                                              "gpu-hours-saved": str(decision.gpu_hours_saved)})
     click.echo(f"infx reuse select: {len(decision.reused)} reused, {len(decision.dispatch)} to dispatch, "

@@ -1,6 +1,6 @@
 """From a point and a lane profile to a LaunchPlan, with every check run before any side effect.
 
-``build_plan`` reads files only (the point, the profile, the in-repo recipe). A recipe that
+``plan_launch`` reads files only (the point, the profile, the in-repo recipe). A recipe that
 ships with srt-slurm itself (the route's ``srt-slurm-recipes``) cannot be read yet: the plan
 marks it deferred and ``resolve_in_checkout`` runs the same checks on it after checkout, before submit.
 """
@@ -411,7 +411,7 @@ def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
                           "A real launch runs on the lane's self-hosted runner and names its job after that runner.")]
 
 
-def build_plan(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | None = None, today: dt.date | None = None) -> LaunchPlan:
+def plan_launch(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | None = None, today: dt.date | None = None) -> LaunchPlan:
     """Every check that needs no checkout, collected; raises InfxError with all of them."""
     env = os.environ if env is None else env
     data = point.data
@@ -546,7 +546,7 @@ def keys_for_rows(rows: list[dict], root, resolve_lane) -> dict[int, tuple[str |
     keys: dict[int, tuple[str | None, str]] = {}
     for index, row in enumerate(rows):
         try:
-            plan = build_plan(resolve_lane(row), Point(row, "<plan>"), root, env={})
+            plan = plan_launch(resolve_lane(row), Point(row, "<plan>"), root, env={})
         except InfxError as exc:
             keys[index] = (None, exc.diagnostics[0].message if exc.diagnostics else "the point does not plan")
             continue

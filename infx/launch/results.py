@@ -28,7 +28,7 @@ def result_name(point: dict, point_id: str, env: Mapping[str, str] | None = None
     env = os.environ if env is None else env
     if env.get("RESULT_FILENAME"):
         return shapes.require("name", env["RESULT_FILENAME"], "$RESULT_FILENAME")
-    # build_plan refused these already; checked again because every result path is built from it
+    # plan_launch refused these already; checked again because every result path is built from it
     shapes.require("name", point.get("exp-name", "point"), "exp-name")
     return shapes.require("name", f"{point.get('exp-name', 'point')}_{point_id}", "the result name")
 

@@ -201,15 +201,12 @@ class PlannedEvals:
         cannot be read is a usage error (exit 2), one that is no plan a located error (exit 1)."""
         from ..evalsuite import PointEval
         from ..points import point_id
-        from ..workflows.labels import Mode
-        from ..workflows.report import checked_buckets, read_json
+        from ..sweepplan import SweepPlan
 
-        document = read_json(path)
-        buckets = checked_buckets(document, path)
-        mode = Mode.from_json(document["mode"]) if isinstance(document, dict) and isinstance(document.get("mode"), dict) else Mode()
+        plan = SweepPlan.read(path)
         points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
-                       for rows in buckets.values() for row in rows if PointEval.of_point(row).runs)
-        return cls(str(path), mode.evals_only or mode.all_evals, points)
+                       for row in plan.rows if PointEval.of_point(row).runs)
+        return cls(str(path), bool(plan.mode and (plan.mode.evals_only or plan.mode.all_evals)), points)
 
 
 def _missing(evals: EvalCollection, planned: PlannedEvals, results_file: str) -> list[Diagnostic]:

@@ -266,7 +266,6 @@ class Client:
         import logging
 
         import requests
-
         from github import Auth, Github
 
         # PyGithub narrates its retries on stderr; infx reports the outcome in one line instead.
@@ -393,12 +392,11 @@ def _describe(exc: BaseException) -> str:
 def calling(what: str):
     """Turn any failure of a GitHub call into one located line: what was asked, what came back
     (the HTTP status and GitHub's message, or what was wrong with the answer), and the fix."""
+    from github import GithubException
     from github.GithubException import BadAttributeException
     from requests import RequestException
     from requests.exceptions import RetryError
     from urllib3.exceptions import HTTPError as Urllib3Error
-
-    from github import GithubException
 
     try:
         yield
@@ -474,9 +472,8 @@ def read(client: Client, what: str, fetch: Callable):
 
 def _transient(exc) -> Wait | None:
     """How long to wait before repeating a failed write, or None when repeating cannot help."""
-    from requests import RequestException
-
     from github import GithubException
+    from requests import RequestException
 
     if isinstance(exc, RequestException):
         return Wait(0.0, f"no answer ({type(exc).__name__})")

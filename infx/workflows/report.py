@@ -6,143 +6,18 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
-from ..diagnostics import InfxError, UsageError, error
-from ..fsio import read_bytes
-from ..jsonfast import JSONProblem, parse
-from ..matrix.rowschema import row_findings
 from ..points import point_id
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell, row_gpu_hours
+from .labels import Mode, describe
 
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
-ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")
-GENERIC_CONTAINERS = ("rows", "points", "matrix")  # rows under these keys are bucketed here
-NAMING_CONTAINERS = ("buckets",)  # keys that hold bucket names (infx plan's JSON), not a name
-
 OUTCOME_OK, OUTCOME_FAILED, OUTCOME_MISSING = "ok", "failed", "missing"
 OUTCOME_LABELS = {OUTCOME_FAILED: "❌ failed", OUTCOME_MISSING: "⏳ no result", OUTCOME_OK: "✅ ok"}
-
-
-def _is_rows(value) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(item, dict) and any(key in item for key in ROW_KEYS) for item in value)
-
-
-def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
-    from ..matrix import bucketize  # the one place bucket names are decided
-
-    return bucketize(rows)
-
-
-def plan_buckets(data) -> dict[str, list[dict]]:
-    """Bucket name -> rows from a plan or matrix JSON document.
-
-    Accepts what `infx matrix --format json` prints (a list of rows, bucketed here), what
-    `infx plan --format json` prints (`{"buckets": {name: rows}, …}`), and other mappings
-    of bucket names (nested or `a/b`) to rows. Keys holding no rows (metadata) are ignored.
-    """
-    if isinstance(data, list):
-        return _bucketize(data) if data else {}
-    buckets: dict[str, list[dict]] = {}
-
-    def walk(value, path: tuple[str, ...]) -> None:
-        if _is_rows(value):
-            if path and path[-1] in GENERIC_CONTAINERS:
-                for name, rows in _bucketize(value).items():
-                    buckets.setdefault(name, []).extend(rows)
-            else:
-                buckets.setdefault("/".join(path) or "all", []).extend(value)
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, path if not path and key in NAMING_CONTAINERS else path + (str(key),))
-
-    walk(data, ())
-    return buckets
-
-
-PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
-ROW_HINT = "Rows are checked as `infx matrix` checks the rows it builds (docs/matrix.md, \"The row contract\")."
-
-
-def read_plan(path: Path) -> dict[str, list[dict]]:
-    """The plan's buckets. A missing or unusable file (a folder, a FIFO) is exit 2; text that is
-    not JSON, or whose rows do not have the row schema's types, is a located error (exit 1)."""
-    return checked_buckets(read_json(path), path)
-
-
-def checked_buckets(data, path: Path) -> dict[str, list[dict]]:
-    """The buckets of a plan document already read from ``path`` (errors located there)."""
-    if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
-        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
-    if not isinstance(data, (list, dict)):
-        raise InfxError(error(str(path), (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT))
-    if isinstance(data, list) and not _is_rows(data) and data:
-        raise InfxError(error(str(path), (1, 1), "plan-json", f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
-                              PLAN_HINT))
-    problems = []
-    for index, (where, row) in enumerate(_rows_in(data, ())):  # before bucketing: bucket names are made from row values
-        problems += [(where, index, *found) for found in row_findings(row)]
-    if problems:
-        raise InfxError(_row_diagnostics(path, problems))
-    return plan_buckets(data)
-
-
-MAX_ROW_DIAGNOSTICS = 20  # every problem is one line; past this the rest are counted
-
-
-def _row_diagnostics(path: Path, problems: list[tuple]) -> list:
-    """Each row problem located at its field in the plan file (JSON is YAML: its loader gives positions)."""
-    from ..yamlio import parse_yaml
-
-    try:
-        doc, _ = parse_yaml(read_bytes(path), str(path))
-    except (OSError, ValueError):
-        doc = None
-    diagnostics = []
-    for where, index, field, rule, message, hint in problems[:MAX_ROW_DIAGNOSTICS]:
-        at = doc.where(where + tuple(field)) if doc is not None else None
-        shown = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
-        diagnostics.append(error(str(path), at, rule, f"row {index} (at {shown}): {message}",
-                                 hint + (" " if hint else "") + ROW_HINT))
-    if len(problems) > MAX_ROW_DIAGNOSTICS:
-        diagnostics.append(error(str(path), None, "plan-row-count", f"{len(problems) - MAX_ROW_DIAGNOSTICS} more row problem(s) not shown",
-                                 "Fix the ones above and run again."))
-    return diagnostics
-
-
-def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT):
-    """A JSON document infx wrote earlier (a plan, a lane gate). A missing or unusable file (a
-    folder, a FIFO) is a usage error (exit 2); text that is not JSON within infx's limits is a
-    located error (exit 1)."""
-    try:
-        raw = read_bytes(path)
-    except FileNotFoundError:
-        raise UsageError(f"the {what} does not exist", hint, str(path)) from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the {what}: {getattr(exc, 'strerror', None) or exc}", hint, str(path)) from None
-    try:
-        return parse(raw)
-    except JSONProblem as exc:
-        rule = what.removesuffix(" file").replace(" ", "-") + "-json"  # plan-json, lane-gate-json
-        raise InfxError(error(str(path), (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)) from None
-
-
-def _rows_in(data, where: tuple = ()):
-    """(JSON path, row) of every object in a list that has a row's keys, however deep."""
-    if isinstance(data, list):
-        for index, item in enumerate(data):
-            if isinstance(item, dict) and any(key in item for key in ROW_KEYS):
-                yield where + (index,), item
-            else:
-                yield from _rows_in(item, where + (index,))
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            yield from _rows_in(value, where + (key,))
 
 
 def _cell(value) -> str:
@@ -194,7 +69,7 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
 
 def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
                   run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
-                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: dict | None = None,
+                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: Mode | None = None,
                   lane_gate: dict | None = None, reuse: dict | None = None, queue: dict | None = None) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
@@ -274,12 +149,8 @@ def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
     return _fit("\n".join(lines) if lines else "#### Reuse", tables, budget)
 
 
-def _mode_lines(mode: dict | None) -> list[str]:
-    if not mode:
-        return []
-    from .labels import Mode, describe
-
-    return ["", describe(Mode.from_json(mode))]
+def _mode_lines(mode: Mode | None) -> list[str]:
+    return ["", describe(mode)] if mode else []
 
 
 def _queue_lines(queue: dict | None) -> list[str]:

@@ -14,11 +14,13 @@ import datetime as dt
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..changelog.policy import resolve_slug
 from ..diagnostics import InfxError
 from ..points import point_id
+from ..sweepplan import SweepPlan
 from . import api
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
 from .api import StoredArtifact
@@ -316,16 +318,47 @@ def _discard_unused(folder: Path, decision: Decision) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def reduced_plan(plan: dict, decision: Decision) -> dict:
+def reduced_plan(plan: SweepPlan, decision: Decision) -> SweepPlan:
     """The plan without the reused points (buckets kept), every dispatched row with its result
     key, and the decision itself under `reuse` for the summary and the PR comment."""
     reused = {item["point-id"] for item in decision.reused}
     keyed = {point_id(row): row["result-key"] for row in decision.dispatch if row.get("result-key")}
     buckets = {}
-    for name, rows in plan["buckets"].items():
+    for name, rows in plan.buckets.items():
         kept = [{**row, "result-key": keyed[point_id(row)]} if point_id(row) in keyed else row
                 for row in rows if point_id(row) not in reused]
         if kept:
             buckets[name] = kept
     summary = {key: value for key, value in decision.to_json().items() if key != "dispatch"}
-    return {**plan, "buckets": buckets, "point-count": sum(map(len, buckets.values())), "reuse": summary}
+    return replace(plan, buckets=buckets, reuse=summary)
+
+
+# --- `infx reuse select`: a plan file in, the decision and the reduced plan out ----------------------
+
+
+@dataclass(frozen=True)
+class ReuseRequest:
+    """Which stored results may stand in for the points of the plan in ``plan``: those in the folder
+    ``artifacts`` of downloaded artifacts, or (without one) those among the repository's artifacts."""
+
+    plan: Path
+    root: Path  # the repository the lane profiles are read from
+    artifacts: Path | None = None
+    repo_slug: str | None = None  # --github: the repository (else $GITHUB_REPOSITORY, configs/infx.yaml)
+    pr_number: int | None = None
+    main_ref: str = "main"
+    max_age_days: float | None = None
+    download_dir: Path | None = None  # --github: default $RUNNER_TEMP/infx-reused
+
+
+def select_reuse(request: ReuseRequest) -> tuple[Decision, SweepPlan]:
+    """The decision for every planned point, and the plan reduced to the points to dispatch."""
+    plan = SweepPlan(SweepPlan.read(request.plan).buckets)
+    source: FolderSource | GitHubSource
+    if request.artifacts is not None:
+        source = FolderSource(request.artifacts, request.max_age_days)
+    else:
+        source = GitHubSource(resolve_slug(request.repo_slug, Path("."))[0], request.pr_number, request.main_ref,
+                              request.download_dir or runner_temp(REUSED_DIR), request.max_age_days)
+    decision = decide(plan.rows, request.root, source)
+    return decision, reduced_plan(plan, decision)

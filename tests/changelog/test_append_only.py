@@ -38,7 +38,7 @@ def b300(tmp_path_factory):
 
 
 def _points(result) -> dict:
-    return {bucket: [(row["config-key"], row["tp"], row["conc"]) for row in rows] for bucket, rows in result.plan["buckets"].items()}
+    return {bucket: [(row["config-key"], row["tp"], row["conc"]) for row in rows] for bucket, rows in result.plan.buckets.items()}
 
 
 @pytest.mark.parametrize("trim, expected", [

@@ -115,7 +115,7 @@ def test_rejected_pr_links_say_what_is_accepted_and_the_line_to_write(corpus_rep
     base = corpus_repo.git("rev-parse", "HEAD")
     for link in ("PLACEHOLDER", "TBD", f"https://github.com/{SLUG}/pull/xxxx", f"https://github.com/{SLUG}/pull/YYYY", C(41)):
         head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE + b"\n" + E(K, link)}, message=link)
-        result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+        result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
         (problem,) = [d for d in result.report.diagnostics if d.rule == "pr-link"]
         assert repr(link) in problem.message
         assert f"'XXX', '{PH}', '{C(42)}'" in problem.message
@@ -126,7 +126,7 @@ def test_rejected_pr_links_say_what_is_accepted_and_the_line_to_write(corpus_rep
 def test_history_edit_names_entry_and_line(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
     head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE.replace(b"6-7% uplift", b"6-8% uplift") + b"\n" + E(K, PH)})
-    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (edit,) = [d for d in result.report.diagnostics if d.rule == "changelog-history-edit"]
     assert "historical entry 1 " in edit.message and "6-7% uplift" in edit.message and "6-8% uplift" in edit.message
     assert edit.line == 5
@@ -135,7 +135,7 @@ def test_history_edit_names_entry_and_line(corpus_repo, BASE):
 def test_unknown_key_suggests_close_matches(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
     head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE + b"\n" + E("dsr1-fp8-h200-sglng", PH)})
-    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (problem,) = [d for d in result.report.diagnostics if d.rule == "config-key-unknown"]
     assert "did you mean 'dsr1-fp8-h200-sglang'" in problem.message
     assert problem.line == BASE.count(b"\n") + 3
@@ -146,7 +146,7 @@ def test_glob_resolves_in_master_order(corpus_repo, BASE):
     head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH)})
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
     assert result.resolution.keys == ["dsr1-fp8-h200-sglang", "dsr1-fp8-h200-sglang-mtp"]
-    assert {row["config-key"] for rows in result.plan["buckets"].values() for row in rows} == set(result.resolution.keys)
+    assert {row["config-key"] for rows in result.plan.buckets.values() for row in rows} == set(result.resolution.keys)
 
 
 def test_allow_removal_lists_removed_entries_and_does_not_sweep_them(corpus_repo, BASE):
@@ -156,7 +156,7 @@ def test_allow_removal_lists_removed_entries_and_does_not_sweep_them(corpus_repo
     assert result.report.ok
     (removed,) = [d for d in result.report.diagnostics if d.rule == "changelog-removed"]
     assert not removed.is_error and "entry 772" in removed.message and "pull/2707" in removed.message
-    assert result.plan["point-count"] == 0 and result.plan["changelog_metadata"]["removed"][0]["position"] == 772
+    assert result.plan.point_count == 0 and result.plan.changelog_metadata.removed[0]["position"] == 772
 
 
 @pytest.mark.parametrize("build, rule, offset", [
@@ -168,6 +168,6 @@ def test_allow_removal_lists_removed_entries_and_does_not_sweep_them(corpus_repo
 def test_byte_violations_are_located(corpus_repo, BASE, build, rule, offset):
     base = corpus_repo.git("rev-parse", "HEAD")
     head = corpus_repo.commit(base, {"perf-changelog.yaml": build(BASE)}, message=rule)
-    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (problem,) = [d for d in result.report.diagnostics if d.rule == rule]
     assert problem.line == BASE.count(b"\n") + offset and problem.column is not None and "fix" in problem.hint

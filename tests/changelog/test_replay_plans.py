@@ -46,7 +46,7 @@ def test_infx_plans_the_last_100_changes_of_main_as_the_reference(history):
             errors = [f"{d.rule}: {d.message[:160]}" for d in result.report.diagnostics if d.is_error]
             assert not errors, (change["commit"], mode, errors)
             # infx's bucket names are the reference's (`single_node/8k1k`, `multinode_evals`, ...)
-            found = Counter(point_digest(bucket, row) for bucket, rows in result.plan["buckets"].items() for row in rows)
+            found = Counter(point_digest(bucket, row) for bucket, rows in result.plan.buckets.items() for row in rows)
             wanted = Counter(change[mode])
             if found != wanted:
                 differences.append((change["commit"], mode, sum((wanted - found).values()), sum((found - wanted).values())))

@@ -46,7 +46,7 @@ def gate(path, number: int, trim: bool = False):
 
 
 def points(result) -> Counter:
-    return Counter(point_digest(bucket, row) for bucket, rows in result.plan["buckets"].items() for row in rows)
+    return Counter(point_digest(bucket, row) for bucket, rows in result.plan.buckets.items() for row in rows)
 
 
 def test_the_facts_cover_every_pull_request_here():
@@ -69,7 +69,7 @@ def test_a_pull_request_asking_for_no_sweep_passes_with_the_notice(pulls, number
     result = gate(pulls, number)
     assert result.report.ok, [d.message for d in result.report.diagnostics if d.is_error]
     assert "changelog-nothing-to-sweep" in [d.rule for d in result.report.diagnostics]
-    assert result.plan["point-count"] == 0
+    assert result.plan.point_count == 0
 
 
 @pytest.mark.parametrize("number", sorted(REAL_DEFECTS), ids=lambda n: f"#{n}")

@@ -13,7 +13,7 @@ from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
 from infx.changelog.keys import resolve
-from infx.changelog.plan import PlanOptions, build_plan, plan_rows, trim_conc
+from infx.changelog.plan import PlanOptions, plan_rows, plan_sweep, trim_conc
 from infx.config import load_config_set
 from infx.keyglob import matching_keys
 from infx.matrix import EvalMode, Selection, build_matrix
@@ -84,7 +84,7 @@ def test_a_pr_behind_main_is_judged_on_its_own_append(corpus_repo, BASE):
     assert [e.config_keys for e in result.change.added] == [[K]]
     # Without the merge-base (two-dot against main's tip) main's entry would look deleted: a push
     # comparison of the same commits reports exactly that.
-    tip = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=None, build_plan=False)
+    tip = run_gate(corpus_repo.path, main, pr, slug=SLUG, pr_number=None, with_plan=False)
     assert any(d.rule == "changelog-removed" for d in tip.report.diagnostics)
 
 
@@ -97,7 +97,7 @@ def test_a_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, BASE
     # gate passes it with the notice that nothing will be swept (issue 23, docs/changelog.md).
     assert result.report.ok
     assert [d.rule for d in result.report.diagnostics if d.rule.startswith("changelog")] == ["changelog-nothing-to-sweep"]
-    assert result.plan["point-count"] == 0
+    assert result.plan.point_count == 0
 
 
 def test_wildcard_keys_resolve_in_config_order_without_duplicates():
@@ -223,7 +223,7 @@ def test_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
 
 
 def test_a_plan_that_fails_inside_infx_is_plan_build_not_a_traceback(corpus_set):
-    # An internal-bug guard: every user problem reaches build_plan as an InfxError with its own
+    # An internal-bug guard: every user problem reaches plan_sweep as an InfxError with its own
     # diagnostics; anything else (here the base revision's configs failing to load with an OSError,
     # hand-made) becomes one plan-build diagnostic naming the cause, and no half-built plan.
     entries = _entries({"config-keys": [AGENTIC_KEY], "append-only": True})
@@ -233,9 +233,9 @@ def test_a_plan_that_fails_inside_infx_is_plan_build_not_a_traceback(corpus_set)
     def unreadable_base():
         raise OSError(5, "Input/output error")
 
-    plan, problems = build_plan(corpus_set, entries, resolution, PlanOptions(), base_loader=unreadable_base)
+    plan, problems = plan_sweep(corpus_set, entries, resolution, PlanOptions(), base_loader=unreadable_base)
     (problem,) = problems
-    assert plan == {} and problem.rule == "plan-build" and problem.is_error and problem.file == FILE
+    assert plan is None and problem.rule == "plan-build" and problem.is_error and problem.file == FILE
     assert "Input/output error" in problem.message and "infx matrix" in problem.hint
 
 def test_eval_min_prefill_ep_drops_small_prefill_eval_rows(corpus_set):
@@ -260,13 +260,13 @@ def test_coverage_lists_changed_keys_no_appended_entry_sweeps(corpus_repo, BASE)
     master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n", "dsr1-fp8-h200-sglang:\n  # tuned\n", 1)
                           .replace("dsr1-fp8-h200-sglang-mtp:\n  image: ", "dsr1-fp8-h200-sglang-mtp:\n  image: x", 1))
     head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "tune two configs")
-    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (problem,) = [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
     assert "dsr1-fp8-h200-sglang-mtp" in problem.message and f"{K}," not in problem.message
     assert "    - dsr1-fp8-h200-sglang-mtp" in problem.hint
     covered = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master,
                                         FILE: BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH)}, "covered by a glob")
-    result = run_gate(corpus_repo.path, base, covered, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, covered, slug=SLUG, pr_number=42, with_plan=False)
     assert not [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
 
 
@@ -286,7 +286,7 @@ def test_key_deleted_by_the_same_change_is_a_warning_and_not_swept(corpus_repo, 
     (deleted,) = [d for d in result.report.diagnostics if d.rule == "config-key-deleted"]
     assert "deleted in this change" in deleted.message and not deleted.is_error
     assert result.resolution.keys == [K] and result.resolution.deleted == [doomed]
-    assert {r["config-key"] for rows in result.plan["buckets"].values() for r in rows} == {K}
+    assert {r["config-key"] for rows in result.plan.buckets.values() for r in rows} == {K}
 
 
 def test_invalid_head_configs_are_reported_with_path_at_commit(corpus_repo, BASE):
@@ -336,14 +336,14 @@ def test_a_pr_that_adds_or_changes_no_master_key_passes_with_nothing_to_sweep(co
     assert result.report.ok, [d for d in result.report.diagnostics if d.is_error]
     (notice,) = [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
     assert notice.severity.value == "notice" and "nothing will be swept" in notice.message
-    assert result.plan["point-count"] == 0
+    assert result.plan.point_count == 0
 
 
 def test_a_pr_that_changes_a_master_key_without_an_entry_is_still_refused(corpus_repo):
     base = corpus_repo.git("rev-parse", "HEAD")
     master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n  image: ", "dsr1-fp8-h200-sglang:\n  image: x", 1))
     head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master}, "retune without an entry")
-    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, build_plan=False)
+    result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged", "changelog-coverage"}
     assert not [d for d in result.report.diagnostics if d.rule == "changelog-nothing-to-sweep"]
 
@@ -374,7 +374,7 @@ def test_a_defect_already_on_the_base_does_not_block_a_change(unpatched_repo):
     assert result.report.ok, [d.message for d in result.report.diagnostics if d.is_error]
     older = [d for d in result.report.diagnostics if d.rule == "runner-unknown"]
     assert len(older) == 8 and all("already so at the base" in d.message and not d.is_error for d in older)
-    assert {row["config-key"] for rows in result.plan["buckets"].values() for row in rows} == {K}
+    assert {row["config-key"] for rows in result.plan.buckets.values() for row in rows} == {K}
 
 
 def test_a_defect_the_change_introduces_still_blocks_it(unpatched_repo):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from infx.launch import results
-from infx.launch.plan import Point, build_plan
+from infx.launch.plan import Point, plan_launch
 from infx.launch.run import StatusLine
 from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
@@ -20,7 +20,7 @@ def plan_for(root, lane, points, recipe_fragment, runner="gb300-nv_1"):
     """The bundled row of ``recipe_fragment`` planned in ``root``: for an agentic row, a copy of the
     repository with an AgentX harness (``harness_repo``), as a benchmark repository has one."""
     [row] = [p for p in points if any(recipe_fragment in s for s in p["prefill"].get("additional-settings", []))][:1]
-    return build_plan(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
+    return plan_launch(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
 
 
 LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"

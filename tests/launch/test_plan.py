@@ -10,7 +10,7 @@ import yaml
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import build_plan, load_point
+from infx.launch.plan import load_point, plan_launch
 from testing.cli import run_cli
 from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
@@ -24,7 +24,7 @@ def ws(tmp_path):
 
 def plan_of(ws, data, env=None):
     path = ws.point(data)
-    return build_plan(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {}, today=TODAY)
+    return plan_launch(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {}, today=TODAY)
 
 
 def problems(ws, data, env=None):
@@ -276,7 +276,7 @@ def test_a_plan_whose_pin_has_no_sha_warns_at_the_pin(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     lane = load_lane("testlane", ws.root)
     lane.pins["standin"] = replace(lane.pins["standin"], commit=None)
-    plan = build_plan(lane, load_point(str(ws.point(point())), {}), ws.root, env={}, today=TODAY)
+    plan = plan_launch(lane, load_point(str(ws.point(point())), {}), ws.root, env={}, today=TODAY)
     (warning,) = [w for w in plan.warnings if w.rule == "lane-pin-unresolved"]
     commit_line = (ws.root / "runners/testlane.yaml").read_text().splitlines().index(f"      commit: {'a' * 40}") + 1
     assert warning.file.endswith("testlane.yaml") and warning.line == commit_line and not warning.is_error
@@ -294,11 +294,11 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
     for path in paths:
         point = load_point(str(path), {})
         try:
-            build_plan(lane, point, harness_repo, env={})
+            plan_launch(lane, point, harness_repo, env={})
         except InfxError as exc:
             failures[path.name] = [d.message for d in exc.diagnostics]
         try:
-            build_plan(lane, point, REPO, env={})
+            plan_launch(lane, point, REPO, env={})
         except InfxError as exc:
             refused[path.name] = (point.data.get("scenario-type"), [(d.rule, d.file, d.line) for d in exc.diagnostics])
     assert failures == {} and len(paths) == 68  # 63 fixed-seq-len and agentic points + the 5-point Mooncake ladder

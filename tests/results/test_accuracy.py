@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from infx.sweepplan import SweepPlan  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT  # noqa: E402
-from infx.workflows.report import COMMENT_LIMIT, build_comment, plan_buckets  # noqa: E402
+from infx.workflows.report import COMMENT_LIMIT, build_comment  # noqa: E402
 from testing.artifacts import point_folder  # noqa: E402
 from testing.cli import run_cli  # noqa: E402
 from testing.evalstage import eval_stage_output  # noqa: E402
@@ -122,7 +123,7 @@ def test_thousands_of_eval_rows_fit_the_comment_with_the_failures_shown_and_the_
                 "floors": "configs/eval-thresholds.yaml"}
     comparison = {"threshold": 0.05, "baseline": {"kind": "none"}, "notices": [], "counts": {}, "metrics": [], "matches": [],
                   "new": [], "gone": [], "points": [], "accuracy": accuracy}
-    body = build_comment(plan_buckets(seed_eval_rows), None, comparison=comparison)
+    body = build_comment(SweepPlan.from_json(seed_eval_rows).buckets, None, comparison=comparison)
     assert len(body) <= COMMENT_LIMIT
     table = body[body.index("#### Accuracy\n"):]
     shown = [line for line in table.splitlines() if line.startswith("| ❌") or line.startswith("| ✅")]

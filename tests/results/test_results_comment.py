@@ -40,12 +40,12 @@ def sweep(tmp_path_factory):
 
 
 def test_the_comment_fits_and_ranks_the_most_changed_first(sweep):
-    from infx.workflows.report import plan_buckets
+    from infx.sweepplan import SweepPlan
 
     data = sweep["comparison"].to_json()
     assert data["counts"]["improved"] == 497 and data["counts"]["without a valid result"] == 3
     links = {p.artifact: f"https://github.com/{SLUG}/actions/runs/77/artifacts/{i}" for i, p in enumerate(sweep["head"].points)}
-    body = build_comment(plan_buckets(sweep["plan"]), None, "https://github.com/acme/bench/actions/runs/77",
+    body = build_comment(SweepPlan.from_json(sweep["plan"]).buckets, None, "https://github.com/acme/bench/actions/runs/77",
                          comparison=data, charts=sweep["charts"], logs_links=links)
     assert len(body) <= COMMENT_LIMIT
     assert "### Results against the baseline" in body and "🔺 improved: **497**" in body

@@ -45,10 +45,10 @@ def gb300_rows(harness_repo):
     (this repository has none and refuses them: tests/launch/test_agentic_launch.py)."""
     from bench.gb300_points import gb300_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, build_plan
+    from infx.launch.plan import Point, plan_launch
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, build_plan(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
+    return [(row, plan_launch(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
 
 
 @pytest.fixture(scope="module")
@@ -125,11 +125,12 @@ def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(s
     an NVIDIA pin reaches srtctl with DURATION 1200 and one warm-up request per lane in the benchmark's
     environment; the canonical row (its dry run from ``row_dry_runs``) with 3600 and the harness's own warm-up."""
     from infx.changelog.plan import agentx_fast
+    from infx.sweepplan import SweepPlan
 
     agentic = [(row, ran) for (row, plan), ran in zip(gb300_rows, row_dry_runs)
                if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS]
     rows = [row for row, _ in agentic]
-    fast_rows = agentx_fast({"buckets": {"agentic": rows}})["buckets"]["agentic"]
+    fast_rows = agentx_fast(SweepPlan({"agentic": rows})).buckets["agentic"]
     assert len(rows) == 16  # vllm-agentic (v1.0.36) 10, trt-dsv4-agentic (v1.0.50) 6
     pins = set()
     for (normal, normal_run), fast in zip(agentic, fast_rows):
@@ -194,10 +195,10 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
 def gb300_eval_rows():
     from bench.gb300_points import gb300_eval_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, build_plan
+    from infx.launch.plan import Point, plan_launch
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, build_plan(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
+    return [(row, plan_launch(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
 
 
 def exported(line: str) -> dict:

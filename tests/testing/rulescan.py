@@ -68,11 +68,11 @@ def _point_statuses() -> set[str]:
 
 
 def _json_documents() -> set[str]:
-    """report.read_json names its rule after the document it reads: `plan file` -> plan-json."""
+    """sweepplan.read_json names its rule after the document it reads: `plan file` -> plan-json."""
     whats = set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef) and node.name == "read_json" and path.name == "report.py":
+            if isinstance(node, ast.FunctionDef) and node.name == "read_json" and path.name == "sweepplan.py":
                 defaults = node.args.defaults
                 whats.add(defaults[0].value)  # type: ignore[attr-defined]
             elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "read_json"
@@ -91,7 +91,7 @@ DYNAMIC: dict[tuple[str, str], Callable[[], set[str]]] = {
     ("infx/schema.py", "found_rule"): _schema_keywords,
     ("infx/results/collect.py", "f'result-{p.status}'"): _point_statuses,
     ("infx/results/evals.py", "rule"): lambda: _tuple_heads("infx/results/evals.py", "manifest_problems"),
-    ("infx/workflows/report.py", "rule"): lambda: _row_findings() | _json_documents(),
+    ("infx/sweepplan.py", "rule"): lambda: _row_findings() | _json_documents(),
 }
 # A rule copied from a Diagnostic, an EvalProblem, a _FieldError or a config Rule: its ids are found where that is made.
 RELAYS = {"d.rule", "p.rule", "exc.rule", "rule.id"}

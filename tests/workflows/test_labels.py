@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from infx.changelog.plan import apply_mode, fan_out_buckets, pick_canary, trim_conc
+from infx.changelog.plan import apply_mode, pick_canary, trim_conc
 from infx.points import point_id
+from infx.sweepplan import SweepPlan
 from infx.workflows.actions import row_gpu_hours
 from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
 from testing.cli import run_cli
@@ -94,13 +95,13 @@ def test_the_canary_is_the_cheapest_throughput_point_and_leaves_the_fan_out():
     points = [(b, r) for b, rows in full["buckets"].items() for r in rows]
     cheapest = min((r for _, r in points if not r.get("run-eval")), key=row_gpu_hours)
     assert full["canary"]["id"] == point_id(cheapest)
-    buckets, canary = fan_out_buckets(full)
+    buckets, canary = SweepPlan.from_json(full).fan_out()
     assert canary == [cheapest]
     assert sorted(point_id(r) for rows in buckets.values() for r in rows) == sorted(
         point_id(r) for _, r in points if point_id(r) != point_id(cheapest))
     assert pick_canary({"evals": [{"run-eval": True, "tp": 1, "conc": 1}]}) is None
     no_canary, _ = resolve_mode("pull_request", ["full-sweep-fail-fast-no-canary"])
-    assert apply_mode(full, no_canary)["canary"] is None
+    assert apply_mode(SweepPlan.from_json(full), no_canary).canary is None
 
 
 def test_docs_render_the_label_table_from_the_same_data():

@@ -8,7 +8,8 @@ import pytest
 
 from infx.diagnostics import InfxError
 from infx.points import point_id
-from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment, plan_buckets
+from infx.sweepplan import SweepPlan
+from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment
 from infx.workflows.rerun import ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows
 from testing.cli import run_cli
 from testing.github_helpers import row, rows, write_plan
@@ -16,20 +17,22 @@ from testing.github_helpers import row, rows, write_plan
 
 def test_plan_shapes_are_read_into_the_same_buckets():
     plan_rows = rows(4)
-    from_list = plan_buckets(plan_rows)
+    from_list = SweepPlan.from_json(plan_rows).buckets
     assert sum(len(r) for r in from_list.values()) == 4
     nested = {"multi_node": {"8k1k": plan_rows[:2]}, "single_node": {"8k1k": plan_rows[2:]}, "changelog_metadata": {"entries": []}}
-    assert plan_buckets(nested) == {"multi_node/8k1k": plan_rows[:2], "single_node/8k1k": plan_rows[2:]}
-    assert plan_buckets({"rows": plan_rows, "base-ref": "abc"}) == from_list
-    # `infx plan --format json`: buckets by name, plus metadata that holds no rows.
-    planned = {"buckets": from_list, "point-count": 4, "metadata": {"entries": [{"config-keys": ["k"]}]}}
-    assert plan_buckets(planned) == from_list
-    assert plan_buckets([]) == {}
+    assert SweepPlan.from_json(nested).buckets == {"multi_node/8k1k": plan_rows[:2], "single_node/8k1k": plan_rows[2:]}
+    assert SweepPlan.from_json({"rows": plan_rows, "base-ref": "abc"}).buckets == from_list
+    # `infx plan --format json`: buckets by name, plus the change they come from (no rows); a field
+    # the plan's schema does not name is refused (tests/test_sweepplan.py).
+    planned = {"buckets": from_list, "point-count": 4,
+               "changelog_metadata": {"entries": [{"config-keys": ["k"], "position": 1, "resolved-keys": ["k"]}]}}
+    assert SweepPlan.from_json(planned).buckets == from_list
+    assert SweepPlan.from_json([]).buckets == {}
 
 
 def test_comment_shows_buckets_gpu_hours_and_every_point():
     plan_rows = rows(4)
-    body = build_comment(plan_buckets(plan_rows))
+    body = build_comment(SweepPlan.from_json(plan_rows).buckets)
     assert body.startswith(MARKER)
     assert "**4 points**" in body and "GPU-hours" in body
     for r in plan_rows:
@@ -39,7 +42,7 @@ def test_comment_shows_buckets_gpu_hours_and_every_point():
 def test_failed_points_come_first_in_the_outcomes():
     plan_rows = rows(3)
     status = {point_id(plan_rows[0]): "ok", point_id(plan_rows[2]): "failed"}
-    body = build_comment(plan_buckets(plan_rows), status, "https://github.com/acme/bench/actions/runs/1")
+    body = build_comment(SweepPlan.from_json(plan_rows).buckets, status, "https://github.com/acme/bench/actions/runs/1")
     failed_at = body.index(point_id(plan_rows[2]))
     assert failed_at < body.index(point_id(plan_rows[1])) < body.index(point_id(plan_rows[0]), body.index("Point outcomes"))
     assert "rerun-failed" in body
@@ -48,7 +51,7 @@ def test_failed_points_come_first_in_the_outcomes():
 @pytest.mark.parametrize("with_outcomes", [False, True])
 def test_a_huge_plan_stays_under_the_comment_limit_with_a_count_of_what_was_cut(with_outcomes):
     plan_rows = [row(n, conc=list(range(1, 25)), multinode=True) for n in range(6000)]
-    buckets = plan_buckets(plan_rows)
+    buckets = SweepPlan.from_json(plan_rows).buckets
     status = {point_id(r): "failed" for r in plan_rows} if with_outcomes else None
     body = build_comment(buckets, status)
     assert len(body) < COMMENT_LIMIT
@@ -90,7 +93,7 @@ def test_failed_points_that_do_not_fit_one_dispatch_are_github_dispatch_too_larg
 
 def test_select_rows_keeps_buckets_and_only_the_listed_points():
     plan_rows = rows(6)
-    buckets = plan_buckets(plan_rows)
+    buckets = SweepPlan.from_json(plan_rows).buckets
     wanted = {point_id(plan_rows[1]), point_id(plan_rows[4])}
     selected = select_rows(buckets, wanted)
     assert {point_id(r) for rs in selected.values() for r in rs} == wanted
@@ -136,7 +139,7 @@ def test_a_plan_row_without_tp_still_gets_a_gpu_hour_estimate():
     del multinode["prefill"]["tp"]
     single = rows(2)[1]
     del single["tp"]
-    body = build_comment(plan_buckets([multinode, single]))
+    body = build_comment({"all": [multinode, single]})  # rows as given: the plan reader would refuse them
     assert body.startswith(MARKER) and "GPU-hours" in body
 
 

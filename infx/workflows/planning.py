@@ -1,0 +1,185 @@
+"""`infx plan` as one library call: a SweepRequest in, the sweep plan out.
+
+The plan comes from a changelog change (base..head), the working tree's newest entry, or given
+rows; then the run mode (the label table), agentx-fast, reuse of stored results, the canary and
+the queue check apply, in that order. ``write_github_outputs`` writes the plan as the workflows
+take it: the shards, the mode outputs, plan.json and the step summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .. import git
+from ..changelog.gate import changelog_path, run_gate
+from ..changelog.plan import PlanOptions, agentx_fast, apply_mode
+from ..changelog.policy import resolve_slug
+from ..changelog.worktree import plan_newest_entry
+from ..diagnostics import Diagnostic, Report, warning
+from ..fsio import append, atomic_write
+from ..jsonfast import dumps
+from ..sweepplan import SweepPlan
+from . import actions, queue, reuse
+from .labels import Mode, describe, resolve_mode
+from .report import reuse_markdown
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What `infx plan` is asked. With ``rows``: plan those rows; with both refs: the entries the
+    change base..head appends (``pr_number``: a PR run); with neither: the working tree's newest entry."""
+
+    event: str
+    base_ref: str | None = None
+    head_ref: str | None = None
+    pr_number: int | None = None
+    repo_slug: str | None = None  # whose PR links are canonical, and whose artifacts reuse reads
+    changelog: str | None = None
+    allow_removal: bool = False
+    options: PlanOptions = PlanOptions()  # the modifiers given as options; the labels' are added
+    labels: tuple[str, ...] = ()
+    rows: Path | None = None
+    reuse_github: bool = False
+    reuse_dir: Path | None = None
+    no_reuse: bool = False
+    hosted: bool = False  # every launch on a GitHub-hosted runner: no self-hosted queue to check
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass(frozen=True)
+class Said:
+    """Something to tell the user while planning, in order: diagnostics (``ok``: the report's
+    verdict) or a line for stderr."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    ok: bool = True
+    line: str = ""
+
+
+@dataclass(frozen=True)
+class PlannedSweep:
+    """The plan (None when it could not be built), the planning's report, and the label table's
+    problems (when there are any, nothing was planned)."""
+
+    plan: SweepPlan | None
+    report: Report
+    mode_problems: tuple[Diagnostic, ...] = ()
+
+
+def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedSweep:
+    """The sweep plan the request asks for; ``say`` hears the plan's diagnostics and then what
+    reuse and the queue check found, as they happen."""
+    mode, problems = run_mode(request)
+    if problems:
+        return PlannedSweep(None, Report(problems), tuple(problems))
+    options = PlanOptions(evals_only=request.options.evals_only or mode.evals_only, all_evals=request.options.all_evals or mode.all_evals,
+                          trim_conc=request.options.trim_conc or mode.trim_conc)
+    plan, report = _planned(request, options)
+    if report.diagnostics:
+        say(Said(tuple(report.sorted()), report.ok))
+    if not report.ok or plan is None:
+        return PlannedSweep(None, report)
+    if mode.agentx_fast:  # before reuse: a fast point has its own result key
+        plan = agentx_fast(plan)
+    if mode.dispatch and mode.reuse and (request.reuse_github or request.reuse_dir is not None):
+        plan = _reused(plan, request, say)
+    plan = apply_mode(plan, mode)  # the canary is chosen among the points still to run
+    if mode.dispatch and not request.hosted:
+        plan = _queued(plan, repository_root(request.cwd), say)
+    return PlannedSweep(plan, report)
+
+
+def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
+    """The run mode from the label table; the head commit's message is read for `[skip-sweep]`."""
+    message = ""
+    if request.event == "pull_request" and request.head_ref is not None:
+        repo = git.toplevel(request.cwd)
+        message = git.commit_message(repo, git.resolve(repo, request.head_ref))
+    mode, problems = resolve_mode(request.event, list(request.labels), message)
+    if request.no_reuse and not problems:
+        mode = replace(mode, reuse=False, why=mode.why + ("option --no-reuse",))
+    return mode, problems
+
+
+def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | None, Report]:
+    if request.rows is not None:
+        return SweepPlan(SweepPlan.read(request.rows).buckets), Report()
+    if request.base_ref is None:
+        root = repository_root(request.cwd)
+        return plan_newest_entry(root, changelog_path(root, request.changelog), options)
+    assert request.head_ref is not None  # the request has both refs or neither
+    repo = git.toplevel(request.cwd)
+    slug, _ = resolve_slug(request.repo_slug, repo)
+    result = run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
+                      changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal, plan_options=options)
+    return result.plan, result.report
+
+
+def repository_root(cwd: Path) -> Path:
+    """The git work tree holding ``cwd``, else ``cwd`` itself."""
+    try:
+        return git.toplevel(cwd)
+    except git.GitError:
+        return cwd
+
+
+def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None]) -> SweepPlan:
+    """The plan without the points whose result key already has a valid stored result. A lookup
+    that could not judge every point says why, as a warning (an annotation in GitHub), and in the plan."""
+    root = repository_root(request.cwd)
+    source: reuse.FolderSource | reuse.GitHubSource
+    if request.reuse_dir is not None:
+        source = reuse.FolderSource(request.reuse_dir)
+    else:
+        slug, _ = resolve_slug(request.repo_slug, root)
+        source = reuse.GitHubSource(slug, request.pr_number if request.event == "pull_request" else None)
+    decision = reuse.decide(plan.rows, root, source, lookup_may_fail=True)
+    if decision.notice:
+        say(Said((warning("<github>", None, "plan-reuse-unavailable", decision.notice,
+                          "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` (whose commits "
+                          "they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run."),)))
+    say(Said(line=f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
+                  f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"))
+    return reuse.reduced_plan(plan, decision)
+
+
+def _queued(plan: SweepPlan, root: Path, say: Callable[[Said], None]) -> SweepPlan:
+    """The plan with its queue check (infx/workflows/queue.py): per lane, the points that start within
+    GitHub's 24-hour queue limit, the rest held back, each such lane a located warning."""
+    buckets, canary = plan.fan_out()
+    queues = queue.repository_queues(canary + [row for rows in buckets.values() for row in rows], root)
+    found = queue.warnings(queues, root)
+    if found:
+        say(Said(tuple(found)))
+    return replace(plan, queue={"limit-hours": queue.QUEUE_LIMIT_HOURS, "lanes": [lane.to_json() for lane in queues],
+                                "held": queue.held_points(queues)})
+
+
+def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary: str | None) -> int:
+    """Shards exactly as `infx matrix --format github` writes them, the mode outputs, plan.json in
+    ``shard_dir`` and (with ``summary``) the step summary; the number of shards."""
+    assert plan.mode is not None  # a planned sweep has its run mode
+    mode = plan.mode
+    buckets, canary = plan.fan_out()
+    republish, left_out = actions.republish_shards(plan.reused)
+    lanes = sorted({row["runner"] for rows in plan.buckets.values() for row in rows if row.get("runner")})
+    # The mode outputs count against the job's output budget together with the shards.
+    shards = actions.write_sharded_outputs(buckets, output, shard_dir, other_outputs={
+        "dispatch": str(mode.dispatch).lower(), "fail-fast": str(mode.fail_fast).lower(),
+        "primary-label": mode.primary_label or "", "canary": dumps(canary),
+        "lanes": dumps(lanes if mode.dispatch else []),
+        "reused": str(len(plan.reused)),
+        "republish": dumps(republish),
+    })
+    atomic_write(Path(shard_dir) / "plan.json", plan.text())
+    if summary:
+        actions.write_step_summary(summary, plan.buckets, title="infx plan", shards=shards)
+        canary_line = f" Canary point: `{plan.canary.id}` ({plan.canary.bucket})." if plan.canary else ""
+        reuse_text = reuse_markdown(plan.reuse) + "\n".join(queue.markdown(plan.queue))
+        if left_out:
+            reuse_text += (f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
+                           "later sweeps still find them in the runs they came from.\n")
+        append(summary, f"\n{describe(mode)}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
+    return len(shards)
