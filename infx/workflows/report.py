@@ -11,12 +11,17 @@ from pathlib import Path
 from ..diagnostics import InfxError, UsageError, error
 from ..fsio import read_bytes
 from ..jsonfast import JSONProblem, parse
+from ..matrix import bucketize
 from ..matrix.rowschema import row_findings
 from ..points import point_id
+from ..yamlio import parse_yaml
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell, row_gpu_hours
+from .labels import Mode, describe
+from .lanegate import render_lines
+from .markers import MARKER
+from .queue import markdown
 
-MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
@@ -34,8 +39,6 @@ def _is_rows(value) -> bool:
 
 
 def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
-    from ..matrix import bucketize  # the one place bucket names are decided
-
     return bucketize(rows)
 
 
@@ -97,8 +100,6 @@ MAX_ROW_DIAGNOSTICS = 20  # every problem is one line; past this the rest are co
 
 def _row_diagnostics(path: Path, problems: list[tuple]) -> list:
     """Each row problem located at its field in the plan file (JSON is YAML: its loader gives positions)."""
-    from ..yamlio import parse_yaml
-
     try:
         doc, _ = parse_yaml(read_bytes(path), str(path))
     except (OSError, ValueError):
@@ -277,21 +278,17 @@ def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
 def _mode_lines(mode: dict | None) -> list[str]:
     if not mode:
         return []
-    from .labels import Mode, describe
 
     return ["", describe(Mode.from_json(mode))]
 
 
 def _queue_lines(queue: dict | None) -> list[str]:
-    from .queue import markdown
-
     return markdown(queue)
 
 
 def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:
     if not lane_gate:
         return []
-    from .lanegate import render_lines
 
     lines = render_lines(lane_gate, Counter(runner for rows in buckets.values() for row in rows if isinstance(runner := row.get("runner"), str)))
     return ["", "#### Lane check", "", *lines] if lines else []

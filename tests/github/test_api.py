@@ -26,8 +26,9 @@ from github_server import (
 )
 from infx.points import point_id
 from infx.workflows import api
+from infx.workflows.markers import launch_marker
 from infx.workflows.report import MARKER
-from infx.workflows.rerun import artifact_name, launch_id, launch_marker
+from infx.workflows.rerun import artifact_name, launch_id
 
 COMMENTS = rf"/repos/{SLUG}/issues/7/comments"
 DISPATCH = rf"/repos/{SLUG}/actions/workflows/run-sweep\.yml/dispatches"

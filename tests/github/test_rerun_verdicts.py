@@ -15,7 +15,8 @@ import pytest
 from github_helpers import env_for, rows, run_cli
 from github_server import LocalGitHub
 from infx.points import point_id
-from infx.workflows.rerun import artifact_name, launch_marker
+from infx.workflows.markers import launch_marker
+from infx.workflows.rerun import artifact_name
 
 
 @pytest.fixture
