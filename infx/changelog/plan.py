@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import matrix
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
+from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
+from ..points import point_id
+from ..workflows.actions import row_gpu_hours
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
@@ -40,7 +44,7 @@ def trim_conc(rows: list[dict]) -> list[dict]:
         if isinstance(row.get("conc"), list):
             out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
             continue
-        key = _matrix().topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
+        key = matrix.topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
         if key not in kept or row["conc"] < out[kept[key]]["conc"]:
             kept[key] = len(out)
         out.append(row)
@@ -48,15 +52,8 @@ def trim_conc(rows: list[dict]) -> list[dict]:
     return [row for index, row in enumerate(out) if isinstance(row.get("conc"), list) or index in survivors]
 
 
-def _matrix():
-    from .. import matrix  # imported late: `infx changelog fix` never needs it
-
-    return matrix
-
-
 def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: str) -> list[dict]:
     """Matrix rows of ``keys`` restricted to ``scenarios``; evals: none | only | all."""
-    matrix = _matrix()
     mode = {"none": matrix.EvalMode.NONE, "only": matrix.EvalMode.ONLY, "all": matrix.EvalMode.ONLY | matrix.EvalMode.ALL}[evals]
     selection = matrix.Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios))
     return matrix.build_matrix(config_set, selection=selection, evals=mode, notices=[])
@@ -144,7 +141,7 @@ def build_plan(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
             return {}, list(diagnostics)
         return {}, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
                           "Run `infx matrix` on the named config keys to see the problem.")]
-    buckets = _matrix().bucketize(rows)
+    buckets = matrix.bucketize(rows)
     links = list(dict.fromkeys(entry.pr_link for entry in entries))
     plan = {
         "buckets": {name: bucket for name, bucket in buckets.items() if bucket},
@@ -167,13 +164,11 @@ def agentx_fast(plan: dict) -> dict:
     1,200 s and ``warmup-requests-per-lane: 1``. Each changed row gets its own fingerprint, so a
     fast point never shares a point id or result key with the canonical one and is never reused as it.
     """
-    from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
-
     def fast(row: dict) -> dict:
         if row.get("scenario-type") != AGENTIC or row.get("eval-only"):
             return row
         changed = {**row, "duration": AGENTX_FAST_DURATION_S, "warmup-requests-per-lane": AGENTX_FAST_WARMUP_REQUESTS}
-        return {**changed, "recipe-fingerprint": _matrix().topology_fingerprint(changed)}
+        return {**changed, "recipe-fingerprint": matrix.topology_fingerprint(changed)}
 
     return {**plan, "buckets": {name: [fast(row) for row in rows] for name, rows in plan["buckets"].items()}}
 
@@ -183,16 +178,12 @@ def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
 
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
-    from ..workflows.actions import row_gpu_hours
-
     candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
     return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
 
 
 def apply_mode(plan: dict, mode) -> dict:
     """The plan with its run mode and, when the mode asks for one, its canary point's id."""
-    from ..points import point_id
-
     canary = pick_canary(plan["buckets"]) if mode.dispatch and mode.canary else None
     return {**plan, "mode": mode.to_json(),
             "canary": {"id": point_id(canary[1]), "bucket": canary[0]} if canary else None}
@@ -201,8 +192,6 @@ def apply_mode(plan: dict, mode) -> dict:
 def fan_out_buckets(plan: dict) -> tuple[dict[str, list[dict]], list[dict]]:
     """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
     bucket; the points the queue check held back (plan["queue"]["held"]) are not fanned out."""
-    from ..points import point_id
-
     canary = plan.get("canary")
     held = set((plan.get("queue") or {}).get("held") or ())
     if not canary and not held:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import click
 
+from ..launch.lane import lane_entries
+from ..workflows import api, repocheck
+from .github import repository_slug
 from .options import format_option, repo_option
 
 
@@ -26,10 +29,6 @@ def check(repo_slug: str | None, fmt: str) -> None:
     policy, the default workflow token, and where each lane's runners are registered and whether
     they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
     every check is ok."""
-    from ..launch.lane import lane_entries
-    from ..workflows import api, repocheck
-    from .github import repository_slug
-
     slug = repository_slug(repo_slug)
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
     lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
