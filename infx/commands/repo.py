@@ -4,13 +4,12 @@ self-hosted runners in place (infx/workflows/repocheck.py)?"""
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 import click
 
 from ..launch.lane import lane_entries
+from ..reporoot import repository_root
 from ..workflows import api, repocheck
 from .github import repository_slug
 from .options import format_option, repo_option
@@ -30,8 +29,7 @@ def check(repo_slug: str | None, fmt: str) -> None:
     they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
     every check is ok."""
     slug = repository_slug(repo_slug)
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
-    lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
+    lanes = {entry.name: entry.labels for entry in lane_entries(repository_root()) if entry.labels}
     client = api.connect(api.settings_from_env())
     findings = repocheck.judge(api.repository_settings(client, slug), lanes)
     ok = all(finding.status == repocheck.OK for finding in findings)
