@@ -36,8 +36,9 @@ def repository_root(masters: Sequence[Path] = (), start: Path | None = None) -> 
 
 
 def shown_path(path: Path, start: Path | None = None) -> Path:
-    """``path`` relative to the working directory when it lies inside it, else as it is."""
+    """How diagnostics name a file: relative to the working directory (``start``) when it lies inside
+    it (GitHub annotations need repository-relative paths), else as given."""
     try:
-        return path.relative_to((start or Path.cwd()).resolve())
+        return path.resolve().relative_to((start or Path.cwd()).resolve())
     except ValueError:
         return path

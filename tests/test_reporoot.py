@@ -74,6 +74,7 @@ def test_a_workflow_jobs_workspace_comes_before_the_git_work_tree(tmp_path: Path
 def test_files_under_the_working_directory_are_shown_relative_to_it(tmp_path: Path):
     assert shown_path(tmp_path.resolve() / "configs" / "a.yaml", start=tmp_path) == Path("configs/a.yaml")
     assert shown_path(tmp_path.resolve() / "a.yaml", start=tmp_path / "sub") == tmp_path.resolve() / "a.yaml"
+    assert shown_path(Path("../x/a.yaml"), start=tmp_path) == Path("../x/a.yaml")  # outside: as given
 
 
 def test_config_validate_from_a_subfolder_reads_the_repositorys_configs(tmp_path: Path):

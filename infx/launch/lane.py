@@ -11,6 +11,7 @@ from .. import shapes
 from ..config import DEFAULT_RUNNERS
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
 from ..evalsuite import load_suite
+from ..reporoot import shown_path
 from ..schema import schema_diagnostics
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
@@ -127,12 +128,8 @@ class LaneEntry:
 
 
 def display_path(path: Path) -> str:
-    """How diagnostics name a profile: relative to the working directory when inside it (GitHub
-    annotations need repository-relative paths), else as given."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    """How diagnostics name a profile (infx.reporoot.shown_path)."""
+    return str(shown_path(path))
 
 
 def read_entry(path: Path) -> LaneEntry:
