@@ -55,13 +55,13 @@ def marginal_ms(module: str, loaded: tuple[str, ...], runs: int) -> float:
 
 
 def command_figures(versions: dict[str, Path], runs: int) -> None:
-    with tempfile.TemporaryDirectory() as cache:
+    with tempfile.TemporaryDirectory() as caches:
         env_keep = ("HOME", "INFX_CACHE_DIR")
-        os.environ["INFX_CACHE_DIR"] = cache
         samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for round_ in range(runs + 1):  # round 0 fills the cache and compiles the bytecode
+        for round_ in range(runs + 1):  # round 0 fills the caches and compiles the bytecode
             for name, argv in COMMANDS.items():
                 for version, root in versions.items():
+                    os.environ["INFX_CACHE_DIR"] = str(Path(caches) / version)  # one cache per version: keys may differ
                     figures = timed_command(root, argv, env_keep)
                     if round_:
                         samples.setdefault((name, version), []).append(figures)

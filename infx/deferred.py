@@ -32,7 +32,6 @@ DEFERRED = (
     Deferred("requests", _GITHUB_CLIENT, 110, "loaded with PyGithub, for the artifact downloads' session"),
     Deferred("urllib3", _GITHUB_CLIENT, 45, "loaded with PyGithub, for infx's retry rule"),
     Deferred("http.client", _GITHUB_CLIENT, 30, "loaded with PyGithub (a cut-off answer's exception)"),
-    Deferred("logging", _GITHUB_CLIENT, 10, "only to quieten PyGithub's own log when a client is made"),
     Deferred("matplotlib", ("infx.results.plot",), 480,
              "the charts of `infx results plot`; `results collect` and `compare` load the same module without drawing",
              "matplotlib.backends.backend_agg"),

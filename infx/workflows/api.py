@@ -34,6 +34,7 @@ import email.utils
 import io
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -264,8 +265,6 @@ class Client:
     rule, and the one WaitBudget both take their waits from."""
 
     def __init__(self, settings: Settings):
-        import logging
-
         import requests
 
         from github import Auth, Github
