@@ -7,6 +7,7 @@ Subcommands live in ``infx/commands/<name>.py`` and are imported only when used,
 from __future__ import annotations
 
 import errno
+import gc
 import importlib
 import os
 import sys
@@ -77,8 +78,6 @@ def _skip_collecting_at_exit() -> None:
     configs, the rows): a tenth of a cold ``infx matrix`` spent on memory the exit returns
     anyway. Frozen, those objects are skipped; atexit handlers, flushing and closing files
     still run as usual. Only for a process that ends here: a caller's heap stays collectable."""
-    import gc
-
     gc.freeze()
 
 

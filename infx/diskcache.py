@@ -16,6 +16,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from .fsio import atomic_write, read_bytes
+
 ENTRY_HEADER = b"infx-cache-entry 1\n"  # then the SHA-256 digest of the content, then the content
 DIGEST_BYTES = hashlib.sha256().digest_size
 
@@ -60,7 +62,6 @@ def read_cached(name: str) -> bytes | None:
     directory = cache_dir()
     if directory is None:
         return None
-    from .fsio import read_bytes
 
     try:
         stored = read_bytes(directory / name)  # a regular file only: a FIFO planted in the cache cannot hang a command
@@ -73,7 +74,6 @@ def write_cached(name: str, content: bytes) -> None:
     directory = cache_dir()
     if directory is None:
         return
-    from .fsio import atomic_write
 
     try:
         atomic_write(directory / name, entry_bytes(content), durable=False)

@@ -22,10 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
+from . import shapes
 from .diagnostics import Diagnostic, error
 from .diskcache import read_cached, write_cached
 from .fsio import is_file, read_bytes
 from .points import concurrencies
+from .schema import schema_diagnostics
 from .workers import ROLES, workers_settings
 from .yamlcache import load_yaml_cached
 from .yamldoc import Document
@@ -213,8 +215,6 @@ def _digest(path: Path) -> str:
 
 def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems: list[Diagnostic]) -> SuiteFile | None:
     """A file named by the suite: relative to the suite's folder, inside it."""
-    from . import shapes
-
     folder = str(Path(doc.file).parent)
     path = f"{folder}/{relative}"
     problem = shapes.problem("relative-path", relative, "the file")
@@ -259,7 +259,6 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
                               "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
                               "(lm-evaluation-harness's task format)."))
         return None
-    from . import shapes
 
     if (problem := shapes.problem("name", name, "the task name")) is not None:
         problems.append(error(task_file.path, None, "eval-task-file", problem, f"Accepted: {shapes.accepted('name')}."))
@@ -274,9 +273,6 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
 def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
     """The suite at ``root/relative`` (a file in :data:`EVALS_DIR`) with the harness and every task
     file checked and hashed; (None, located problems) otherwise."""
-    from . import shapes
-    from .schema import schema_diagnostics
-
     try:
         shapes.inside(root, relative, "the eval suite")
     except shapes.Escape as exc:

@@ -11,6 +11,8 @@ import json
 import math
 import re
 
+from .fsio import read_bytes
+
 try:
     import orjson
 except ImportError:  # pragma: no cover - exercised where orjson is absent
@@ -204,8 +206,6 @@ def read(path, limit: int):
     """The strict JSON document in a regular file of at most ``limit`` bytes, never through a
     symbolic link and never from a FIFO or device: JSONProblem (naming the file) for what it
     holds, UnusablePath or the OSError of the open for the file itself (fsio.read_bytes)."""
-    from .fsio import read_bytes
-
     raw = read_bytes(path, limit, follow_symlinks=False, refuse_larger=True)
     try:
         return parse(raw)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSON_TYPES, JSONProblem, parse
+from .schema import load_schema
 
 MAX_POINT_BYTES = 1024 * 1024  # a matrix row is about 1 KB
 POINT_HINT = "A point is one matrix row as a JSON object (`infx matrix --format json` prints them)."
@@ -36,8 +37,6 @@ def point_id(row: dict) -> str:
 def _row_types() -> dict:
     """The JSON type of every field the row schema declares (all four kinds of row merged):
     {"types": set | None, "properties": {...}, "items": {...} | None}."""
-    from .schema import load_schema  # the one reader of infx/schemas/ (the launch path loads it anyway)
-
     defs = load_schema("row")["$defs"]
 
     def resolve(node: dict) -> dict:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
 
 def close_matches(word: Any, candidates: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
     """Up to ``n`` of ``candidates`` resembling ``word``, closest first (difflib's ratio ≥ ``cutoff``)."""
-    import difflib  # only on the error path
-
     return difflib.get_close_matches(str(word), list(candidates), n=n, cutoff=cutoff)
 
 

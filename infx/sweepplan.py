@@ -26,9 +26,12 @@ from typing import Any, ClassVar, cast
 from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSONProblem, parse
+from .matrix import bucketize
+from .matrix.rowschema import row_findings
 from .points import point_id
 from .schema import load_schema, schema_findings
 from .workflows.labels import Mode
+from .yamlio import parse_yaml
 
 SCHEMA = "sweep-plan"  # infx/schemas/sweep-plan.schema.json, as infx.schema loads it
 PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
@@ -293,8 +296,6 @@ def _is_rows(value: Any) -> bool:
 
 
 def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
-    from .matrix import bucketize  # the one place bucket names are decided (the matrix package loads only here)
-
     return bucketize(rows)
 
 
@@ -333,8 +334,6 @@ def _rows_in(data: Any, where: tuple = ()) -> Iterator[tuple[tuple, dict]]:
 
 def _check_rows(file: str, raw: Callable[[], bytes | None] | None, rows: list[tuple[tuple, dict]]) -> None:
     """Every row against the row contract; each problem located at its field (the first MAX_ROW_DIAGNOSTICS)."""
-    from .matrix.rowschema import row_findings  # the matrix package loads only when a plan is read
-
     problems = [(where, index, *found) for index, (where, row) in enumerate(rows) for found in row_findings(row)]
     if not problems:
         return
@@ -355,8 +354,6 @@ def _shown(where: tuple) -> str:
 
 def _locator(raw: Callable[[], bytes | None] | None) -> Callable[[tuple], tuple[int, int] | None]:
     """Path -> (line, column) in the plan's text (JSON is YAML: its loader gives positions)."""
-    from .yamlio import parse_yaml  # PyYAML loads only to place a problem
-
     text = raw() if raw is not None else None
     try:
         doc = parse_yaml(text, "<plan>")[0] if text is not None else None

@@ -10,6 +10,9 @@ import pytest
 from testing.corpus import CORPUS
 
 REPO = Path(__file__).resolve().parent.parent
+# The repository root a command finds (infx/reporoot.py) is $GITHUB_WORKSPACE when set; when this suite
+# runs in a GitHub Actions job that names infx's own checkout. A test that wants a workspace sets it.
+os.environ.pop("GITHUB_WORKSPACE", None)
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # The files that take longest (seconds on a quiet 2-core machine), started first so that the

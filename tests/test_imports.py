@@ -1,15 +1,32 @@
-"""infx's modules import each other without a cycle: the graph of module-level imports (``import``
-and ``from`` at the top of each module, relative imports resolved) is acyclic, so every module can
-be imported on its own and the order the interpreter loads them in does not matter."""
+"""infx's imports: no cycle, at the top of each module, late only where infx/deferred.py says.
+
+The graph of imports (``import`` and ``from``, relative imports resolved) is acyclic, counting the
+imports inside functions too, so every module can be imported on its own and the order the
+interpreter loads them in does not matter. An import inside a function is one infx/deferred.py
+declares (a measured start-up cost); the commands that need neither PyGithub nor matplotlib never
+load them."""
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from infx.deferred import DEFERRED, deferred_importers
+
 PACKAGE = Path(__file__).resolve().parent.parent / "infx"
+REPO = PACKAGE.parent
+# Command modules another change is rewriting (issue 22: each command parses into a request and
+# calls one library function, its imports at the top). Their imports inside functions are not
+# checked yet; the list shrinks to nothing as they are rewritten.
+PENDING_COMMAND_MODULES = frozenset({
+    "infx.commands.changelog", "infx.commands.github", "infx.commands.lane", "infx.commands.launch",
+    "infx.commands.matrix", "infx.commands.plan", "infx.commands.results", "infx.commands.reuse",
+})
 
 
 def module_files(package: Path) -> dict[str, tuple[Path, bool]]:
@@ -22,28 +39,60 @@ def module_files(package: Path) -> dict[str, tuple[Path, bool]]:
     return modules
 
 
-def imported_by(name: str, path: Path, is_package: bool, known: set[str]) -> set[str]:
-    """The infx modules ``name`` imports at module level (a package's own __init__ for ``from pkg import x``
-    and the submodule ``pkg.x`` when ``x`` is one)."""
+def absolute_module(node: ast.Import | ast.ImportFrom, name: str, is_package: bool) -> list[str]:
+    """The modules an import statement of module ``name`` names, relative imports resolved."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not node.level:
+        return [node.module or ""]
     package = name if is_package else name.rpartition(".")[0]
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return [".".join(base + ([node.module] if node.module else []))]
+
+
+def imported_by(name: str, path: Path, is_package: bool, known: set[str], inside_functions: bool = False) -> set[str]:
+    """The infx modules ``name`` imports at module level (a package's own __init__ for ``from pkg import x``
+    and the submodule ``pkg.x`` when ``x`` is one); with ``inside_functions``, those imported anywhere."""
+    tree = ast.parse(path.read_text(), str(path))
     found: set[str] = set()
-    for node in ast.parse(path.read_text(), str(path)).body:
+    for node in ast.walk(tree) if inside_functions else tree.body:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = absolute_module(node, name, is_package)[0]
             found.update({module} & known)
             found.update(f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in known)
     return found - {name}
 
 
-def import_graph(package: Path) -> dict[str, set[str]]:
+def import_graph(package: Path, inside_functions: bool = False) -> dict[str, set[str]]:
     modules = module_files(package)
-    return {name: imported_by(name, path, is_package, set(modules)) for name, (path, is_package) in modules.items()}
+    return {name: imported_by(name, path, is_package, set(modules), inside_functions)
+            for name, (path, is_package) in modules.items()}
+
+
+def late_imports(package: Path) -> list[tuple[str, str, int]]:
+    """(importing module, imported module, line) of every import inside a function."""
+    found = []
+    for name, (path, is_package) in module_files(package).items():
+        def visit(node: ast.AST, in_function: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                    found.extend((name, module, child.lineno) for module in absolute_module(child, name, is_package))  # noqa: B023
+                visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+        visit(ast.parse(path.read_text(), str(path)), False)
+    return sorted(found)
+
+
+def undeclared(imports: list[tuple[str, str, int]], declared: dict[str, tuple[str, ...]]) -> list[str]:
+    """The late imports no entry of ``declared`` (module -> its late importers) allows."""
+    def allowed(importer: str, module: str) -> bool:
+        return any((module == name or module.startswith(name + ".")) and importer in importers
+                   for name, importers in declared.items())
+
+    return [f"{importer}:{line} imports {module}" for importer, module, line in imports
+            if importer not in PENDING_COMMAND_MODULES and not allowed(importer, module)]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -81,6 +130,68 @@ def test_infx_has_no_import_cycle():
     assert not cycle, "import cycle: " + " -> ".join(cycle)
 
 
+def test_infx_has_no_import_cycle_counting_the_imports_inside_functions():
+    graph = import_graph(PACKAGE, inside_functions=True)
+    assert "infx.config.validate" in graph["infx.config.load"]  # a late import, counted
+    cycle = find_cycle(graph)
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_every_import_inside_a_function_is_declared_in_infx_deferred():
+    found = late_imports(PACKAGE)
+    assert ("infx.results.plot", "matplotlib.figure") in {(importer, module) for importer, module, _ in found}
+    problems = undeclared(found, deferred_importers())
+    assert not problems, "imports inside functions that infx/deferred.py does not declare (move them to the top " \
+        "of the module, or measure their cost with bench/startup.py and declare them):\n" + "\n".join(problems)
+
+
+def test_every_late_import_infx_deferred_declares_is_made():
+    made = {(importer, module) for importer, module, _ in late_imports(PACKAGE)}
+    for entry in DEFERRED:
+        assert entry.cost_ms > 0 and entry.why
+        for importer in entry.importers:
+            assert any(who == importer and (module == entry.module or module.startswith(entry.module + "."))
+                       for who, module in made), f"{importer} no longer imports {entry.module} late: drop it from DEFERRED"
+
+
+def test_a_late_import_the_table_does_not_declare_is_reported(tmp_path: Path):
+    package = tmp_path / "infx"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "plot.py").write_text("import os\n\ndef draw():\n    import matplotlib.figure\n    from . import helper\n")
+    (package / "helper.py").write_text("")
+    found = late_imports(package)
+    assert found == [("infx.plot", "infx", 5), ("infx.plot", "matplotlib.figure", 4)]
+    assert undeclared(found, {"matplotlib": ("infx.plot",), "infx": ("infx.plot",)}) == []
+    assert undeclared(found, {"matplotlib": ("infx.other",)}) == ["infx.plot:5 imports infx", "infx.plot:4 imports matplotlib.figure"]
+
+
+LOADED = """
+import sys
+from infx.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(f"exit {code}; loaded:", *sorted(name for name in ("github", "requests", "matplotlib") if name in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["config", "validate"], ["matrix", "--format", "json"]], ids=" ".join)
+def test_commands_that_do_not_talk_to_github_or_draw_load_neither_pygithub_nor_matplotlib(argv: list[str], tmp_path: Path):
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv], cwd=REPO, capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(tmp_path)})
+    assert done.stdout.splitlines()[-1] == "exit 0; loaded:", done.stdout[-300:] + done.stderr[-300:]
+
+
+def test_a_command_that_talks_to_github_loads_pygithub_when_it_connects():
+    code = "import sys; from infx.workflows import api; assert 'github' not in sys.modules; " \
+           "api.connect(api.Settings(token='t', base_url='http://127.0.0.1:9')); print('github' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == "True", done.stderr[-500:]
+
+
 def test_the_walk_resolves_relative_imports_and_finds_a_cycle(tmp_path: Path):
     package = tmp_path / "infx"
     (package / "sub").mkdir(parents=True)
@@ -93,6 +204,8 @@ def test_the_walk_resolves_relative_imports_and_finds_a_cycle(tmp_path: Path):
     assert graph["infx.first"] == {"infx.sub", "infx.sub.second"}
     assert graph["infx.sub.second"] == {"infx.third"}
     assert find_cycle(graph) == []
+    everywhere = find_cycle(import_graph(package, inside_functions=True))
+    assert set(everywhere) == {"infx.first", "infx.sub.second", "infx.third"}
     (package / "third.py").write_text("from infx import first\n")
     cycle = find_cycle(import_graph(package))
     assert cycle[0] == cycle[-1] and set(cycle) == {"infx.first", "infx.sub.second", "infx.third"}

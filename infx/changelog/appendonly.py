@@ -10,6 +10,7 @@ sequence, offload on/off and workers' hardware) whose base points all use the ne
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, error, warning
+from ..matrix import topology_fingerprint
 from ..points import concurrencies
 from .entry import SCENARIO_TYPES, Entry
 
@@ -19,8 +20,6 @@ SCOPE_HINT = ("An append-only change may only add points inside the scenarios it
 
 def point_key(row: dict) -> str:
     """A row's topology (infx.matrix.derive.topology: everything but its concurrency, names and eval marks)."""
-    from ..matrix import topology_fingerprint
-
     return row.get("recipe-fingerprint") or topology_fingerprint(row)
 
 

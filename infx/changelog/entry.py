@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, error, warning
 from ..fsio import atomic_write
+from ..schema import KEYWORDS, OTHER_KEYWORD, dotted, schema_errors
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "changelog-entry.schema.json"
@@ -94,8 +95,6 @@ def write_schema() -> None:
 
 def _schema_problems(data: dict, index: int, file: str, where) -> list[Diagnostic]:
     """The entry against the published schema (infx/schema.py, the one validation path), in the entry's words."""
-    from ..schema import KEYWORDS, OTHER_KEYWORD, dotted, schema_errors
-
     problems = []
     for err in schema_errors("changelog-entry", data):
         if err.keyword == "not":

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..diagnostics import Diagnostic
 from ..fsio import atomic_write, read_bytes
 from . import contract, policy
+from .diff import compare
 
 PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
 
@@ -100,8 +101,6 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     for; otherwise the file keeps every byte and the result's diagnostics say what the
     repairs could not fix. ``changes`` lists the repairs made, or that would have been made.
     """
-    from .diff import compare
-
     current, current_problems = contract.decode(read_bytes(path), name)
     base, base_problems = contract.decode(base_raw, base_label or f"{name} (merge-base)")
     if current is None or base is None:

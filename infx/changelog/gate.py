@@ -17,8 +17,10 @@ from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
 from ..sweepplan import ChangelogMetadata, SweepPlan
 from . import CHANGELOG
+from . import changelog_path as changelog_path  # its home is infx/changelog; imported from here by commands/
 from .diff import Change, compare
 from .keys import Resolution, changed_keys, coverage, resolve
+from .plan import PlanOptions, plan_sweep
 from .policy import canonical_link
 
 CONFIG_PATHS = ["configs", RECIPES_DIR]
@@ -33,19 +35,6 @@ class GateResult:
     plan: SweepPlan | None = None
     base_commit: str = ""
     head_commit: str = ""
-
-
-def changelog_path(repo: Path, value: str | None) -> str:
-    """The changelog's path relative to the repository; outside it -> exit 2."""
-    if not value:
-        return CHANGELOG
-    path = Path(value)
-    absolute = (path if path.is_absolute() else Path.cwd() / path).resolve()
-    try:
-        return absolute.relative_to(repo.resolve()).as_posix()
-    except ValueError:
-        raise UsageError(f"--changelog {value!r} is outside the repository {repo}",
-                         "Name a file inside the repository, e.g. perf-changelog.yaml.") from None
 
 
 class ConfigsAtRef:
@@ -142,8 +131,6 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
     """
-    from .plan import PlanOptions, plan_sweep
-
     head = git.resolve(repo, head_ref)
     base = git.resolve(repo, base_ref)
     if pr_number is not None:

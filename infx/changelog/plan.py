@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import matrix
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
+from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
 from ..points import point_id
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
 from ..workflows.actions import row_gpu_hours
@@ -44,7 +46,7 @@ def trim_conc(rows: list[dict]) -> list[dict]:
         if isinstance(row.get("conc"), list):
             out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
             continue
-        key = _matrix().topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
+        key = matrix.topology_fingerprint({name: value for name, value in row.items() if name != "config-key"})
         if key not in kept or row["conc"] < out[kept[key]]["conc"]:
             kept[key] = len(out)
         out.append(row)
@@ -52,15 +54,8 @@ def trim_conc(rows: list[dict]) -> list[dict]:
     return [row for index, row in enumerate(out) if isinstance(row.get("conc"), list) or index in survivors]
 
 
-def _matrix():
-    from .. import matrix  # imported late: `infx changelog fix` never needs it
-
-    return matrix
-
-
 def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: str) -> list[dict]:
     """Matrix rows of ``keys`` restricted to ``scenarios``; evals: none | only | all."""
-    matrix = _matrix()
     mode = {"none": matrix.EvalMode.NONE, "only": matrix.EvalMode.ONLY, "all": matrix.EvalMode.ONLY | matrix.EvalMode.ALL}[evals]
     selection = matrix.Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios))
     return matrix.build_matrix(config_set, selection=selection, evals=mode, notices=[])
@@ -149,7 +144,7 @@ def plan_sweep(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
             return None, list(diagnostics)
         return None, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
                             "Run `infx matrix` on the named config keys to see the problem.")]
-    buckets = _matrix().bucketize(rows)
+    buckets = matrix.bucketize(rows)
     links = list(dict.fromkeys(entry.pr_link for entry in entries))
     planned = tuple(PlannedEntry.decode({**entry.metadata(), "position": entry.index,
                                          "resolved-keys": resolution.per_entry.get(entry.index, [])}) for entry in entries)
@@ -166,13 +161,11 @@ def agentx_fast(plan: SweepPlan) -> SweepPlan:
     1,200 s and ``warmup-requests-per-lane: 1``. Each changed row gets its own fingerprint, so a
     fast point never shares a point id or result key with the canonical one and is never reused as it.
     """
-    from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
-
     def fast(row: dict) -> dict:
         if row.get("scenario-type") != AGENTIC or row.get("eval-only"):
             return row
         changed = {**row, "duration": AGENTX_FAST_DURATION_S, "warmup-requests-per-lane": AGENTX_FAST_WARMUP_REQUESTS}
-        return {**changed, "recipe-fingerprint": _matrix().topology_fingerprint(changed)}
+        return {**changed, "recipe-fingerprint": matrix.topology_fingerprint(changed)}
 
     return replace(plan, buckets={name: [fast(row) for row in rows] for name, rows in plan.buckets.items()})
 

@@ -11,6 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..diagnostics import EXIT_USAGE, InfxError, UsageError
+from ..fsio import atomic_write
+from ..schema import load_schema, schema_diagnostics
+from ..yamlio import load_yaml
+
 PLACEHOLDER = "XXX"
 SETTINGS_FILE = "configs/infx.yaml"
 
@@ -81,8 +86,6 @@ MIX_RULE = ("historical pr-link corrections and new entries are in the same chan
 
 def is_slug(value: str) -> bool:
     """OWNER/NAME, in the shape configs/infx.yaml's schema gives ``repository`` (one rule)."""
-    from ..schema import load_schema
-
     return re.search(load_schema("infx-settings")["properties"]["repository"]["pattern"], value) is not None
 
 
@@ -93,10 +96,6 @@ def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
     configs/infx.yaml is checked against infx/schemas/infx-settings.schema.json, whose
     pattern is also the shape --repo and $GITHUB_REPOSITORY must have.
     """
-    from ..diagnostics import EXIT_USAGE, InfxError, UsageError
-    from ..schema import schema_diagnostics
-    from ..yamlio import load_yaml
-
     candidates = [(cli_value, "--repo"), (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY")]
     settings = root / SETTINGS_FILE
     if not any(value for value, _ in candidates) and settings.is_file():
@@ -139,8 +138,6 @@ DOCS_SLUG = "SemiAnalysisAI/InferenceX"
 
 def write_docs() -> None:
     """Regenerate the pr-link section of docs/changelog.md from this module."""
-    from ..fsio import atomic_write
-
     text = DOCS_FILE.read_text()
     head, rest = text.split(DOCS_BEGIN, 1)
     _, tail = rest.split(DOCS_END, 1)

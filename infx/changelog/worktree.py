@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import load_config_set
-from ..diagnostics import Diagnostic, Report, Severity, error
+from ..diagnostics import Diagnostic, Report, Severity, UsageError, error
 from ..fsio import read_bytes
 from ..sweepplan import ChangelogMetadata, SweepPlan
 from ..yamlio import parse_yaml
@@ -19,8 +19,6 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[Swee
     report = Report()
     path = root / name
     if not path.is_file():
-        from ..diagnostics import UsageError
-
         raise UsageError(f"{name} does not exist in {root}", "Run infx plan from the repository root or pass --changelog.")
     doc, problems = parse_yaml(read_bytes(path), name)  # a regular file only; anything else raises OSError (exit 2)
     report.extend(problems)

@@ -3,13 +3,15 @@ options are in options.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from ..diagnostics import SHOWN_FILE, Diagnostic, Report, render
+from ..diagnostics import SHOWN_FILE, Diagnostic, Report, UsageError, render
+from ..fsio import write_target
 
 WRITE_THROUGH_SYMLINKS = "write_through_symlinks"  # the root option `infx --write-through-symlinks`
 
@@ -23,8 +25,6 @@ class OutputFile(click.ParamType):
     name = "file"
 
     def convert(self, value, param, ctx):
-        from ..fsio import write_target
-
         through = bool(ctx and ctx.find_root().params.get(WRITE_THROUGH_SYMLINKS))
         try:
             return write_target(Path(value), through_symlink=through)
@@ -59,10 +59,6 @@ def fail_json(diagnostics: list[Diagnostic]) -> str:
 
 def json_string_list(text: str, option: str, example: str) -> list[str]:
     """An option's value that must be a JSON list of strings (what toJSON(...) gives a workflow)."""
-    import json
-
-    from ..diagnostics import UsageError
-
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:

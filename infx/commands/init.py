@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..kit import DEFAULT_LANE
+from ..kit import init as write_kit
 
 
 @click.command("init")
@@ -18,8 +19,6 @@ def init(directory: Path, force: bool, lane: str, pin: str | None) -> None:
     """Write infx's workflows, the dependency lock, .github/actionlint.yaml, configs/infx.yaml, a
     lane profile skeleton and .pre-commit-config.yaml into a benchmark repository; print what was
     written and what is left to do."""
-    from ..kit import init as write_kit
-
     report = write_kit(directory, force=force, pin=pin, lane=lane)
     for path in report.written:
         click.echo(f"wrote      {path}")

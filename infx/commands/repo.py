@@ -4,12 +4,14 @@ self-hosted runners in place (infx/workflows/repocheck.py)?"""
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 import click
 
+from ..launch.lane import lane_entries
+from ..reporoot import repository_root
+from ..workflows import api, repocheck
+from .github import repository_slug
 from .options import format_option, repo_option
 
 
@@ -26,13 +28,8 @@ def check(repo_slug: str | None, fmt: str) -> None:
     policy, the default workflow token, and where each lane's runners are registered and whether
     they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
     every check is ok."""
-    from ..launch.lane import lane_entries
-    from ..workflows import api, repocheck
-    from .github import repository_slug
-
     slug = repository_slug(repo_slug)
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".")
-    lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
+    lanes = {entry.name: entry.labels for entry in lane_entries(repository_root()) if entry.labels}
     client = api.connect(api.settings_from_env())
     findings = repocheck.judge(api.repository_settings(client, slug), lanes)
     ok = all(finding.status == repocheck.OK for finding in findings)

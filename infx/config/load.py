@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..diagnostics import Diagnostic, Report, Severity, error
+from ..diagnostics import Diagnostic, Report, Severity, UsageError, error
+from ..reporoot import repository_root, shown_path
 from ..yamlcache import load_yaml_cached
 from ..yamldoc import Document
 from .normalize import normalize_entry
@@ -43,12 +44,6 @@ class ConfigSet:
 
 def default_master_paths(root: Path) -> list[Path]:
     return sorted(root.glob(DEFAULT_MASTER_GLOB))
-
-
-def repo_root_of(master_path: Path) -> Path:
-    """configs/x-master.yaml lives one level below the repository root."""
-    parent = master_path.resolve().parent
-    return parent.parent if parent.name == "configs" else parent
 
 
 def _load(path: Path, report: Report, what: str) -> Document | None:
@@ -95,13 +90,15 @@ def resolve_paths(
     components_path: Path | None = None,
     root: Path | None = None,
 ) -> ConfigPaths:
-    """The files a validation reads: given paths, else the defaults under ``root``."""
-    root = Path(root) if root else None
-    if not master_paths:
-        master_paths = default_master_paths(root or Path("."))
-    masters = [Path(p) for p in master_paths]
-    if root is None:
-        root = repo_root_of(masters[0]) if masters else Path(".")
+    """The files a validation reads: given paths, else the defaults under ``root``. Without ``root``,
+    the repository root (infx/reporoot.py), its masters shown relative to the working directory."""
+    masters = [Path(p) for p in master_paths or ()]
+    if root is not None:
+        root = Path(root)
+        masters = masters or default_master_paths(root)
+    else:
+        root = repository_root(masters)
+        masters = masters or [shown_path(path) for path in default_master_paths(root)]
     components = Path(components_path) if components_path else root / DEFAULT_COMPONENTS
     shipped = not components_path and not components.is_file()
     return ConfigPaths(
@@ -119,12 +116,10 @@ def existing_paths(
     components_path: Path | None = None,
 ) -> ConfigPaths:
     """``resolve_paths``, refusing (exit 2) when a file to read is missing or there is no master."""
-    from ..diagnostics import UsageError
-
     paths = resolve_paths(master_paths, runners_path, components_path)
     if not paths.masters:
-        raise UsageError(f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {Path.cwd()}",
-                         "Run from the repository root, or name the master config files.")
+        raise UsageError(f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {paths.root}",
+                         "Run inside the benchmark repository, or name the master config files.")
     missing = paths.missing()
     if missing:
         raise UsageError(f"file not found: {', '.join(map(str, missing))}",
@@ -150,7 +145,7 @@ def load_config_set(
     errors (its ``entries`` hold the entries that passed the schema), for a caller that judges
     the errors itself (the changelog gate tells a change's own problems from older ones).
     """
-    from .validate import validate_config_set  # the rules; imported here to keep import light
+    from .validate import validate_config_set  # the rules: a late import (infx/deferred.py)
 
     paths = paths or resolve_paths(master_paths, runners_path, components_path, root)
     report = Report(paths.notices())

@@ -16,7 +16,7 @@ from ..diagnostics import Severity
 from ..schema import dotted
 from ..suggest import close_matches, did_you_mean
 from ..workers import dcp_splits_tp, hardware_unpaired, is_aggregated
-from . import components as policy
+from .components import UNKNOWN_BACKENDS_DEFAULT, is_image_reference, needs_version
 from .normalize import SCENARIO_KINDS
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
@@ -42,7 +42,7 @@ class EntryContext:
     """One master entry and the side-file facts its rules need."""
 
     def __init__(self, key, entry: dict, labels: dict, hardware: dict, backends: dict | None,
-                 unknown_backends: str = policy.UNKNOWN_BACKENDS_DEFAULT):
+                 unknown_backends: str = UNKNOWN_BACKENDS_DEFAULT):
         self.key = key
         self.entry = entry
         self.labels = labels  # runners.yaml labels (empty when runners.yaml is unusable)
@@ -413,7 +413,7 @@ def _components(ctx: EntryContext) -> Iterator[tuple[tuple, str, dict]]:
 def component_version_image(ctx: EntryContext):
     for path, kind, value in _components(ctx):
         version = value.get("version")
-        if isinstance(version, str) and policy.is_image_reference(version):
+        if isinstance(version, str) and is_image_reference(version):
             yield path + ("version",), f"{kind} {value.get('name')!r}: version {version!r} is an image reference; " \
                 "a component version must be a release, package version, or source commit", \
                 f"Write the {value.get('name')} release or commit (the image is already in `image:`)."
@@ -439,7 +439,7 @@ def kv_offload_backend_version_required(ctx: EntryContext):
         return
     for path, kind, value in _components(ctx):
         known = ctx.backends.get(value["name"]) if kind == "kv-offload-backend" else None
-        if known and policy.needs_version(known) and "version" not in value:
+        if known and needs_version(known) and "version" not in value:
             name = value["name"]
             yield path, f"kv-offload-backend {name!r} has no version; {name} is versioned independently of the serving image " \
                 "(configs/components.yaml), so the config must say which release it ran", \

@@ -10,13 +10,22 @@ the released infx, pinned, with the lock kept at LOCK_PATH.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import yaml
+
 from .. import __version__
+from ..changelog.policy import is_slug
 from ..diagnostics import InfxError, UsageError, error
+from ..fsio import atomic_write
+from ..git import remote_url
+from ..workflows.labels import LABELS
+from ..workflows.lanegate import RUNNERS_TOKEN
+from ..yamlio import load_yaml
 
 # The workflows a benchmark repository gets; every workflow of infx is in exactly one of these.
 KIT_WORKFLOWS = ("pr-checks.yml", "run-sweep.yml", "sweep-shard.yml", "republish.yml", "run-point.yml")
@@ -90,8 +99,6 @@ def actionlint_config(labels: list[str]) -> str:
 
 def runner_labels(root: Path) -> list[str] | None:
     """The labels of ``configs/runners.yaml`` (its `labels:` keys), None when it is missing."""
-    from ..yamlio import load_yaml
-
     path = root / RUNNERS_PATH
     if not path.is_file():
         return None
@@ -110,8 +117,6 @@ GITHUB_REMOTE = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git
 
 
 def slug_from_remote(url: str | None) -> str | None:
-    from ..changelog.policy import is_slug
-
     match = GITHUB_REMOTE.match(url or "")
     return match.group("slug") if match and is_slug(match.group("slug")) else None
 
@@ -131,10 +136,6 @@ HOOK_KEYS = ("name", "entry", "language", "files", "pass_filenames", "stages")  
 def pre_commit_config(version: str) -> str:
     """.pre-commit-config.yaml running infx's hooks (infx's own .pre-commit-hooks.yaml) from the
     released infx ``version`` on PyPI: a local hook with the pinned package as its dependency."""
-    import json
-
-    import yaml
-
     lines = ["# CI's verdict before a commit and before a push: run `pre-commit install` once (written by `infx init`).",
              "default_install_hook_types: [pre-commit, pre-push]", "repos:", "  - repo: local", "    hooks:"]
     for hook in yaml.safe_load(template_text("pre-commit-hooks.yaml")):
@@ -188,9 +189,6 @@ def init(root: Path, force: bool = False, pin: str | None = None, lane: str = DE
     the first is written; an existing file is replaced only with ``force`` and only when it is
     infx's (a workflow, the lock, the actionlint configuration), never the repository's own
     settings or lane profile."""
-    from ..fsio import atomic_write
-    from ..git import remote_url
-
     if pin is not None and not VERSION.match(pin):
         raise UsageError(f"--pin {pin[:80]!r} is not a version", "Pass a released infx version, e.g. --pin 0.2.0.")
     version = pin or __version__
@@ -223,9 +221,6 @@ def init(root: Path, force: bool = False, pin: str | None = None, lane: str = DE
 
 
 def _todo(root: Path, version: str, lane: str, slug: str | None, files: list[KitFile]) -> list[str]:
-    from ..workflows.labels import LABELS
-    from ..workflows.lanegate import RUNNERS_TOKEN
-
     todo = []
     lane_file = root / f"runners/{lane}.yaml"
     if lane_file.is_file() and FILL_IN in lane_file.read_text(encoding="utf-8", errors="replace"):

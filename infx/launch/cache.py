@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..fsio import atomic_write
 from .sources import LOCK_SECONDS, _git, _seal, entry_lock, entry_problem
+from .srtctl import install_srtctl
 
 CHECKOUTS = "srt-slurm"
 VENVS = "srtctl"
@@ -195,8 +196,6 @@ def _seed_locked(base: Path, root: Path, source: Path, commit: str) -> str:
 def install_cached_srtctl(base: Path, commit: str, pip_args: list[str], lock_seconds: float = LOCK_SECONDS) -> Path:
     """The per-commit srtctl venv: used when it verifies, else (re)built from the cached checkout
     under the entry's lock, and its content hash recorded in its mark."""
-    from .srtctl import install_srtctl
-
     present = cached_srtctl(base, commit)
     if present:
         return present

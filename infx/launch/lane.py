@@ -8,7 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import shapes
+from ..config import DEFAULT_RUNNERS
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
+from ..evalsuite import load_suite
+from ..reporoot import shown_path
+from ..schema import schema_diagnostics
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
@@ -124,12 +128,8 @@ class LaneEntry:
 
 
 def display_path(path: Path) -> str:
-    """How diagnostics name a profile: relative to the working directory when inside it (GitHub
-    annotations need repository-relative paths), else as given."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    """How diagnostics name a profile (infx.reporoot.shown_path)."""
+    return str(shown_path(path))
 
 
 def read_entry(path: Path) -> LaneEntry:
@@ -236,8 +236,6 @@ def _schema_hint(path: tuple) -> str:
 
 
 def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    from ..schema import schema_diagnostics  # the one validation path for infx's schemas
-
     return schema_diagnostics("lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint)
 
 
@@ -333,7 +331,6 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
             report.extend(exc.diagnostics)
             continue
         if lane.data.get("evals"):  # the suite an eval point of this lane would run, with its harness and task files
-            from ..evalsuite import load_suite
 
             report.extend(load_suite(root, lane.data["evals"]["suite"])[1])
     # The set rules concern the profiles the resolver sees (runners/*.yaml); a profile
@@ -355,8 +352,6 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
 def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]:
     """A runner label configs/runners.yaml does not declare can never be a point's runner: the
     lane would silently serve nothing under that name (a typo, usually)."""
-    from ..config import DEFAULT_RUNNERS
-
     runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
     labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
     if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import jsonfast
 from ..points import concurrencies
+from ..schema import first_problem, load_schema
 
 SCHEMA = "launch-record"  # infx/schemas/launch-record.schema.json, as infx.schema loads it
 SUFFIX = "_launch.json"
@@ -29,8 +30,6 @@ class RecordError(ValueError):
 @lru_cache(maxsize=1)
 def json_names() -> tuple[str, ...]:
     """The record's field names, in the schema's order (the order run.py writes them)."""
-    from ..schema import load_schema
-
     return tuple(load_schema(SCHEMA)["properties"])
 
 
@@ -78,8 +77,6 @@ class LaunchRecord:
     @classmethod
     def from_json(cls, data: Any) -> LaunchRecord:
         """The record in ``data`` (decoded JSON); RecordError naming the first field the schema refuses."""
-        from ..schema import first_problem
-
         problem = first_problem(SCHEMA, data, "launch record")
         if problem is not None:
             raise RecordError(problem)

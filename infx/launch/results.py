@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, replacing, scan_tree
+from ..results.evals import EVAL_FOLDER
 from .record import LaunchRecord
 
 FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
@@ -97,8 +98,6 @@ def stage_eval(job_logs: Path, out: Path) -> tuple[list[str], list[str]]:
     ``<out>/eval/``, where the artifact's verdict and `infx results collect` read them. Regular
     files and folders only; returns the staged files (``eval/<name>``) and a line for each thing
     left out (a link, FIFO or device is never followed or opened)."""
-    from ..results.evals import EVAL_FOLDER
-
     source = job_logs / EVAL_RESULTS
     if not (_real_folder(job_logs) and _real_folder(source)):
         return [], []

@@ -23,6 +23,7 @@ from ..evalsuite import EvalKind
 from ..fsio import copy_tree
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from ..points import concurrencies
+from ..results.artifact import PointArtifact
 from . import agentic, evalenv, prepare, results, slurm
 from .cache import CHECKOUTS, cached_srtctl
 from .plan import LaunchPlan, resolve_in_checkout
@@ -452,8 +453,6 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
 def _judge_output(out: Path, record: dict, save) -> int:
     """The launch's output folder, with its final record, judged by the one validity rule
     (PointArtifact.verdict): 0 when ok, else the launch failed and its record says why."""
-    from ..results.artifact import PointArtifact
-
     verdict = PointArtifact.read(out).verdict()
     if verdict.ok:
         return 0

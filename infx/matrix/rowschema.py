@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..schema import Finding, dotted, schema_findings
+from ..schema import Finding, dotted, load_schema, schema_findings
 from ..workers import ROLES, dcp_splits_tp, hardware_unpaired
 
 ROW_SCHEMA = "row"
 
 
 def row_schema() -> dict:
-    from ..schema import load_schema
-
     return load_schema(ROW_SCHEMA)
 
 

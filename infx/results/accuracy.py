@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .compare import topology
 from .evalgate import BELOW, NO_FLOOR, NO_METRIC, OK, Thresholds, judge_row
 from .evals import EvalCollection, EvalRow
+from .rowlabels import topology
 
 MISSING = "missing"  # an eval folder that gave no score
 ORDER = {BELOW: 0, NO_FLOOR: 1, NO_METRIC: 2, OK: 3}

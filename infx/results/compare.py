@@ -15,37 +15,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import jsonfast
+from ..diagnostics import InfxError
+from ..workflows.baseline import find_baseline
+from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
+from .accuracy import accuracy_section
 from .collect import Collected, PointVerdict, collect
+from .evalgate import repository_floors
 from .evals import EvalCollection
-from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
-
-
-def scenario(row: dict) -> str:
-    """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
-    if row.get("scenario-type") == AGENTIC:
-        return AGENTIC
-
-    def short(n):
-        return f"{n // 1024}k" if isinstance(n, int) and n and n % 1024 == 0 else str(n)
-
-    return f"{short(row.get('isl'))}/{short(row.get('osl'))}"
-
-
-def _parallel(prefix: str, row: dict) -> str:
-    parts = [f"tp{row.get(prefix + 'tp')}", f"ep{row.get(prefix + 'ep')}"]
-    if (row.get(prefix + "pp") or 1) != 1:
-        parts.append(f"pp{row.get(prefix + 'pp')}")
-    if str(row.get(prefix + "dp_attention")).lower() == "true":
-        parts.append("dpa")
-    return " ".join(parts)
-
-
-def topology(row: dict) -> str:
-    """`1P1D · P tp8 ep8 dpa · D tp16 ep16 dpa` (multinode) or `tp8 ep8` (single node)."""
-    if "prefill_tp" in row or row.get("is_multinode"):
-        return (f"{row.get('prefill_num_workers')}P{row.get('decode_num_workers')}D · P {_parallel('prefill_', row)}"
-                f" · D {_parallel('decode_', row)}")
-    return _parallel("", row)
+from .metrics import HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
+from .render import read_results
+from .rowlabels import scenario, topology
 
 
 def match_key(row: dict) -> tuple:
@@ -123,8 +102,6 @@ class Comparison:
         return jsonfast.text(self.to_json(), indent=1) + "\n"
 
     def to_markdown(self) -> str:
-        from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
-
         return comparison_markdown(self.to_json(), budget=SUMMARY_BUDGET)
 
     def ranked(self) -> list[Match]:
@@ -169,8 +146,6 @@ class Loaded:
 def load_results(paths: list[Path]) -> Loaded:
     """`collect` outputs (results.json, read strictly: render.read_results) and artifact folders
     (collected), merged. Rows that cannot be compared or charted are left out with a notice."""
-    from .render import read_results
-
     merged, notices, folders = Collected(), [], []
     sets: list = []  # EvalSet
     for path in paths:
@@ -215,8 +190,6 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
     in the comparison ("no baseline: …"), never a failure: the sweep's results are still compared
     (every row new), written and uploaded, so the sweep can become a later baseline. Floors that
     cannot be read are a notice too (the gate, check-evals, fails on them)."""
-    from ..diagnostics import InfxError
-
     loaded = load_results(head)
     notices = list(loaded.notices)
     head_evals = loaded.results.evals
@@ -226,8 +199,6 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
         source = {"kind": "files", "paths": [str(p) for p in request.paths]}
         notices += base.notices
     else:
-        from ..workflows.baseline import find_baseline
-
         keys = sorted({str(r["config-key"]) for r in loaded.results.rows if r.get("config-key")})
         eval_keys = sorted({row.config_key for row in head_evals.rows if row.config_key})
         try:
@@ -240,9 +211,6 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
             notices.append(f"no baseline: {first}")
     comparison = compare(base_rows, loaded.results, threshold, source, notices)
     if head_evals.sets:
-        from .accuracy import accuracy_section
-        from .evalgate import repository_floors
-
         floors, problems = repository_floors(request.thresholds)
         comparison.notices += problems
         comparison.accuracy = accuracy_section(head_evals, base_evals, floors)

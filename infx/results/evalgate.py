@@ -20,9 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render
+from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render, render_json
+from ..evalsuite import PointEval
+from ..points import point_id
+from ..reporoot import repository_root, shown_path
 from ..schema import schema_diagnostics
+from ..sweepplan import SweepPlan
 from ..yamldoc import Document
+from ..yamlio import load_yaml
 from .evals import HINTS, EvalCollection, EvalRow, EvalSet, read_results_evals
 
 DEFAULT_THRESHOLDS = "configs/eval-thresholds.yaml"
@@ -70,11 +75,12 @@ class Thresholds:
         return cls(doc.file, floors, doc.where(("default",)))
 
 
-def thresholds_path(given: Path | None, root: Path) -> tuple[Path, list[Diagnostic]]:
-    """The floors to apply: ``given``, else the repository's, else the shipped ones (with a notice)."""
+def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path, list[Diagnostic]]:
+    """The floors to apply: ``given``, else the repository's (``root``, default: the repository root,
+    infx/reporoot.py), else the shipped ones (with a notice)."""
     if given is not None:
         return given, []
-    own = root / DEFAULT_THRESHOLDS
+    own = (shown_path(repository_root()) if root is None else root) / DEFAULT_THRESHOLDS
     if own.is_file():
         return own, []
     return SHIPPED_THRESHOLDS, [Diagnostic(
@@ -86,8 +92,6 @@ def thresholds_path(given: Path | None, root: Path) -> tuple[Path, list[Diagnost
 def load_thresholds(path: Path) -> tuple[Thresholds | None, list[Diagnostic]]:
     """The thresholds file, schema-checked: (Thresholds, []) or (None, located problems). A file
     that cannot be read at all raises InfxError with exit 2."""
-    from ..yamlio import load_yaml
-
     doc, problems = load_yaml(path)
     if any(d.rule in ("file-missing", "file-unreadable") for d in problems):
         raise InfxError(problems, exit_code=2)
@@ -135,8 +139,6 @@ class GateReport(Report):
     def render(self, fmt: str) -> tuple[str, str]:
         """(stdout, stderr) for ``fmt`` (text, json, github): JSON carries every verdict."""
         if fmt == "json":
-            from ..diagnostics import render_json
-
             return render_json(self.diagnostics, self.ok, checked=[v.to_json() for v in self.verdicts]), ""
         text = render(self.diagnostics, fmt, self.ok)
         if fmt == "text":
@@ -160,7 +162,7 @@ def judge_row(row: EvalRow, thresholds: Thresholds | None) -> tuple[str, Floor |
     return (OK if all(v.passed for v in judged) else BELOW), floor, judged
 
 
-def repository_floors(given: Path | None = None, root: Path = Path(".")) -> tuple[Thresholds | None, list[str]]:
+def repository_floors(given: Path | None = None, root: Path | None = None) -> tuple[Thresholds | None, list[str]]:
     """The floors the gate applies (``given``, the repository's, else the shipped ones), and why
     none when they cannot be read: for a comparison, which shows them and never fails on them."""
     path, _ = thresholds_path(given, root)
@@ -199,10 +201,6 @@ class PlannedEvals:
     def read(cls, path: Path) -> PlannedEvals:
         """From `infx plan --format json` (what the sweep uploads as sweep-plan/plan.json); a file that
         cannot be read is a usage error (exit 2), one that is no plan a located error (exit 1)."""
-        from ..evalsuite import PointEval
-        from ..points import point_id
-        from ..sweepplan import SweepPlan
-
         plan = SweepPlan.read(path)
         points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
                        for row in plan.rows if PointEval.of_point(row).runs)
@@ -269,7 +267,7 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
     return GateReport(diagnostics, verdicts, len(evals.rows))
 
 
-def gate(results: Path, thresholds: Path | None = None, root: Path = Path("."), plan: Path | None = None) -> GateReport:
+def gate(results: Path, thresholds: Path | None = None, root: Path | None = None, plan: Path | None = None) -> GateReport:
     """`infx results check-evals`: read RESULTS_JSON's evals, the floors and (``plan``) what the
     sweep asked for; check every score."""
     path, notices = thresholds_path(thresholds, root)

@@ -39,7 +39,7 @@ from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
 from ..fsio import TooLarge, UnusablePath, printable, scan_tree
 from ..points import concurrencies
-from ..schema import first_problem
+from ..schema import first_problem, is_valid, schema_errors
 
 EVAL_ROW_SCHEMA = "eval-row"  # infx/schemas/eval-row.schema.json
 EVALS_POINTER = "#/$defs/evals"  # results.json's `evals` section in that schema
@@ -802,8 +802,6 @@ def collect_evals(paths: Iterable[Path]) -> EvalCollection:
 
 def evals_problem(data: Any) -> str | None:
     """The first problem of a results.json `evals` section against the schema, or None."""
-    from ..schema import is_valid, schema_errors
-
     if is_valid(EVAL_ROW_SCHEMA, data, EVALS_POINTER):
         return None
     err = schema_errors(EVAL_ROW_SCHEMA, data, EVALS_POINTER)[0]

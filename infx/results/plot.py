@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fsio import atomic_write, replacing
-from .compare import metric_value, scenario
+from .metrics import metric_value
+from .rowlabels import scenario
 
 X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
 MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from .. import jsonfast
 from ..diagnostics import InfxError, UsageError, error
+from ..schema import first_problem
 from .artifact import row_problem
 from .collect import Collected, PointVerdict
 from .evals import EvalCollection, evals_problem
+from .metrics import metric_value
 
 RESULTS_SCHEMA = "results"  # infx/schemas/results.schema.json
 MAX_RESULTS_BYTES = 1 << 30
@@ -42,7 +44,6 @@ def rows_of(document, where: str) -> tuple[Collected, list[str]]:
     and a notice for each row that is dropped because it cannot be compared or charted (a
     hand-edited file, an older writer). ValueError when the document is no results file."""
     document = {"rows": document} if isinstance(document, list) else document
-    from ..schema import first_problem
 
     jsonfast.check(document)  # decoded elsewhere (a zip member): the strict reader's limits still hold
     problem = first_problem(RESULTS_SCHEMA, document, "results")
@@ -109,8 +110,6 @@ def _cell(value) -> str:
 
 
 def rows_table(rows: list[dict]) -> str:
-    from .metrics import metric_value
-
     lines = [[*TABLE_COLUMNS]]
     for row in rows:
         lines.append([_cell(row.get(c) if c in ("config-key", "point-id", "conc") else metric_value(row, c)) for c in TABLE_COLUMNS])

@@ -34,6 +34,7 @@ import email.utils
 import io
 import itertools
 import json
+import logging
 import math
 import os
 import re
@@ -53,8 +54,9 @@ from typing import IO
 from urllib.parse import urlparse
 
 from ..diagnostics import InfxError, error
-from .report import MARKER
-from .rerun import PLAN_ARTIFACT, PLAN_FILE, ArtifactInfo, launch_marker
+from ..jsonfast import parse
+from .markers import MARKER, PLAN_ARTIFACT, PLAN_FILE, launch_marker
+from .repocheck import Facts, Runner, RunnerGroup, Unreadable
 from .trust import TRUSTED_BRANCH, PullFacts, RunFacts, result_refusal, untrusted_reason
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -263,8 +265,6 @@ class Client:
     rule, and the one WaitBudget both take their waits from."""
 
     def __init__(self, settings: Settings):
-        import logging
-
         import requests
         from github import Auth, Github
 
@@ -646,6 +646,15 @@ def run_artifacts(client: Client, run) -> list:
     return read(client, f"listing the artifacts of run {run.id}", fetch)
 
 
+@dataclass(frozen=True)
+class ArtifactInfo:
+    """What a run's artifact list says of one artifact (decides a point's outcome, rerun.py)."""
+
+    name: str
+    size_in_bytes: int
+    expired: bool
+
+
 def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     infos = [ArtifactInfo(a.name, a.size_in_bytes, a.expired) for a in artifacts]
     for artifact, info in zip(artifacts, infos):
@@ -815,8 +824,6 @@ def json_in_archive(archive: bytes | IO[bytes], name: str):
     """The JSON file ``name`` in a downloaded artifact (a zip archive), read strictly
     (infx.jsonfast.parse); ValueError when the archive, the member (capped, no link) or its
     JSON (or its UTF-8) is not acceptable."""
-    from ..jsonfast import parse
-
     try:
         with _zip(archive) as opened:
             info = opened.getinfo(name)
@@ -1055,8 +1062,6 @@ def _read_setting(client: Client, path: str, what: str, parameters: dict | None 
     GitHub answers for what a token cannot see); any other failure is the usual one-line error."""
     from github import GithubException
 
-    from .repocheck import Unreadable
-
     def fetch():
         try:
             return client.requester.requestJsonAndCheck("GET", path, parameters=parameters)[1]
@@ -1071,8 +1076,6 @@ def _read_setting(client: Client, path: str, what: str, parameters: dict | None 
 
 def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict | None = None):
     """Every item of a paginated list (``key`` of each page), or Unreadable."""
-    from .repocheck import Unreadable
-
     items: list[dict] = []
     page = 1
     while True:
@@ -1087,8 +1090,6 @@ def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict
 
 
 def _runners(raw: list[dict], group: str):
-    from .repocheck import Runner
-
     return tuple(Runner(r.get("name", "?"), tuple(label.get("name", "") for label in r.get("labels") or []),
                         bool(r.get("ephemeral")), group, r.get("status") == "online") for r in raw)
 
@@ -1096,8 +1097,6 @@ def _runners(raw: list[dict], group: str):
 def registered_runners(client: Client, slug: str, organization: bool):
     """The self-hosted runners ``slug`` can use: (its own, or Unreadable; its organization's runner
     groups visible to it, each with its runners, or Unreadable, or None for a user's repository)."""
-    from .repocheck import RunnerGroup, Unreadable
-
     owner, name = slug.split("/")
     own = _read_pages(client, f"/repos/{slug}/actions/runners", "runners", f"listing the self-hosted runners of {slug}")
     own = own if isinstance(own, Unreadable) else _runners(own, "repository")
@@ -1128,8 +1127,6 @@ def registered_runners(client: Client, slug: str, organization: bool):
 
 def read_repository(client: Client, slug: str) -> dict:
     """The repository's JSON (`GET /repos/{o}/{r}`); a token that may not read it is the usual one-line error."""
-    from .repocheck import Unreadable
-
     repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
     if isinstance(repo, Unreadable):
         raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
@@ -1140,8 +1137,6 @@ def read_repository(client: Client, slug: str) -> dict:
 def repository_settings(client: Client, slug: str):
     """repocheck.Facts of ``slug``: visibility, fork-PR approval, default token permissions, and the
     self-hosted runners the repository can use (its own, and its organization's runner groups)."""
-    from .repocheck import Facts
-
     repo = read_repository(client, slug)
     private = bool(repo.get("private"))
     base = f"/repos/{slug}/actions/permissions"

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..results.render import rows_of
 from . import api
 from .trust import SWEEP_WORKFLOW
 
@@ -42,8 +43,6 @@ def results_artifact(artifacts: list):
 def results_in_archive(data):
     """The rows and eval rows of the archive's results.json, read as `compare` reads a results
     file (strict numbers; a row that cannot be compared left out); None when it holds no results file."""
-    from ..results.render import rows_of
-
     try:
         collected, _ = rows_of(api.json_in_archive(data, RESULTS_FILE), RESULTS_FILE)
     except ValueError:

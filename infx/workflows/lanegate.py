@@ -14,7 +14,11 @@ partition has a node up, each of its points asks on its own runner (run-point.ym
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+from . import api
+from .repocheck import Unreadable
 
 RUNNERS_TOKEN = "INFX_RUNNERS_TOKEN"
 SELF_HOSTED = "self-hosted"
@@ -66,11 +70,6 @@ def read_gate(lanes: list[str], slug_of) -> Gate:
     """The gate for ``lanes`` through the API, with the token in RUNNERS_TOKEN (``slug_of()``: the
     repository). No token, or one that may not read the runners, checks nothing (says why); any
     other failure (GitHub down) is the usual one-line error."""
-    import os
-
-    from . import api
-    from .repocheck import Unreadable
-
     token = os.environ.get(RUNNERS_TOKEN, "")
     if not token:
         return unchecked(lanes, f"no {RUNNERS_TOKEN} secret")

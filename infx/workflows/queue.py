@@ -26,7 +26,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import DEFAULT_RUNNERS
+from ..diagnostics import warning
+from ..launch.lane import lane_entries
 from ..points import point_id
+from ..yamlio import load_yaml
 from .actions import row_hours
 
 QUEUE_LIMIT_HOURS = 24.0
@@ -124,10 +128,6 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
 
 def repository_queues(rows: list[dict], root: Path) -> list[LaneQueue]:
     """check() with the repository's configs/runners.yaml and its lane profiles' overheads."""
-    from ..config import DEFAULT_RUNNERS
-    from ..launch.lane import lane_entries
-    from ..yamlio import load_yaml
-
     runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
     declared = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
     labels = {label: [str(name) for name in names] for label, names in (declared or {}).items() if isinstance(names, list)}
@@ -147,10 +147,6 @@ def held_points(queues: list[LaneQueue]) -> list[str]:
 
 def warnings(queues: list[LaneQueue], root: Path) -> list:
     """One located warning (at the lane's first label in configs/runners.yaml) per lane that holds points back."""
-    from ..config import DEFAULT_RUNNERS
-    from ..diagnostics import warning
-    from ..yamlio import load_yaml
-
     doc, _ = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
     found = []
     for lane in queues:

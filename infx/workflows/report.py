@@ -11,8 +11,10 @@ from ..points import point_id
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell, row_gpu_hours
 from .labels import Mode, describe
+from .lanegate import render_lines
+from .markers import MARKER
+from .queue import markdown
 
-MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
 COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
@@ -154,15 +156,12 @@ def _mode_lines(mode: Mode | None) -> list[str]:
 
 
 def _queue_lines(queue: dict | None) -> list[str]:
-    from .queue import markdown
-
     return markdown(queue)
 
 
 def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:
     if not lane_gate:
         return []
-    from .lanegate import render_lines
 
     lines = render_lines(lane_gate, Counter(runner for rows in buckets.values() for row in rows if isinstance(runner := row.get("runner"), str)))
     return ["", "#### Lane check", "", *lines] if lines else []

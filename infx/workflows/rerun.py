@@ -13,24 +13,18 @@ consulted (a cancelled run can hold good points, a green one can lack a result).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 from ..diagnostics import InfxError, error
 from ..points import point_id
+from ..results.render import rows_of
+from . import api
+from .api import ArtifactInfo
+from .baseline import RESULTS_FILE, results_artifact
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
 
 ARTIFACT_PREFIX = "point-"
 FAILED_SUFFIX = "-failed"
-PLAN_ARTIFACT = "sweep-plan"  # uploaded by run-sweep.yml's setup job: plan.json + infx-shards/
-PLAN_FILE = "plan.json"
 DISPATCH_INPUTS_LIMIT = 65_535  # GitHub: characters of a dispatch's inputs payload
-
-
-@dataclass(frozen=True)
-class ArtifactInfo:
-    name: str
-    size_in_bytes: int
-    expired: bool
 
 
 def artifact_stem(row: dict) -> str:
@@ -77,11 +71,6 @@ def sweep_verdicts(client, artifacts: list) -> tuple[dict[str, str], str]:
     """The verdicts of a run's `sweep-results` results.json (artifact name -> status), and why
     there are none when it was uploaded but cannot be read. None uploaded (the results job did
     not run, or it expired) is no verdicts and no reason: the artifact names decide."""
-    from ..diagnostics import InfxError
-    from ..results.render import rows_of
-    from . import api
-    from .baseline import RESULTS_FILE, results_artifact
-
     found = results_artifact(artifacts)
     if found is None:
         return {}, ""
@@ -104,11 +93,6 @@ def launch_id(run_id: int, failed_ids: list[str]) -> str:
     carries the same id, so an existing dispatch is recognised instead of repeated."""
     text = f"{run_id}:" + " ".join(sorted(failed_ids))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def launch_marker(launch: str) -> str:
-    """How a dispatched run shows its launch id in its title (run-sweep.yml's run-name)."""
-    return f"[launch {launch}]"
 
 
 def dispatch_inputs(run_id: int, failed_ids: list[str], launch: str) -> dict[str, str]:

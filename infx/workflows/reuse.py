@@ -19,7 +19,11 @@ from pathlib import Path
 
 from ..changelog.policy import resolve_slug
 from ..diagnostics import InfxError
+from ..launch.lane import find_lane, load_lane
+from ..launch.plan import keys_for_rows
+from ..launch.record import SUFFIX, LaunchRecord
 from ..points import point_id
+from ..results.artifact import PointArtifact
 from ..sweepplan import SweepPlan
 from . import api
 from .actions import REUSED_DIR, row_gpu_hours, runner_temp
@@ -101,8 +105,6 @@ def judge(folder: Path, key: str, row: dict) -> str | None:
     validity rule `infx results collect` applies (PointArtifact.verdict), plus that the launch
     record is of this key. The key covers the point (its concurrencies included), so a record of
     ``key`` is a record of ``row``."""
-    from ..results.artifact import PointArtifact
-
     try:
         verdict = PointArtifact.read(folder).verdict(result_key=key)
     except Exception as exc:  # noqa: BLE001 - as in collect: one stored result never stops the plan; it is dispatched
@@ -150,8 +152,6 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
 def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.datetime | None = None) -> dict[str, list[Stored]]:
     """Candidates from a folder of downloaded artifacts (``<root>/point-<key>/…``); their run and
     age from the launch record when it reads (judge says why when it does not)."""
-    from ..launch.record import SUFFIX, LaunchRecord
-
     now = now or dt.datetime.now(dt.UTC)
     found: dict[str, list[Stored]] = {}
     for folder in sorted(root.iterdir()) if root.is_dir() else []:
@@ -204,8 +204,6 @@ class GitHubSource:
 
 def lane_resolver(root: Path):
     """Row -> its Lane, by the one lane-resolution rule; each profile loaded once."""
-    from ..launch.lane import find_lane, load_lane
-
     lanes: dict = {}
 
     def lane_of(row: dict):
@@ -225,8 +223,6 @@ def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, no
     ``lookup_may_fail``: when the stored results cannot be listed at all (no token, GitHub
     down), every point is dispatched with its key and the decision says why, instead of failing:
     reuse saves GPU-hours, it must never stop a sweep."""
-    from ..launch.plan import keys_for_rows
-
     now = now or dt.datetime.now(dt.UTC)
     keys = keys_for_rows(rows, root, lane_resolver(root))
     if isinstance(source, FolderSource):

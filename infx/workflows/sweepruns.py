@@ -16,10 +16,13 @@ from ..changelog.policy import resolve_slug
 from ..diagnostics import InfxError, UsageError, error
 from ..jsonfast import JSONProblem, read
 from ..points import point_id
+from ..reporoot import repository_root
+from ..results.plot import read_chart_blocks
 from ..sweepplan import SweepPlan, read_json
 from . import api
+from .markers import PLAN_FILE
 from .report import OUTCOME_OK, build_comment
-from .rerun import PLAN_FILE, dispatch_inputs, launch_id, outcomes, outcomes_from_names, select_rows, sweep_verdicts
+from .rerun import dispatch_inputs, launch_id, outcomes, outcomes_from_names, select_rows, sweep_verdicts
 
 COMPARISON_HINT = "Pass the file `infx results compare --format json --output` wrote."
 Say = Callable[[str, bool], None]  # a line for the user as it happens (True: to stderr)
@@ -27,7 +30,7 @@ Say = Callable[[str, bool], None]  # a line for the user as it happens (True: to
 
 def repository_slug(option: str | None) -> str:
     """--repo, else $GITHUB_REPOSITORY, else `repository:` in configs/infx.yaml (one rule: changelog.policy)."""
-    return resolve_slug(option, Path("."))[0]
+    return resolve_slug(option, repository_root())[0]
 
 
 # --- the sticky report ---------------------------------------------------------------------------
@@ -102,8 +105,6 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
             raise UsageError(f"--comparison {comparison_path} is not a comparison", COMPARISON_HINT, str(comparison_path))
     charts = None
     if charts_path is not None:
-        from ..results.plot import read_chart_blocks  # the results package loads only when charts are given
-
         if not charts_path.is_file():
             raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
         charts = read_chart_blocks(charts_path)

@@ -14,6 +14,7 @@ import pytest
 
 from infx.points import point_id
 from infx.workflows import api
+from infx.workflows.markers import launch_marker
 from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id, launch_marker
 from testing.cli import run_cli

@@ -13,7 +13,8 @@ import json
 import pytest
 
 from infx.points import point_id
-from infx.workflows.rerun import artifact_name, launch_marker
+from infx.workflows.markers import launch_marker
+from infx.workflows.rerun import artifact_name
 from testing.cli import run_cli
 from testing.github_helpers import env_for, rows
 from testing.github_server import LocalGitHub

@@ -410,7 +410,7 @@ def test_both_linters_catch_a_planted_injection(tmp_path):
 
 
 def test_a_rerun_title_carries_its_launch_marker(engine):
-    from infx.workflows.rerun import launch_marker
+    from infx.workflows.markers import launch_marker
 
     def dispatch_title(inputs: dict) -> str:
         return engine.value(parsed(engine, SWEEP)["run-name"], {"github": dispatch_event(), "inputs": inputs})

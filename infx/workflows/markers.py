@@ -1,0 +1,14 @@
+"""How infx finds again what its own jobs left on GitHub: the sweep's plan artifact, the PR's report
+comment and the launch id in a dispatched run's title. The jobs that write these (run-sweep.yml,
+report.py, rerun.py) and the client that looks for them (api.py) share these names."""
+
+from __future__ import annotations
+
+PLAN_ARTIFACT = "sweep-plan"  # uploaded by run-sweep.yml's setup job: plan.json + infx-shards/
+PLAN_FILE = "plan.json"
+MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
+
+
+def launch_marker(launch: str) -> str:
+    """How a dispatched run shows its launch id in its title (run-sweep.yml's run-name)."""
+    return f"[launch {launch}]"
