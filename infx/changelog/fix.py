@@ -100,7 +100,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     for; otherwise the file keeps every byte and the result's diagnostics say what the
     repairs could not fix. ``changes`` lists the repairs made, or that would have been made.
     """
-    from .diff import compare
+    from .diff import diff_changelog
 
     current, current_problems = contract.decode(read_bytes(path), name)
     base, base_problems = contract.decode(base_raw, base_label or f"{name} (merge-base)")
@@ -109,7 +109,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     result = repair(base, current, pr_number, slug, name)
     if result.text is None:
         return result
-    remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
+    remaining = diff_changelog(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
     result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
     if result.text != current and not any(d.is_error for d in result.diagnostics):
         atomic_write(path, result.text)

@@ -16,7 +16,7 @@ from ..config import ConfigSet, load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
 from . import CHANGELOG
-from .diff import Change, compare
+from .diff import ChangelogDiff, diff_changelog
 from .keys import Resolution, changed_keys, coverage, resolve
 from .policy import canonical_link
 
@@ -27,7 +27,7 @@ MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
 @dataclass
 class GateResult:
     report: Report
-    change: Change | None = None
+    change: ChangelogDiff | None = None
     resolution: Resolution | None = None
     plan: dict | None = None
     base_commit: str = ""
@@ -154,7 +154,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
     if head_raw is None:
         raise UsageError(f"{changelog} does not exist at {head_ref}", "Pass --changelog with the changelog's path.")
     base_raw = git.read_file(repo, base, changelog)
-    change = compare(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
+    change = diff_changelog(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
     result.change = change
     report.extend(change.diagnostics)
 

@@ -14,7 +14,7 @@ from ..yamldoc import Document
 from .components import backends, unknown_backends
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
-from .schema import NON_MASTER_FIELDS
+from .nonmaster import NON_MASTER_FIELDS
 
 
 def _side_file(doc: Document | None, name: str, diagnostics: list[Diagnostic]) -> bool:

@@ -57,30 +57,30 @@ def key_json(key: tuple) -> dict:
 
 
 @dataclass
-class Change:
+class MetricChange:
     baseline: float | None
     head: float | None
     change: float | None
     judgement: str
 
 
-def judge(metric: Metric, baseline: float | None, head: float | None, threshold: float) -> Change:
+def judge(metric: Metric, baseline: float | None, head: float | None, threshold: float) -> MetricChange:
     """Only finite numbers reach here (metric_value); a missing or zero baseline, or a change too
     large to be a number (a baseline of 1e-320), has no change: n/a, within."""
     if baseline is None or head is None or baseline == 0:
-        return Change(baseline, head, None, WITHIN)
+        return MetricChange(baseline, head, None, WITHIN)
     change = (head - baseline) / abs(baseline)
     if not math.isfinite(change):
-        return Change(baseline, head, None, WITHIN)
+        return MetricChange(baseline, head, None, WITHIN)
     gain = change if metric.better == HIGHER else -change
     verdict = IMPROVED if gain > threshold else REGRESSED if gain < -threshold else WITHIN
-    return Change(baseline, head, change, verdict)
+    return MetricChange(baseline, head, change, verdict)
 
 
 @dataclass
 class Match:
     key: tuple
-    changes: dict[str, Change]
+    changes: dict[str, MetricChange]
 
     @property
     def verdict(self) -> str:
@@ -133,8 +133,8 @@ class Comparison:
         return sorted(self.matches, key=lambda m: (order[m.verdict], -m.magnitude, str(m.key)))
 
 
-def compare(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
-            notices: list[str] | None = None) -> Comparison:
+def compare_to_baseline(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
+                        notices: list[str] | None = None) -> Comparison:
     result = Comparison(threshold, points=list(head.points), baseline=baseline or {}, notices=list(notices or []))
     base: dict[tuple, dict] = {}
     for row in baseline_rows:
@@ -238,7 +238,7 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
             first = exc.diagnostics[0].message if exc.diagnostics else str(exc)
             base_rows, base_evals, source = [], [], {"kind": "none"}
             notices.append(f"no baseline: {first}")
-    comparison = compare(base_rows, loaded.results, threshold, source, notices)
+    comparison = compare_to_baseline(base_rows, loaded.results, threshold, source, notices)
     if head_evals.sets:
         from .accuracy import accuracy_section
         from .evalgate import repository_floors

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from infx.changelog.appendonly import delta as append_only_delta
-from infx.changelog.diff import compare
+from infx.changelog.diff import diff_changelog
 from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
@@ -28,7 +28,7 @@ def block(key: str, link: str) -> str:
 
 
 def judge(base: str, head: str, pr_number=None):
-    return compare(base.encode(), head.encode(), file=FILE, slug=SLUG, pr_number=pr_number)
+    return diff_changelog(base.encode(), head.encode(), file=FILE, slug=SLUG, pr_number=pr_number)
 
 
 def rules(change) -> set:
