@@ -183,10 +183,10 @@ def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
 
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
-    from ..workflows.actions import row_gpu_hours
+    from ..points import gpu_hours
 
     candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
-    return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
+    return min(candidates, key=lambda item: gpu_hours(item[1])) if candidates else None
 
 
 def apply_mode(plan: dict, mode) -> dict:

@@ -26,8 +26,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..points import point_id
-from .actions import row_hours
+from ..points import benchmark_hours, point_id
 
 QUEUE_LIMIT_HOURS = 24.0
 OVERHEAD_KEY = ("queue", "point-overhead-minutes")
@@ -117,7 +116,7 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
         runner = row.get("runner")
         lane = lanes.get(runner) if isinstance(runner, str) else None
         if lane is not None:
-            members.setdefault(lane, []).append((point_id(row), row_hours(row) + overhead_hours.get(row["runner"], 0.0)))
+            members.setdefault(lane, []).append((point_id(row), benchmark_hours(row) + overhead_hours.get(row["runner"], 0.0)))
     return [LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
             for lane, points in members.items()]
 

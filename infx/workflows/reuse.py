@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import InfxError
-from ..points import point_id
+from ..points import gpu_hours, point_id
 from . import api
-from .actions import REUSED_DIR, row_gpu_hours, runner_temp
+from .actions import REUSED_DIR, runner_temp
 from .api import StoredArtifact
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
@@ -136,7 +136,7 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             if problem is None:
                 decision.reused.append({"point-id": pid, "result-key": key, "source-run": candidate.source_run,
                                         "artifact": candidate.artifact, "folder": str(folder),
-                                        "gpu-hours": round(row_gpu_hours(row), 1)})
+                                        "gpu-hours": round(gpu_hours(row), 1)})
                 break
             reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {problem}")
         else:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from infx.changelog.plan import apply_mode, fan_out_buckets, pick_canary, trim_conc
-from infx.points import point_id
-from infx.workflows.actions import row_gpu_hours
+from infx.points import gpu_hours, point_id
 from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +99,7 @@ def test_trimming_follows_the_reference():
 def test_the_canary_is_the_cheapest_throughput_point_and_leaves_the_fan_out():
     full = plan("full-sweep-enabled")
     points = [(b, r) for b, rows in full["buckets"].items() for r in rows]
-    cheapest = min((r for _, r in points if not r.get("run-eval")), key=row_gpu_hours)
+    cheapest = min((r for _, r in points if not r.get("run-eval")), key=gpu_hours)
     assert full["canary"]["id"] == point_id(cheapest)
     buckets, canary = fan_out_buckets(full)
     assert canary == [cheapest]
