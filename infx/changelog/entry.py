@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, error, warning
 from ..fsio import atomic_write
+from ..scenarios import SCENARIO_TYPES
 
-SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "changelog-entry.schema.json"
 
 # Spellings a YAML author may use for a boolean (the reference's lax parsing accepted them);

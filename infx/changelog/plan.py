@@ -167,7 +167,8 @@ def agentx_fast(plan: dict) -> dict:
     1,200 s and ``warmup-requests-per-lane: 1``. Each changed row gets its own fingerprint, so a
     fast point never shares a point id or result key with the canonical one and is never reused as it.
     """
-    from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
+    from ..matrix.derive import AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
+    from ..scenarios import AGENTIC
 
     def fast(row: dict) -> dict:
         if row.get("scenario-type") != AGENTIC or row.get("eval-only"):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..diagnostics import InfxError
 from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, load_suite
-from .derive import AGENTIC, multi_agentic_exp_name, topology
+from ..scenarios import is_agentic
+from .derive import multi_agentic_exp_name, topology
 from .selection import EvalMode
 
 MIN_EVAL_CONC = 16
@@ -24,10 +25,6 @@ SINGLE_AGENTIC_GROUP = ("model", "runner", "framework", "precision")
 
 def is_multinode(row: dict) -> bool:
     return "prefill" in row
-
-
-def is_agentic(row: dict) -> bool:
-    return row.get("scenario-type") == AGENTIC
 
 
 def _eval_seq(row: dict) -> bool:

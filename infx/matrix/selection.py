@@ -7,10 +7,9 @@ from enum import Flag
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
 from ..keyglob import matching_keys
+from ..scenarios import SCENARIO_TYPES, parse_seq_name
 from ..suggest import close_matches
-from .derive import AGENTIC, FIXED, parse_seq_name
 
-SCENARIO_TYPES = (FIXED, AGENTIC)
 NODE_TYPES = ("single-node", "multi-node")
 
 

@@ -15,20 +15,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import jsonfast
+from ..scenarios import scenario_label
 from .collect import Collected, PointVerdict, collect
 from .evals import EvalCollection
-from .metrics import AGENTIC, HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
-
-
-def scenario(row: dict) -> str:
-    """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
-    if row.get("scenario-type") == AGENTIC:
-        return AGENTIC
-
-    def short(n):
-        return f"{n // 1024}k" if isinstance(n, int) and n and n % 1024 == 0 else str(n)
-
-    return f"{short(row.get('isl'))}/{short(row.get('osl'))}"
+from .metrics import HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 
 
 def _parallel(prefix: str, row: dict) -> str:
@@ -49,7 +39,7 @@ def topology(row: dict) -> str:
 
 
 def match_key(row: dict) -> tuple:
-    return (row.get("config-key"), scenario(row), topology(row), row.get("conc"))
+    return (row.get("config-key"), scenario_label(row), topology(row), row.get("conc"))
 
 
 def key_json(key: tuple) -> dict:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fsio import atomic_write, replacing
-from .compare import metric_value, scenario
+from ..scenarios import scenario_label
+from .compare import metric_value
 
 X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
 MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart
@@ -55,7 +56,7 @@ def charts_of(baseline: list[dict], head: list[dict]) -> list[Chart]:
             x, y = metric_value(row, X_METRIC), metric_value(row, Y_METRIC)
             if x is None or y is None:
                 continue
-            key = (str(row.get("config-key")), scenario(row))
+            key = (str(row.get("config-key")), scenario_label(row))
             chart = charts.setdefault(key, Chart(key[0], key[1], {s: [] for s in SERIES}))
             chart.series[name].append((x, y))
     return [charts[key] for key in sorted(charts)]
