@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
+from ..evalsuite import EvalMode
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
@@ -21,8 +22,7 @@ from .keys import Resolution
 class PlanOptions:
     """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 
-    evals_only: bool = False
-    all_evals: bool = False
+    evals: EvalMode = EvalMode.DEFAULT  # ONLY: no throughput rows; ALL: every eval point
     trim_conc: bool = False  # the `sweep-enabled` label: one (the lowest) concurrency per point
 
 
@@ -54,12 +54,11 @@ def _matrix():
     return matrix
 
 
-def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: str) -> list[dict]:
-    """Matrix rows of ``keys`` restricted to ``scenarios``; evals: none | only | all."""
+def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: EvalMode) -> list[dict]:
+    """Matrix rows of ``keys`` restricted to ``scenarios``, in the eval mode ``evals``."""
     matrix = _matrix()
-    mode = {"none": matrix.EvalMode.NONE, "only": matrix.EvalMode.ONLY, "all": matrix.EvalMode.ONLY | matrix.EvalMode.ALL}[evals]
     selection = matrix.Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios))
-    return matrix.build_matrix(config_set, selection=selection, evals=mode, notices=[])
+    return matrix.build_matrix(config_set, selection=selection, evals=evals, notices=[])
 
 
 def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[str, set]) -> dict[tuple, list[str]]:
@@ -108,26 +107,26 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             problems += appendonly.scope(base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry,
                                          file, unnamed_checked)
     # all-evals entries first: their broader eval selection wins when keys overlap.
-    for entry in sorted(entries, key=lambda e: not e.all_evals):
+    for entry in sorted(entries, key=lambda e: EvalMode.ALL not in e.evals):
         keys = resolution.per_entry.get(entry.index, [])
         if not keys:
             continue
-        expand_all = options.all_evals or entry.all_evals
+        eval_rows = EvalMode.ONLY | EvalMode.ALL if EvalMode.ALL in options.evals | entry.evals else EvalMode.ONLY
         if entry.append_only:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                head_rows = _rows(config_set, group, scenarios, "none")
+                head_rows = _rows(config_set, group, scenarios, EvalMode.NONE)
                 present = [k for k in group if base_set is not None and k in base_set.entries]
-                base_rows = _rows(base_set, present, scenarios, "none") if present and base_set is not None else []
+                base_rows = _rows(base_set, present, scenarios, EvalMode.NONE) if present and base_set is not None else []
                 delta, delta_problems = appendonly.delta(base_rows, head_rows, entry, file)
                 bench += delta
                 problems += delta_problems
             continue
-        if not (options.evals_only or entry.evals_only or entry.all_evals):
+        if EvalMode.ONLY not in options.evals and not entry.evals.evals_only:  # an all-evals entry runs evals only
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                bench += _rows(config_set, group, scenarios, "none")
-        if not entry.no_evals:
+                bench += _rows(config_set, group, scenarios, EvalMode.NONE)
+        if EvalMode.NONE not in entry.evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
-                evals += _min_prefill_ep(_rows(config_set, group, scenarios, "all" if expand_all else "only"),
+                evals += _min_prefill_ep(_rows(config_set, group, scenarios, eval_rows),
                                          entry.eval_min_prefill_ep)
     return (trim_conc(bench) if options.trim_conc else bench) + evals, problems
 

@@ -46,12 +46,14 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
     from ..changelog.gate import changelog_path, run_gate
     from ..changelog.plan import PlanOptions
     from ..changelog.policy import resolve_slug
+    from ..evalsuite import EvalMode
     from ..git import toplevel
 
     repo = toplevel(Path.cwd())
     slug, _ = resolve_slug(repo_slug, repo)
     result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
-                      allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc))
+                      allow_removal=allow_removal, plan_options=PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals),
+                                                                  trim_conc=trim_conc))
     change, plan = result.change, result.plan or {}
     summary = {
         "mode": change.mode if change else None,

@@ -54,12 +54,10 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
            step_size, no_evals, evals_only, all_evals, fmt, output, shard_dir) -> None:
     """Expand the master configs into sweep points, one GitHub job each."""
     from ..config import existing_paths, load_config_set
-    from ..matrix import EvalMode, Selection, bucketize, build_matrix
+    from ..evalsuite import EvalMode
+    from ..matrix import Selection, bucketize, build_matrix
 
-    mode = EvalMode.DEFAULT
-    for flag, value in ((no_evals, EvalMode.NONE), (evals_only, EvalMode.ONLY), (all_evals, EvalMode.ALL)):
-        if flag:
-            mode |= value
+    mode = EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals)
     selection = Selection(
         config_keys=_values(config_key), model_prefixes=_values(model_prefix), frameworks=_values(framework),
         precisions=_values(precision), runner_types=_values(runner_type), runner_node_filter=runner_node_filter,

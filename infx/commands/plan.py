@@ -49,6 +49,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
     from ..changelog.gate import changelog_path
     from ..changelog.plan import PlanOptions, apply_mode
     from ..diagnostics import Report, UsageError
+    from ..evalsuite import EvalMode
     from ..git import toplevel
 
     if (base_ref is None) != (head_ref is None):
@@ -66,7 +67,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         from dataclasses import replace
 
         mode = replace(mode, reuse=False, why=mode.why + ("option --no-reuse",))
-    options = PlanOptions(evals_only=evals_only or mode.evals_only, all_evals=all_evals or mode.all_evals,
+    options = PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals) | mode.evals,
                           trim_conc=trim_conc or mode.trim_conc)
     result_plan: dict | None
     if rows_path is not None:

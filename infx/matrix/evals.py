@@ -12,10 +12,9 @@ import copy
 from pathlib import Path
 
 from ..diagnostics import InfxError
-from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, load_suite
+from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, EvalMode, load_suite
 from ..scenarios import is_agentic
 from .derive import multi_agentic_exp_name, topology
-from .selection import EvalMode
 
 MIN_EVAL_CONC = 16
 EVAL_SEQ = (8192, 1024)

@@ -1,9 +1,9 @@
-"""What part of the matrix a caller asks for: eval modes and filters, checked before expansion."""
+"""What part of the matrix a caller asks for: its filters, checked before expansion (the eval mode is
+infx.evalsuite.EvalMode)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Flag
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
 from ..keyglob import matching_keys
@@ -11,24 +11,6 @@ from ..scenarios import SCENARIO_TYPES, parse_seq_name
 from ..suggest import close_matches
 
 NODE_TYPES = ("single-node", "multi-node")
-
-
-class EvalMode(Flag):
-    """How evals are marked. ONLY and ALL combine (``--evals-only --all-evals``)."""
-
-    DEFAULT = 0  # throughput rows; the default eval policy marks some of them run-eval
-    NONE = 1  # --no-evals: throughput rows, none marked
-    ONLY = 2  # --evals-only: only the default-selected eval rows (agentic included)
-    ALL = 4  # --all-evals: every 8k1k / agentic point as an eval row
-
-    def check(self) -> None:
-        if EvalMode.NONE in self and (EvalMode.ALL in self or EvalMode.ONLY in self):
-            other = "--all-evals" if EvalMode.ALL in self else "--evals-only"
-            raise UsageError(f"{other} cannot be combined with --no-evals", "Choose one eval mode.")
-
-    @property
-    def evals_only(self) -> bool:
-        return bool(self & (EvalMode.ONLY | EvalMode.ALL))
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ class PlannedEvals:
         mode = Mode.from_json(document["mode"]) if isinstance(document, dict) and isinstance(document.get("mode"), dict) else Mode()
         points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
                        for rows in buckets.values() for row in rows if PointEval.of_point(row).runs)
-        return cls(str(path), mode.evals_only or mode.all_evals, points)
+        return cls(str(path), mode.evals.evals_only, points)
 
 
 def _missing(evals: EvalCollection, planned: PlannedEvals, results_file: str) -> list[Diagnostic]:

@@ -197,9 +197,9 @@ def test_row69_all_evals_entry_plans_only_all_evals(corpus_set):
 
 
 @pytest.mark.parametrize("options, modes", [
-    ({"evals_only": True}, [EvalMode.ONLY]),
-    ({"all_evals": True}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
-    ({"evals_only": True, "all_evals": True}, [EvalMode.ONLY | EvalMode.ALL]),
+    ({"evals": EvalMode.ONLY}, [EvalMode.ONLY]),
+    ({"evals": EvalMode.ALL}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
+    ({"evals": EvalMode.ONLY | EvalMode.ALL}, [EvalMode.ONLY | EvalMode.ALL]),
 ])
 def test_row70_run_wide_modifiers(corpus_set, options, modes):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}), **options)
