@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import git
@@ -18,7 +18,8 @@ from ..recipes import RECIPES_DIR
 from . import CHANGELOG
 from .diff import ChangelogDiff, diff_changelog
 from .keys import Resolution, changed_keys, coverage, resolve
-from .policy import canonical_link
+from .plan import PlanOptions
+from .policy import canonical_link, resolve_slug
 
 CONFIG_PATHS = ["configs", RECIPES_DIR]
 MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
@@ -141,7 +142,6 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
     """
-    from .plan import PlanOptions
     from .plan import build_plan as make_plan
 
     head = git.resolve(repo, head_ref)
@@ -198,3 +198,25 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
             report.extend(problems)
             result.plan = plan
     return result
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """`infx changelog validate`: the change base..head of the repository the working folder is in."""
+
+    base_ref: str
+    head_ref: str
+    pr_number: int | None = None  # a PR run (placeholders allowed); None: a push run
+    repo_slug: str | None = None  # whose PR links are canonical (None: changelog.policy.resolve_slug's default)
+    changelog: str | None = None  # as given (None: perf-changelog.yaml); must be inside the repository
+    allow_removal: bool = False
+    plan_options: PlanOptions = field(default_factory=PlanOptions)
+
+
+def validate_changelog(request: GateRequest, cwd: Path | None = None) -> GateResult:
+    """The whole gate for the repository around ``cwd`` (default: the working folder)."""
+    repo = git.toplevel(cwd or Path.cwd())
+    slug, _ = resolve_slug(request.repo_slug, repo)
+    return run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
+                    changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal,
+                    plan_options=request.plan_options)
