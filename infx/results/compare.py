@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import jsonfast
+from ..diagnostics import InfxError
+from ..fsio import atomic_write
 from ..scenarios import scenario_label
 from .collect import Collected, PointVerdict, collect
 from .evals import EvalCollection
 from .metrics import HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
+from .render import results_document
 
 
 def _parallel(prefix: str, row: dict) -> str:
@@ -191,23 +194,34 @@ class BaselineRequest:
     thresholds: Path | None = None  # the score floors the Accuracy section shows (default: as check-evals)
 
 
+@dataclass(frozen=True)
+class CompareRequest:
+    """`infx results compare`: the sweep's results, its baseline, the regression threshold and where
+    to save the baseline rows used (None: not saved)."""
+
+    head: tuple[Path, ...]
+    baseline: BaselineRequest = field(default_factory=BaselineRequest)
+    threshold: float = 0.05
+    save_baseline: Path | None = None
+
+
 class Compared(NamedTuple):
     comparison: Comparison
     baseline_rows: list[dict]
     baseline_evals: list  # EvalRow
 
 
-def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) -> Compared:
+def compare_sweep(compare: CompareRequest) -> Compared:
     """`infx results compare`: the head's results against the baseline, and the baseline rows and
     eval rows used. The sweep's eval rows become the comparison's Accuracy section (accuracy.py).
 
     A baseline that cannot be looked up (GitHub unreachable, a 5xx, a refused token) is a notice
     in the comparison ("no baseline: …"), never a failure: the sweep's results are still compared
     (every row new), written and uploaded, so the sweep can become a later baseline. Floors that
-    cannot be read are a notice too (the gate, check-evals, fails on them)."""
-    from ..diagnostics import InfxError
-
-    loaded = load_results(head)
+    cannot be read are a notice too (the gate, check-evals, fails on them). With ``save_baseline``
+    the baseline rows and eval rows used are written there as a results file (for `plot --baseline`)."""
+    request = compare.baseline
+    loaded = load_results(list(compare.head))
     notices = list(loaded.notices)
     head_evals = loaded.results.evals
     if request.paths:
@@ -228,7 +242,7 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
             first = exc.diagnostics[0].message if exc.diagnostics else str(exc)
             base_rows, base_evals, source = [], [], {"kind": "none"}
             notices.append(f"no baseline: {first}")
-    comparison = compare_to_baseline(base_rows, loaded.results, threshold, source, notices)
+    comparison = compare_to_baseline(base_rows, loaded.results, compare.threshold, source, notices)
     if head_evals.sets:
         from .accuracy import accuracy_section
         from .evalgate import repository_floors
@@ -236,4 +250,7 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
         floors, problems = repository_floors(request.thresholds)
         comparison.notices += problems
         comparison.accuracy = accuracy_section(head_evals, base_evals, floors)
+    if compare.save_baseline is not None:
+        evals = EvalCollection.from_json({"rows": [row.to_json() for row in base_evals], "sets": []})
+        atomic_write(compare.save_baseline, results_document(base_rows, [], comparison.baseline, evals))
     return Compared(comparison, base_rows, list(base_evals))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..fsio import atomic_write, replacing
 from ..scenarios import scenario_label
-from .compare import metric_value
+from .compare import load_results, metric_value
 
 X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
 MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart
@@ -157,6 +157,29 @@ def plot(baseline: list[dict], head: list[dict], output: Path) -> list[Chart]:
     blocks = [mermaid(chart) for chart in charts]
     atomic_write(output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n")
     return charts
+
+
+@dataclass(frozen=True)
+class PlotRequest:
+    """`infx results plot`: the sweep's results, the baseline's (drawn on the same charts) and the output folder."""
+
+    results: tuple[Path, ...]
+    output: Path
+    baseline: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plotted:
+    charts: list[Chart]
+    notices: tuple[str, ...]  # a row of the inputs left out, and why
+
+
+def plot_results(request: PlotRequest) -> Plotted:
+    """Read the results files (or artifact folders) and draw their charts into the output folder."""
+    head = load_results(list(request.results))
+    base = load_results(list(request.baseline)) if request.baseline else None
+    charts = plot(base.results.rows if base else [], head.results.rows, request.output)
+    return Plotted(charts, head.notices + (base.notices if base else ()))
 
 
 def read_chart_blocks(path: Path) -> list[str]:
