@@ -14,6 +14,7 @@ from ..matrix import bucketize
 from ..matrix.render import render_json, render_table
 from ..matrix.request import MatrixRequest, expand_matrix
 from ..matrix.selection import Selection
+from ..scenarios import SCENARIO_TYPES, SEQ_NAMES
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
 from .common import OUTPUT_FILE
 from .options import format_option
@@ -40,8 +41,8 @@ def _many(flag: str, help_text: str):
 @_many("--precision", "Keep entries with this precision.")
 @_many("--runner-type", "Keep entries with this runner label (must exist in runners.yaml).")
 @click.option("--runner-node-filter", help="Send each point to every runner node of its label whose name contains this text.")
-@_many("--seq-lens", "Fixed-seq-len sequences: 1k1k, 8k1k or <isl>_<osl>.")
-@_many("--scenario-type", "fixed-seq-len or agentic-coding.")
+@_many("--seq-lens", f"Fixed-seq-len sequences: {', '.join(SEQ_NAMES.values())} or <isl>_<osl>.")
+@_many("--scenario-type", f"{' or '.join(SCENARIO_TYPES)}.")
 @click.option("--single-node", is_flag=True, help="Only single-node points (with --multi-node: both).")
 @click.option("--multi-node", is_flag=True, help="Only multinode points (with --single-node: both).")
 @click.option("--min-conc", type=int, help="Drop concurrencies below this.")

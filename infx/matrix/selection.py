@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
 from ..keyglob import matching_keys
-from ..scenarios import SCENARIO_TYPES, parse_seq_name
+from ..scenarios import SCENARIO_TYPES, SEQ_NAMES, parse_seq_name
 from ..suggest import close_matches
 
 NODE_TYPES = ("single-node", "multi-node")
@@ -57,7 +57,7 @@ class Selection:
         for value in self.seq_lens:
             if parse_seq_name(value) is None:
                 raise UsageError(f"--seq-lens {value!r} is not a sequence name",
-                                 "Use 1k1k, 8k1k or <isl>_<osl>, e.g. 2048_1024.")
+                                 f"Use {', '.join(SEQ_NAMES.values())} or <isl>_<osl>, e.g. 2048_1024.")
         for value in self.scenario_types:
             if value not in SCENARIO_TYPES:
                 raise UsageError(f"--scenario-type {value!r} is unknown", f"Use one of: {', '.join(SCENARIO_TYPES)}.")
