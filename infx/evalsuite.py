@@ -1,4 +1,4 @@
-"""Accuracy evals: the suite a repository runs, the protocol a row records, and a point's eval choice.
+"""Accuracy evals: the suite a repository runs, the protocol a row records, a run's and a point's eval choice.
 
 ``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the
 harness (lm-eval, its version, the model adapter, the chat template) and the task files; the
@@ -6,6 +6,9 @@ harness files beside it are fixed (:data:`ENTRY_POINT`, :data:`RUNNER`); each ta
 shots, output budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`,
 whose :meth:`EvalSuite.protocol` is the one ``eval-protocol`` a matrix row and a launch record
 carry (with every file's SHA-256, so an edited task file changes the point's result key).
+
+:class:`EvalMode` is the one type of a run's eval choice: which evals the matrix, a changelog entry,
+a PR's labels and the sweep plan ask for (their flags, fields and labels are read into it).
 
 :class:`PointEval` is the one reading of a row's eval fields (``run-eval``, ``eval-only``,
 ``eval-conc``, ``eval-all-concs`` and an ``EVAL_ONLY=true`` setting): whether the point runs an
@@ -17,13 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, Flag
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, cast
 
 from . import shapes
-from .diagnostics import Diagnostic, error
+from .diagnostics import Diagnostic, UsageError, error
 from .diskcache import read_cached, write_cached
 from .fsio import is_file, read_bytes
 from .points import concurrencies
@@ -41,6 +44,38 @@ SUITE_FILE = f"{EVALS_DIR}/suite.yaml"
 ENTRY_POINT, RUNNER = "benchmark_lib.sh", "run_lm_eval.py"
 MAX_FILE_BYTES = 1024 * 1024  # every suite file is a few KB; anything larger is refused, never read whole
 PROTOCOL_FIELD = "eval-protocol"  # the row and launch-record field
+
+
+class EvalMode(Flag):
+    """Which evals a run asks for. ONLY and ALL combine (``--evals-only --all-evals``).
+
+    The matrix builds rows of one mode (docs/matrix.md); a plan builds its throughput rows with NONE
+    and its eval rows with ONLY (ONLY | ALL when an entry or a label asks for every eval point).
+    """
+
+    DEFAULT = 0  # throughput rows; the default eval policy marks some of them run-eval
+    NONE = 1  # --no-evals, an entry's no-evals: throughput rows, none marked
+    ONLY = 2  # --evals-only, the evals-only field and label: only the default-selected eval rows (agentic included)
+    ALL = 4  # --all-evals, the all-evals field and label: every 8k1k / agentic point as an eval row
+
+    @classmethod
+    def of(cls, *, no_evals: bool = False, evals_only: bool = False, all_evals: bool = False) -> EvalMode:
+        """The mode the three spellings (matrix flags, changelog entry fields, PR labels) ask for."""
+        mode = cls.DEFAULT
+        for flag, asked in ((cls.NONE, no_evals), (cls.ONLY, evals_only), (cls.ALL, all_evals)):
+            if asked:
+                mode |= flag
+        return mode
+
+    def check(self) -> None:
+        if EvalMode.NONE in self and (EvalMode.ALL in self or EvalMode.ONLY in self):
+            other = "--all-evals" if EvalMode.ALL in self else "--evals-only"
+            raise UsageError(f"{other} cannot be combined with --no-evals", "Choose one eval mode.")
+
+    @property
+    def evals_only(self) -> bool:
+        """Only eval rows (ONLY or ALL): the matrix's reading, and what makes the accuracy gate require evals."""
+        return bool(self & (EvalMode.ONLY | EvalMode.ALL))
 
 
 class EvalKind(str, Enum):

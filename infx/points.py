@@ -16,8 +16,10 @@ from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSON_TYPES, JSONProblem, parse
 from .schema import load_schema
+from .workers import point_gpus
 
 MAX_POINT_BYTES = 1024 * 1024  # a matrix row is about 1 KB
+DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run (agentic rows carry their duration)
 POINT_HINT = "A point is one matrix row as a JSON object (`infx matrix --format json` prints them)."
 
 
@@ -25,6 +27,17 @@ def concurrencies(row: dict) -> list:
     """The concurrencies a row runs, as a new list: a multinode row lists them, a single-node row has one."""
     conc = row.get("conc")
     return list(conc) if isinstance(conc, list) else [conc]
+
+
+def benchmark_hours(row: dict) -> float:
+    """A point's benchmark time in hours: its duration (DEFAULT_POINT_SECONDS for fixed-seq-len) per concurrency run."""
+    return (row.get("duration") or DEFAULT_POINT_SECONDS) * len(concurrencies(row)) / 3600
+
+
+def gpu_hours(row: dict) -> float:
+    """The one GPU-hours estimate of a point (the plan's summary and comment, reuse's savings, the canary):
+    the GPUs it occupies times its benchmark time."""
+    return point_gpus(row) * benchmark_hours(row)
 
 
 def point_id(row: dict) -> str:

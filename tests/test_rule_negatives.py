@@ -34,7 +34,7 @@ def test_a_nul_byte_in_the_changelog_is_changelog_nul():
 
 
 def test_a_changelog_that_is_a_mapping_is_changelog_not_list():
-    change = diff.compare(b"", b"config-keys: [a]\n", file="perf-changelog.yaml", slug=SLUG, pr_number=1)
+    change = diff.diff_changelog(b"", b"config-keys: [a]\n", file="perf-changelog.yaml", slug=SLUG, pr_number=1)
     assert "changelog-not-list" in _rules(change.diagnostics)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, error, warning
 from ..matrix import topology_fingerprint
 from ..points import concurrencies
-from .entry import SCENARIO_TYPES, Entry
+from ..scenarios import SCENARIO_TYPES, is_agentic
+from .entry import Entry
 
 SCOPE_HINT = ("An append-only change may only add points inside the scenarios its entries name; "
               "drop `append-only` (or add a regular entry for the rest) to sweep the other changes.")
@@ -30,7 +31,7 @@ def curve(row: dict) -> tuple:
     prefill/decode split at new concurrencies extends the same curve. Agentic points have no
     sequence and their curve ignores spec-decoding.
     """
-    agentic = row.get("scenario-type") == "agentic-coding"
+    agentic = is_agentic(row)
     prefill, decode = row.get("prefill") or {}, row.get("decode") or {}
     return (
         row.get("model"), row.get("model-prefix"), row.get("precision"), row.get("framework"), row.get("runner"),

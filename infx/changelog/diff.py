@@ -40,7 +40,7 @@ class Revision:
 
 
 @dataclass
-class Change:
+class ChangelogDiff:
     mode: str  # "pr" or "push"
     base_count: int = 0  # entries at the base; an added index at or below it landed mid-file
     added: list[Entry] = field(default_factory=list)  # valid added entries, in file order
@@ -102,10 +102,10 @@ def _entry_text(rev: Revision, index: int) -> list[str]:
     return lines
 
 
-def compare(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr_number: int | None = None,
-            allow_removal: bool = False) -> Change:
+def diff_changelog(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr_number: int | None = None,
+                   allow_removal: bool = False) -> ChangelogDiff:
     """Judge ``head_raw`` against ``base_raw`` (the merge-base on a PR run, the parent on a push run)."""
-    change = Change("pr" if pr_number is not None else "push")
+    change = ChangelogDiff("pr" if pr_number is not None else "push")
     problems = change.diagnostics
     head, decode_problems = contract.decode(head_raw, file)
     base, base_problems = contract.decode(base_raw or b"", f"{file} (base)")
@@ -178,7 +178,7 @@ def compare(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr
     return change
 
 
-def _align(base: Revision, head: Revision, change: Change, file: str):
+def _align(base: Revision, head: Revision, change: ChangelogDiff, file: str):
     """Match entries by identity: (equal pairs, added head indexes, removed base indexes)."""
     base_ids = [_identity(item) for item in base.items]
     head_ids = [_identity(item) for item in head.items]
@@ -201,7 +201,7 @@ def _align(base: Revision, head: Revision, change: Change, file: str):
     return pairs, sorted(added), sorted(removed)
 
 
-def _report_edit(base: Revision, head: Revision, i: int, j: int, change: Change, file: str) -> None:
+def _report_edit(base: Revision, head: Revision, i: int, j: int, change: ChangelogDiff, file: str) -> None:
     old, new = _entry_text(base, i), _entry_text(head, j)
     line = head.lines[j]
     shown = ""
@@ -215,7 +215,7 @@ def _report_edit(base: Revision, head: Revision, i: int, j: int, change: Change,
         "Restore the entry as it is on the base branch and describe the new change in a new entry at the end of the file."))
 
 
-def _check_history(base_text, head_text, base: Revision, head: Revision, pairs, added, removed, change: Change,
+def _check_history(base_text, head_text, base: Revision, head: Revision, pairs, added, removed, change: ChangelogDiff,
                    file: str, slug: str, allow_removal: bool) -> None:
     problems = change.diagnostics
     for i, j in pairs:

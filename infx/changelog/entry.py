@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..diagnostics import Diagnostic, error, warning
+from ..evalsuite import EvalMode
 from ..fsio import atomic_write
+from ..scenarios import SCENARIO_TYPES
 from ..schema import KEYWORDS, OTHER_KEYWORD, dotted, schema_errors
 
-SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "changelog-entry.schema.json"
 
 # Spellings a YAML author may use for a boolean (the reference's lax parsing accepted them);
@@ -51,6 +52,11 @@ class Entry:
     scenario_types: tuple[str, ...] = SCENARIO_TYPES
     key_positions: list[tuple[int, int]] = field(default_factory=list, repr=False)  # (line, column) per config key
     data: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def evals(self) -> EvalMode:
+        """The eval choice the entry's evals-only / all-evals / no-evals fields make."""
+        return EvalMode.of(no_evals=self.no_evals, evals_only=self.evals_only, all_evals=self.all_evals)
 
     def metadata(self) -> dict:
         """The entry as the plan's changelog_metadata lists it (defaults written out)."""

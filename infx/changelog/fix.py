@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..diagnostics import Diagnostic
+from .. import git
+from ..diagnostics import Diagnostic, UsageError
 from ..fsio import atomic_write, read_bytes
-from . import contract, policy
-from .diff import compare
+from . import changelog_path, contract, policy
+from .diff import diff_changelog
 
 PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
 
@@ -27,6 +28,7 @@ class FixResult:
     changes: list[str] = field(default_factory=list)  # what was repaired, for the user
     diagnostics: list[Diagnostic] = field(default_factory=list)
     written: bool = False  # whether the file was rewritten (only a result that passes the gate is)
+    file: str = ""  # the changelog's path in the repository (fix_changelog sets it)
 
 
 def _unquote(value: str) -> str:
@@ -108,7 +110,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     result = repair(base, current, pr_number, slug, name)
     if result.text is None:
         return result
-    remaining = compare(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
+    remaining = diff_changelog(base_raw, result.text.encode(), file=name, slug=slug, pr_number=pr_number)
     result.diagnostics += [d for d in remaining.diagnostics if d.rule != "changelog-unchanged"]
     if result.text != current and not any(d.is_error for d in result.diagnostics):
         atomic_write(path, result.text)
@@ -116,3 +118,39 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     return result
 
 
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """`infx changelog fix`: repair the working tree's changelog for PR ``pr_number`` against its merge-base."""
+
+    pr_number: int
+    base_ref: str | None = None  # the base branch (None: origin/main, else main)
+    repo_slug: str | None = None  # whose PR links are canonical (None: changelog.policy.resolve_slug's default)
+    changelog: str | None = None  # as given (None: perf-changelog.yaml); must be inside the repository
+
+
+def fix_changelog(request: FixRequest, cwd: Path | None = None) -> FixResult:
+    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder), against
+    the merge-base of HEAD and the base branch."""
+    repo = git.toplevel(cwd or Path.cwd())
+    slug, _ = policy.resolve_slug(request.repo_slug, repo)
+    name = changelog_path(repo, request.changelog)
+    base_ref = request.base_ref
+    if base_ref is None:
+        base_ref = next((r for r in ("origin/main", "main") if _exists(repo, r)), "origin/main")
+    base = git.merge_base(repo, git.resolve(repo, base_ref), git.resolve(repo, "HEAD"))
+    path = repo / name
+    if not path.is_file():
+        raise UsageError(f"{name} does not exist in the working tree")
+    result = fix_file(path, git.read_file(repo, base, name) or b"", name, request.pr_number, slug, base_label=f"{name}@{base[:12]}")
+    result.file = name
+    return result
+
+
+def _exists(repo: Path, ref: str) -> bool:
+    try:
+        git.resolve(repo, ref)
+        return True
+    except git.GitError:
+        return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import git
@@ -18,10 +18,10 @@ from ..recipes import RECIPES_DIR
 from ..sweepplan import ChangelogMetadata, SweepPlan
 from . import CHANGELOG
 from . import changelog_path as changelog_path  # its home is infx/changelog; imported from here by commands/
-from .diff import Change, compare
+from .diff import ChangelogDiff, diff_changelog
 from .keys import Resolution, changed_keys, coverage, resolve
 from .plan import PlanOptions, plan_sweep
-from .policy import canonical_link
+from .policy import canonical_link, resolve_slug
 
 CONFIG_PATHS = ["configs", RECIPES_DIR]
 MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
@@ -30,7 +30,7 @@ MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
 @dataclass
 class GateResult:
     report: Report
-    change: Change | None = None
+    change: ChangelogDiff | None = None
     resolution: Resolution | None = None
     plan: SweepPlan | None = None
     base_commit: str = ""
@@ -141,7 +141,7 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
     if head_raw is None:
         raise UsageError(f"{changelog} does not exist at {head_ref}", "Pass --changelog with the changelog's path.")
     base_raw = git.read_file(repo, base, changelog)
-    change = compare(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
+    change = diff_changelog(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
     result.change = change
     report.extend(change.diagnostics)
 
@@ -185,3 +185,25 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
             report.extend(problems)
             result.plan = plan
     return result
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """`infx changelog validate`: the change base..head of the repository the working folder is in."""
+
+    base_ref: str
+    head_ref: str
+    pr_number: int | None = None  # a PR run (placeholders allowed); None: a push run
+    repo_slug: str | None = None  # whose PR links are canonical (None: changelog.policy.resolve_slug's default)
+    changelog: str | None = None  # as given (None: perf-changelog.yaml); must be inside the repository
+    allow_removal: bool = False
+    plan_options: PlanOptions = field(default_factory=PlanOptions)
+
+
+def validate_changelog(request: GateRequest, cwd: Path | None = None) -> GateResult:
+    """The whole gate for the repository around ``cwd`` (default: the working folder)."""
+    repo = git.toplevel(cwd or Path.cwd())
+    slug, _ = resolve_slug(request.repo_slug, repo)
+    return run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
+                    changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal,
+                    plan_options=request.plan_options)

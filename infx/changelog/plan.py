@@ -13,10 +13,11 @@ from dataclasses import dataclass, replace
 from .. import matrix
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
-from ..matrix.derive import AGENTIC, AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
-from ..points import point_id
+from ..evalsuite import EvalMode
+from ..matrix.derive import AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
+from ..points import gpu_hours, point_id
+from ..scenarios import AGENTIC
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
-from ..workflows.actions import row_gpu_hours
 from ..workflows.labels import Mode
 from . import appendonly
 from .entry import Entry
@@ -27,8 +28,7 @@ from .keys import Resolution
 class PlanOptions:
     """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 
-    evals_only: bool = False
-    all_evals: bool = False
+    evals: EvalMode = EvalMode.DEFAULT  # ONLY: no throughput rows; ALL: every eval point
     trim_conc: bool = False  # the `sweep-enabled` label: one (the lowest) concurrency per point
 
 
@@ -54,11 +54,10 @@ def trim_conc(rows: list[dict]) -> list[dict]:
     return [row for index, row in enumerate(out) if isinstance(row.get("conc"), list) or index in survivors]
 
 
-def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: str) -> list[dict]:
-    """Matrix rows of ``keys`` restricted to ``scenarios``; evals: none | only | all."""
-    mode = {"none": matrix.EvalMode.NONE, "only": matrix.EvalMode.ONLY, "all": matrix.EvalMode.ONLY | matrix.EvalMode.ALL}[evals]
+def _rows(config_set: ConfigSet, keys: list[str], scenarios: tuple[str, ...], evals: EvalMode) -> list[dict]:
+    """Matrix rows of ``keys`` restricted to ``scenarios``, in the eval mode ``evals``."""
     selection = matrix.Selection(config_keys=tuple(keys), scenario_types=tuple(scenarios))
-    return matrix.build_matrix(config_set, selection=selection, evals=mode, notices=[])
+    return matrix.build_matrix(config_set, selection=selection, evals=evals, notices=[])
 
 
 def _group_by_scenarios(keys: list[str], scenarios: tuple[str, ...], seen: dict[str, set]) -> dict[tuple, list[str]]:
@@ -107,26 +106,26 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             problems += appendonly.scope(base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry,
                                          file, unnamed_checked)
     # all-evals entries first: their broader eval selection wins when keys overlap.
-    for entry in sorted(entries, key=lambda e: not e.all_evals):
+    for entry in sorted(entries, key=lambda e: EvalMode.ALL not in e.evals):
         keys = resolution.per_entry.get(entry.index, [])
         if not keys:
             continue
-        expand_all = options.all_evals or entry.all_evals
+        eval_rows = EvalMode.ONLY | EvalMode.ALL if EvalMode.ALL in options.evals | entry.evals else EvalMode.ONLY
         if entry.append_only:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                head_rows = _rows(config_set, group, scenarios, "none")
+                head_rows = _rows(config_set, group, scenarios, EvalMode.NONE)
                 present = [k for k in group if base_set is not None and k in base_set.entries]
-                base_rows = _rows(base_set, present, scenarios, "none") if present and base_set is not None else []
+                base_rows = _rows(base_set, present, scenarios, EvalMode.NONE) if present and base_set is not None else []
                 delta, delta_problems = appendonly.delta(base_rows, head_rows, entry, file)
                 bench += delta
                 problems += delta_problems
             continue
-        if not (options.evals_only or entry.evals_only or entry.all_evals):
+        if EvalMode.ONLY not in options.evals and not entry.evals.evals_only:  # an all-evals entry runs evals only
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
-                bench += _rows(config_set, group, scenarios, "none")
-        if not entry.no_evals:
+                bench += _rows(config_set, group, scenarios, EvalMode.NONE)
+        if EvalMode.NONE not in entry.evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
-                evals += _min_prefill_ep(_rows(config_set, group, scenarios, "all" if expand_all else "only"),
+                evals += _min_prefill_ep(_rows(config_set, group, scenarios, eval_rows),
                                          entry.eval_min_prefill_ep)
     return (trim_conc(bench) if options.trim_conc else bench) + evals, problems
 
@@ -176,7 +175,7 @@ def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
     candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
-    return min(candidates, key=lambda item: row_gpu_hours(item[1])) if candidates else None
+    return min(candidates, key=lambda item: gpu_hours(item[1])) if candidates else None
 
 
 def apply_mode(plan: SweepPlan, mode: Mode) -> SweepPlan:

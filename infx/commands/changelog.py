@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ..diagnostics import Report, render, render_json
+from ..changelog.fix import FixRequest, fix_changelog
+from ..changelog.gate import GateRequest, validate_changelog
+from ..changelog.plan import PlanOptions
+from ..diagnostics import Report, UsageError, render, render_json
+from ..evalsuite import EvalMode
 from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 PR_LINKS = " whose PR links are canonical"
@@ -44,15 +47,8 @@ def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
 @format_option()
 def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt) -> None:
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
-    from ..changelog.gate import changelog_path, run_gate
-    from ..changelog.plan import PlanOptions
-    from ..changelog.policy import resolve_slug
-    from ..git import toplevel
-
-    repo = toplevel(Path.cwd())
-    slug, _ = resolve_slug(repo_slug, repo)
-    result = run_gate(repo, base_ref, head_ref, slug=slug, pr_number=pr_number, changelog=changelog_path(repo, changelog_file),
-                      allow_removal=allow_removal, plan_options=PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc))
+    options = PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc)
+    result = validate_changelog(GateRequest(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, options))
     change = result.change
     summary: dict[str, Any] = {
         "mode": change.mode if change else None,
@@ -77,24 +73,10 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
 @format_option()
 def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""
-    from .. import git
-    from ..changelog.fix import fix_file
-    from ..changelog.gate import changelog_path
-    from ..changelog.policy import resolve_slug
-    from ..diagnostics import UsageError
-
     if pr_number is None:
         raise UsageError("--pr-number is required: fix writes the canonical link of that PR", "Pass --pr-number N.")
-    repo = git.toplevel(Path.cwd())
-    slug, _ = resolve_slug(repo_slug, repo)
-    name = changelog_path(repo, changelog_file)
-    if base_ref is None:
-        base_ref = next((r for r in ("origin/main", "main") if _exists(repo, r)), "origin/main")
-    base = git.merge_base(repo, git.resolve(repo, base_ref), git.resolve(repo, "HEAD"))
-    path = repo / name
-    if not path.is_file():
-        raise UsageError(f"{name} does not exist in the working tree")
-    result = fix_file(path, git.read_file(repo, base, name) or b"", name, pr_number, slug, base_label=f"{name}@{base[:12]}")
+    result = fix_changelog(FixRequest(pr_number, base_ref, repo_slug, changelog_file))
+    name = result.file
     report = Report(result.diagnostics)
     for line in result.changes:
         click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
@@ -102,13 +84,3 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
         click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (below)", err=True)
     _emit(report, fmt, {"changes": result.changes, "written": result.written},
           f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix")
-
-
-def _exists(repo: Path, ref: str) -> bool:
-    from .. import git
-
-    try:
-        git.resolve(repo, ref)
-        return True
-    except git.GitError:
-        return False

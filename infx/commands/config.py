@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..config import existing_paths, load_config_set
+from ..config import ValidateRequest, validate_configs
 from .common import finish
 from .options import format_option
 
@@ -23,6 +23,5 @@ def config() -> None:
 @format_option()
 def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
-    paths = existing_paths(list(files) or None, runners_path, components_path)
-    _, report = load_config_set(paths=paths)
+    report = validate_configs(ValidateRequest(files, runners_path, components_path))
     finish(report, fmt, success_message="configs are valid")

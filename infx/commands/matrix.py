@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import Diagnostic, InfxError, Severity, UsageError, render
+from ..diagnostics import InfxError, UsageError, render
+from ..evalsuite import EvalMode
+from ..fsio import atomic_write
+from ..matrix import bucketize
+from ..matrix.render import render_json, render_table
+from ..matrix.request import MatrixRequest, expand_matrix
+from ..matrix.selection import Selection
+from ..scenarios import SCENARIO_TYPES, SEQ_NAMES
+from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
 from .common import OUTPUT_FILE
 from .options import format_option
 
@@ -33,8 +41,8 @@ def _many(flag: str, help_text: str):
 @_many("--precision", "Keep entries with this precision.")
 @_many("--runner-type", "Keep entries with this runner label (must exist in runners.yaml).")
 @click.option("--runner-node-filter", help="Send each point to every runner node of its label whose name contains this text.")
-@_many("--seq-lens", "Fixed-seq-len sequences: 1k1k, 8k1k or <isl>_<osl>.")
-@_many("--scenario-type", "fixed-seq-len or agentic-coding.")
+@_many("--seq-lens", f"Fixed-seq-len sequences: {', '.join(SEQ_NAMES.values())} or <isl>_<osl>.")
+@_many("--scenario-type", f"{' or '.join(SCENARIO_TYPES)}.")
 @click.option("--single-node", is_flag=True, help="Only single-node points (with --multi-node: both).")
 @click.option("--multi-node", is_flag=True, help="Only multinode points (with --single-node: both).")
 @click.option("--min-conc", type=int, help="Drop concurrencies below this.")
@@ -53,13 +61,6 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
            runner_node_filter, seq_lens, scenario_type, single_node, multi_node, min_conc, max_conc, max_tp, max_ep,
            step_size, no_evals, evals_only, all_evals, fmt, output, shard_dir) -> None:
     """Expand the master configs into sweep points, one GitHub job each."""
-    from ..config import existing_paths, load_config_set
-    from ..matrix import EvalMode, Selection, bucketize, build_matrix
-
-    mode = EvalMode.DEFAULT
-    for flag, value in ((no_evals, EvalMode.NONE), (evals_only, EvalMode.ONLY), (all_evals, EvalMode.ALL)):
-        if flag:
-            mode |= value
     selection = Selection(
         config_keys=_values(config_key), model_prefixes=_values(model_prefix), frameworks=_values(framework),
         precisions=_values(precision), runner_types=_values(runner_type), runner_node_filter=runner_node_filter,
@@ -67,40 +68,31 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
         node_types=tuple(name for flag, name in ((single_node, "single-node"), (multi_node, "multi-node")) if flag),
         min_conc=min_conc, max_conc=max_conc, max_tp=max_tp, max_ep=max_ep, step_size=step_size,
     )
+    request = MatrixRequest(configs, runners_path, components_path, selection,
+                            EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals))
     # Flags are checked before any file is read: a usage error must not wait on YAML.
-    mode.check()
-    selection.check()
+    request.check()
     github_paths = _github_paths(output, shard_dir) if fmt == "github" else None
-
-    paths = existing_paths(list(configs) or None, runners_path, components_path)
     try:
-        config_set, report = load_config_set(paths=paths, warnings=False)  # shown only with an error, then all of them
-        if config_set is None:  # the config diagnostics; never a matrix from invalid data
-            raise InfxError(report.sorted())
-        notices: list[str] = []
-        rows = build_matrix(config_set, selection=selection, evals=mode, notices=notices)
+        matrix = expand_matrix(request)
+    except UsageError:
+        raise
     except InfxError as exc:
         if fmt == "github":  # annotations on the PR as well as the log
             click.echo(render(exc.diagnostics, "github", False))
         raise
-    notes = [d for d in report.diagnostics if d.severity is Severity.NOTICE]  # e.g. the shipped component policy
-    notes += [Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices]
-    if notes:
-        click.echo(render(notes, "github" if fmt == "github" else "text", True), err=fmt != "github")
+    if matrix.notices:
+        click.echo(render(matrix.notices, "github" if fmt == "github" else "text", True), err=fmt != "github")
 
-    buckets = bucketize(rows)
+    buckets = bucketize(matrix.rows)
     try:
         if fmt == "github":
             assert github_paths is not None  # found above for the github format
             _write_github(buckets, *github_paths)
-            click.echo(f"infx matrix: {len(rows)} points", err=True)
+            click.echo(f"infx matrix: {len(matrix.rows)} points", err=True)
             return
-        from ..matrix.render import render_json, render_table
-
-        text = render_json(rows) if fmt == "json" else render_table(buckets)
+        text = render_json(matrix.rows) if fmt == "json" else render_table(buckets)
         if output:
-            from ..fsio import atomic_write
-
             atomic_write(output, text)
         else:
             click.echo(text, nl=False)
@@ -109,8 +101,6 @@ def matrix(configs, runners_path, components_path, config_key, model_prefix, fra
 
 
 def _write_github(buckets: dict, outputs_path: Path, shard_dir: Path) -> None:
-    from ..workflows.actions import write_sharded_outputs, write_step_summary
-
     shards = write_sharded_outputs(buckets, outputs_path, shard_dir)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
@@ -124,5 +114,5 @@ def _github_paths(output: Path | None, shard_dir: Path | None) -> tuple[Path, Pa
     if shard_dir is None:
         if not os.environ.get("RUNNER_TEMP"):
             raise UsageError("--format github needs --shard-dir or $RUNNER_TEMP", "Pass --shard-dir DIR.")
-        shard_dir = Path(os.environ["RUNNER_TEMP"]) / "infx-shards"
+        shard_dir = Path(os.environ["RUNNER_TEMP"]) / SHARD_DIR
     return outputs_path, shard_dir

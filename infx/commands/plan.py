@@ -11,6 +11,7 @@ import click
 from ..changelog.plan import PlanOptions
 from ..changelog.worktree import plan_table
 from ..diagnostics import UsageError, render
+from ..evalsuite import EvalMode
 from ..fsio import atomic_write
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
@@ -62,7 +63,7 @@ def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal
         raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
     names = tuple(labels) + tuple(json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ())
     request = SweepRequest(event, base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal,
-                           PlanOptions(evals_only=evals_only, all_evals=all_evals, trim_conc=trim_conc), names, rows_path,
+                           PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc), names, rows_path,
                            reuse_github, reuse_dir, no_reuse, hosted)
     shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
 

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from ..diagnostics import UsageError, render_text
+from ..changelog.policy import resolve_slug
+from ..diagnostics import render_text
+from ..fsio import atomic_write
+from ..results.collect import CollectRequest, collect_artifacts
+from ..results.compare import BaselineRequest, CompareRequest, compare_sweep
+from ..results.evalgate import CheckEvalsRequest, gate
+from ..results.plot import PlotRequest, plot_results
+from ..results.render import results_json, rows_csv, rows_table
+from ..workflows.report import comparison_markdown
+from ..workflows.sweepruns import results_inputs
 from .common import OUTPUT_FILE
 from .options import format_option, repo_option
 
@@ -18,8 +28,6 @@ def results() -> None:
 
 
 def _write(output: Path | None, text: str) -> None:
-    from ..fsio import atomic_write
-
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
@@ -35,13 +43,7 @@ def _write(output: Path | None, text: str) -> None:
 def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, exit_zero: bool) -> None:
     """Read each point's artifact folder (or a folder of them) into result rows; exit 1 naming
     every invalid or failed point and why."""
-    from ..results.collect import collect
-    from ..results.render import results_json, rows_csv, rows_table
-
-    missing = [str(p) for p in artifacts if not p.exists()]
-    if missing:
-        raise UsageError(f"no such folder: {', '.join(missing)}", "Pass the folders run-point.yml uploads (point-<id>/).")
-    collected = collect(list(artifacts))
+    collected = collect_artifacts(CollectRequest(artifacts))
     render = {"json": lambda: results_json(collected), "csv": lambda: rows_csv(collected.rows),
               "table": lambda: rows_table(collected.rows)}[fmt]
     _write(output, render())
@@ -85,22 +87,9 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
     """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each;
     the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
-    from ..results.compare import BaselineRequest, compare_sweep
-
-    slug = None
-    if not baseline:
-        from .github import repository_slug
-
-        slug = repository_slug(repo_slug)
-    comparison, base_rows, base_evals = compare_sweep(list(head), BaselineRequest(tuple(baseline), baseline_run, slug, thresholds),
-                                                      threshold)
-    if save_baseline is not None:
-        from ..fsio import atomic_write
-        from ..results.evals import EvalCollection
-        from ..results.render import results_document
-
-        evals = EvalCollection.from_json({"rows": [row.to_json() for row in base_evals], "sets": []})
-        atomic_write(save_baseline, results_document(base_rows, [], comparison.baseline, evals))
+    slug = None if baseline else resolve_slug(repo_slug, Path("."))[0]  # the baseline is looked up on GitHub
+    request = CompareRequest(head, BaselineRequest(baseline, baseline_run, slug, thresholds), threshold, save_baseline)
+    comparison = compare_sweep(request).comparison
     for notice in comparison.notices:
         click.echo(f"notice: {notice}", err=True)
     _write(output, comparison.to_json_text() if fmt == "json" else comparison.to_markdown())
@@ -116,15 +105,10 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
 def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], output: Path) -> None:
     """Per config key and scenario, the Pareto frontier of throughput per GPU against
     interactivity: one PNG each and charts.md with Mermaid xychart blocks."""
-    from ..results.compare import load_results
-    from ..results.plot import plot
-
-    head = load_results(list(results_paths))
-    base = load_results(list(baseline)) if baseline else None
-    for notice in head.notices + (base.notices if base else ()):
+    plotted = plot_results(PlotRequest(results_paths, output, baseline))
+    for notice in plotted.notices:
         click.echo(f"notice: {notice}", err=True)
-    charts = plot(base.results.rows if base else [], head.results.rows, output)
-    click.echo(f"infx results plot: {len(charts)} chart(s) in {output}", err=True)
+    click.echo(f"infx results plot: {len(plotted.charts)} chart(s) in {output}", err=True)
 
 
 @results.command("summary")
@@ -134,9 +118,6 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
 def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
     """The step summary: the comparison table and the charts, within GitHub's summary limit."""
-    from ..workflows.report import comparison_markdown
-    from ..workflows.sweepruns import results_inputs
-
     comparison, charts = results_inputs(comparison_path, charts_path)
     assert comparison is not None  # --comparison is required
     _write(output, comparison_markdown(comparison, charts, run_url=_run_url()))
@@ -144,8 +125,6 @@ def summary_command(comparison_path: Path, charts_path: Path | None, output: Pat
 
 def _run_url() -> str | None:
     """This Actions run's page (its artifact list is where a failed point's logs are), when in one."""
-    import os
-
     server, slug, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
     return f"{server}/{slug}/actions/runs/{run}" if server.startswith("https://") and slug.count("/") == 1 and run.isdigit() else None
 
@@ -161,9 +140,7 @@ def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path 
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
     be at least its floor; exit 1 naming each score below it, each broken eval folder and, for an
     evals-only or all-evals plan, each planned eval point without a score."""
-    from ..results.evalgate import gate
-
-    report = gate(results_json, thresholds, plan=plan)
+    report = gate(CheckEvalsRequest(results_json, thresholds, plan))
     out, err = report.render(fmt)
     if out:
         click.echo(out)

@@ -10,9 +10,12 @@ from .load import (
     DEFAULT_RUNNERS,
     ConfigPaths,
     ConfigSet,
+    ValidateRequest,
     existing_paths,
     load_config_set,
     resolve_paths,
+    validate_configs,
 )
 
-__all__ = ["ConfigSet", "ConfigPaths", "load_config_set", "resolve_paths", "existing_paths", "DEFAULT_MASTER_GLOB", "DEFAULT_RUNNERS", "DEFAULT_COMPONENTS"]
+__all__ = ["ConfigSet", "ConfigPaths", "ValidateRequest", "validate_configs", "load_config_set", "resolve_paths",
+           "existing_paths", "DEFAULT_MASTER_GLOB", "DEFAULT_RUNNERS", "DEFAULT_COMPONENTS"]

@@ -14,8 +14,8 @@ from ..fsio import atomic_write
 from ..yamlio import load_yaml
 from .components import policy_markdown
 from .load import SHIPPED_COMPONENTS
+from .nonmaster import NON_MASTER_FIELDS
 from .rules import RULES
-from .schema import NON_MASTER_FIELDS
 
 REPO = Path(__file__).resolve().parent.parent.parent
 CONFIGS_MD = REPO / "configs" / "CONFIGS.md"

@@ -178,3 +178,19 @@ def load_config_set(
     if not report.ok and not keep_invalid:
         return None, report
     return config_set, report
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """`infx config validate`: the master configs (none: configs/*-master.yaml), runners.yaml and
+    components.yaml (None: their default paths)."""
+
+    masters: tuple[Path, ...] = ()
+    runners: Path | None = None
+    components: Path | None = None
+
+
+def validate_configs(request: ValidateRequest) -> Report:
+    """Every problem of the named files at once, located; a file to read that is missing is a usage error (exit 2)."""
+    paths = existing_paths(list(request.masters) or None, request.runners, request.components)
+    return load_config_set(paths=paths)[1]

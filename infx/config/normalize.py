@@ -10,9 +10,8 @@ kept exactly as written (its decode block included, as the reference emits it).
 
 from __future__ import annotations
 
+from ..scenarios import SCENARIO_TYPES
 from ..workers import aggregated_pair
-
-SCENARIO_KINDS = ("fixed-seq-len", "agentic-coding")
 
 
 def worker_to_pair(search_entry: dict) -> dict:
@@ -33,10 +32,10 @@ def normalize_entry(entry: dict) -> dict:
     if not isinstance(scenarios, dict) or entry.get("multinode") is not True or entry.get("disagg") is True:
         return entry
     rewritten = dict(scenarios)
-    for kind in SCENARIO_KINDS:
+    for kind in SCENARIO_TYPES:
         if isinstance(scenarios.get(kind), list):
             rewritten[kind] = [_normalize_scenario(scenario) for scenario in scenarios[kind]]
-    changed = any(new is not old for kind in SCENARIO_KINDS for new, old in zip(rewritten.get(kind, []), scenarios.get(kind) or []))
+    changed = any(new is not old for kind in SCENARIO_TYPES for new, old in zip(rewritten.get(kind, []), scenarios.get(kind) or []))
     return {**entry, "scenarios": rewritten} if changed else entry
 
 

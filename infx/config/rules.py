@@ -13,11 +13,11 @@ from functools import cached_property
 from typing import NamedTuple
 
 from ..diagnostics import Severity
+from ..scenarios import AGENTIC, FIXED, SCENARIO_TYPES
 from ..schema import dotted
 from ..suggest import close_matches, did_you_mean
 from ..workers import dcp_splits_tp, hardware_unpaired, is_aggregated
 from .components import UNKNOWN_BACKENDS_DEFAULT, is_image_reference, needs_version
-from .normalize import SCENARIO_KINDS
 
 Finding = tuple[tuple, str, str]  # (path inside the entry, message, hint)
 
@@ -66,7 +66,7 @@ class EntryContext:
     def search_entries(self) -> list[SearchEntry]:  # every rule walks them; collected once
         return [
             SearchEntry(kind, scenario, item, path + ("search-space", index))
-            for kind in SCENARIO_KINDS
+            for kind in SCENARIO_TYPES
             for path, scenario in self.scenarios(kind)
             for index, item in enumerate(scenario["search-space"])
         ]
@@ -124,7 +124,7 @@ def runner_unknown(ctx: EntryContext):
 @rule("agentic-cluster-runner", "Agentic configs need a `cluster:<name>` runner, so every point runs on one fleet.")
 def agentic_cluster_runner(ctx: EntryContext):
     runner = ctx.entry["runner"]
-    if ctx.entry["scenarios"].get("agentic-coding") and not runner.startswith("cluster:"):
+    if ctx.entry["scenarios"].get(AGENTIC) and not runner.startswith("cluster:"):
         labelled = f"cluster:{runner}"
         hint = f"Use runner: {labelled}." if labelled in ctx.labels else "Use a `cluster:<name>` label of configs/runners.yaml."
         yield ("runner",), f"runner {runner!r}: agentic-coding configs must use a 'cluster:<name>' runner so every point runs on one exact hardware fleet", hint
@@ -298,7 +298,7 @@ def conc_range_order(ctx: EntryContext):
 
 @rule("require-power-8k1k", "`require-power` only on the isl 8192 / osl 1024 sequence.")
 def require_power_8k1k(ctx: EntryContext):
-    for path, scenario in ctx.scenarios("fixed-seq-len"):
+    for path, scenario in ctx.scenarios(FIXED):
         if scenario.get("require-power") and (scenario["isl"], scenario["osl"]) != (8192, 1024):
             yield path + ("require-power",), f"require-power is only valid on the fixed sequence 8192/1024, not {scenario['isl']}/{scenario['osl']}", \
                 "Remove require-power from this sequence."
@@ -345,7 +345,7 @@ def kv_p2p_transfer_required(ctx: EntryContext):
 @rule("kv-offloading-required", "Single-node agentic entries state `kv-offloading`.")
 def kv_offloading_required(ctx: EntryContext):
     for se in ctx.search_entries:
-        if se.kind == "agentic-coding" and "tp" in se.entry and not ctx.multinode and "kv-offloading" not in se.entry:
+        if se.kind == AGENTIC and "tp" in se.entry and not ctx.multinode and "kv-offloading" not in se.entry:
             yield se.path, f"{se.name}: single-node agentic search entries must specify kv-offloading", "Add `kv-offloading: none` (or dram / nvme)."
 
 
@@ -372,7 +372,7 @@ def kv_offloading_nvme_single_node(ctx: EntryContext):
 
 @rule("dram-utilization-required", "Offloading to dram needs `dram-utilization` on the agentic scenario.")
 def dram_utilization_required(ctx: EntryContext):
-    for path, scenario in ctx.scenarios("agentic-coding"):
+    for path, scenario in ctx.scenarios(AGENTIC):
         if "dram-utilization" in scenario:
             continue
         for index, item in enumerate(scenario["search-space"]):

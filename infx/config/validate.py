@@ -12,9 +12,9 @@ from ..diagnostics import Diagnostic, Severity
 from ..schema import schema_diagnostics
 from ..yamldoc import Document
 from .components import backends, unknown_backends
+from .nonmaster import NON_MASTER_FIELDS
 from .normalize import normalize_entry
 from .rules import RULES, EntryContext, Rule
-from .schema import NON_MASTER_FIELDS
 
 
 def _side_file(doc: Document | None, name: str, diagnostics: list[Diagnostic]) -> bool:

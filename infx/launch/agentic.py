@@ -35,6 +35,7 @@ from pathlib import Path
 from .. import shapes
 from ..diagnostics import Diagnostic, error
 from ..fsio import copy_regular
+from ..scenarios import is_agentic
 
 CONTAINER_WORKSPACE = "/infmax-workspace"  # where srt-slurm mounts $INFMAX_WORKSPACE, at every pinned commit
 DRY_RUN_REPOSITORY = "<repository>"  # the checkout a launch runs in ($GITHUB_WORKSPACE)
@@ -87,7 +88,7 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
     """The benchmark.env values an agentic point's benchmark stage gets, or None when it runs no AgentX
     benchmark (another scenario, or an eval-only point); located problems for a value that cannot be one."""
     data = point.data
-    if data.get("scenario-type") != "agentic-coding" or not runs_benchmark:
+    if not is_agentic(data) or not runs_benchmark:
         return None, []
     found, problems, refused = [], [], set()
     if "duration" not in data:

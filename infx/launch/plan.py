@@ -23,6 +23,7 @@ from ..fsio import is_file
 from ..jsonfast import canonical
 from ..points import point_id, read_point
 from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, recipe_setting, select_variant
+from ..scenarios import scenario_type
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare, results
@@ -202,10 +203,6 @@ class LaunchPlan:
         if self.agentic_profile is not None:  # a recipe shipped with srt-slurm takes them after checkout
             return {**AgenticBenchmark(self.agentic_profile).to_json(), "harness": None}
         return None
-
-
-def scenario_of(point: dict) -> str:
-    return "agentic-coding" if point.get("scenario-type") == "agentic-coding" else "fixed-seq-len"
 
 
 def _settings(point: dict) -> tuple[dict[str, list[str]], dict[str, tuple]]:
@@ -426,7 +423,7 @@ def plan_launch(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | N
     if boundary:  # nothing below may read a path or name built from these values
         raise InfxError(diagnostics + boundary)
     ref, ref_where = _recipe_ref(point, settings, settings_where, diagnostics)
-    facts = {"scenario": scenario_of(data), "framework": data.get("framework"), "model-prefix": data.get("model-prefix"),
+    facts = {"scenario": scenario_type(data), "framework": data.get("framework"), "model-prefix": data.get("model-prefix"),
              "precision": data.get("precision")}
     model = _model_for(lane, facts, point, diagnostics)
     choice = PointEval.of(data, settings)

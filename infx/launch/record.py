@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import jsonfast
 from ..points import concurrencies
+from ..scenarios import is_agentic
 from ..schema import first_problem, load_schema
 
 SCHEMA = "launch-record"  # infx/schemas/launch-record.schema.json, as infx.schema loads it
@@ -111,7 +112,7 @@ class LaunchRecord:
 
     @property
     def agentic(self) -> bool:
-        return self.point.get("scenario-type") == "agentic-coding"
+        return is_agentic(self.point)
 
     @property
     def srt_slurm_commit(self) -> str | None:

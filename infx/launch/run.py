@@ -24,6 +24,7 @@ from ..fsio import copy_tree
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from ..points import concurrencies
 from ..results.artifact import PointArtifact
+from ..scenarios import is_agentic
 from . import agentic, evalenv, prepare, results, slurm
 from .cache import CHECKOUTS, cached_srtctl
 from .plan import LaunchPlan, resolve_in_checkout
@@ -403,7 +404,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             job_logs = checkout / "outputs" / job_id / "logs"
             if plan.evaluation and plan.evaluation.choice.kind is EvalKind.ONLY:
                 staged = []  # no benchmark stage ran: the eval's files are staged under eval/ with the logs (_cleanup)
-            elif plan.point.data.get("scenario-type") == "agentic-coding":
+            elif is_agentic(plan.point.data):
                 _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
                 staged = results.check_agentic(out, name, concurrencies(plan.point.data))
             else:

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..diagnostics import InfxError, error
+from ..evalsuite import EvalMode
 from .buckets import EVAL_BUCKETS, bucket_of, bucketize
 from .derive import topology_fingerprint
 from .evals import apply_evals, record_protocol
 from .expand import Expansion, expand_entry
 from .nodes import RecipeNodeCounts
 from .rowschema import row_problems
-from .selection import EvalMode, Selection, check_runner_types, select_keys
+from .selection import Selection, check_runner_types, select_keys
 
 if TYPE_CHECKING:  # annotations only: the config package is not imported for them
     from ..config.load import ConfigSet

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .derive import seq_name
-from .evals import is_agentic, is_multinode
+from ..scenarios import is_agentic, seq_name
+from .evals import is_multinode
 
 EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
 

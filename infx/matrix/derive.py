@@ -12,8 +12,6 @@ from decimal import ROUND_FLOOR, Decimal
 from ..jsonfast import canonical
 from ..workers import hardware_of
 
-AGENTIC = "agentic-coding"
-FIXED = "fixed-seq-len"
 AGENTIC_DURATION_S = 3600
 # The agentx-fast label (docs/workflows.md): a 1,200 s profile and one warm-up request per lane
 # for agentic throughput points, as the reference's fast AgentX preflight runs them.
@@ -24,8 +22,6 @@ MAX_MODEL_LEN_MARGIN = 256
 DRAM_CAP_MIB = 2_861_022
 MIB = 1_048_576
 GB = Decimal(10) ** 9
-SEQ_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
-SEQ_BY_NAME = {name: pair for pair, name in SEQ_NAMES.items()}
 # A point's topology is its row without what varies between the concurrencies of one
 # configuration: the concurrency, the name derived from it, and the eval marks (run-eval,
 # eval-conc) the default policy puts on some concurrencies, and the eval protocol those marks
@@ -40,20 +36,6 @@ class DeriveError(ValueError):
         super().__init__(message)
         self.hint = hint
         self.path = path  # inside the search-space entry, for the diagnostic's location
-
-
-def seq_name(isl: int, osl: int) -> str:
-    return SEQ_NAMES.get((isl, osl), f"{isl}_{osl}")
-
-
-def parse_seq_name(name: str) -> tuple[int, int] | None:
-    """``1k1k``, ``8k1k`` or ``<isl>_<osl>`` → (isl, osl); None when not a sequence name."""
-    if name in SEQ_BY_NAME:
-        return SEQ_BY_NAME[name]
-    isl, sep, osl = name.partition("_")
-    if sep and isl.isdigit() and osl.isdigit() and int(isl) > 0 and int(osl) > 0:
-        return int(isl), int(osl)
-    return None
 
 
 def ladder(start: int, end: int, step: int) -> list[int]:

@@ -12,9 +12,9 @@ import copy
 from pathlib import Path
 
 from ..diagnostics import InfxError
-from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, load_suite
-from .derive import AGENTIC, multi_agentic_exp_name, topology
-from .selection import EvalMode
+from ..evalsuite import PROTOCOL_FIELD, SUITE_FILE, EvalMode, load_suite
+from ..scenarios import is_agentic
+from .derive import multi_agentic_exp_name, topology
 
 MIN_EVAL_CONC = 16
 EVAL_SEQ = (8192, 1024)
@@ -24,10 +24,6 @@ SINGLE_AGENTIC_GROUP = ("model", "runner", "framework", "precision")
 
 def is_multinode(row: dict) -> bool:
     return "prefill" in row
-
-
-def is_agentic(row: dict) -> bool:
-    return row.get("scenario-type") == AGENTIC
 
 
 def _eval_seq(row: dict) -> bool:

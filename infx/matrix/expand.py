@@ -13,17 +13,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error
+from ..scenarios import AGENTIC, FIXED, seq_name
 from ..workers import HardwareUnknown, gpus_per_node, replica_gpus, worker_block
 from .derive import (
-    AGENTIC,
     AGENTIC_DURATION_S,
-    FIXED,
     DeriveError,
     concurrencies,
     kv_mode,
     max_model_len,
     multi_agentic_exp_name,
-    seq_name,
     single_agentic_exp_name,
     total_cpu_dram_gb,
 )

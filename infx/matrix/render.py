@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import jsonfast
-from .evals import is_agentic, is_multinode
+from ..scenarios import is_agentic
+from .evals import is_multinode
 
 TABLE_COLUMNS = ("config-key", "runner", "workload", "topology", "conc", "exp-name", "eval", "nodes")
 

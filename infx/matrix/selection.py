@@ -1,35 +1,16 @@
-"""What part of the matrix a caller asks for: eval modes and filters, checked before expansion."""
+"""What part of the matrix a caller asks for: its filters, checked before expansion (the eval mode is
+infx.evalsuite.EvalMode)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Flag
 
 from ..diagnostics import Diagnostic, InfxError, UsageError, error
 from ..keyglob import matching_keys
+from ..scenarios import SCENARIO_TYPES, SEQ_NAMES, parse_seq_name
 from ..suggest import close_matches
-from .derive import AGENTIC, FIXED, parse_seq_name
 
-SCENARIO_TYPES = (FIXED, AGENTIC)
 NODE_TYPES = ("single-node", "multi-node")
-
-
-class EvalMode(Flag):
-    """How evals are marked. ONLY and ALL combine (``--evals-only --all-evals``)."""
-
-    DEFAULT = 0  # throughput rows; the default eval policy marks some of them run-eval
-    NONE = 1  # --no-evals: throughput rows, none marked
-    ONLY = 2  # --evals-only: only the default-selected eval rows (agentic included)
-    ALL = 4  # --all-evals: every 8k1k / agentic point as an eval row
-
-    def check(self) -> None:
-        if EvalMode.NONE in self and (EvalMode.ALL in self or EvalMode.ONLY in self):
-            other = "--all-evals" if EvalMode.ALL in self else "--evals-only"
-            raise UsageError(f"{other} cannot be combined with --no-evals", "Choose one eval mode.")
-
-    @property
-    def evals_only(self) -> bool:
-        return bool(self & (EvalMode.ONLY | EvalMode.ALL))
 
 
 @dataclass(frozen=True)
@@ -76,7 +57,7 @@ class Selection:
         for value in self.seq_lens:
             if parse_seq_name(value) is None:
                 raise UsageError(f"--seq-lens {value!r} is not a sequence name",
-                                 "Use 1k1k, 8k1k or <isl>_<osl>, e.g. 2048_1024.")
+                                 f"Use {', '.join(SEQ_NAMES.values())} or <isl>_<osl>, e.g. 2048_1024.")
         for value in self.scenario_types:
             if value not in SCENARIO_TYPES:
                 raise UsageError(f"--scenario-type {value!r} is unknown", f"Use one of: {', '.join(SCENARIO_TYPES)}.")

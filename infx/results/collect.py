@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..diagnostics import Diagnostic, error
+from ..diagnostics import Diagnostic, UsageError, error
 from ..launch.record import SUFFIX as RECORD_SUFFIX
 from .artifact import FAILED, INVALID, OK, PointArtifact, Verdict
 from .evals import META_ENV, EvalCollection, EvalSet, read_eval_set
@@ -155,6 +155,21 @@ def collect_point(folder: Path) -> PointCollected:
     record = artifact.record
     key, run = (record.result_key or record.point_id, (record.run_id or 0, record.run_attempt or 0)) if record else (None, (0, 0))
     return PointCollected(list(verdict.rows), PointVerdict.of(artifact, verdict), evals, key, run)
+
+
+@dataclass(frozen=True)
+class CollectRequest:
+    """`infx results collect`: the points' artifact folders, or folders of them."""
+
+    artifacts: tuple[Path, ...]
+
+
+def collect_artifacts(request: CollectRequest) -> Collected:
+    """collect() of the named folders; a name that does not exist is a usage error (exit 2)."""
+    missing = [str(p) for p in request.artifacts if not p.exists()]
+    if missing:
+        raise UsageError(f"no such folder: {', '.join(missing)}", "Pass the folders run-point.yml uploads (point-<id>/).")
+    return collect(list(request.artifacts))
 
 
 def collect(paths: list[Path]) -> Collected:

@@ -16,6 +16,8 @@ from typing import NamedTuple
 
 from .. import jsonfast
 from ..diagnostics import InfxError
+from ..fsio import atomic_write
+from ..scenarios import scenario_label
 from ..workflows.baseline import find_baseline
 from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
 from .accuracy import accuracy_section
@@ -23,12 +25,12 @@ from .collect import Collected, PointVerdict, collect
 from .evalgate import repository_floors
 from .evals import EvalCollection
 from .metrics import HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
-from .render import read_results
-from .rowlabels import scenario, topology
+from .render import read_results, results_document
+from .rowlabels import topology
 
 
 def match_key(row: dict) -> tuple:
-    return (row.get("config-key"), scenario(row), topology(row), row.get("conc"))
+    return (row.get("config-key"), scenario_label(row), topology(row), row.get("conc"))
 
 
 def key_json(key: tuple) -> dict:
@@ -36,30 +38,30 @@ def key_json(key: tuple) -> dict:
 
 
 @dataclass
-class Change:
+class MetricChange:
     baseline: float | None
     head: float | None
     change: float | None
     judgement: str
 
 
-def judge(metric: Metric, baseline: float | None, head: float | None, threshold: float) -> Change:
+def judge(metric: Metric, baseline: float | None, head: float | None, threshold: float) -> MetricChange:
     """Only finite numbers reach here (metric_value); a missing or zero baseline, or a change too
     large to be a number (a baseline of 1e-320), has no change: n/a, within."""
     if baseline is None or head is None or baseline == 0:
-        return Change(baseline, head, None, WITHIN)
+        return MetricChange(baseline, head, None, WITHIN)
     change = (head - baseline) / abs(baseline)
     if not math.isfinite(change):
-        return Change(baseline, head, None, WITHIN)
+        return MetricChange(baseline, head, None, WITHIN)
     gain = change if metric.better == HIGHER else -change
     verdict = IMPROVED if gain > threshold else REGRESSED if gain < -threshold else WITHIN
-    return Change(baseline, head, change, verdict)
+    return MetricChange(baseline, head, change, verdict)
 
 
 @dataclass
 class Match:
     key: tuple
-    changes: dict[str, Change]
+    changes: dict[str, MetricChange]
 
     @property
     def verdict(self) -> str:
@@ -110,8 +112,8 @@ class Comparison:
         return sorted(self.matches, key=lambda m: (order[m.verdict], -m.magnitude, str(m.key)))
 
 
-def compare(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
-            notices: list[str] | None = None) -> Comparison:
+def compare_to_baseline(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
+                        notices: list[str] | None = None) -> Comparison:
     result = Comparison(threshold, points=list(head.points), baseline=baseline or {}, notices=list(notices or []))
     base: dict[tuple, dict] = {}
     for row in baseline_rows:
@@ -176,21 +178,34 @@ class BaselineRequest:
     thresholds: Path | None = None  # the score floors the Accuracy section shows (default: as check-evals)
 
 
+@dataclass(frozen=True)
+class CompareRequest:
+    """`infx results compare`: the sweep's results, its baseline, the regression threshold and where
+    to save the baseline rows used (None: not saved)."""
+
+    head: tuple[Path, ...]
+    baseline: BaselineRequest = field(default_factory=BaselineRequest)
+    threshold: float = 0.05
+    save_baseline: Path | None = None
+
+
 class Compared(NamedTuple):
     comparison: Comparison
     baseline_rows: list[dict]
     baseline_evals: list  # EvalRow
 
 
-def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) -> Compared:
+def compare_sweep(compare: CompareRequest) -> Compared:
     """`infx results compare`: the head's results against the baseline, and the baseline rows and
     eval rows used. The sweep's eval rows become the comparison's Accuracy section (accuracy.py).
 
     A baseline that cannot be looked up (GitHub unreachable, a 5xx, a refused token) is a notice
     in the comparison ("no baseline: …"), never a failure: the sweep's results are still compared
     (every row new), written and uploaded, so the sweep can become a later baseline. Floors that
-    cannot be read are a notice too (the gate, check-evals, fails on them)."""
-    loaded = load_results(head)
+    cannot be read are a notice too (the gate, check-evals, fails on them). With ``save_baseline``
+    the baseline rows and eval rows used are written there as a results file (for `plot --baseline`)."""
+    request = compare.baseline
+    loaded = load_results(list(compare.head))
     notices = list(loaded.notices)
     head_evals = loaded.results.evals
     if request.paths:
@@ -209,9 +224,12 @@ def compare_sweep(head: list[Path], request: BaselineRequest, threshold: float) 
             first = exc.diagnostics[0].message if exc.diagnostics else str(exc)
             base_rows, base_evals, source = [], [], {"kind": "none"}
             notices.append(f"no baseline: {first}")
-    comparison = compare(base_rows, loaded.results, threshold, source, notices)
+    comparison = compare_to_baseline(base_rows, loaded.results, compare.threshold, source, notices)
     if head_evals.sets:
         floors, problems = repository_floors(request.thresholds)
         comparison.notices += problems
         comparison.accuracy = accuracy_section(head_evals, base_evals, floors)
+    if compare.save_baseline is not None:
+        evals = EvalCollection.from_json({"rows": [row.to_json() for row in base_evals], "sets": []})
+        atomic_write(compare.save_baseline, results_document(base_rows, [], comparison.baseline, evals))
     return Compared(comparison, base_rows, list(base_evals))

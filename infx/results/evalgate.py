@@ -204,7 +204,7 @@ class PlannedEvals:
         plan = SweepPlan.read(path)
         points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
                        for row in plan.rows if PointEval.of_point(row).runs)
-        return cls(str(path), bool(plan.mode and (plan.mode.evals_only or plan.mode.all_evals)), points)
+        return cls(str(path), bool(plan.mode and plan.mode.evals.evals_only), points)
 
 
 def _missing(evals: EvalCollection, planned: PlannedEvals, results_file: str) -> list[Diagnostic]:
@@ -267,15 +267,24 @@ def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str
     return GateReport(diagnostics, verdicts, len(evals.rows))
 
 
-def gate(results: Path, thresholds: Path | None = None, root: Path | None = None, plan: Path | None = None) -> GateReport:
-    """`infx results check-evals`: read RESULTS_JSON's evals, the floors and (``plan``) what the
-    sweep asked for; check every score."""
-    path, notices = thresholds_path(thresholds, root)
+@dataclass(frozen=True)
+class CheckEvalsRequest:
+    """`infx results check-evals`: a results.json, the floors (None: configs/eval-thresholds.yaml, else the
+    floors infx ships) and the sweep's plan (None: no planned eval point is required)."""
+
+    results: Path
+    thresholds: Path | None = None
+    plan: Path | None = None
+
+
+def gate(request: CheckEvalsRequest, root: Path | None = None) -> GateReport:
+    """Read the results' evals, the floors and (``plan``) what the sweep asked for; check every score."""
+    path, notices = thresholds_path(request.thresholds, root)
     floors, problems = load_thresholds(path)
-    evals = read_results_evals(results)
-    planned = PlannedEvals.read(plan) if plan is not None else None
+    evals = read_results_evals(request.results)
+    planned = PlannedEvals.read(request.plan) if request.plan is not None else None
     if floors is None:
         return GateReport(notices + problems, [], len(evals.rows))
-    report = check_evals(evals, floors, str(results), planned)
+    report = check_evals(evals, floors, str(request.results), planned)
     report.diagnostics[:0] = notices
     return report

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .rows import AGENTIC
+from ..scenarios import is_agentic
 
 HIGHER, LOWER = "higher", "lower"
 IMPROVED, REGRESSED, WITHIN = "improved", "regressed", "within"
@@ -45,7 +45,7 @@ METRICS_BY_ID = {m.id: m for m in METRICS}
 
 
 def metric_path(row: dict, metric: Metric) -> tuple[str, ...]:
-    return metric.agentic if row.get("scenario-type") == AGENTIC else metric.fixed
+    return metric.agentic if is_agentic(row) else metric.fixed
 
 
 def metric_value(row: dict, metric_id: str) -> float | None:

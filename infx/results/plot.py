@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fsio import atomic_write, replacing
+from ..scenarios import scenario_label
+from .compare import load_results
 from .metrics import metric_value
-from .rowlabels import scenario
 
 X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
 MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart
@@ -56,7 +57,7 @@ def charts_of(baseline: list[dict], head: list[dict]) -> list[Chart]:
             x, y = metric_value(row, X_METRIC), metric_value(row, Y_METRIC)
             if x is None or y is None:
                 continue
-            key = (str(row.get("config-key")), scenario(row))
+            key = (str(row.get("config-key")), scenario_label(row))
             chart = charts.setdefault(key, Chart(key[0], key[1], {s: [] for s in SERIES}))
             chart.series[name].append((x, y))
     return [charts[key] for key in sorted(charts)]
@@ -157,6 +158,29 @@ def plot(baseline: list[dict], head: list[dict], output: Path) -> list[Chart]:
     blocks = [mermaid(chart) for chart in charts]
     atomic_write(output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n")
     return charts
+
+
+@dataclass(frozen=True)
+class PlotRequest:
+    """`infx results plot`: the sweep's results, the baseline's (drawn on the same charts) and the output folder."""
+
+    results: tuple[Path, ...]
+    output: Path
+    baseline: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plotted:
+    charts: list[Chart]
+    notices: tuple[str, ...]  # a row of the inputs left out, and why
+
+
+def plot_results(request: PlotRequest) -> Plotted:
+    """Read the results files (or artifact folders) and draw their charts into the output folder."""
+    head = load_results(list(request.results))
+    base = load_results(list(request.baseline)) if request.baseline else None
+    charts = plot(base.results.rows if base else [], head.results.rows, request.output)
+    return Plotted(charts, head.notices + (base.notices if base else ()))
 
 
 def read_chart_blocks(path: Path) -> list[str]:

@@ -1,20 +1,7 @@
-"""How a result row is named in a comparison, the Accuracy section and the charts: its scenario
-(`8k/1k`, `agentic-coding`) and its topology (`tp8 ep8`, `1P1D · P tp8 ep8 dpa · D tp16 ep16 dpa`)."""
+"""How a result row's topology is named in a comparison, the Accuracy section and the charts (`tp8 ep8`,
+`1P1D · P tp8 ep8 dpa · D tp16 ep16 dpa`); its scenario's name is infx.scenarios.scenario_label."""
 
 from __future__ import annotations
-
-from .metrics import AGENTIC
-
-
-def scenario(row: dict) -> str:
-    """`8k/1k` for a fixed sequence-length pair, `agentic-coding` for AgentX."""
-    if row.get("scenario-type") == AGENTIC:
-        return AGENTIC
-
-    def short(n):
-        return f"{n // 1024}k" if isinstance(n, int) and n and n % 1024 == 0 else str(n)
-
-    return f"{short(row.get('isl'))}/{short(row.get('osl'))}"
 
 
 def _parallel(prefix: str, row: dict) -> str:

@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 
 from ..launch.record import LaunchRecord
+from ..scenarios import AGENTIC, FIXED
 
-AGENTIC = "agentic-coding"
-FIXED = "fixed-seq-len"
 FIXED_FILE = re.compile(r"(?:^|_)conc(?:urrency_)?(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
 # infx's identity and provenance of a row: written from its launch record and the file's name
 # only. A result file that carries one of them with another value is refused (artifact.py).

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
-from ..points import concurrencies
-from ..workers import point_gpus
+from ..points import DEFAULT_POINT_SECONDS, gpu_hours
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 JOB_OUTPUTS_LIMIT = 1_000_000  # GitHub: a job's outputs, at most 1 MB, "approximated based on UTF-16 encoding"
@@ -27,7 +26,6 @@ OUTPUT_BUDGET = 900_000  # what infx's outputs may take of JOB_OUTPUTS_LIMIT: ro
 SUMMARY_LIMIT_BYTES = 1024 * 1024  # GitHub: step summary upload limit
 SUMMARY_BUDGET_BYTES = SUMMARY_LIMIT_BYTES - 64 * 1024  # what infx lets itself use of it
 SUMMARY_TABLE_ROWS = 25
-DEFAULT_POINT_SECONDS = 1800  # a fixed-seq-len benchmark run, for the GPU-hours estimate
 REPUBLISH_BUDGET_BYTES = 300_000  # of the setup job's outputs, for the points a sweep of main republishes (≈ 3,000)
 SHARD_DIR = "infx-shards"  # under $RUNNER_TEMP: run-sweep.yml uploads it with the plan (sweep-plan)
 REUSED_DIR = "infx-reused"  # under $RUNNER_TEMP: the reused points' artifacts, uploaded as sweep-reused
@@ -135,15 +133,6 @@ def republish_shards(reused: list[dict], max_rows: int = MAX_SHARD_ROWS,
 # --- step summary -------------------------------------------------------------------------
 
 
-def row_hours(row: dict) -> float:
-    """A point's benchmark time in hours: its duration (DEFAULT_POINT_SECONDS for fixed-seq-len) per concurrency run."""
-    return (row.get("duration") or DEFAULT_POINT_SECONDS) * len(concurrencies(row)) / 3600
-
-
-def row_gpu_hours(row: dict) -> float:
-    return point_gpus(row) * row_hours(row)
-
-
 CELL_LIMIT = 200  # characters of one table cell, before escaping
 
 
@@ -165,7 +154,7 @@ def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matri
                         table_rows: int = SUMMARY_TABLE_ROWS, budget: int = SUMMARY_BUDGET_BYTES) -> str:
     """Markdown: points and GPU-hours per bucket, then the first rows, always within ``budget`` bytes."""
     total_points = sum(len(rows) for rows in buckets.values())
-    total_hours = sum(row_gpu_hours(row) for rows in buckets.values() for row in rows)
+    total_hours = sum(gpu_hours(row) for rows in buckets.values() for row in rows)
     shard_counts: dict[str, int] = {}
     for descriptor in shards or []:
         shard_counts[descriptor["bucket"]] = shard_counts.get(descriptor["bucket"], 0) + 1
@@ -174,7 +163,7 @@ def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matri
              f"(GPUs × duration; {DEFAULT_POINT_SECONDS} s per fixed-seq-len run).", "",
              "| bucket | points | shards | GPU-hours |", "|---|---:|---:|---:|"]
     for bucket, rows in buckets.items():
-        hours = sum(row_gpu_hours(row) for row in rows)
+        hours = sum(gpu_hours(row) for row in rows)
         shard_text = str(shard_counts.get(bucket, -(-len(rows) // MAX_SHARD_ROWS)))
         lines.append(f"| {_cell(bucket)} | {len(rows)} | {shard_text} | {hours:,.1f} |")
     text = "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from ..diagnostics import Diagnostic, error
+from ..evalsuite import EvalMode
 
 EVENTS = ("pull_request", "push", "workflow_dispatch")
 SKIP_MARKER = "[skip-sweep]"
@@ -27,6 +28,11 @@ class Mode:
     reuse: bool = True
     primary_label: str | None = None
     why: tuple[str, ...] = field(default=(), compare=False)  # the rows that applied, for the summary
+
+    @property
+    def evals(self) -> EvalMode:
+        """The eval choice the evals-only and all-evals labels make."""
+        return EvalMode.of(evals_only=self.evals_only, all_evals=self.all_evals)
 
     def to_json(self) -> dict:
         data = {key.replace("_", "-"): value for key, value in asdict(self).items() if key != "why"}
@@ -119,9 +125,9 @@ def describe(mode: Mode) -> str:
              "a canary point first" if mode.canary else "all points at once"]
     if mode.fail_fast:
         parts.append("fail-fast")
-    if mode.evals_only or mode.all_evals:
-        parts.append({(True, True): "every eval point only", (True, False): "evals only",
-                      (False, True): "every eval point"}[(mode.evals_only, mode.all_evals)])
+    if mode.evals.evals_only:
+        parts.append({EvalMode.ONLY | EvalMode.ALL: "every eval point only", EvalMode.ONLY: "evals only",
+                      EvalMode.ALL: "every eval point"}[mode.evals])
     if mode.agentx_fast:
         parts.append("AgentX fast (agentic points: one warm-up request per lane, 1,200 s profile)")
     if not mode.reuse:

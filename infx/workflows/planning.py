@@ -74,8 +74,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     mode, problems = run_mode(request)
     if problems:
         return PlannedSweep(None, Report(problems), tuple(problems))
-    options = PlanOptions(evals_only=request.options.evals_only or mode.evals_only, all_evals=request.options.all_evals or mode.all_evals,
-                          trim_conc=request.options.trim_conc or mode.trim_conc)
+    options = PlanOptions(evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc)
     plan, report = _planned(request, options)
     if report.diagnostics:
         say(Said(tuple(report.sorted()), report.ok))

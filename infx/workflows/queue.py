@@ -29,9 +29,8 @@ from pathlib import Path
 from ..config import DEFAULT_RUNNERS
 from ..diagnostics import warning
 from ..launch.lane import lane_entries
-from ..points import point_id
+from ..points import benchmark_hours, point_id
 from ..yamlio import load_yaml
-from .actions import row_hours
 
 QUEUE_LIMIT_HOURS = 24.0
 OVERHEAD_KEY = ("queue", "point-overhead-minutes")
@@ -121,7 +120,7 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
         runner = row.get("runner")
         lane = lanes.get(runner) if isinstance(runner, str) else None
         if lane is not None:
-            members.setdefault(lane, []).append((point_id(row), row_hours(row) + overhead_hours.get(row["runner"], 0.0)))
+            members.setdefault(lane, []).append((point_id(row), benchmark_hours(row) + overhead_hours.get(row["runner"], 0.0)))
     return [LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
             for lane, points in members.items()]
 

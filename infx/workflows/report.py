@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..points import point_id
+from ..points import gpu_hours, point_id
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
-from .actions import markdown_cell, row_gpu_hours
+from .actions import markdown_cell
 from .labels import Mode, describe
 from .lanegate import render_lines
 from .markers import MARKER
@@ -81,7 +81,7 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     queue check (infx/workflows/queue.py), whose held-back points are not queued.
     """
     total = sum(len(rows) for rows in buckets.values())
-    hours = {name: sum(row_gpu_hours(r) for r in rows) for name, rows in buckets.items()}
+    hours = {name: sum(gpu_hours(r) for r in rows) for name, rows in buckets.items()}
     head = [MARKER, "### infx sweep plan", "",
             f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
     head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + _queue_lines(queue)

@@ -22,11 +22,11 @@ from ..diagnostics import InfxError
 from ..launch.lane import find_lane, load_lane
 from ..launch.plan import keys_for_rows
 from ..launch.record import SUFFIX, LaunchRecord
-from ..points import point_id
+from ..points import gpu_hours, point_id
 from ..results.artifact import PointArtifact
 from ..sweepplan import SweepPlan
 from . import api
-from .actions import REUSED_DIR, row_gpu_hours, runner_temp
+from .actions import REUSED_DIR, runner_temp
 from .api import StoredArtifact
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
@@ -140,7 +140,7 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             if problem is None:
                 decision.reused.append({"point-id": pid, "result-key": key, "source-run": candidate.source_run,
                                         "artifact": candidate.artifact, "folder": str(folder),
-                                        "gpu-hours": round(row_gpu_hours(row), 1)})
+                                        "gpu-hours": round(gpu_hours(row), 1)})
                 break
             reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {problem}")
         else:

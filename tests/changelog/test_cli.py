@@ -151,3 +151,17 @@ def test_push_run_warns_about_a_reformatted_historical_entry(work, BASE):
     done = run_cli("changelog", "validate", "--base-ref", "HEAD~1", "--head-ref", "HEAD", cwd=work.path)
     assert done.returncode == 0, done.stderr  # a push run reports, it does not refuse
     assert f"{FILE}:1:1: warning[changelog-reformatted]: historical entry 1 " in done.stderr and "byte-for-byte" in done.stderr
+
+
+def test_the_gate_and_fix_requests_work_without_the_command_line(work, BASE, monkeypatch):
+    from infx.changelog.fix import FixRequest, fix_changelog
+    from infx.changelog.gate import GateRequest, validate_changelog
+
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "XXX") + b"\n\n")
+    fixed = fix_changelog(FixRequest(42, "origin/main", SLUG), cwd=work.path / "configs")  # any folder of the repository
+    assert fixed.written and fixed.file == FILE and (work.path / FILE).read_bytes() == BASE + b"\n" + E(K, C(42))
+    _commit_worktree(work, "append")
+    result = validate_changelog(GateRequest("origin/main", "HEAD", 42, SLUG), cwd=work.path)
+    assert result.report.ok and result.change is not None and result.change.added_indexes == [773]
+    assert result.plan and result.plan["point-count"] > 0

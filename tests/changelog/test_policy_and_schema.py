@@ -9,7 +9,7 @@ import pytest
 
 from infx.changelog import entry as entry_module
 from infx.changelog import policy
-from infx.changelog.diff import compare
+from infx.changelog.diff import diff_changelog
 from infx.changelog.entry import parse_entry
 from infx.yamlio import parse_yaml
 
@@ -92,7 +92,7 @@ def test_real_changelog_parses_and_every_entry_is_valid(corpus):
 def test_historical_irregularities_do_not_fail_a_pr_that_only_appends(corpus):
     base = (corpus / "perf-changelog.yaml").read_bytes()
     assert b"\n  \n- config-keys" in base  # whitespace-only separators exist in history
-    change = compare(base, base + b"\n" + E(K, PH), file="perf-changelog.yaml", slug=SLUG, pr_number=42)
+    change = diff_changelog(base, base + b"\n" + E(K, PH), file="perf-changelog.yaml", slug=SLUG, pr_number=42)
     assert change.ok and not change.diagnostics and [e.index for e in change.added] == [773]
 
 

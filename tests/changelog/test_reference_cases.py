@@ -10,6 +10,7 @@ import pytest
 
 from infx.changelog.gate import run_gate
 from infx.changelog.plan import PlanOptions
+from infx.evalsuite import EvalMode
 
 from .conftest import PH, SLUG, C, E, K
 
@@ -100,7 +101,7 @@ CASES = [
 def test_reference_case(corpus_repo, BASE, row, build, pr_number, accepted, rules):
     base = corpus_repo.git("rev-parse", "HEAD")
     head = corpus_repo.commit(base, {"perf-changelog.yaml": build(BASE)}, message=f"row {row}")
-    options = PlanOptions(all_evals=row == 46)
+    options = PlanOptions(evals=EvalMode.ALL if row == 46 else EvalMode.DEFAULT)
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=pr_number, plan_options=options)
     reported = {d.rule for d in result.report.diagnostics}
     assert result.report.ok is accepted, result.report.diagnostics

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from infx.changelog.diff import compare
+from infx.changelog.diff import diff_changelog
 from infx.changelog.keys import resolve
 from testing.corpus import HISTORY_BUNDLE
 
@@ -83,7 +83,7 @@ def test_push_gate_accepts_every_real_merge(history):
         head = blobs.read(f"{merge}:perf-changelog.yaml")
         base = blobs.read(f"{parent}:perf-changelog.yaml")
         keys = [k for name in MASTERS for k in TOP_LEVEL_KEY.findall(blobs.read(f"{merge}:{name}").decode())]
-        change = compare(base, head, file="perf-changelog.yaml", slug=SLUG, pr_number=None)
+        change = diff_changelog(base, head, file="perf-changelog.yaml", slug=SLUG, pr_number=None)
         resolution = resolve(change.added, keys, keys, "perf-changelog.yaml", lambda e, n: e.key_positions[n])
         errors = [d for d in change.diagnostics + resolution.diagnostics if d.is_error]
         if errors:

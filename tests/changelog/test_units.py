@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from infx.changelog.appendonly import delta as append_only_delta
-from infx.changelog.diff import compare
+from infx.changelog.diff import diff_changelog
 from infx.changelog.entry import parse_entry
 from infx.changelog.fix import repair
 from infx.changelog.gate import run_gate
@@ -28,7 +28,7 @@ def block(key: str, link: str) -> str:
 
 
 def judge(base: str, head: str, pr_number=None):
-    return compare(base.encode(), head.encode(), file=FILE, slug=SLUG, pr_number=pr_number)
+    return diff_changelog(base.encode(), head.encode(), file=FILE, slug=SLUG, pr_number=pr_number)
 
 
 def rules(change) -> set:
@@ -197,9 +197,9 @@ def test_an_all_evals_entry_plans_only_all_evals(corpus_set):
 
 
 @pytest.mark.parametrize("options, modes", [
-    ({"evals_only": True}, [EvalMode.ONLY]),
-    ({"all_evals": True}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
-    ({"evals_only": True, "all_evals": True}, [EvalMode.ONLY | EvalMode.ALL]),
+    ({"evals": EvalMode.ONLY}, [EvalMode.ONLY]),
+    ({"evals": EvalMode.ALL}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
+    ({"evals": EvalMode.ONLY | EvalMode.ALL}, [EvalMode.ONLY | EvalMode.ALL]),
 ])
 def test_run_wide_modifiers_select_the_eval_modes(corpus_set, options, modes):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}), **options)

@@ -101,3 +101,18 @@ def test_missing_default_files_exit_2(tmp_path):
     done = run_cli("config", "validate", cwd=tmp_path)
     assert done.returncode == 2
     assert "runners.yaml" in done.stderr and "components.yaml" in done.stderr
+
+
+def test_a_validate_request_reports_what_the_command_prints():
+    from infx.config import ValidateRequest, validate_configs
+    from infx.diagnostics import UsageError, render
+
+    bad = FIXTURES / "negative" / "agentic-cluster-runner.yaml"
+    request = ValidateRequest((bad,), FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
+    report = validate_configs(request)
+    printed = run_cli("config", "validate", bad, *SIDE, "--format", "json")
+    assert not report.ok and printed.returncode == report.exit_code == 1
+    assert json.loads(render(report.sorted(), "json", report.ok)) == json.loads(printed.stdout)
+    assert validate_configs(ValidateRequest((GOOD,), FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)).ok
+    with pytest.raises(UsageError, match="file not found"):
+        validate_configs(ValidateRequest((FIXTURES / "no-such-master.yaml",)))

@@ -168,7 +168,7 @@ def test_matrix_output_on_a_full_disk(work, full_folder, monkeypatch):
 
 
 SLOW_VALIDATE = ("import os, signal, sys, threading, time\n"
-                 "import infx.commands.config as command\n"
+                 "import infx.config.load as command  # validate_configs loads the configs through it\n"
                  "from infx.cli import main\n"
                  "real = command.load_config_set\n"
                  "def slow(*args, **kwargs):\n"

@@ -209,9 +209,9 @@ def _changelog_fix_and_plan(repo, data):
     after = changelog.read_bytes()
     if after != before:  # written only when the result passes the gate it was fixed for
         assert done.code == 0, done.stderr
-        from infx.changelog.diff import compare
+        from infx.changelog.diff import diff_changelog
 
-        remaining = compare(BASE_CHANGELOG, after, file=CHANGELOG, slug="acme/bench", pr_number=7).diagnostics
+        remaining = diff_changelog(BASE_CHANGELOG, after, file=CHANGELOG, slug="acme/bench", pr_number=7).diagnostics
         assert not [d for d in remaining if d.is_error and d.rule != "changelog-unchanged"], remaining
     assert not [p.name for p in repo.iterdir() if p.name.endswith(".tmp")]
     plan = ["plan", "--format", data.draw(st.sampled_from(["table", "json"]))]

@@ -7,14 +7,14 @@ import pytest
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import scenario_of
 from infx.launch.route import Ambiguous, matches, most_specific
+from infx.scenarios import scenario_type
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def facts(point, power=False):
-    return {"scenario": scenario_of(point), "framework": point["framework"], "model-prefix": point["model-prefix"],
+    return {"scenario": scenario_type(point), "framework": point["framework"], "model-prefix": point["model-prefix"],
             "precision": point["precision"], "power": power}
 
 

@@ -136,3 +136,17 @@ def test_stdlib_json_fallback_is_byte_identical(mixed, monkeypatch):
     monkeypatch.setattr(jsonfast, "orjson", None)
     assert ([jsonfast.canonical(r) for r in rows], json.loads(jsonfast.dumps(rows))) == with_orjson
     assert mixed.build() == rows
+
+
+def test_a_matrix_request_gives_the_rows_and_notices_the_command_prints(mixed):
+    from infx.diagnostics import UsageError
+    from infx.matrix.request import MatrixRequest, expand_matrix
+
+    request = MatrixRequest((mixed.master,), mixed.root / "configs" / "runners.yaml", mixed.root / "configs" / "components.yaml",
+                            Selection(config_keys=("dsr1-*", "nope-*")), EvalMode.ONLY)
+    matrix = expand_matrix(request)
+    printed = mixed.cli("--config-key", "dsr1-*,nope-*", "--evals-only")
+    assert matrix.rows == rows_of(printed) and matrix.rows
+    assert matrix.notices and all(note.message in printed.stderr for note in matrix.notices)
+    with pytest.raises(UsageError, match="cannot be combined"):
+        MatrixRequest(evals=EvalMode.NONE | EvalMode.ONLY).check()

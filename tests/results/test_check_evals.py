@@ -352,3 +352,15 @@ def test_a_plan_that_is_not_one_is_a_located_error_or_a_usage_error(tmp_path):
     done = check(results, "--plan", str(tmp_path / "bad.json"))
     assert done.returncode == 1 and "error[plan-json]" in done.stderr and "Traceback" not in done.stderr
     assert check(results, "--plan", str(tmp_path / "absent.json")).returncode == 2
+
+
+def test_a_check_evals_request_gives_the_report_the_command_prints(tmp_path, monkeypatch):
+    from infx.results.evalgate import CheckEvalsRequest, gate
+
+    results = collected(tmp_path, FLAT)
+    monkeypatch.chdir(REPO)  # the floors are found from the working folder, as the command finds them
+    report = gate(CheckEvalsRequest(results))
+    done = check(results)
+    out, err = report.render("text")
+    assert report.exit_code == done.returncode == 1 and err.strip() and err.strip() in done.stderr
+    assert [d.rule for d in report.diagnostics if d.is_error] == ["eval-below-threshold"]

@@ -15,7 +15,7 @@ import pytest
 
 from testing.artifacts import bundled_row, point_folder, sa_bench
 from testing.cli import run_cli
-from testing.ladder import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results
+from testing.ladder import LADDER, SEED, SEED_FIGURES, VLLM_DISAGG, ladder_results
 
 
 def test_the_seeds_own_figures_come_out_of_compare(tmp_path):
@@ -102,3 +102,20 @@ def test_docs_name_every_results_command_option_and_compared_field():
     assert missing == []
     assert len(results.commands) == 5
     assert [m.fixed[-1] for m in METRICS if f"`{m.fixed[-1]}`" not in docs] == []
+
+
+def test_a_compare_request_compares_saves_its_baseline_and_plots_without_the_command_line(tmp_path):
+    from pathlib import Path
+
+    from infx.results.compare import BaselineRequest, CompareRequest, compare_sweep
+    from infx.results.plot import PlotRequest, plot_results
+
+    baseline, head = Path(ladder_results(tmp_path, "baseline")), Path(ladder_results(tmp_path, "head"))
+    saved = tmp_path / "saved.json"
+    compared = compare_sweep(CompareRequest((head,), BaselineRequest((baseline,)), 0.05, saved))
+    assert compared.comparison.counts()["improved"] == len(SEED)
+    printed = json.loads(run_cli("results", "compare", "--baseline", str(baseline), "--head", str(head), "--format", "json").stdout)
+    assert json.loads(compared.comparison.to_json_text()) == printed
+    assert sorted(r["conc"] for r in json.loads(saved.read_text())["rows"]) == sorted(conc for _, conc, *_ in SEED.values())
+    plotted = plot_results(PlotRequest((head,), tmp_path / "charts", (saved,)))
+    assert len(plotted.charts) == 1 and not plotted.notices and (tmp_path / "charts" / "charts.md").is_file()

@@ -11,7 +11,7 @@ import pytest
 
 from bench.results_pipeline import bundled_rows, generate_sweep  # noqa: E402
 from infx.results.collect import collect  # noqa: E402
-from infx.results.compare import compare  # noqa: E402
+from infx.results.compare import compare_to_baseline  # noqa: E402
 from infx.results.plot import plot, read_chart_blocks  # noqa: E402
 from infx.workflows.report import COMMENT_LIMIT, SUMMARY_LIMIT, build_comment, comparison_markdown  # noqa: E402
 from testing.artifacts import point_folder  # noqa: E402
@@ -32,7 +32,7 @@ def sweep(tmp_path_factory):
         shutil.rmtree(folder)
         point_folder(root / "head", record["point"], {}, exit_code=1, message=f"job {record['job-id']}: FAILED (exit code 1:0)")
     head, base = collect([root / "head"]), collect([root / "base"])
-    comparison = compare(base.rows, head, 0.05, {"kind": "files", "paths": ["base.json"]})
+    comparison = compare_to_baseline(base.rows, head, 0.05, {"kind": "files", "paths": ["base.json"]})
     charts = plot(base.rows, head.rows, root / "charts")
     plan = [json.loads(next(f.glob("*_launch.json")).read_text())["point"] for f in sorted((root / "head").iterdir())]
     return {"root": root, "head": head, "comparison": comparison, "charts": read_chart_blocks(root / "charts" / "charts.md"),

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from infx.changelog.plan import apply_mode, pick_canary, trim_conc
-from infx.points import point_id
+from infx.points import gpu_hours, point_id
 from infx.sweepplan import SweepPlan
-from infx.workflows.actions import row_gpu_hours
 from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
 from testing.cli import run_cli
 
@@ -93,7 +92,7 @@ def test_trimming_follows_the_reference():
 def test_the_canary_is_the_cheapest_throughput_point_and_leaves_the_fan_out():
     full = plan("full-sweep-enabled")
     points = [(b, r) for b, rows in full["buckets"].items() for r in rows]
-    cheapest = min((r for _, r in points if not r.get("run-eval")), key=row_gpu_hours)
+    cheapest = min((r for _, r in points if not r.get("run-eval")), key=gpu_hours)
     assert full["canary"]["id"] == point_id(cheapest)
     buckets, canary = SweepPlan.from_json(full).fan_out()
     assert canary == [cheapest]

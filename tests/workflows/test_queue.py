@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from infx.points import point_id
+from infx.points import benchmark_hours, point_id
 from infx.workflows import queue
-from infx.workflows.actions import row_hours
 from testing.cli import run_cli
 from testing.executor import PROJECT, Executor
 from testing.runner_python import copy_source
@@ -68,7 +67,7 @@ def test_the_68_bundled_points_past_a_3_runner_lane_s_day_are_held_back(tmp_path
     rows = [row for bucket in found["buckets"].values() for row in bucket]
     [lane] = found["queue"]["lanes"]
     assert len(rows) == lane["points"] == 68 and lane["runners"] == 3  # gb300-nv_0..2 serve all three labels
-    hours = [row_hours(row) + OVERHEAD_MINUTES / 60 for row in rows]
+    hours = [benchmark_hours(row) + OVERHEAD_MINUTES / 60 for row in rows]
     assert lane["runner-hours"] == round(sum(hours), 1) and sum(hours) / len(hours) > 1 and sum(hours) > 3 * 24
     # Replayed here: 3 runners take the points in plan order, each as soon as it is free.
     free, starts = [0.0, 0.0, 0.0], []

@@ -1,5 +1,5 @@
-"""What the config schemas need beyond infx/schema.py (the one validation path): fields that
-belong elsewhere, named by the rule field-not-master."""
+"""Master-config fields that belong elsewhere (`NON_MASTER_FIELDS`), named by the rule field-not-master
+with where each one goes. The schemas themselves are infx/schemas/; infx/schema.py validates."""
 
 from __future__ import annotations
 
