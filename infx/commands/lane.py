@@ -30,7 +30,7 @@ def check(name: str, fmt: str) -> None:
 
     root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
     profile = load_lane(name, root)
-    health = Slurm.for_lane(profile.slurm).partition_health(profile.slurm["partition"])
+    health = Slurm.for_lane(profile.slurm).partition_health(profile.slurm.partition)
     if fmt == "json":
         click.echo(json.dumps({"ok": health.ok, "lane": profile.name, **health.to_json()}, allow_nan=False))
     else:
@@ -116,7 +116,7 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
             outcome = seed_checkout(base, Path(source).resolve(), pin.commit)
             entry = Seeded(pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None)
             if with_srtctl and outcome != "missing":
-                entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.data["srt-slurm"].get("pip-args", []))))
+                entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.srt_slurm.pip_args)))
         except (SeedError, SrtctlError) as exc:
             detail = getattr(exc, "output", "").strip()[-2000:]
             raise InfxError([error(source, None, "cache-seed", f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),

@@ -28,7 +28,7 @@ from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare, results
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
 from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
-from .lane import Lane, Pin, Route, Source
+from .lane import Lane, ModelEntry, Pin, Route, Source
 from .resultkey import result_key
 from .route import Ambiguous, most_specific
 
@@ -70,7 +70,7 @@ class LaunchPlan:
     point: Point
     route: Route
     pin: Pin
-    model: dict
+    model: ModelEntry
     recipe_source: RecipeSource
     recipe: dict | None  # the flat resolved recipe; None while deferred to the checkout
     sources: list[Source]
@@ -137,32 +137,31 @@ class LaunchPlan:
 
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
-        slurm = self.lane.slurm
         containers = {alias: squash_file for alias in self.lane.container_aliases}
         for spelling in sorted(checks.image_spellings(str(self.point.data.get("image")))):  # a recipe may use either
             containers[spelling] = squash_file
-        for extra in self.lane.prepare.get("images") or []:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
-            if extra.get("alias"):
-                containers[extra["alias"]] = prepare.squash_file(self.lane.data.get("squash-dir", ""), extra["image"])
+        for extra in self.lane.prepare.images:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
+            if extra.alias:
+                containers[extra.alias] = prepare.squash_file(self.lane.squash_dir, extra.image)
         return {
-            "default_account": slurm.get("account", ""),
+            "default_account": self.lane.slurm.account,
             "default_partition": self.partition,
             "default_time_limit": self.time_limit,
             "gpus_per_node": self.lane.gpus_per_node,
             "network_interface": "",
             "srtctl_root": checkout,
-            "default_mounts": dict(self.lane.data.get("container-mounts") or {}),
-            "model_paths": {self.model["alias"]: self.model["path"]},
+            "default_mounts": dict(self.lane.container_mounts),
+            "model_paths": {self.model.alias: self.model.path},
             "containers": containers,
             "use_segment_sbatch_directive": False,
         }
 
     def squash_file(self) -> str:
-        return prepare.squash_file(self.lane.data.get("squash-dir", ""), str(self.point.data.get("image", "")))
+        return prepare.squash_file(self.lane.squash_dir, str(self.point.data.get("image", "")))
 
     def prepare_steps(self, guard: str) -> list[prepare.Step]:
         """The lane's preparation steps for this point; ``guard`` is where squash_guard.py will be."""
-        return prepare.plan_steps(self.lane.prepare, self.lane.data.get("squash-dir", ""), self.partition,
+        return prepare.plan_steps(self.lane.prepare, self.lane.squash_dir, self.partition,
                                   str(self.point.data.get("image", "")), guard)
 
     def to_json(self) -> dict:
@@ -184,7 +183,7 @@ class LaunchPlan:
             "job-name": self.job_name,
             "partition": self.partition,
             "time-limit": self.time_limit,
-            "model": {"alias": self.model["alias"], "path": self.model["path"]},
+            "model": {"alias": self.model.alias, "path": self.model.path},
             "power": self.power,
             "eval": self.evaluation.to_json() if self.evaluation else None,
             "agentic": self._agentic_json(),
@@ -255,18 +254,18 @@ def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Rout
     return route
 
 
-def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict | None:
+def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> ModelEntry | None:
     try:
-        model = most_specific(lane.models, facts, lambda m: m["match"])
+        model = most_specific(lane.models, facts, lambda m: m.match)
     except Ambiguous as exc:  # two models: entries match alike, as two routes can
         first = lane.models.index(exc.candidates[0])
         diagnostics.append(error(lane.file, lane.where("models", first), "lane-model-ambiguous",
                                  f"several models: entries match {facts} and none is more specific: "
-                                 f"{', '.join(str(m['match']) for m in exc.candidates)}",
+                                 f"{', '.join(str(m.match) for m in exc.candidates)}",
                                  "Keep one entry per model-prefix and precision, or add a key to the one that should win."))
         return None
     if model is None:
-        supported = ", ".join(sorted({f"{m['match']['model-prefix']}-{m['match']['precision']}" for m in lane.models}))
+        supported = ", ".join(sorted({f"{m.match['model-prefix']}-{m.match['precision']}" for m in lane.models}))
         diagnostics.append(error(point.file, point.where(("model-prefix",)), "lane-unsupported-model",
                                  f"Unsupported model: {facts.get('model-prefix')}-{facts.get('precision')} on lane {lane.name}",
                                  f"Supported: {supported}. Add the weights to models: in {lane.file}."))
@@ -488,18 +487,18 @@ def build_plan(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | No
     if diagnostics:
         raise InfxError(diagnostics)
     assert model is not None and recipe_source is not None  # without either, a diagnostic was raised above
-    partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
+    partition = settings.get(lane.slurm.partition_setting, [lane.slurm.partition])[-1]
     date = (today or dt.datetime.now(dt.UTC).date()).strftime("%Y%m%d")
     isl, osl = data.get("isl", 0), data.get("osl", 0)
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
                       sources=sources, job_name=job_name, partition=partition,
-                      time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power,
+                      time_limit=route.time_limit or lane.slurm.default_time_limit, tags=tags, power=power,
                       result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
                       agentic_profile=profile, agentic=agentic, root=root)
 
 
-def plan_facts(job_name: str, model: dict, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:
+def plan_facts(job_name: str, model: ModelEntry, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:
     """What check_variant puts into the resolved recipe besides the variant itself (and the repository
     whose harness an AgentX benchmark runs)."""
     return {"job-name": job_name, "model": model,

@@ -82,8 +82,6 @@ class DeadlinePassed(Exception):
         self.state = state
 
 
-DEFAULT_POLL_SECONDS = 10.0  # seconds between job state queries (the lane's poll-seconds overrides it)
-DEFAULT_DEADLINE_MARGIN = 3600.0  # seconds on top of the job's time limit: queue wait, start-up, log collection
 MAX_POLL_BACKOFF = 60.0
 CONFIRM_SECONDS = 1.0  # a terminal state is asked for twice, this far apart, before the wait ends
 SUBMIT_GRACE = 3.0  # after a signal during srtctl apply, how long an sbatch in flight gets to show its job
@@ -99,10 +97,10 @@ def wait_deadline(plan: LaunchPlan) -> dict:
     except ValueError:
         seconds = None
     if seconds is None:
-        limit = plan.lane.slurm["default-time-limit"]
+        limit = plan.lane.slurm.default_time_limit
         seconds = slurm.time_limit_seconds(limit)
     assert seconds is not None  # the lane schema's time-limit pattern is always a finite time
-    margin = float(plan.lane.slurm.get("deadline-margin-seconds", DEFAULT_DEADLINE_MARGIN))
+    margin = plan.lane.slurm.deadline_margin_seconds
     return {"time-limit": str(limit), "margin-seconds": margin, "seconds": seconds + margin, "passed": False}
 
 
@@ -194,7 +192,7 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
         # else a private venv per launch, installed from this checkout.
         srtctl = cached_srtctl(cache.parent, commit) or \
-            install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+            install_srtctl(checkout, work / "venv", list(plan.lane.srt_slurm.pip_args))
         record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
@@ -295,7 +293,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = cache_home(env) / CHECKOUTS
-    poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
+    poll = plan.lane.slurm.poll_seconds
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record: dict[str, Any] = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,

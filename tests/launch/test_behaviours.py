@@ -142,11 +142,12 @@ def test_status_line_is_live_on_a_terminal():
 def test_the_documented_lane_defaults_are_the_code_s():
     """docs/launch.md states the defaults of the lane's slurm timings and the cache lock; the code holds them."""
     import re
+    from dataclasses import fields
 
-    from infx.launch import run, slurm, sources
+    from infx.launch import sources
+    from infx.launch.lane import SlurmSettings
 
     doc = (REPO / "docs" / "launch.md").read_text()
     documented = {key: float(value) for key, value in re.findall(r"`([a-z-]+-seconds)` \([^)]*?default (\d+)\)", doc)}
-    assert documented == {"poll-seconds": run.DEFAULT_POLL_SECONDS, "command-timeout-seconds": slurm.DEFAULT_TIMEOUT,
-                          "deadline-margin-seconds": run.DEFAULT_DEADLINE_MARGIN}
+    assert documented == {spec.name.replace("_", "-"): spec.default for spec in fields(SlurmSettings) if spec.name.endswith("_seconds")}
     assert f"After {sources.LOCK_SECONDS:g} s of waiting (`LOCK_SECONDS`" in doc
