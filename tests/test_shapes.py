@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from infx import shapes
-from infx.launch.results import result_name
+from infx.launch.staging import result_name
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = sorted((REPO / "infx" / "schemas").glob("*.schema.json"))

@@ -25,7 +25,7 @@ from ..points import point_id, read_point
 from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, recipe_setting, select_variant
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
-from . import checks, prepare, results
+from . import checks, prepare, staging
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
 from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
 from .lane import Lane, ModelEntry, Pin, Route, Source
@@ -79,7 +79,7 @@ class LaunchPlan:
     time_limit: str
     tags: str
     power: bool
-    result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/results.py)
+    result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/staging.py)
     evaluation: EvalLaunch | None = None  # the eval this point runs, if any
     warnings: list[Diagnostic] = field(default_factory=list)
     # An AgentX benchmark stage: the benchmark.env values from the point (agentic.BENCHMARK_ENV), known at
@@ -494,7 +494,7 @@ def build_plan(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | No
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
                       sources=sources, job_name=job_name, partition=partition,
                       time_limit=route.time_limit or lane.slurm.default_time_limit, tags=tags, power=power,
-                      result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
+                      result_name=staging.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
                       agentic_profile=profile, agentic=agentic, root=root)
 
 

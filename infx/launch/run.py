@@ -23,7 +23,7 @@ from ..evalsuite import EvalKind
 from ..fsio import copy_tree
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from ..points import concurrencies
-from . import agentic, evalenv, prepare, results, slurm
+from . import agentic, evalenv, prepare, slurm, staging
 from .cache import CHECKOUTS, cached_srtctl
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
@@ -244,7 +244,7 @@ def _skipped(record: dict, lines: list[str], where: str) -> None:
 
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
     """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded.
-    Nothing is followed or opened that is not a regular file or a folder (results.py)."""
+    Nothing is followed or opened that is not a regular file or a folder (staging.py)."""
     job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
 
     def copy_job_logs() -> None:
@@ -254,15 +254,15 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
     def stage_eval() -> None:
         """An eval point's outputs under eval/, whenever its job ran (a failed batch says why there too)."""
         if plan.evaluation and record["job-id"]:
-            staged, left_out = results.stage_eval(job_logs, out)
+            staged, left_out = staging.stage_eval(job_logs, out)
             record["results"] += [name for name in staged if name not in record["results"]]
             _skipped(record, left_out, "eval results: ")
 
     def tar_logs() -> None:
-        _skipped(record, results.tar_logs(logs, out)[1], "logs: ")
+        _skipped(record, staging.tar_logs(logs, out)[1], "logs: ")
 
     for step, action in (("copy the job logs", copy_job_logs), ("stage the eval results", stage_eval), ("tar the logs", tar_logs),
-                         ("clear links and special files from the output", lambda: _skipped(record, results.clear_output(out), "output: "))):
+                         ("clear links and special files from the output", lambda: _skipped(record, staging.clear_output(out), "output: "))):
         try:
             action()
         except (OSError, tarfile.TarError) as exc:
@@ -286,7 +286,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now(dt.UTC)
-    name = results.result_name(plan.point.data, plan.point_id, env)
+    name = staging.result_name(plan.point.data, plan.point_id, env)
     # Checkout and venv go to the runner's temp dir when there is one, so artifact uploads of the
     # output dir stay small; the resolved recipe and srtslurm.yaml are copied into the logs.
     work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
@@ -316,7 +316,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     def save(final: bool = False) -> None:
         """The record as known so far (exit-code null), so even a SIGKILL after submission leaves the job id behind."""
         try:
-            results.write_record(record_path, record)
+            staging.write_record(record_path, record)
         except OSError as exc:
             if final:
                 raise
@@ -402,9 +402,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 staged = []  # no benchmark stage ran: the eval's files are staged under eval/ with the logs (_cleanup)
             elif plan.point.data.get("scenario-type") == "agentic-coding":
                 _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
-                staged = results.check_agentic(out, name, concurrencies(plan.point.data))
+                staged = staging.check_agentic(out, name, concurrencies(plan.point.data))
             else:
-                staged, left_out = results.stage_fixed_seq(job_logs, out, name)
+                staged, left_out = staging.stage_fixed_seq(job_logs, out, name)
                 _skipped(record, left_out, "job logs: ")
             record["results"] = [p.name for p in staged]
             record["message"] = f"job {job_id} completed; {len(staged)} result file(s)" + \

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from infx.launch import results
+from infx.launch import staging
 from infx.launch.plan import Point, build_plan
 from infx.launch.run import StatusLine
 from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
@@ -86,19 +86,19 @@ def test_b11_fixed_seq_results_are_renamed(tmp_path):
     for name in ("results_concurrency_1024_gpus_20_ctx_4_gen_16.json", "results_concurrency_4_gpus_4.json", "other.json"):
         (logs / "sa-bench_isl_8192_osl_1024" / name).write_text("{}")
     (logs / "unrelated" / "results_concurrency_1_gpus_1.json").write_text("{}")
-    staged, skipped = results.stage_fixed_seq(logs, out, "RF")
+    staged, skipped = staging.stage_fixed_seq(logs, out, "RF")
     assert sorted(p.name for p in staged) == ["RF_sa-bench_isl_8192_osl_1024_conc1024_gpus_20_ctx_4_gen_16.json",
                                               "RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json"]
     assert skipped == []
     # Nothing staged is no error here: the artifact's verdict says which concurrency has no result.
-    assert results.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
+    assert staging.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
 
 
 def test_b11_agentic_results(tmp_path):
     (tmp_path / "RF_conc80.json").write_text(json.dumps({"num_requests_successful": 12}))
     (tmp_path / "OTHER_conc80.json").write_text(json.dumps({"num_requests_successful": 0}))
-    assert [p.name for p in results.check_agentic(tmp_path, "RF", [80])] == ["RF_conc80.json"]
-    assert results.check_agentic(tmp_path, "RF", [16]) == []  # the verdict names the missing concurrency
+    assert [p.name for p in staging.check_agentic(tmp_path, "RF", [80])] == ["RF_conc80.json"]
+    assert staging.check_agentic(tmp_path, "RF", [16]) == []  # the verdict names the missing concurrency
 
 
 @pytest.mark.parametrize("recipe, nodes", [

@@ -1,5 +1,5 @@
-"""After the job: stage result files under their workflow names, tar the logs, clear the output
-of links and special files, write the launch record.
+"""After the job: stage a point's outputs for upload (the result files under their workflow
+names, the logs tarred, the output cleared of links and special files, the launch record).
 
 Nothing here follows a symbolic link or opens a FIFO or device: the job's logs and output are
 the job's, and the output folder is uploaded (actions/upload-artifact follows links). What is
