@@ -40,7 +40,7 @@ def image_spellings(image: str) -> set[str]:
     return {f"{registry}/{rest}", f"{registry}#{rest}"}
 
 
-# --- the recipe's topology, per engine -----------------------------------------------------
+# --- the recipe's roles and their parallelism, per engine ----------------------------------
 
 @dataclass(frozen=True)
 class RoleShape:
@@ -165,7 +165,9 @@ class CheckContext:
         return error(self.recipe_file, self.recipe_where(path), rule, message, hint)
 
 
-def check_topology(ctx: CheckContext) -> Iterable[Diagnostic]:
+def check_roles(ctx: CheckContext) -> Iterable[Diagnostic]:
+    """The point's roles (aggregated, or prefill + decode) and each role's workers, TP, EP and
+    DP-attention are the recipe's (rules point-recipe-topology and point-recipe-mismatch)."""
     labels = {"workers": "num-worker", "tp": "tp", "ep": "ep", "dp_attn": "dp-attn"}
     for role, block in point_roles(ctx.point).items():
         shape = role_shape(ctx.recipe, role)
@@ -311,7 +313,7 @@ def check_power(ctx: CheckContext) -> Iterable[Diagnostic]:
 
 
 CHECKS: tuple[Callable[[CheckContext], Iterable[Diagnostic]], ...] = (
-    check_topology, check_node_count, check_model_alias, check_image, check_dynamo_version,
+    check_roles, check_node_count, check_model_alias, check_image, check_dynamo_version,
     check_store_client_env, check_service_ports, check_power,
 )
 

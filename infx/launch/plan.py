@@ -127,7 +127,7 @@ class LaunchPlan:
 
     def resolved_recipe_digest(self) -> str | None:
         """SHA-256 of the resolved recipe (canonical JSON): what srtctl was given. Not the row's
-        recipe-fingerprint, which names the point's topology."""
+        recipe-fingerprint, which fingerprints the point's topology."""
         if self.recipe is None:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()

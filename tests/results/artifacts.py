@@ -97,9 +97,9 @@ def run_cli(*argv: str, env: dict | None = None, cwd: Path | None = None, timeou
 def agentic_for(row: dict, conc: int, **changes) -> dict:
     """The AgentX aggregate fixture with the point's own topology and concurrency (as the job
     that ran the point would have written it)."""
-    from infx.results.rows import point_topology
+    from infx.results.rows import point_parallelism
 
     data = agentic(**changes)
-    data.update(point_topology(row))
+    data.update(point_parallelism(row))
     data["conc"] = conc
     return data
