@@ -13,7 +13,7 @@ from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError,
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
-from .slurm import DEFAULT_TIMEOUT
+from .slurm import DEFAULT_TIMEOUT, PartitionHealth, Slurm
 
 LANES_DIR = "runners"
 T = TypeVar("T")
@@ -486,10 +486,50 @@ def load_lane_file(path: Path) -> Lane:
     return lane
 
 
-def validate_lanes(selectors: list[str], root: Path) -> Report:
-    """``infx lane validate``: each named profile (default: every ``runners/*.yaml``) against the
-    schema and the cross-checks, plus the rules over the set: a label names one lane, and a
-    profile under ``runners/`` is named after its file."""
+@dataclass(frozen=True)
+class LaneCheckRequest:
+    """``infx lane check``: the lane (a lane name, a runner label or a profile path) of the repository at ``root``."""
+
+    lane: str
+    root: Path
+
+
+@dataclass(frozen=True)
+class LaneCheck:
+    lane: str
+    health: PartitionHealth
+
+    @property
+    def ok(self) -> bool:
+        return self.health.ok
+
+    def to_json(self) -> dict:
+        return {"ok": self.health.ok, "lane": self.lane, **self.health.to_json()}
+
+    def text(self) -> str:
+        return f"lane {self.lane}: partition {self.health.partition}: {self.health.summary()}"
+
+
+def check_lane(request: LaneCheckRequest) -> LaneCheck:
+    """Does the lane's Slurm partition have usable nodes (asked with the lane's command timeout)?"""
+    profile = load_lane(request.lane, request.root)
+    return LaneCheck(profile.name, Slurm.for_lane(profile.slurm).partition_health(profile.slurm.partition))
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """``infx lane validate``: the profiles named (lane names, runner labels or paths; none = every
+    ``runners/*.yaml``) of the repository at ``root``."""
+
+    selectors: tuple[str, ...]
+    root: Path
+
+
+def validate_lanes(request: ValidateRequest) -> Report:
+    """Each named profile (default: every ``runners/*.yaml``) against the schema and the
+    cross-checks, plus the rules over the set: a label names one lane, and a profile under
+    ``runners/`` is named after its file."""
+    selectors, root = request.selectors, request.root
     entries = lane_entries(root)
     paths = [find_lane(root, selector=selector) for selector in selectors] if selectors else [entry.path for entry in entries]
     report = Report()

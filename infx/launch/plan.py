@@ -27,8 +27,8 @@ from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
 from . import checks, prepare, staging
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
-from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
-from .lane import Lane, ModelEntry, Pin, Route, Source
+from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, secret_problems, stage_workspace
+from .lane import Lane, ModelEntry, Pin, Route, Source, find_lane, load_lane_file
 from .resultkey import result_key
 from .route import Ambiguous, most_specific
 
@@ -496,6 +496,37 @@ def build_plan(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | No
                       time_limit=route.time_limit or lane.slurm.default_time_limit, tags=tags, power=power,
                       result_name=staging.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
                       agentic_profile=profile, agentic=agentic, root=root)
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """``infx launch``: one point (a JSON file, else ``$POINT_JSON`` in ``env``) on a lane (a lane
+    name, a runner label or a profile path; None = the lane of the point's runner label) of the
+    repository at ``root``. A dry run plans with ``dry_run_env(env)``."""
+
+    point_file: str | None
+    lane: str | None
+    root: Path
+    env: Mapping[str, str]
+    dry_run: bool = False
+
+
+def plan_launch(request: LaunchRequest) -> LaunchPlan:
+    """The point's launch plan, every check that needs no checkout run (InfxError with all of
+    them), including the secrets an eval point needs from this runner: refused before any side
+    effect for a launch, warnings for a dry run."""
+    env, notes = dry_run_env(dict(request.env)) if request.dry_run else (dict(request.env), [])
+    point = load_point(request.point_file, dict(request.env))
+    lane = load_lane_file(find_lane(request.root, selector=request.lane, runner=point.data.get("runner"),
+                                    runner_at=(point.file, point.where(("runner",)))))
+    plan = build_plan(lane, point, request.root, env=env)
+    plan.warnings.extend(notes)
+    if plan.evaluation:
+        missing = secret_problems(plan.evaluation, env, request.dry_run)
+        if missing and not request.dry_run:
+            raise InfxError(missing)
+        plan.warnings.extend(missing)
+    return plan
 
 
 def plan_facts(job_name: str, model: ModelEntry, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:

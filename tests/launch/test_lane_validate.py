@@ -200,3 +200,16 @@ def test_a_profile_without_its_optional_sections_loads_with_the_defaults(tmp_pat
     route = profile.routes[0]
     assert (route.overlays, route.srtctl_flags, route.time_limit, route.sources) == ((), (), None, ())
     assert profile.pins["v1"].ref == ""
+
+
+def test_a_library_caller_validates_and_checks_lanes_through_their_requests(tmp_path, monkeypatch):
+    """ValidateRequest and LaneCheckRequest: `infx lane validate` and `infx lane check` without click."""
+    from infx.launch.lane import LaneCheckRequest, ValidateRequest, check_lane, validate_lanes
+
+    assert validate_lanes(ValidateRequest((), REPO)).ok and validate_lanes(ValidateRequest(("gb300-nv",), REPO)).ok
+    bad = tmp_path / "lane.yaml"
+    bad.write_text(BUNDLED.replace("gpus-per-node: 4", "gpus-per-node: 0"))
+    assert [d.rule for d in validate_lanes(ValidateRequest((str(bad),), REPO)).diagnostics] == ["lane-schema"]
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))  # a controller no command can find: answered, not hung
+    result = check_lane(LaneCheckRequest("gb300-nv", REPO))
+    assert not result.ok and result.to_json()["lane"] == "gb300-nv" and "cannot ask Slurm" in result.text()

@@ -372,3 +372,18 @@ def test_the_launcher_and_the_matrix_name_the_same_recipe(ws, settings, row, exp
     plan = plan_of(ws, data)
     matrix_ref = recipe_ref_of(data["prefill"], data["decode"], eval_only=data.get("eval-only"))
     assert plan.recipe_source.ref.value == matrix_ref.value == expected
+
+
+def test_a_library_caller_plans_a_launch_through_its_request_without_the_command_line(ws):
+    """LaunchRequest + plan_launch: what `infx launch` does before any side effect, no click. A
+    dry run on a GitHub-hosted runner names the job after the point, not the hosted runner."""
+    from infx.launch.plan import LaunchRequest, plan_launch
+
+    ws.recipe("recipe.yaml", v1_recipe())
+    env = {"RUNNER_ENVIRONMENT": "github-hosted", "RUNNER_NAME": "GitHub Actions 7", "POINT_JSON": json.dumps(point())}
+    plan = plan_launch(LaunchRequest(point_file=None, lane=None, root=ws.root, env=env, dry_run=True))
+    assert (plan.lane.name, plan.route.name, plan.job_name) == ("testlane", "fixed", f"infx-{plan.point_id}")
+    assert [w.rule for w in plan.warnings] == ["env-runner-name-unused"]
+    with pytest.raises(InfxError) as caught:  # a real launch keeps $RUNNER_NAME, whose shape is checked
+        plan_launch(LaunchRequest(point_file=None, lane="testlane", root=ws.root, env={**env, "RUNNER_ENVIRONMENT": "self-hosted"}))
+    assert [d.rule for d in caught.value.diagnostics] == ["env-shape"]
