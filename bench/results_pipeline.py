@@ -38,7 +38,7 @@ def bundled_rows() -> list[dict]:
 def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Path]:
     """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a head)."""
     from infx.points import point_id
-    from infx.results.rows import point_topology
+    from infx.results.rows import point_parallelism
 
     raw_fixed, raw_agentic = json.loads(SA_BENCH.read_text()), json.loads(AGGREGATE.read_text())
     folders = []
@@ -52,7 +52,7 @@ def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Pat
         folder.mkdir(parents=True)
         shape = 1.0 / (1 + conc / 64)  # interactivity falls and throughput rises with concurrency
         if row.get("scenario-type") == "agentic-coding":
-            data = json.loads(json.dumps(raw_agentic)) | point_topology(row) | {"conc": conc}
+            data = json.loads(json.dumps(raw_agentic)) | point_parallelism(row) | {"conc": conc}
             data["request_metrics"]["throughput"]["per_gpu"]["total_tput_tps"] = 2000 * scale * (1 - shape)
             data["request_metrics"]["latency"]["e2e_norm_intvty"]["p90"] = 60 * shape
             files = {f"{name}_conc{conc}.json": data}

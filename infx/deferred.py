@@ -35,11 +35,15 @@ DEFERRED = (
     Deferred("matplotlib", ("infx.results.plot",), 370,
              "the charts of `infx results plot`; `results collect` and `compare` load the same module without drawing",
              "matplotlib.backends.backend_agg"),
-    Deferred("infx.config.validate", ("infx.config.load",), 20,
+    Deferred("infx.config.validate", ("infx.config.load",), 30,
              "the config rules: `infx lane` and `infx launch` read runners.yaml's default path from infx.config, "
              "and `load_config_set(validate=False)` skips them"),
     Deferred("yaml", ("infx.evalsuite", "infx.config.rules"), 13,
              "PyYAML: a warm `infx matrix` reads every YAML file from infx's cache and never parses"),
+    # `infx launch`: a real launch and a dry run each load a large part of the launcher the other does not.
+    Deferred("infx.launch.run", ("infx.commands.launch",), 31,
+             "a real launch alone submits and waits (Slurm, srtctl, staging); a dry run does not"),
+    Deferred("infx.launch.dryrun", ("infx.commands.launch",), 16, "a dry run alone renders srtctl's view of the job"),
     Deferred("infx.yamlio", _WARM_MATRIX_READERS, 18,
              "infx's YAML reader, which loads PyYAML: imported by the functions that parse, after a cache miss"),
 )

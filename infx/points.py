@@ -1,6 +1,6 @@
 """Identity of one sweep point, shared by the launcher, the workflows and the GitHub API.
 
-A row's ``recipe-fingerprint`` names its topology (everything but concurrency); the
+A row's ``recipe-fingerprint`` fingerprints its topology (infx.matrix.derive.NOT_TOPOLOGY); the
 point id adds the concurrency so every GitHub job, artifact and launch record of a sweep
 has one stable, short name.
 """

@@ -20,13 +20,6 @@ from infx.deferred import DEFERRED, deferred_importers
 
 PACKAGE = Path(__file__).resolve().parent.parent / "infx"
 REPO = PACKAGE.parent
-# Command modules another change is rewriting (issue 22: each command parses into a request and
-# calls one library function, its imports at the top). Their imports inside functions are not
-# checked yet; the list shrinks to nothing as they are rewritten.
-PENDING_COMMAND_MODULES = frozenset({
-    "infx.commands.changelog", "infx.commands.github", "infx.commands.lane", "infx.commands.launch",
-    "infx.commands.matrix", "infx.commands.plan", "infx.commands.results", "infx.commands.reuse",
-})
 
 
 def module_files(package: Path) -> dict[str, tuple[Path, bool]]:
@@ -50,12 +43,23 @@ def absolute_module(node: ast.Import | ast.ImportFrom, name: str, is_package: bo
     return [".".join(base + ([node.module] if node.module else []))]
 
 
+def runtime_nodes(tree: ast.AST):
+    """Every node that can run: all of them except what an ``if TYPE_CHECKING:`` block holds (annotations
+    only, never imported at run time, so a type-only reference back is no cycle)."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+            yield from (node for orelse in child.orelse for node in [orelse, *runtime_nodes(orelse)])
+            continue
+        yield child
+        yield from runtime_nodes(child)
+
+
 def imported_by(name: str, path: Path, is_package: bool, known: set[str], inside_functions: bool = False) -> set[str]:
     """The infx modules ``name`` imports at module level (a package's own __init__ for ``from pkg import x``
     and the submodule ``pkg.x`` when ``x`` is one); with ``inside_functions``, those imported anywhere."""
     tree = ast.parse(path.read_text(), str(path))
     found: set[str] = set()
-    for node in ast.walk(tree) if inside_functions else tree.body:
+    for node in runtime_nodes(tree) if inside_functions else tree.body:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom):
@@ -92,7 +96,7 @@ def undeclared(imports: list[tuple[str, str, int]], declared: dict[str, tuple[st
                    for name, importers in declared.items())
 
     return [f"{importer}:{line} imports {module}" for importer, module, line in imports
-            if importer not in PENDING_COMMAND_MODULES and not allowed(importer, module)]
+            if not allowed(importer, module)]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:

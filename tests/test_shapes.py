@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from infx import shapes
-from infx.launch.results import result_name
+from infx.launch.staging import result_name
 from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import git
 from ..diagnostics import Diagnostic, UsageError
 from ..fsio import atomic_write, read_bytes
+from ..reporoot import repository_root
 from . import changelog_path, contract, policy
 from .diff import diff_changelog
 
@@ -131,9 +132,9 @@ class FixRequest:
 
 
 def fix_changelog(request: FixRequest, cwd: Path | None = None) -> FixResult:
-    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder), against
+    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder; infx.reporoot's rule), against
     the merge-base of HEAD and the base branch."""
-    repo = git.toplevel(cwd or Path.cwd())
+    repo = git.toplevel(repository_root(start=cwd))
     slug, _ = policy.resolve_slug(request.repo_slug, repo)
     name = changelog_path(repo, request.changelog)
     base_ref = request.base_ref

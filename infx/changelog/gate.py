@@ -15,9 +15,9 @@ from .. import git
 from ..config import ConfigSet, load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, UsageError
 from ..recipes import RECIPES_DIR
+from ..reporoot import repository_root
 from ..sweepplan import ChangelogMetadata, SweepPlan
-from . import CHANGELOG
-from . import changelog_path as changelog_path  # its home is infx/changelog; imported from here by commands/
+from . import CHANGELOG, changelog_path
 from .diff import ChangelogDiff, diff_changelog
 from .keys import Resolution, changed_keys, coverage, resolve
 from .plan import PlanOptions, plan_sweep
@@ -201,8 +201,8 @@ class GateRequest:
 
 
 def validate_changelog(request: GateRequest, cwd: Path | None = None) -> GateResult:
-    """The whole gate for the repository around ``cwd`` (default: the working folder)."""
-    repo = git.toplevel(cwd or Path.cwd())
+    """The whole gate for the repository around ``cwd`` (default: the working folder; infx.reporoot's rule)."""
+    repo = git.toplevel(repository_root(start=cwd))
     slug, _ = resolve_slug(request.repo_slug, repo)
     return run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
                     changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal,

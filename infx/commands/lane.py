@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-import os
+import json
 import sys
-from pathlib import Path
 
 import click
 
+from ..diagnostics import UsageError, render_text
+from ..launch.cache import SeedRequest, seed_lane  # measured: the cache and srtctl installer only this subcommand needs
+from ..launch.lane import LaneCheckRequest, ValidateRequest, check_lane, validate_lanes
+from ..launch.pins import PinsRequest, pin_lane, summary_lines  # measured: git and YAML editing only this subcommand needs
+from ..reporoot import repository_root
 from .common import finish
 from .options import format_option
 
@@ -23,19 +27,9 @@ def lane() -> None:
 @format_option(("text", "json"))
 def check(name: str, fmt: str) -> None:
     """Report whether the Slurm partition of LANE (a lane name, any of its runner labels, or a profile path) has usable nodes (exit 1 when none)."""
-    import json
-
-    from ..launch.lane import load_lane
-    from ..launch.slurm import Slurm
-
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    profile = load_lane(name, root)
-    health = Slurm.for_lane(profile.slurm).partition_health(profile.slurm["partition"])
-    if fmt == "json":
-        click.echo(json.dumps({"ok": health.ok, "lane": profile.name, **health.to_json()}, allow_nan=False))
-    else:
-        click.echo(f"lane {profile.name}: partition {health.partition}: {health.summary()}")
-    sys.exit(0 if health.ok else 1)
+    result = check_lane(LaneCheckRequest(name, repository_root()))
+    click.echo(json.dumps(result.to_json(), allow_nan=False) if fmt == "json" else result.text())
+    sys.exit(0 if result.ok else 1)
 
 
 @lane.command("validate")
@@ -43,10 +37,7 @@ def check(name: str, fmt: str) -> None:
 @format_option()
 def validate(lanes: tuple[str, ...], fmt: str) -> None:
     """Validate lane profiles (default: every runners/*.yaml): schema, cross-checks, full pins, one lane per label."""
-    from ..launch.lane import validate_lanes
-
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    finish(validate_lanes(list(lanes), root), fmt, success_message="lane profiles are valid")
+    finish(validate_lanes(ValidateRequest(lanes, repository_root())), fmt, success_message="lane profiles are valid")
 
 
 @lane.command("pins")
@@ -58,16 +49,10 @@ def validate(lanes: tuple[str, ...], fmt: str) -> None:
 @format_option(("text", "json"))
 def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
     """Check or refresh the srt-slurm pins of LANE (a lane name, a runner label or a profile path) with git ls-remote."""
-    import json
-
-    from ..diagnostics import UsageError, render_text
-    from ..launch.lane import find_lane
-    from ..launch.pins import run_pins, summary_lines
 
     if check_only == update:
         raise UsageError("pass exactly one of --check and --update", "infx lane pins LANE --check, or infx lane pins LANE --update.")
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    result = run_pins(find_lane(root, selector=name), update=update)
+    result = pin_lane(PinsRequest(name, repository_root(), update))
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     else:
@@ -91,43 +76,12 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
     The cache is $INFX_CACHE_DIR, else $XDG_CACHE_HOME/infx, else ~/.cache/infx: srt-slurm/<commit>, and with --srtctl
     srtctl/<commit>. Exit 1 when a pin named with --pin, or every pin, is missing from SOURCE.
     """
-    import json
 
-    from ..diagnostics import InfxError, UsageError, error
-    from ..diskcache import cache_home
-    from ..launch.cache import CHECKOUTS, Seeded, SeedError, install_cached_srtctl, seed_checkout
-    from ..launch.lane import load_lane
-    from ..launch.srtctl import SrtctlError
-    from ..suggest import did_you_mean
-
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    profile = load_lane(name, root)
-    unknown = [p for p in pins if p not in profile.pins]
-    if unknown:
-        raise UsageError(f"lane {profile.name} has no pin {unknown[0]!r}{did_you_mean(unknown[0], profile.pins)}",
-                         f"Pins of {profile.file}: {', '.join(profile.pins)}.")
-    base = cache_home()
-    results = []
-    for pin in (profile.pins[p] for p in (pins or profile.pins)):
-        if pin.commit is None:
-            results.append(Seeded(pin.name, "", "unpinned", None))
-            continue
-        try:
-            outcome = seed_checkout(base, Path(source).resolve(), pin.commit)
-            entry = Seeded(pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None)
-            if with_srtctl and outcome != "missing":
-                entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.data["srt-slurm"].get("pip-args", []))))
-        except (SeedError, SrtctlError) as exc:
-            detail = getattr(exc, "output", "").strip()[-2000:]
-            raise InfxError([error(source, None, "cache-seed", f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
-                                   "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.")]) from exc
-        results.append(entry)
-    found = [r for r in results if r.outcome in ("seeded", "cached")]
-    ok = bool(found) and not (pins and len(found) != len(pins))
+    seeded = seed_lane(SeedRequest(name, repository_root(), source, pins, with_srtctl))
     if fmt == "json":
-        click.echo(json.dumps({"ok": ok, "lane": profile.name, "cache": str(base), "pins": [r.to_json() for r in results]}, allow_nan=False))
+        click.echo(json.dumps(seeded.to_json(), allow_nan=False))
     else:
-        for r in results:
+        for r in seeded.results:
             where = f" -> {r.path}" if r.path else f" (not in {source})" if r.outcome == "missing" else " (no commit in the profile)"
             click.echo(f"{r.pin:32} {r.commit[:12] or '-':12} {r.outcome}{where}" + (f"; srtctl {r.srtctl}" if r.srtctl else ""))
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if seeded.ok else 1)

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 import click
+import yaml
 
 from ..diagnostics import InfxError, render_text
+from ..launch.plan import LaunchRequest, plan_launch
+from ..reporoot import repository_root
 from .common import fail_json
 from .options import format_option
 
@@ -45,7 +48,6 @@ def _plan_text(plan: dict) -> str:
     for item in plan["warnings"]:
         lines.append(f"warning     {item['message']}")
     if plan["recipe"] is not None:
-        import yaml
         lines.append(f"resolved recipe ({plan['resolved-recipe']}):")
         lines.append(yaml.safe_dump(plan["recipe"], sort_keys=False).rstrip())
     return "\n".join(lines)
@@ -88,28 +90,14 @@ def _srtctl_text(check: dict | None) -> str:
                    "else $INFX_CACHE_DIR/dry-runs.")
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
-    from ..launch.lane import find_lane, load_lane_file
-    from ..launch.plan import dry_run_env, load_point, plan_launch
-
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
-    env, notes = dry_run_env(dict(os.environ)) if dry_run else (dict(os.environ), [])
+    request = LaunchRequest(point_file=point_file, lane=lane_name, root=repository_root(),
+                            env=dict(os.environ), dry_run=dry_run)
     try:
-        point = load_point(point_file)
-        lane = load_lane_file(find_lane(root, selector=lane_name, runner=point.data.get("runner"),
-                                        runner_at=(point.file, point.where(("runner",)))))
-        plan = plan_launch(lane, point, root, env=env)
-        plan.warnings.extend(notes)
-        if plan.evaluation:  # what the job needs from this runner (a gated data set's token), before any side effect
-            from ..launch.evalenv import secret_problems
-
-            missing = secret_problems(plan.evaluation, env, dry_run)
-            if missing and not dry_run:
-                raise InfxError(missing)
-            plan.warnings.extend(missing)
+        plan = plan_launch(request)
         if dry_run:
-            from ..launch.dryrun import enrich
+            from ..launch.dryrun import enrich  # measured: a launch does not pay for the dry run's srtctl check
 
-            body = enrich(plan, root, dict(os.environ), Path(output_dir).resolve() if output_dir else None)
+            body = enrich(plan, request.root, dict(request.env), Path(output_dir).resolve() if output_dir else None)
     except InfxError as exc:  # planning and the dry run's cache checks report alike
         if fmt == "json":
             click.echo(fail_json(exc.diagnostics))
@@ -118,9 +106,9 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
     if dry_run:
         click.echo(json.dumps(body, indent=2, default=str, allow_nan=False) if fmt == "json" else _plan_text(body))
         return
-    from ..launch.run import launch_point
+    from ..launch.run import launch_point  # measured: a dry run does not pay for the launcher
 
-    out = Path(output_dir or os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    out = Path(output_dir).resolve() if output_dir else repository_root()
     for item in plan.warnings:
         click.echo(render_text([item]), err=True)
-    sys.exit(launch_point(plan, out, root))
+    sys.exit(launch_point(plan, out, request.root))

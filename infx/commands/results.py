@@ -11,6 +11,7 @@ import click
 from ..changelog.policy import resolve_slug
 from ..diagnostics import render_text
 from ..fsio import atomic_write
+from ..reporoot import repository_root
 from ..results.collect import CollectRequest, collect_artifacts
 from ..results.compare import BaselineRequest, CompareRequest, compare_sweep
 from ..results.evalgate import CheckEvalsRequest, gate
@@ -87,7 +88,7 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
     """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each;
     the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
-    slug = None if baseline else resolve_slug(repo_slug, Path("."))[0]  # the baseline is looked up on GitHub
+    slug = None if baseline else resolve_slug(repo_slug, repository_root())[0]  # the baseline is looked up on GitHub
     request = CompareRequest(head, BaselineRequest(baseline, baseline_run, slug, thresholds), threshold, save_baseline)
     comparison = compare_sweep(request).comparison
     for notice in comparison.notices:

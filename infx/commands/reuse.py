@@ -11,6 +11,7 @@ import click
 from ..diagnostics import UsageError
 from ..fsio import atomic_write
 from ..points import point_id
+from ..reporoot import repository_root
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs
 from ..workflows.reuse import Decision, ReuseRequest, select_reuse
 from .common import OUTPUT_FILE
@@ -52,7 +53,7 @@ def select(plan_path: Path, artifacts_dir: Path | None, use_github: bool, pr_num
         raise UsageError("give exactly one of --artifacts DIR and --github", "Say where stored results are looked up.")
     if artifacts_dir is not None and not artifacts_dir.is_dir():
         raise UsageError(f"--artifacts {artifacts_dir} is not a folder", "Pass the folder the artifacts were downloaded to.")
-    root = Path(os.environ.get("GITHUB_WORKSPACE") or ".").resolve()
+    root = repository_root()
     decision, reduced = select_reuse(ReuseRequest(plan_path, root, artifacts_dir, repo_slug, pr_number, main_ref, max_age, download_dir))
     if plan_output is not None:
         atomic_write(plan_output, reduced.text(indent=1, ensure_ascii=True) + "\n")

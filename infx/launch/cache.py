@@ -30,9 +30,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..diagnostics import InfxError, UsageError, error
+from ..diskcache import cache_home
 from ..fsio import atomic_write
+from ..suggest import did_you_mean
+from .lane import load_lane
 from .sources import LOCK_SECONDS, _git, _seal, entry_lock, entry_problem
-from .srtctl import install_srtctl
+from .srtctl import SrtctlError, install_srtctl
 
 CHECKOUTS = "srt-slurm"
 VENVS = "srtctl"
@@ -214,3 +218,55 @@ def install_cached_srtctl(base: Path, commit: str, pip_args: list[str], lock_sec
         mark = {"commit": commit, "installed-from": str(checkout), "sha256": venv_digest(venv)}
         atomic_write(venv / VENV_MARK, json.dumps(mark) + "\n")
         return srtctl
+
+
+@dataclass(frozen=True)
+class SeedRequest:
+    """``infx lane cache-seed``: put the pinned srt-slurm commits of ``lane`` (a name, a runner
+    label or a profile path; only ``pins`` when given) found in ``source`` (a clone or a bundle)
+    into the cache, and with ``with_srtctl`` a per-commit srtctl venv."""
+
+    lane: str
+    root: Path
+    source: str  # as given: diagnostics name it so
+    pins: tuple[str, ...] = ()
+    with_srtctl: bool = False
+
+
+@dataclass(frozen=True)
+class SeedReport:
+    lane: str
+    cache: Path
+    results: list[Seeded]
+    ok: bool  # a pin was found, and every pin asked for by name
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "lane": self.lane, "cache": str(self.cache), "pins": [r.to_json() for r in self.results]}
+
+
+def seed_lane(request: SeedRequest) -> SeedReport:
+    """Seed the cache from ``request.source``, no network: an unknown pin name is a usage error,
+    a source that cannot be read (or srtctl that does not install) an InfxError."""
+    profile = load_lane(request.lane, request.root)
+    unknown = [p for p in request.pins if p not in profile.pins]
+    if unknown:
+        raise UsageError(f"lane {profile.name} has no pin {unknown[0]!r}{did_you_mean(unknown[0], profile.pins)}",
+                         f"Pins of {profile.file}: {', '.join(profile.pins)}.")
+    base = cache_home()
+    results = []
+    for pin in (profile.pins[p] for p in (request.pins or profile.pins)):
+        if pin.commit is None:
+            results.append(Seeded(pin.name, "", "unpinned", None))
+            continue
+        try:
+            outcome = seed_checkout(base, Path(request.source).resolve(), pin.commit)
+            entry = Seeded(pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None)
+            if request.with_srtctl and outcome != "missing":
+                entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.srt_slurm.pip_args)))
+        except (SeedError, SrtctlError) as exc:
+            detail = getattr(exc, "output", "").strip()[-2000:]
+            raise InfxError([error(request.source, None, "cache-seed", f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
+                                   "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.")]) from exc
+        results.append(entry)
+    found = [r for r in results if r.outcome in ("seeded", "cached")]
+    return SeedReport(profile.name, base, results, bool(found) and not (request.pins and len(found) != len(request.pins)))

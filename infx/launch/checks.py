@@ -9,12 +9,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import shapes
 from ..diagnostics import Diagnostic, error
 from ..recipes import RecipeError, nested, recipe_node_count
 from ..workers import ROLES, is_aggregated
+
+if TYPE_CHECKING:  # annotations only
+    from .lane import Lane, ModelEntry
 
 
 def image_problem(image: Any) -> str | None:
@@ -37,7 +40,7 @@ def image_spellings(image: str) -> set[str]:
     return {f"{registry}/{rest}", f"{registry}#{rest}"}
 
 
-# --- the recipe's topology, per engine -----------------------------------------------------
+# --- the recipe's roles and their parallelism, per engine ----------------------------------
 
 @dataclass(frozen=True)
 class RoleShape:
@@ -147,8 +150,8 @@ class CheckContext:
 
     point: dict
     recipe: dict
-    lane: Any  # infx.launch.lane.Lane
-    model: dict | None  # the lane's model entry for this point
+    lane: Lane
+    model: ModelEntry | None  # the lane's model entry for this point
     power: bool
     recipe_file: str
     recipe_where: Callable[[tuple], tuple[int, int] | None]
@@ -162,7 +165,9 @@ class CheckContext:
         return error(self.recipe_file, self.recipe_where(path), rule, message, hint)
 
 
-def check_topology(ctx: CheckContext) -> Iterable[Diagnostic]:
+def check_roles(ctx: CheckContext) -> Iterable[Diagnostic]:
+    """The point's roles (aggregated, or prefill + decode) and each role's workers, TP, EP and
+    DP-attention are the recipe's (rules point-recipe-topology and point-recipe-mismatch)."""
     labels = {"workers": "num-worker", "tp": "tp", "ep": "ep", "dp_attn": "dp-attn"}
     for role, block in point_roles(ctx.point).items():
         shape = role_shape(ctx.recipe, role)
@@ -199,11 +204,11 @@ def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
     alias = nested(ctx.recipe, "model", "path")
     if ctx.model is None or alias is None:
         return
-    if alias != ctx.model["alias"]:
+    if alias != ctx.model.alias:
         yield ctx.at_recipe(("model", "path"), "recipe-model-alias",
                             f"model.path is {alias!r}, but this lane maps {ctx.point.get('model-prefix')}/{ctx.point.get('precision')}"
-                            f"/{ctx.point.get('framework')} to the alias {ctx.model['alias']!r}",
-                            f"Set model.path: {ctx.model['alias']} (the only alias written to srtslurm.yaml).")
+                            f"/{ctx.point.get('framework')} to the alias {ctx.model.alias!r}",
+                            f"Set model.path: {ctx.model.alias} (the only alias written to srtslurm.yaml).")
 
 
 def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
@@ -243,19 +248,19 @@ def _services(recipe: dict) -> list[tuple[int, dict]]:
 
 
 def check_store_client_env(ctx: CheckContext) -> Iterable[Diagnostic]:
-    rule = ctx.lane.rules.get("store-client-env")
+    rule = ctx.lane.rules.store_client_env
     services = _services(ctx.recipe)
-    if not rule or not any(s.get("type") == rule["when-service-type"] for _, s in services):
+    if not rule or not any(s.get("type") == rule.when_service_type for _, s in services):
         return
-    for var in rule["env"]:
-        for role in rule.get("roles", []):
+    for var in rule.env:
+        for role in rule.roles:
             if role in (ctx.recipe.get("roles") or {}) and not nested(ctx.recipe, "roles", role, "env", var):
                 yield ctx.at_recipe(("roles", role, "env"), "lane-store-client-env",
-                                    f"role {role!r} runs a {rule['when-service-type']} client but does not set {var}",
+                                    f"role {role!r} runs a {rule.when_service_type} client but does not set {var}",
                                     f"Set roles.{role}.env.{var} (e.g. mlx5_0,mlx5_1,mlx5_2,mlx5_3); without it the client "
                                     "falls back to NVLink for same-domain peers and aborts at warm-up.")
         for index, service in services:
-            if service.get("type") in rule.get("service-types", []) and not nested(service, "env", var):
+            if service.get("type") in rule.service_types and not nested(service, "env", var):
                 yield ctx.at_recipe(("services", index, "env"), "lane-store-client-env",
                                     f"service {service.get('name', index)!r} ({service.get('type')}) does not set {var}",
                                     f"Set services[{index}].env.{var}, as on every store client of this lane.")
@@ -278,12 +283,12 @@ def service_port(service: dict) -> int | None:
 
 
 def check_service_ports(ctx: CheckContext) -> Iterable[Diagnostic]:
-    rule = ctx.lane.rules.get("distinct-service-ports")
+    rule = ctx.lane.rules.distinct_service_ports
     if not rule:
         return
     placed: list[tuple[int, dict, str, int]] = []
     for index, service in _services(ctx.recipe):
-        if service.get("type") not in rule["service-types"] or service.get("enabled") is False:
+        if service.get("type") not in rule.service_types or service.get("enabled") is False:
             continue
         node, port = nested(service, "placement", "node") or "head", service_port(service)
         if port is None:
@@ -299,7 +304,7 @@ def check_service_ports(ctx: CheckContext) -> Iterable[Diagnostic]:
 
 
 def check_power(ctx: CheckContext) -> Iterable[Diagnostic]:
-    allowed = ctx.lane.rules.get("power-frameworks")
+    allowed = ctx.lane.rules.power_frameworks
     if ctx.power and allowed is not None and ctx.point.get("framework") not in allowed:
         yield ctx.at_recipe(("telemetry",), "lane-power-framework",
                             f"the recipe enables dcgm-power telemetry, which this lane has validated only for "
@@ -308,7 +313,7 @@ def check_power(ctx: CheckContext) -> Iterable[Diagnostic]:
 
 
 CHECKS: tuple[Callable[[CheckContext], Iterable[Diagnostic]], ...] = (
-    check_topology, check_node_count, check_model_alias, check_image, check_dynamo_version,
+    check_roles, check_node_count, check_model_alias, check_image, check_dynamo_version,
     check_store_client_env, check_service_ports, check_power,
 )
 

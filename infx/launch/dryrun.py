@@ -6,7 +6,7 @@
    as a launch stages it (overlays, resolved recipe, srtslurm.yaml) in a scratch copy and the
    real ``srtctl dry-run`` must accept the recipe; the sbatch script it prints is kept.
 
-Neither needs network or Slurm; without a cache entry the dry run is what ``plan_launch`` gives.
+Neither needs network or Slurm; without a cache entry the dry run is what ``plan_point`` gives.
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def plan_eval(point, lane, root: Path, choice: PointEval, settings_where: dict) 
     data = point.data
     at = point.where(("eval-only",) if "eval-only" in data else ("run-eval",) if "run-eval" in data else
                      settings_where.get("EVAL_ONLY", ()))
-    suite_path = (lane.data.get("evals") or {}).get("suite")
+    suite_path = lane.evals.suite if lane.evals else None
     if suite_path is None:
         return None, [error(point.file, at, "eval-workspace-missing",
                             f"the point runs an eval ({choice.kind.value}), but lane {lane.name} names no eval suite",

@@ -3,21 +3,82 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import shapes
 from ..config import DEFAULT_RUNNERS
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
 from ..evalsuite import load_suite
 from ..reporoot import shown_path
-from ..schema import schema_diagnostics
+from ..schema import load_schema, schema_diagnostics
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
+from .slurm import DEFAULT_TIMEOUT, PartitionHealth, Slurm
 
 LANES_DIR = "runners"
+T = TypeVar("T")
+
+
+# --- the profile's sections, typed --------------------------------------------------------
+# Each section is a frozen dataclass built once, after schema validation, by ``read_section``:
+# its attribute names are the schema's property names with ``_`` for ``-`` (SECTIONS maps each
+# class to its place in infx/schemas/lane.schema.json, and ``check_field_names`` holds them
+# equal), and a key the profile leaves out takes the field's default, stated here once.
+
+
+def attribute(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def reads(read: Callable[[Any], Any]) -> dict[str, Any]:
+    """A section field's metadata: ``read`` converts its validated value (a list to a tuple, a mapping to a section)."""
+    return {"read": read}
+
+
+def read_section(cls: type[T], data: Mapping[str, Any] | None, **given: Any) -> T:
+    """The section ``cls`` from its validated mapping (None: every field at its default);
+    ``given`` are the fields the mapping does not hold (a pin's name, a route's index)."""
+    values = dict(given)
+    for spec in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass
+        name = spec.name.replace("_", "-")
+        if data is not None and name in data:
+            read = spec.metadata.get("read")
+            values[spec.name] = read(data[name]) if read else data[name]
+    return cls(**values)
+
+
+def _strings(items: Any) -> tuple[str, ...]:
+    return tuple(items)
+
+
+def _section(cls: type) -> Callable[[Any], Any]:
+    return lambda data: read_section(cls, data)
+
+
+def _each(cls: type) -> Callable[[Any], Any]:
+    """A list of sections, each with its position (``index``) when the class has one."""
+    with_index = "index" in {spec.name for spec in fields(cls)}
+    return lambda items: tuple(read_section(cls, item, **({"index": index} if with_index else {}))
+                               for index, item in enumerate(items))
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    """``slurm:``, the lane's partition and how infx talks to its controller."""
+
+    partition: str
+    gpus_per_node: int = field(metadata=reads(int))
+    default_time_limit: str
+    partition_setting: str = ""  # a KEY=VALUE setting of the point that picks the partition instead
+    account: str = ""  # "" = the cluster's default account
+    poll_seconds: float = field(default=10.0, metadata=reads(float))  # between job state queries
+    command_timeout_seconds: float = field(default=DEFAULT_TIMEOUT, metadata=reads(float))  # per Slurm command
+    # on top of the job's time limit: queue wait, start-up, log collection
+    deadline_margin_seconds: float = field(default=3600.0, metadata=reads(float))
 
 
 @dataclass(frozen=True)
@@ -33,6 +94,18 @@ class Pin:
         return {"pin": self.name, "repository": self.repository, "ref": self.ref, "commit": self.commit}
 
 
+def _pins(data: Mapping[str, Any]) -> dict[str, Pin]:
+    return {name: read_section(Pin, spec, name=name) for name, spec in data.items()}
+
+
+@dataclass(frozen=True)
+class SrtSlurmSettings:
+    """``srt-slurm:``, the pinned srt-slurm checkouts and how srtctl is installed from them."""
+
+    pins: dict[str, Pin] = field(metadata=reads(_pins))
+    pip_args: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+
+
 @dataclass(frozen=True)
 class Source:
     """An external tree a launch may need, fetched only when a route or recipe names it."""
@@ -46,60 +119,169 @@ class Source:
         return asdict(self)
 
 
+def _sources(data: Mapping[str, Any]) -> dict[str, Source]:
+    return {name: read_section(Source, spec, name=name) for name, spec in data.items()}
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """``evals:``, the eval suite this lane's eval points run."""
+
+    suite: str
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """``queue:``, what the plan's queue check counts per point besides its benchmark time."""
+
+    point_overhead_minutes: float = field(default=0.0, metadata=reads(float))
+
+
+@dataclass(frozen=True)
+class PrepareImage:
+    image: str
+    alias: str = ""
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    """``prepare:``, the argv templates run after checkout and before submit (launch/prepare.py)."""
+
+    images: tuple[PrepareImage, ...] = field(default=(), metadata=reads(_each(PrepareImage)))
+    squash_check: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    squash_import: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    setup: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One ``models:`` entry: the weights (alias -> path) for the points its ``match`` selects."""
+
+    match: dict
+    alias: str
+    path: str
+
+
+@dataclass(frozen=True)
+class StoreClientEnvRule:
+    when_service_type: str
+    env: tuple[str, ...] = field(metadata=reads(_strings))
+    roles: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    service_types: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+
+
+@dataclass(frozen=True)
+class DistinctServicePortsRule:
+    service_types: tuple[str, ...] = field(metadata=reads(_strings))
+
+
+@dataclass(frozen=True)
+class LaneRules:
+    """``rules:``, the lane's own recipe checks (launch/checks.py); None = the rule is off."""
+
+    store_client_env: StoreClientEnvRule | None = field(default=None, metadata=reads(_section(StoreClientEnvRule)))
+    distinct_service_ports: DistinctServicePortsRule | None = field(default=None,
+                                                                    metadata=reads(_section(DistinctServicePortsRule)))
+    power_frameworks: tuple[str, ...] | None = field(default=None, metadata=reads(_strings))
+
+
+def _overlays(items: list[dict]) -> tuple[tuple[str, str], ...]:
+    return tuple((item["from"], item["to"]) for item in items)
+
+
 @dataclass(frozen=True)
 class Route:
     name: str
-    match: dict
+    match: dict = field(metadata=reads(dict))
     srt_slurm: str
-    overlays: tuple[tuple[str, str], ...] = ()
-    srt_slurm_recipes: tuple[str, ...] = ()
-    srtctl_flags: tuple[str, ...] = ()
+    overlays: tuple[tuple[str, str], ...] = field(default=(), metadata=reads(_overlays))  # (from, to)
+    srt_slurm_recipes: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    srtctl_flags: tuple[str, ...] = field(default=(), metadata=reads(_strings))
     time_limit: str | None = None
-    sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = field(default=(), metadata=reads(_strings))
     index: int = 0  # position in the profile, for locating diagnostics only
 
 
-@dataclass
+@dataclass(frozen=True)
 class Lane:
+    """A validated lane profile. Attributes are the schema's top-level properties (``lane`` is
+    ``name``), plus where the profile was read from."""
+
     name: str
     file: str
-    doc: Document
-    data: dict
-    routes: list[Route]
-    pins: dict[str, Pin]
-    sources: dict[str, Source]
-    rules: dict = field(default_factory=dict)
+    doc: Document = field(compare=False, repr=False)
+    runner_labels: tuple[str, ...] = field(metadata=reads(_strings))
+    slurm: SlurmSettings = field(metadata=reads(_section(SlurmSettings)))
+    srt_slurm: SrtSlurmSettings = field(metadata=reads(_section(SrtSlurmSettings)))
+    routes: tuple[Route, ...] = field(metadata=reads(_each(Route)))
+    models: tuple[ModelEntry, ...] = field(default=(), metadata=reads(_each(ModelEntry)))
+    container_mounts: Mapping[str, str] = field(default_factory=dict, metadata=reads(dict))  # in the profile's order
+    squash_dir: str = ""
+    evals: EvalSettings | None = field(default=None, metadata=reads(_section(EvalSettings)))
+    queue: QueueSettings = field(default=QueueSettings(), metadata=reads(_section(QueueSettings)))
+    # the url schemes git may use for this lane's checkouts
+    git_protocols: tuple[str, ...] = field(default=shapes.DEFAULT_GIT_PROTOCOLS, metadata=reads(_strings))
+    container_aliases: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    prepare: PrepareSettings = field(default=PrepareSettings(), metadata=reads(_section(PrepareSettings)))
+    sources: Mapping[str, Source] = field(default_factory=dict, metadata=reads(_sources))
+    rules: LaneRules = field(default=LaneRules(), metadata=reads(_section(LaneRules)))
 
     @property
-    def slurm(self) -> dict:
-        return self.data["slurm"]
+    def pins(self) -> dict[str, Pin]:
+        return self.srt_slurm.pins
 
     @property
     def gpus_per_node(self) -> int:
-        return int(self.slurm["gpus-per-node"])
-
-    @property
-    def models(self) -> list[dict]:
-        return self.data.get("models", [])
-
-    @property
-    def prepare(self) -> dict:
-        return self.data.get("prepare") or {}
-
-    @property
-    def git_protocols(self) -> tuple[str, ...]:
-        """The url schemes git may use for this lane's checkouts (https unless the profile adds more)."""
-        return tuple(self.data.get("git-protocols") or shapes.DEFAULT_GIT_PROTOCOLS)
-
-    @property
-    def container_aliases(self) -> list[str]:
-        return list(self.data.get("container-aliases", []))
+        return self.slurm.gpus_per_node
 
     def where(self, *path: Any) -> tuple[int, int]:
         return self.doc.where(path)
 
     def route_where(self, route: Route) -> tuple[int, int]:
         return self.where("routes", route.index)
+
+
+# Each section class and where the schema declares its properties (a path of keys into it).
+SECTIONS: dict[type, tuple[str, ...]] = {
+    SlurmSettings: ("properties", "slurm"),
+    SrtSlurmSettings: ("properties", "srt-slurm"),
+    Pin: ("properties", "srt-slurm", "properties", "pins", "additionalProperties"),
+    Source: ("$defs", "source"),
+    EvalSettings: ("properties", "evals"),
+    QueueSettings: ("properties", "queue"),
+    PrepareSettings: ("properties", "prepare"),
+    PrepareImage: ("properties", "prepare", "properties", "images", "items"),
+    ModelEntry: ("properties", "models", "items"),
+    LaneRules: ("properties", "rules"),
+    StoreClientEnvRule: ("properties", "rules", "properties", "store-client-env"),
+    DistinctServicePortsRule: ("properties", "rules", "properties", "distinct-service-ports"),
+    Route: ("properties", "routes", "items"),
+    Lane: (),
+}
+# Attributes that are not schema properties: a mapping key, a position, where the profile was read.
+NOT_IN_SCHEMA = {Pin: {"name"}, Source: {"name"}, Route: {"index"}, Lane: {"file", "doc"}}
+# Schema property -> attribute, where the plain spelling would mislead (a Lane's `lane` is its name).
+RENAMED: dict[type, dict[str, str]] = {Lane: {"lane": "name"}}
+
+
+def read_lane(doc: Document) -> Lane:
+    """The typed profile from its schema-valid document (the one place its keys are read)."""
+    data = doc.data
+    return read_section(Lane, data, name=data["lane"], file=doc.file, doc=doc)
+
+
+def check_field_names() -> None:
+    """Every section class and its schema object name the same fields (a test runs this)."""
+    schema = load_schema("lane")
+    for cls, path in SECTIONS.items():
+        node = schema
+        for key in path:
+            node = node[key]
+        renamed = RENAMED.get(cls, {})
+        named = {renamed.get(name, attribute(name)) for name in node["properties"]}
+        declared = {spec.name for spec in fields(cls)} - NOT_IN_SCHEMA.get(cls, set())
+        if declared != named:
+            raise AssertionError(f"{cls.__name__} and lane.schema.json {'/'.join(path)} disagree: {sorted(declared ^ named)}")
 
 
 # A lane name is a file name under runners/: no separators, no leading dot or dash.
@@ -293,34 +475,57 @@ def load_lane_file(path: Path) -> Lane:
     diagnostics = _schema_diagnostics(doc)
     if diagnostics:
         raise InfxError(diagnostics)
-    data = doc.data
-    pins = {name: Pin(name, spec["repository"], spec["commit"], spec.get("ref", "")) for name, spec in data["srt-slurm"]["pins"].items()}
-    sources = {name: Source(name, spec["url"], spec["commit"], spec["dest"]) for name, spec in (data.get("sources") or {}).items()}
-    routes = [
-        Route(
-            name=spec["name"],
-            match=dict(spec["match"]),
-            srt_slurm=spec["srt-slurm"],
-            overlays=tuple((o["from"], o["to"]) for o in spec.get("overlays", [])),
-            srt_slurm_recipes=tuple(spec.get("srt-slurm-recipes", [])),
-            srtctl_flags=tuple(spec.get("srtctl-flags", [])),
-            time_limit=spec.get("time-limit"),
-            sources=tuple(spec.get("sources", [])),
-            index=index,
-        )
-        for index, spec in enumerate(data["routes"])
-    ]
-    lane = Lane(data["lane"], doc.file, doc, data, routes, pins, sources, data.get("rules") or {})
+    lane = read_lane(doc)
     diagnostics = _cross_checks(lane)
     if diagnostics:
         raise InfxError(diagnostics)
     return lane
 
 
-def validate_lanes(selectors: list[str], root: Path) -> Report:
-    """``infx lane validate``: each named profile (default: every ``runners/*.yaml``) against the
-    schema and the cross-checks, plus the rules over the set: a label names one lane, and a
-    profile under ``runners/`` is named after its file."""
+@dataclass(frozen=True)
+class LaneCheckRequest:
+    """``infx lane check``: the lane (a lane name, a runner label or a profile path) of the repository at ``root``."""
+
+    lane: str
+    root: Path
+
+
+@dataclass(frozen=True)
+class LaneCheck:
+    lane: str
+    health: PartitionHealth
+
+    @property
+    def ok(self) -> bool:
+        return self.health.ok
+
+    def to_json(self) -> dict:
+        return {"ok": self.health.ok, "lane": self.lane, **self.health.to_json()}
+
+    def text(self) -> str:
+        return f"lane {self.lane}: partition {self.health.partition}: {self.health.summary()}"
+
+
+def check_lane(request: LaneCheckRequest) -> LaneCheck:
+    """Does the lane's Slurm partition have usable nodes (asked with the lane's command timeout)?"""
+    profile = load_lane(request.lane, request.root)
+    return LaneCheck(profile.name, Slurm.for_lane(profile.slurm).partition_health(profile.slurm.partition))
+
+
+@dataclass(frozen=True)
+class ValidateRequest:
+    """``infx lane validate``: the profiles named (lane names, runner labels or paths; none = every
+    ``runners/*.yaml``) of the repository at ``root``."""
+
+    selectors: tuple[str, ...]
+    root: Path
+
+
+def validate_lanes(request: ValidateRequest) -> Report:
+    """Each named profile (default: every ``runners/*.yaml``) against the schema and the
+    cross-checks, plus the rules over the set: a label names one lane, and a profile under
+    ``runners/`` is named after its file."""
+    selectors, root = request.selectors, request.root
     entries = lane_entries(root)
     paths = [find_lane(root, selector=selector) for selector in selectors] if selectors else [entry.path for entry in entries]
     report = Report()
@@ -330,9 +535,9 @@ def validate_lanes(selectors: list[str], root: Path) -> Report:
         except InfxError as exc:
             report.extend(exc.diagnostics)
             continue
-        if lane.data.get("evals"):  # the suite an eval point of this lane would run, with its harness and task files
+        if lane.evals:  # the suite an eval point of this lane would run, with its harness and task files
 
-            report.extend(load_suite(root, lane.data["evals"]["suite"])[1])
+            report.extend(load_suite(root, lane.evals.suite)[1])
     # The set rules concern the profiles the resolver sees (runners/*.yaml); a profile
     # elsewhere (a candidate, a test copy) is validated on its own.
     known = {entry.path.resolve(): entry for entry in entries}

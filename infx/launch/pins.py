@@ -28,7 +28,7 @@ from .. import shapes
 from ..diagnostics import InfxError, Report, error, warning
 from ..fsio import atomic_write
 from ..yamlio import Document, load_yaml, parse_yaml
-from .lane import display_path
+from .lane import display_path, find_lane
 from .sources import _git as sources_git  # the one way infx talks to a remote
 
 PINS_PATH = ("srt-slurm", "pins")
@@ -266,6 +266,20 @@ def _expected(data: dict, commits: dict[str, str]) -> dict:
     for name, sha in commits.items():
         expected["srt-slurm"]["pins"][name]["commit"] = sha
     return expected
+
+
+@dataclass(frozen=True)
+class PinsRequest:
+    """``infx lane pins``: the lane (a name, a runner label or a profile path) of the repository
+    at ``root``; ``update`` writes the commits the refs name now, else they are only checked."""
+
+    lane: str
+    root: Path
+    update: bool
+
+
+def pin_lane(request: PinsRequest) -> PinsReport:
+    return run_pins(find_lane(request.root, selector=request.lane), update=request.update)
 
 
 def run_pins(path: Path, update: bool) -> PinsReport:

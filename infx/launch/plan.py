@@ -1,6 +1,6 @@
 """From a point and a lane profile to a LaunchPlan, with every check run before any side effect.
 
-``plan_launch`` reads files only (the point, the profile, the in-repo recipe). A recipe that
+``plan_point`` reads files only (the point, the profile, the in-repo recipe). A recipe that
 ships with srt-slurm itself (the route's ``srt-slurm-recipes``) cannot be read yet: the plan
 marks it deferred and ``resolve_in_checkout`` runs the same checks on it after checkout, before submit.
 """
@@ -26,10 +26,10 @@ from ..recipes import RECIPES_DIR, RecipeError, RecipeRef, recipe_node_count, re
 from ..scenarios import scenario_type
 from ..workers import ROLES
 from ..yamlio import Document, load_yaml, parse_yaml
-from . import checks, prepare, results
+from . import checks, prepare, staging
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark, apply_to_recipe, plan_profile
-from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, stage_workspace
-from .lane import Lane, Pin, Route, Source
+from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, export_directive, plan_eval, secret_problems, stage_workspace
+from .lane import Lane, ModelEntry, Pin, Route, Source, find_lane, load_lane_file
 from .resultkey import result_key
 from .route import Ambiguous, most_specific
 
@@ -71,7 +71,7 @@ class LaunchPlan:
     point: Point
     route: Route
     pin: Pin
-    model: dict
+    model: ModelEntry
     recipe_source: RecipeSource
     recipe: dict | None  # the flat resolved recipe; None while deferred to the checkout
     sources: list[Source]
@@ -80,7 +80,7 @@ class LaunchPlan:
     time_limit: str
     tags: str
     power: bool
-    result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/results.py)
+    result_name: str = ""  # $RESULT_FILENAME, else <exp-name>_<point id> (launch/staging.py)
     evaluation: EvalLaunch | None = None  # the eval this point runs, if any
     warnings: list[Diagnostic] = field(default_factory=list)
     # An AgentX benchmark stage: the benchmark.env values from the point (agentic.BENCHMARK_ENV), known at
@@ -128,7 +128,7 @@ class LaunchPlan:
 
     def resolved_recipe_digest(self) -> str | None:
         """SHA-256 of the resolved recipe (canonical JSON): what srtctl was given. Not the row's
-        recipe-fingerprint, which names the point's topology."""
+        recipe-fingerprint, which fingerprints the point's topology."""
         if self.recipe is None:
             return None
         return hashlib.sha256(canonical(self.recipe, default=str)).hexdigest()
@@ -138,32 +138,31 @@ class LaunchPlan:
 
     def cluster_config(self, checkout: str, squash_file: str) -> dict:
         """srtslurm.yaml for the checkout: one model alias, every container alias -> the image's squash."""
-        slurm = self.lane.slurm
         containers = {alias: squash_file for alias in self.lane.container_aliases}
         for spelling in sorted(checks.image_spellings(str(self.point.data.get("image")))):  # a recipe may use either
             containers[spelling] = squash_file
-        for extra in self.lane.prepare.get("images") or []:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
-            if extra.get("alias"):
-                containers[extra["alias"]] = prepare.squash_file(self.lane.data.get("squash-dir", ""), extra["image"])
+        for extra in self.lane.prepare.images:  # e.g. nginx-sqsh -> nginx_1.27.4.sqsh
+            if extra.alias:
+                containers[extra.alias] = prepare.squash_file(self.lane.squash_dir, extra.image)
         return {
-            "default_account": slurm.get("account", ""),
+            "default_account": self.lane.slurm.account,
             "default_partition": self.partition,
             "default_time_limit": self.time_limit,
             "gpus_per_node": self.lane.gpus_per_node,
             "network_interface": "",
             "srtctl_root": checkout,
-            "default_mounts": dict(self.lane.data.get("container-mounts") or {}),
-            "model_paths": {self.model["alias"]: self.model["path"]},
+            "default_mounts": dict(self.lane.container_mounts),
+            "model_paths": {self.model.alias: self.model.path},
             "containers": containers,
             "use_segment_sbatch_directive": False,
         }
 
     def squash_file(self) -> str:
-        return prepare.squash_file(self.lane.data.get("squash-dir", ""), str(self.point.data.get("image", "")))
+        return prepare.squash_file(self.lane.squash_dir, str(self.point.data.get("image", "")))
 
     def prepare_steps(self, guard: str) -> list[prepare.Step]:
         """The lane's preparation steps for this point; ``guard`` is where squash_guard.py will be."""
-        return prepare.plan_steps(self.lane.prepare, self.lane.data.get("squash-dir", ""), self.partition,
+        return prepare.plan_steps(self.lane.prepare, self.lane.squash_dir, self.partition,
                                   str(self.point.data.get("image", "")), guard)
 
     def to_json(self) -> dict:
@@ -185,7 +184,7 @@ class LaunchPlan:
             "job-name": self.job_name,
             "partition": self.partition,
             "time-limit": self.time_limit,
-            "model": {"alias": self.model["alias"], "path": self.model["path"]},
+            "model": {"alias": self.model.alias, "path": self.model.path},
             "power": self.power,
             "eval": self.evaluation.to_json() if self.evaluation else None,
             "agentic": self._agentic_json(),
@@ -252,18 +251,18 @@ def _route_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> Rout
     return route
 
 
-def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> dict | None:
+def _model_for(lane: Lane, facts: dict, point: Point, diagnostics: list) -> ModelEntry | None:
     try:
-        model = most_specific(lane.models, facts, lambda m: m["match"])
+        model = most_specific(lane.models, facts, lambda m: m.match)
     except Ambiguous as exc:  # two models: entries match alike, as two routes can
         first = lane.models.index(exc.candidates[0])
         diagnostics.append(error(lane.file, lane.where("models", first), "lane-model-ambiguous",
                                  f"several models: entries match {facts} and none is more specific: "
-                                 f"{', '.join(str(m['match']) for m in exc.candidates)}",
+                                 f"{', '.join(str(m.match) for m in exc.candidates)}",
                                  "Keep one entry per model-prefix and precision, or add a key to the one that should win."))
         return None
     if model is None:
-        supported = ", ".join(sorted({f"{m['match']['model-prefix']}-{m['match']['precision']}" for m in lane.models}))
+        supported = ", ".join(sorted({f"{m.match['model-prefix']}-{m.match['precision']}" for m in lane.models}))
         diagnostics.append(error(point.file, point.where(("model-prefix",)), "lane-unsupported-model",
                                  f"Unsupported model: {facts.get('model-prefix')}-{facts.get('precision')} on lane {lane.name}",
                                  f"Supported: {supported}. Add the weights to models: in {lane.file}."))
@@ -408,7 +407,7 @@ def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
                           "A real launch runs on the lane's self-hosted runner and names its job after that runner.")]
 
 
-def plan_launch(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | None = None, today: dt.date | None = None) -> LaunchPlan:
+def plan_point(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | None = None, today: dt.date | None = None) -> LaunchPlan:
     """Every check that needs no checkout, collected; raises InfxError with all of them."""
     env = os.environ if env is None else env
     data = point.data
@@ -485,18 +484,49 @@ def plan_launch(lane: Lane, point: Point, root: Path, env: Mapping[str, str] | N
     if diagnostics:
         raise InfxError(diagnostics)
     assert model is not None and recipe_source is not None  # without either, a diagnostic was raised above
-    partition = settings.get(lane.slurm.get("partition-setting", ""), [lane.slurm["partition"]])[-1]
+    partition = settings.get(lane.slurm.partition_setting, [lane.slurm.partition])[-1]
     date = (today or dt.datetime.now(dt.UTC).date()).strftime("%Y%m%d")
     isl, osl = data.get("isl", 0), data.get("osl", 0)
     tags = ",".join(str(t) for t in (lane.name, data.get("model-prefix"), data.get("precision"), f"{isl}x{osl}", date))
     return LaunchPlan(lane=lane, point=point, route=route, pin=pin, model=model, recipe_source=recipe_source, recipe=recipe,
                       sources=sources, job_name=job_name, partition=partition,
-                      time_limit=route.time_limit or lane.slurm["default-time-limit"], tags=tags, power=power,
-                      result_name=results.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
+                      time_limit=route.time_limit or lane.slurm.default_time_limit, tags=tags, power=power,
+                      result_name=staging.result_name(data, point_id(data), env), evaluation=evaluation, warnings=warnings,
                       agentic_profile=profile, agentic=agentic, root=root)
 
 
-def plan_facts(job_name: str, model: dict, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:
+@dataclass(frozen=True)
+class LaunchRequest:
+    """``infx launch``: one point (a JSON file, else ``$POINT_JSON`` in ``env``) on a lane (a lane
+    name, a runner label or a profile path; None = the lane of the point's runner label) of the
+    repository at ``root``. A dry run plans with ``dry_run_env(env)``."""
+
+    point_file: str | None
+    lane: str | None
+    root: Path
+    env: Mapping[str, str]
+    dry_run: bool = False
+
+
+def plan_launch(request: LaunchRequest) -> LaunchPlan:
+    """The point's launch plan, every check that needs no checkout run (InfxError with all of
+    them), including the secrets an eval point needs from this runner: refused before any side
+    effect for a launch, warnings for a dry run."""
+    env, notes = dry_run_env(dict(request.env)) if request.dry_run else (dict(request.env), [])
+    point = load_point(request.point_file, dict(request.env))
+    lane = load_lane_file(find_lane(request.root, selector=request.lane, runner=point.data.get("runner"),
+                                    runner_at=(point.file, point.where(("runner",)))))
+    plan = plan_point(lane, point, request.root, env=env)
+    plan.warnings.extend(notes)
+    if plan.evaluation:
+        missing = secret_problems(plan.evaluation, env, request.dry_run)
+        if missing and not request.dry_run:
+            raise InfxError(missing)
+        plan.warnings.extend(missing)
+    return plan
+
+
+def plan_facts(job_name: str, model: ModelEntry, evaluation: EvalLaunch | None, profile: tuple | None, root: Path) -> dict:
     """What check_variant puts into the resolved recipe besides the variant itself (and the repository
     whose harness an AgentX benchmark runs)."""
     return {"job-name": job_name, "model": model,
@@ -543,7 +573,7 @@ def keys_for_rows(rows: list[dict], root, resolve_lane) -> dict[int, tuple[str |
     keys: dict[int, tuple[str | None, str]] = {}
     for index, row in enumerate(rows):
         try:
-            plan = plan_launch(resolve_lane(row), Point(row, "<plan>"), root, env={})
+            plan = plan_point(resolve_lane(row), Point(row, "<plan>"), root, env={})
         except InfxError as exc:
             keys[index] = (None, exc.diagnostics[0].message if exc.diagnostics else "the point does not plan")
             continue

@@ -16,8 +16,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, error
+
+if TYPE_CHECKING:  # annotations only: lane.py imports this module
+    from .lane import PrepareSettings
 
 GUARD = Path(__file__).with_name("squash_guard.py")
 PLACEHOLDER = re.compile(r"\{([a-z-]*)\}")
@@ -32,11 +36,16 @@ def squash_file(squash_dir: str, image: str) -> str:
     return str(Path(squash_dir or ".") / (re.sub(r"[/:@#]", "_", image) + ".sqsh"))
 
 
-def template_problems(prepare: dict, file: str, where) -> list[Diagnostic]:
+def template(prepare: PrepareSettings, key: str) -> tuple[str, ...]:
+    """The argv template ``key`` of TEMPLATES (empty when the profile has none)."""
+    return getattr(prepare, key.replace("-", "_"))
+
+
+def template_problems(prepare: PrepareSettings, file: str, where) -> list[Diagnostic]:
     """Placeholders a template may not use (``where(*path)`` locates a profile key)."""
     diagnostics = []
     for key, allowed in TEMPLATES.items():
-        for index, arg in enumerate(prepare.get(key) or []):
+        for index, arg in enumerate(template(prepare, key)):
             for name in PLACEHOLDER.findall(arg):
                 if name not in allowed:
                     diagnostics.append(error(file, where("prepare", key, index), "lane-prepare-placeholder",
@@ -45,8 +54,8 @@ def template_problems(prepare: dict, file: str, where) -> list[Diagnostic]:
     return diagnostics
 
 
-def _render(template: list[str], values: dict) -> tuple[str, ...]:
-    return tuple(PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in template)
+def _render(argv: tuple[str, ...], values: dict) -> tuple[str, ...]:
+    return tuple(PLACEHOLDER.sub(lambda m: values[m[1]], arg) for arg in argv)
 
 
 @dataclass(frozen=True)
@@ -60,21 +69,21 @@ class Step:
         return {"name": self.name, "argv": list(self.argv), "skip-if-ok": self.skip_if_ok}
 
 
-def images(prepare: dict, point_image: str) -> list[str]:
+def images(prepare: PrepareSettings, point_image: str) -> list[str]:
     """The point's image first, then the lane's extra ones, each once."""
-    extra = [item["image"] for item in prepare.get("images") or []]
-    return list(dict.fromkeys([point_image, *extra] if prepare.get("squash-import") else []))
+    extra = [item.image for item in prepare.images]
+    return list(dict.fromkeys([point_image, *extra] if prepare.squash_import else []))
 
 
-def plan_steps(prepare: dict, squash_dir: str, partition: str, point_image: str, guard: str) -> list[Step]:
+def plan_steps(prepare: PrepareSettings, squash_dir: str, partition: str, point_image: str, guard: str) -> list[Step]:
     steps = []
     for image in images(prepare, point_image):
         squash = squash_file(squash_dir, image)
         values = {"partition": partition, "image": image, "squash": squash, "lock": squash + ".lock", "guard": guard}
-        check = Step(f"squash-check {image}", _render(prepare["squash-check"], values), is_check=True)
-        steps += [check, Step(f"squash-import {image}", _render(prepare["squash-import"], values), skip_if_ok=check.name)]
-    if prepare.get("setup"):
-        steps.append(Step("setup", _render(prepare["setup"], {"partition": partition})))
+        check = Step(f"squash-check {image}", _render(prepare.squash_check, values), is_check=True)
+        steps += [check, Step(f"squash-import {image}", _render(prepare.squash_import, values), skip_if_ok=check.name)]
+    if prepare.setup:
+        steps.append(Step("setup", _render(prepare.setup, {"partition": partition})))
     return steps
 
 

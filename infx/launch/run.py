@@ -25,7 +25,7 @@ from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes
 from ..points import concurrencies
 from ..results.artifact import PointArtifact
 from ..scenarios import is_agentic
-from . import agentic, evalenv, prepare, results, slurm
+from . import agentic, evalenv, prepare, slurm, staging
 from .cache import CHECKOUTS, cached_srtctl
 from .plan import LaunchPlan, resolve_in_checkout
 from .sources import FetchError, cached_checkout, fetch_pinned
@@ -84,8 +84,6 @@ class DeadlinePassed(Exception):
         self.state = state
 
 
-DEFAULT_POLL_SECONDS = 10.0  # seconds between job state queries (the lane's poll-seconds overrides it)
-DEFAULT_DEADLINE_MARGIN = 3600.0  # seconds on top of the job's time limit: queue wait, start-up, log collection
 MAX_POLL_BACKOFF = 60.0
 CONFIRM_SECONDS = 1.0  # a terminal state is asked for twice, this far apart, before the wait ends
 SUBMIT_GRACE = 3.0  # after a signal during srtctl apply, how long an sbatch in flight gets to show its job
@@ -101,10 +99,10 @@ def wait_deadline(plan: LaunchPlan) -> dict:
     except ValueError:
         seconds = None
     if seconds is None:
-        limit = plan.lane.slurm["default-time-limit"]
+        limit = plan.lane.slurm.default_time_limit
         seconds = slurm.time_limit_seconds(limit)
     assert seconds is not None  # the lane schema's time-limit pattern is always a finite time
-    margin = float(plan.lane.slurm.get("deadline-margin-seconds", DEFAULT_DEADLINE_MARGIN))
+    margin = plan.lane.slurm.deadline_margin_seconds
     return {"time-limit": str(limit), "margin-seconds": margin, "seconds": seconds + margin, "passed": False}
 
 
@@ -196,7 +194,7 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
         # else a private venv per launch, installed from this checkout.
         srtctl = cached_srtctl(cache.parent, commit) or \
-            install_srtctl(checkout, work / "venv", list(plan.lane.data["srt-slurm"].get("pip-args", [])))
+            install_srtctl(checkout, work / "venv", list(plan.lane.srt_slurm.pip_args))
         record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
@@ -248,7 +246,7 @@ def _skipped(record: dict, lines: list[str], where: str) -> None:
 
 def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path, logs: Path, out: Path) -> None:
     """Collect logs, make sure no job of this launch is left, on every exit path; each step's failure is recorded.
-    Nothing is followed or opened that is not a regular file or a folder (results.py)."""
+    Nothing is followed or opened that is not a regular file or a folder (staging.py)."""
     job_logs = checkout / "outputs" / str(record["job-id"]) / "logs"
 
     def copy_job_logs() -> None:
@@ -258,15 +256,15 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
     def stage_eval() -> None:
         """An eval point's outputs under eval/, whenever its job ran (a failed batch says why there too)."""
         if plan.evaluation and record["job-id"]:
-            staged, left_out = results.stage_eval(job_logs, out)
+            staged, left_out = staging.stage_eval(job_logs, out)
             record["results"] += [name for name in staged if name not in record["results"]]
             _skipped(record, left_out, "eval results: ")
 
     def tar_logs() -> None:
-        _skipped(record, results.tar_logs(logs, out)[1], "logs: ")
+        _skipped(record, staging.tar_logs(logs, out)[1], "logs: ")
 
     for step, action in (("copy the job logs", copy_job_logs), ("stage the eval results", stage_eval), ("tar the logs", tar_logs),
-                         ("clear links and special files from the output", lambda: _skipped(record, results.clear_output(out), "output: "))):
+                         ("clear links and special files from the output", lambda: _skipped(record, staging.clear_output(out), "output: "))):
         try:
             action()
         except (OSError, tarfile.TarError) as exc:
@@ -290,14 +288,14 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     env = dict(os.environ if env is None else env)
     out.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now(dt.UTC)
-    name = results.result_name(plan.point.data, plan.point_id, env)
+    name = staging.result_name(plan.point.data, plan.point_id, env)
     # Checkout and venv go to the runner's temp dir when there is one, so artifact uploads of the
     # output dir stay small; the resolved recipe and srtslurm.yaml are copied into the logs.
     work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = cache_home(env) / CHECKOUTS
-    poll = float(plan.lane.slurm.get("poll-seconds", DEFAULT_POLL_SECONDS))
+    poll = plan.lane.slurm.poll_seconds
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record: dict[str, Any] = {
         "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
@@ -320,7 +318,7 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     def save(final: bool = False) -> None:
         """The record as known so far (exit-code null), so even a SIGKILL after submission leaves the job id behind."""
         try:
-            results.write_record(record_path, record)
+            staging.write_record(record_path, record)
         except OSError as exc:
             if final:
                 raise
@@ -406,9 +404,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                 staged = []  # no benchmark stage ran: the eval's files are staged under eval/ with the logs (_cleanup)
             elif is_agentic(plan.point.data):
                 _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
-                staged = results.check_agentic(out, name, concurrencies(plan.point.data))
+                staged = staging.check_agentic(out, name, concurrencies(plan.point.data))
             else:
-                staged, left_out = results.stage_fixed_seq(job_logs, out, name)
+                staged, left_out = staging.stage_fixed_seq(job_logs, out, name)
                 _skipped(record, left_out, "job logs: ")
             record["results"] = [p.name for p in staged]
             record["message"] = f"job {job_id} completed; {len(staged)} result file(s)" + \

@@ -19,6 +19,10 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: lane.py takes DEFAULT_TIMEOUT from here
+    from .lane import SlurmSettings
 
 ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "SUSPENDED", "RESIZING", "SIGNALING", "STAGE_OUT",
           "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "STOPPED", "SPECIAL_EXIT", "UPDATE_DB", "POWER_UP_NODE"}
@@ -121,9 +125,9 @@ class Slurm:
         self.say = say or (lambda message: None)
 
     @classmethod
-    def for_lane(cls, settings: dict, **kwargs) -> Slurm:
-        """The lane profile's ``slurm`` block may set ``command-timeout-seconds``."""
-        return cls(timeout=float(settings.get("command-timeout-seconds", DEFAULT_TIMEOUT)), **kwargs)
+    def for_lane(cls, settings: SlurmSettings, **kwargs) -> Slurm:
+        """A client with the lane profile's ``slurm.command-timeout-seconds``."""
+        return cls(timeout=settings.command_timeout_seconds, **kwargs)
 
     def _config_problem(self) -> str | None:
         conf = (self.env if self.env is not None else os.environ).get("SLURM_CONF")

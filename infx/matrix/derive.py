@@ -22,10 +22,12 @@ MAX_MODEL_LEN_MARGIN = 256
 DRAM_CAP_MIB = 2_861_022
 MIB = 1_048_576
 GB = Decimal(10) ** 9
-# A point's topology is its row without what varies between the concurrencies of one
-# configuration: the concurrency, the name derived from it, and the eval marks (run-eval,
-# eval-conc) the default policy puts on some concurrencies, and the eval protocol those marks
-# carry. The one definition: the row's fingerprint, the eval policy's groups and the planner's points all use it.
+# "Topology", the one definition: a point's topology is its row without what varies between
+# the concurrencies of one configuration: the concurrency, the name derived from it, the eval
+# marks (run-eval, eval-conc) the default policy puts on some concurrencies and the eval
+# protocol those marks carry. The row's fingerprint (the field the reference calls
+# recipe-fingerprint), the eval policy's groups and the planner's points all use it. A point's
+# TP/EP/DP-attention per role is its *parallelism*, its prefill/decode split its *roles*.
 NOT_TOPOLOGY = frozenset({"conc", "exp-name", "run-eval", "eval-conc", "eval-protocol", "recipe-fingerprint"})
 
 
@@ -145,6 +147,6 @@ def topology(row: dict) -> bytes:
 
 
 def topology_fingerprint(row: dict) -> str:
-    """The row's ``recipe-fingerprint``: SHA-256 of its topology; every concurrency of one
-    topology shares it (``infx.points.point_id`` adds the concurrency)."""
+    """The row's ``recipe-fingerprint`` (the reference's field name): SHA-256 of its topology;
+    every concurrency of one topology shares it (``infx.points.point_id`` adds the concurrency)."""
     return hashlib.sha256(topology(row)).hexdigest()

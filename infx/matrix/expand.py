@@ -70,7 +70,7 @@ class Expansion:
         self.problems.append(error(file, where, "matrix-derive", str(exc), exc.hint))
 
 
-def _topology_allowed(selection: Selection, workers: list[dict]) -> bool:
+def _within_parallelism_caps(selection: Selection, workers: list[dict]) -> bool:
     """--max-tp / --max-ep: every worker of the point must stay within the caps."""
     if selection.max_tp is not None and any(w.get("tp", 1) > selection.max_tp for w in workers):
         return False
@@ -139,7 +139,7 @@ def _concs(run: Expansion, search: dict) -> list[int]:
 
 def _single_fixed(run, key, entry, header, runners, sequence, search):
     ep = search.get("ep") if search.get("ep") is not None else 1
-    if not _topology_allowed(run.selection, [{"tp": search["tp"], "ep": ep}]):
+    if not _within_parallelism_caps(run.selection, [{"tp": search["tp"], "ep": ep}]):
         return []
     isl, osl = sequence["isl"], sequence["osl"]
     shared = {"isl": isl, "osl": osl, **_single_parallelism(search)}
@@ -165,7 +165,7 @@ def _multi_fixed(run, key, entry, header, runners, sequence, search):
     # Derived before any filter, so a config problem is reported whatever the selection.
     nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
     concs = _concs(run, search)
-    if not concs or not _topology_allowed(run.selection, [prefill, decode]):
+    if not concs or not _within_parallelism_caps(run.selection, [prefill, decode]):
         return []
     isl, osl = sequence["isl"], sequence["osl"]
     return [
@@ -199,7 +199,7 @@ def _single_agentic(run, key, entry, header, runners, item, search):
     # Derived before any filter, so a config problem is reported whatever the selection.
     dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
                              parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"], multinode=False)
-    if not _topology_allowed(run.selection, [{"tp": parallelism["tp"], "ep": ep}]):
+    if not _within_parallelism_caps(run.selection, [{"tp": parallelism["tp"], "ep": ep}]):
         return []
     spec = search.get("spec-decoding") or "none"
     rows = []
@@ -225,7 +225,7 @@ def _multi_agentic(run, key, entry, header, runners, item, search):
     dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
                              replica_gpus(prefill), multinode=True)
     nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
-    if not _topology_allowed(run.selection, [prefill, decode]):
+    if not _within_parallelism_caps(run.selection, [prefill, decode]):
         return []
     concs = _concs(run, search)
     disagg = bool(entry.get("disagg"))

@@ -22,13 +22,13 @@ def _worker(worker: dict) -> str:
 
 def _cells(row: dict) -> tuple[str, ...]:
     if is_multinode(row):
-        topology = f"P {_worker(row['prefill'])} / D {_worker(row['decode'])}"
+        layout = f"P {_worker(row['prefill'])} / D {_worker(row['decode'])}"
     else:
-        topology = f"tp{row['tp']}" + (f" ep{row['ep']}" if row["ep"] != 1 else "") + (" dpa" if row["dp-attn"] else "")
+        layout = f"tp{row['tp']}" + (f" ep{row['ep']}" if row["ep"] != 1 else "") + (" dpa" if row["dp-attn"] else "")
     workload = f"agentic kv:{row['kv-offloading']}" if is_agentic(row) else f"{row['isl']}/{row['osl']}"
     conc = row["conc"]
     evaluation = ("only" if row.get("eval-only") else "yes") if row.get("run-eval") else "-"
-    return (row["config-key"], row["runner"], workload, topology,
+    return (row["config-key"], row["runner"], workload, layout,
             ",".join(map(str, conc)) if isinstance(conc, list) else str(conc),
             row["exp-name"], evaluation, str(row.get("node-count", 1)))
 

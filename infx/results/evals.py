@@ -465,7 +465,7 @@ class _Meta:
         raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true, false or text is accepted")
 
 
-def topology(meta: _Meta) -> dict:
+def meta_row_fields(meta: _Meta) -> dict:
     """The reference's meta-derived fields of a row (everything but the task's scores)."""
     multinode = meta.flag("is_multinode")
     prefill_tp, prefill_ep = meta.whole("prefill_tp", "tp", default=1), meta.whole("prefill_ep", "ep", default=1)
@@ -715,7 +715,7 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
     rows: list[EvalRow] = []
     typed = _Meta(meta)
     try:
-        base = topology(typed)
+        base = meta_row_fields(typed)
         model_prefix, meta_model = typed.text("infmax_model_prefix"), typed.text("model")
     except _FieldError as exc:
         problems.append(EvalProblem(exc.rule, meta_file, str(exc)))

@@ -99,8 +99,8 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:60] + "…"
 
 
-def point_topology(point: dict, prefill_gpus: int | None = None, decode_gpus: int | None = None) -> dict:
-    """The reference's topology fields for a point. Multinode GPU counts come from the sa-bench
+def point_parallelism(point: dict, prefill_gpus: int | None = None, decode_gpus: int | None = None) -> dict:
+    """The reference's parallelism fields for a point (tp, ep, dp_attention..., per role when multinode). Multinode GPU counts come from the sa-bench
     file name when given, else from workers x tp x pp x pcp per role (as the AgentX aggregation
     counts them); with no decode GPUs the decode parallelism is written as the reference does."""
     prefill, decode = point.get("prefill"), point.get("decode")
@@ -136,13 +136,13 @@ def fixed_seq_row(point: dict, raw: dict, match: re.Match) -> dict:
     if isinstance(point.get("prefill"), dict):
         gpus = int(match["gpus"])
         prefill_gpus, decode_gpus = (int(match["ctx"]), int(match["gen"])) if match["ctx"] else (gpus, 0)
-        row |= point_topology(point, prefill_gpus, decode_gpus)
+        row |= point_parallelism(point, prefill_gpus, decode_gpus)
         row |= {"tput_per_gpu": total / (prefill_gpus + decode_gpus),
                 "output_tput_per_gpu": output / (decode_gpus if decode_gpus > 0 else prefill_gpus + decode_gpus),
                 "input_tput_per_gpu": (total - output) / prefill_gpus}
     else:
         count = int(point.get("tp", 1)) * int(point.get("pp", 1)) * int(point.get("pcp-size", 1))
-        row |= point_topology(point)
+        row |= point_parallelism(point)
         row |= {"tput_per_gpu": total / count, "output_tput_per_gpu": output / count, "input_tput_per_gpu": (total - output) / count}
     converted = convert_units(raw)
     clash = sorted((converted.keys() & row.keys()) | (converted.keys() & set(IDENTITY_FIELDS)))
@@ -155,7 +155,7 @@ def fixed_seq_row(point: dict, raw: dict, match: re.Match) -> dict:
 def agentic_row(point: dict, raw: dict) -> dict:
     """The aggregate as written (the reference's AgentX row); fields it lacks, from the point.
     infx's identity fields are then set over it (identity_clash refuses one that disagrees)."""
-    return {**reference_common(point), "model": point.get("model"), **point_topology(point), **raw}
+    return {**reference_common(point), "model": point.get("model"), **point_parallelism(point), **raw}
 
 
 def identity_clash(raw: dict, own: dict) -> str | None:

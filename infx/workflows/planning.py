@@ -13,13 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import git
-from ..changelog.gate import changelog_path, run_gate
+from ..changelog import changelog_path
+from ..changelog.gate import run_gate
 from ..changelog.plan import PlanOptions, agentx_fast, apply_mode
 from ..changelog.policy import resolve_slug
 from ..changelog.worktree import plan_newest_entry
 from ..diagnostics import Diagnostic, Report, warning
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
+from ..reporoot import repository_root
 from ..sweepplan import SweepPlan
 from . import actions, queue, reuse
 from .labels import Mode, describe, resolve_mode
@@ -86,7 +88,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
         plan = _reused(plan, request, say)
     plan = apply_mode(plan, mode)  # the canary is chosen among the points still to run
     if mode.dispatch and not request.hosted:
-        plan = _queued(plan, repository_root(request.cwd), say)
+        plan = _queued(plan, repository_root(start=request.cwd), say)
     return PlannedSweep(plan, report)
 
 
@@ -94,7 +96,7 @@ def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
     """The run mode from the label table; the head commit's message is read for `[skip-sweep]`."""
     message = ""
     if request.event == "pull_request" and request.head_ref is not None:
-        repo = git.toplevel(request.cwd)
+        repo = git.toplevel(repository_root(start=request.cwd))
         message = git.commit_message(repo, git.resolve(repo, request.head_ref))
     mode, problems = resolve_mode(request.event, list(request.labels), message)
     if request.no_reuse and not problems:
@@ -106,28 +108,21 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
     if request.rows is not None:
         return SweepPlan(SweepPlan.read(request.rows).buckets), Report()
     if request.base_ref is None:
-        root = repository_root(request.cwd)
+        root = repository_root(start=request.cwd)
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
     assert request.head_ref is not None  # the request has both refs or neither
-    repo = git.toplevel(request.cwd)
+    repo = git.toplevel(repository_root(start=request.cwd))
     slug, _ = resolve_slug(request.repo_slug, repo)
     result = run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
                       changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal, plan_options=options)
     return result.plan, result.report
 
 
-def repository_root(cwd: Path) -> Path:
-    """The git work tree holding ``cwd``, else ``cwd`` itself."""
-    try:
-        return git.toplevel(cwd)
-    except git.GitError:
-        return cwd
-
 
 def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None]) -> SweepPlan:
     """The plan without the points whose result key already has a valid stored result. A lookup
     that could not judge every point says why, as a warning (an annotation in GitHub), and in the plan."""
-    root = repository_root(request.cwd)
+    root = repository_root(start=request.cwd)
     source: reuse.FolderSource | reuse.GitHubSource
     if request.reuse_dir is not None:
         source = reuse.FolderSource(request.reuse_dir)

@@ -354,7 +354,7 @@ def select_reuse(request: ReuseRequest) -> tuple[Decision, SweepPlan]:
     if request.artifacts is not None:
         source = FolderSource(request.artifacts, request.max_age_days)
     else:
-        source = GitHubSource(resolve_slug(request.repo_slug, Path("."))[0], request.pr_number, request.main_ref,
+        source = GitHubSource(resolve_slug(request.repo_slug, request.root)[0], request.pr_number, request.main_ref,
                               request.download_dir or runner_temp(REUSED_DIR), request.max_age_days)
     decision = decide(plan.rows, request.root, source)
     return decision, reduced_plan(plan, decision)

@@ -321,13 +321,13 @@ RESULT_KEY = "e" * 64
 def _point_artifact(folder: Path, row: dict) -> dict[str, tuple[Path, dict]]:
     """A valid point artifact of a bundled row, as infx launch leaves it: {part: (path, document)}."""
     from infx.points import point_id
-    from infx.results.rows import point_topology
+    from infx.results.rows import point_parallelism
 
     pid, conc = point_id(row), row["conc"][0]
     name = f"{row.get('exp-name', 'point')}_{pid}"
     folder.mkdir(parents=True)
     if row.get("scenario-type") == "agentic-coding":
-        result = (folder / f"{name}_conc{conc}.json", {**AGGREGATE, **point_topology(row), "conc": conc})
+        result = (folder / f"{name}_conc{conc}.json", {**AGGREGATE, **point_parallelism(row), "conc": conc})
     else:
         gpus = "gpus_24_ctx_8_gen_16" if "prefill" in row else f"gpus_{row.get('tp', 1)}"
         result = (folder / f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_{gpus}.json",

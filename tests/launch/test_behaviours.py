@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from infx.launch import results
-from infx.launch.plan import Point, plan_launch
+from infx.launch import staging
+from infx.launch.plan import Point, plan_point
 from infx.launch.run import StatusLine
 from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
@@ -20,7 +20,7 @@ def plan_for(root, lane, points, recipe_fragment, runner="gb300-nv_1"):
     """The bundled row of ``recipe_fragment`` planned in ``root``: for an agentic row, a copy of the
     repository with an AgentX harness (``harness_repo``), as a benchmark repository has one."""
     [row] = [p for p in points if any(recipe_fragment in s for s in p["prefill"].get("additional-settings", []))][:1]
-    return plan_launch(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
+    return plan_point(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
 
 
 LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"
@@ -86,19 +86,19 @@ def test_fixed_seq_results_are_renamed(tmp_path):
     for name in ("results_concurrency_1024_gpus_20_ctx_4_gen_16.json", "results_concurrency_4_gpus_4.json", "other.json"):
         (logs / "sa-bench_isl_8192_osl_1024" / name).write_text("{}")
     (logs / "unrelated" / "results_concurrency_1_gpus_1.json").write_text("{}")
-    staged, skipped = results.stage_fixed_seq(logs, out, "RF")
+    staged, skipped = staging.stage_fixed_seq(logs, out, "RF")
     assert sorted(p.name for p in staged) == ["RF_sa-bench_isl_8192_osl_1024_conc1024_gpus_20_ctx_4_gen_16.json",
                                               "RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json"]
     assert skipped == []
     # Nothing staged is no error here: the artifact's verdict says which concurrency has no result.
-    assert results.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
+    assert staging.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
 
 
 def test_agentic_results_are_the_aggregates_with_successful_requests(tmp_path):
     (tmp_path / "RF_conc80.json").write_text(json.dumps({"num_requests_successful": 12}))
     (tmp_path / "OTHER_conc80.json").write_text(json.dumps({"num_requests_successful": 0}))
-    assert [p.name for p in results.check_agentic(tmp_path, "RF", [80])] == ["RF_conc80.json"]
-    assert results.check_agentic(tmp_path, "RF", [16]) == []  # the verdict names the missing concurrency
+    assert [p.name for p in staging.check_agentic(tmp_path, "RF", [80])] == ["RF_conc80.json"]
+    assert staging.check_agentic(tmp_path, "RF", [16]) == []  # the verdict names the missing concurrency
 
 
 @pytest.mark.parametrize("recipe, nodes", [
@@ -142,11 +142,12 @@ def test_status_line_is_live_on_a_terminal():
 def test_the_documented_lane_defaults_are_the_code_s():
     """docs/launch.md states the defaults of the lane's slurm timings and the cache lock; the code holds them."""
     import re
+    from dataclasses import fields
 
-    from infx.launch import run, slurm, sources
+    from infx.launch import sources
+    from infx.launch.lane import SlurmSettings
 
     doc = (REPO / "docs" / "launch.md").read_text()
     documented = {key: float(value) for key, value in re.findall(r"`([a-z-]+-seconds)` \([^)]*?default (\d+)\)", doc)}
-    assert documented == {"poll-seconds": run.DEFAULT_POLL_SECONDS, "command-timeout-seconds": slurm.DEFAULT_TIMEOUT,
-                          "deadline-margin-seconds": run.DEFAULT_DEADLINE_MARGIN}
+    assert documented == {spec.name.replace("_", "-"): spec.default for spec in fields(SlurmSettings) if spec.name.endswith("_seconds")}
     assert f"After {sources.LOCK_SECONDS:g} s of waiting (`LOCK_SECONDS`" in doc

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_launch
+from infx.launch.plan import load_point, plan_point
 from testing.corpus import SRT_SLURM_BUNDLE
 from testing.launchkit import Workspace, lane_profile, point, v1_recipe
 
@@ -66,7 +66,7 @@ def staged(tmp_path):
     ws = Workspace(tmp_path / "repo", lane_profile("file:///nonexistent", "a" * 40))
     ws.recipe("recipe.yaml", v1_recipe())
     path = ws.point(point(conc=(16, 32), **{"run-eval": True, "eval-only": True, "eval-all-concs": True}))
-    plan = plan_launch(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env={})
+    plan = plan_point(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env={})
     workspace = plan.stage_eval_workspace(ws.root, tmp_path / "infmax-workspace")
     standin = tmp_path / "standin"
     (standin / "lm_eval").mkdir(parents=True)

@@ -17,7 +17,7 @@ from infx.diagnostics import InfxError
 from infx.evalsuite import EvalKind, PointEval, load_suite
 from infx.launch import evalenv
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_launch
+from infx.launch.plan import load_point, plan_point
 from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 SUITE = "benchmarks/evals/suite.yaml"
@@ -32,7 +32,7 @@ def ws(tmp_path):
 
 def plan_of(ws, data, env=None):
     path = ws.point(data)
-    return plan_launch(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {})
+    return plan_point(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {})
 
 
 def problems(ws, data, env=None):

@@ -119,3 +119,89 @@ def test_cross_checks_the_schema_cannot_say_are_located(tmp_path, old, new, rule
     (diagnostic,) = json.loads(done.stdout)["diagnostics"]
     line = text.count("\n", 0, text.index(at)) + 1
     assert (diagnostic["rule"], diagnostic["line"]) == (rule, line) and message in diagnostic["message"] and diagnostic["hint"]
+
+
+# --- the typed profile ------------------------------------------------------------------------
+
+def _schema_objects(node, path=()):
+    """Every object of the lane schema that declares properties, by its path of keys."""
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            yield path
+        for key, value in node.items():
+            yield from _schema_objects(value, (*path, key))
+
+
+def test_the_profile_sections_and_the_schema_name_the_same_fields():
+    from infx.launch import lane
+    from infx.schema import load_schema
+
+    lane.check_field_names()
+    # Every object of the schema is a typed section, but for the `match` objects (the facts a
+    # route or model entry is chosen by, compared as a mapping) and an overlay's (from, to) pair.
+    not_sections = {("properties", "routes", "items", "properties", "match"),
+                    ("properties", "models", "items", "properties", "match"),
+                    ("properties", "routes", "items", "properties", "overlays", "items")}
+    assert set(_schema_objects(load_schema("lane"))) - not_sections == set(lane.SECTIONS.values())
+
+
+def test_a_section_the_schema_names_and_the_class_does_not_is_caught(monkeypatch):
+    from infx.launch import lane
+
+    monkeypatch.setitem(lane.SECTIONS, lane.QueueSettings, ("properties", "slurm"))
+    with pytest.raises(AssertionError, match="QueueSettings and lane.schema.json properties/slurm disagree"):
+        lane.check_field_names()
+
+
+def test_the_bundled_profile_reads_into_its_sections():
+    from infx.launch.lane import load_lane
+
+    raw = yaml.safe_load(BUNDLED)
+    profile = load_lane("gb300-nv", REPO)
+    assert (profile.name, profile.runner_labels) == (raw["lane"], tuple(raw["runner-labels"]))
+    assert (profile.slurm.partition, profile.slurm.gpus_per_node, profile.slurm.partition_setting, profile.slurm.account) == \
+        (raw["slurm"]["partition"], raw["slurm"]["gpus-per-node"], raw["slurm"]["partition-setting"], raw["slurm"]["account"])
+    assert profile.srt_slurm.pins["nvidia-v1.0.25"].commit == raw["srt-slurm"]["pins"]["nvidia-v1.0.25"]["commit"]
+    assert [image.alias for image in profile.prepare.images] == [item.get("alias", "") for item in raw["prepare"]["images"]]
+    assert profile.prepare.setup == tuple(raw["prepare"]["setup"]) and profile.evals.suite == raw["evals"]["suite"]
+    assert list(profile.container_mounts.items()) == list(raw["container-mounts"].items())  # srtslurm.yaml keeps their order
+    assert profile.rules.store_client_env.when_service_type == raw["rules"]["store-client-env"]["when-service-type"]
+    assert profile.rules.power_frameworks == tuple(raw["rules"]["power-frameworks"])
+    assert [(model.alias, model.path) for model in profile.models] == [(m["alias"], m["path"]) for m in raw["models"]]
+    assert [route.index for route in profile.routes] == list(range(len(raw["routes"])))
+
+
+def test_a_profile_without_its_optional_sections_loads_with_the_defaults(tmp_path):
+    from infx.launch.lane import LaneRules, PrepareSettings, QueueSettings, load_lane_file
+    from infx.launch.prepare import plan_steps
+
+    minimal = {"lane": "bare", "runner-labels": ["bare"],
+               "slurm": {"partition": "batch", "gpus-per-node": 8, "default-time-limit": "2:00:00"},
+               "models": [], "srt-slurm": {"pins": {"v1": {"repository": "https://example.invalid/srt-slurm.git", "commit": "a" * 40}}},
+               "routes": [{"name": "fixed", "match": {"scenario": "fixed-seq-len", "framework": "sglang"}, "srt-slurm": "v1"}]}
+    path = tmp_path / "bare.yaml"
+    path.write_text(yaml.safe_dump(minimal))
+    profile = load_lane_file(path)
+    slurm = profile.slurm
+    assert (slurm.poll_seconds, slurm.command_timeout_seconds, slurm.deadline_margin_seconds) == (10.0, 30.0, 3600.0)
+    assert (slurm.account, slurm.partition_setting, slurm.gpus_per_node) == ("", "", 8)
+    assert profile.evals is None and profile.queue == QueueSettings(0.0) and profile.rules == LaneRules(None, None, None)
+    assert profile.prepare == PrepareSettings() and plan_steps(profile.prepare, profile.squash_dir, "batch", "img:1", "g") == []
+    assert (profile.git_protocols, profile.container_aliases, profile.srt_slurm.pip_args) == (("https",), (), ())
+    assert (dict(profile.sources), dict(profile.container_mounts), profile.squash_dir) == ({}, {}, "")
+    route = profile.routes[0]
+    assert (route.overlays, route.srtctl_flags, route.time_limit, route.sources) == ((), (), None, ())
+    assert profile.pins["v1"].ref == ""
+
+
+def test_a_library_caller_validates_and_checks_lanes_through_their_requests(tmp_path, monkeypatch):
+    """ValidateRequest and LaneCheckRequest: `infx lane validate` and `infx lane check` without click."""
+    from infx.launch.lane import LaneCheckRequest, ValidateRequest, check_lane, validate_lanes
+
+    assert validate_lanes(ValidateRequest((), REPO)).ok and validate_lanes(ValidateRequest(("gb300-nv",), REPO)).ok
+    bad = tmp_path / "lane.yaml"
+    bad.write_text(BUNDLED.replace("gpus-per-node: 4", "gpus-per-node: 0"))
+    assert [d.rule for d in validate_lanes(ValidateRequest((str(bad),), REPO)).diagnostics] == ["lane-schema"]
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "no-slurm.conf"))  # a controller no command can find: answered, not hung
+    result = check_lane(LaneCheckRequest("gb300-nv", REPO))
+    assert not result.ok and result.to_json()["lane"] == "gb300-nv" and "cannot ask Slurm" in result.text()

@@ -10,7 +10,7 @@ import yaml
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_launch
+from infx.launch.plan import load_point, plan_point
 from testing.cli import run_cli
 from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
@@ -24,7 +24,7 @@ def ws(tmp_path):
 
 def plan_of(ws, data, env=None):
     path = ws.point(data)
-    return plan_launch(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {}, today=TODAY)
+    return plan_point(load_lane("testlane", ws.root), load_point(str(path), {}), ws.root, env=env or {}, today=TODAY)
 
 
 def problems(ws, data, env=None):
@@ -276,7 +276,7 @@ def test_a_plan_whose_pin_has_no_sha_warns_at_the_pin(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     lane = load_lane("testlane", ws.root)
     lane.pins["standin"] = replace(lane.pins["standin"], commit=None)
-    plan = plan_launch(lane, load_point(str(ws.point(point())), {}), ws.root, env={}, today=TODAY)
+    plan = plan_point(lane, load_point(str(ws.point(point())), {}), ws.root, env={}, today=TODAY)
     (warning,) = [w for w in plan.warnings if w.rule == "lane-pin-unresolved"]
     commit_line = (ws.root / "runners/testlane.yaml").read_text().splitlines().index(f"      commit: {'a' * 40}") + 1
     assert warning.file.endswith("testlane.yaml") and warning.line == commit_line and not warning.is_error
@@ -294,11 +294,11 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
     for path in paths:
         point = load_point(str(path), {})
         try:
-            plan_launch(lane, point, harness_repo, env={})
+            plan_point(lane, point, harness_repo, env={})
         except InfxError as exc:
             failures[path.name] = [d.message for d in exc.diagnostics]
         try:
-            plan_launch(lane, point, REPO, env={})
+            plan_point(lane, point, REPO, env={})
         except InfxError as exc:
             refused[path.name] = (point.data.get("scenario-type"), [(d.rule, d.file, d.line) for d in exc.diagnostics])
     assert failures == {} and len(paths) == 68  # 63 fixed-seq-len and agentic points + the 5-point Mooncake ladder
@@ -370,3 +370,18 @@ def test_the_launcher_and_the_matrix_name_the_same_recipe(ws, settings, row, exp
     plan = plan_of(ws, data)
     matrix_ref = recipe_ref_of(data["prefill"], data["decode"], eval_only=data.get("eval-only"))
     assert plan.recipe_source.ref.value == matrix_ref.value == expected
+
+
+def test_a_library_caller_plans_a_launch_through_its_request_without_the_command_line(ws):
+    """LaunchRequest + plan_launch: what `infx launch` does before any side effect, no click. A
+    dry run on a GitHub-hosted runner names the job after the point, not the hosted runner."""
+    from infx.launch.plan import LaunchRequest, plan_launch
+
+    ws.recipe("recipe.yaml", v1_recipe())
+    env = {"RUNNER_ENVIRONMENT": "github-hosted", "RUNNER_NAME": "GitHub Actions 7", "POINT_JSON": json.dumps(point())}
+    plan = plan_launch(LaunchRequest(point_file=None, lane=None, root=ws.root, env=env, dry_run=True))
+    assert (plan.lane.name, plan.route.name, plan.job_name) == ("testlane", "fixed", f"infx-{plan.point_id}")
+    assert [w.rule for w in plan.warnings] == ["env-runner-name-unused"]
+    with pytest.raises(InfxError) as caught:  # a real launch keeps $RUNNER_NAME, whose shape is checked
+        plan_launch(LaunchRequest(point_file=None, lane="testlane", root=ws.root, env={**env, "RUNNER_ENVIRONMENT": "self-hosted"}))
+    assert [d.rule for d in caught.value.diagnostics] == ["env-shape"]

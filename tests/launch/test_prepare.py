@@ -58,9 +58,9 @@ def test_an_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
     code, body = ws.dry_run(ws.point(point()))
     assert code == 0 and len(body["prepare"]) == 5
     from infx.launch.lane import load_lane
-    from infx.launch.plan import load_point, plan_launch
+    from infx.launch.plan import load_point, plan_point
 
-    plan = plan_launch(load_lane("testlane", tmp_path), load_point(str(ws.point(point())), {}), tmp_path, env={})
+    plan = plan_point(load_lane("testlane", tmp_path), load_point(str(ws.point(point())), {}), tmp_path, env={})
     containers = plan.cluster_config("/ck", plan.squash_file())["containers"]
     assert containers["nginx-sqsh"] == "/sq/nginx_1.27.4.sqsh" and containers["dynamo-sglang"] == "/sq/lmsysorg_sglang_v0.5.14-cu130.sqsh"
 

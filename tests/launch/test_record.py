@@ -8,7 +8,7 @@ import json
 import pytest
 
 from infx.launch.record import LaunchRecord, RecordError, check_field_names, json_names
-from infx.launch.results import write_record
+from infx.launch.staging import write_record
 from testing.launchkit import point
 
 KEY = "e" * 64

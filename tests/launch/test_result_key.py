@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from infx.launch.lane import load_lane
-from infx.launch.plan import Point, plan_launch
+from infx.launch.plan import Point, plan_point
 from infx.launch.resultkey import COSMETIC_POINT_FIELDS, RESULT_FORMAT, ingredients
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def ladder_point(points) -> dict:
 
 
 def key_of(root: Path, row: dict, env: dict | None = None) -> str:
-    plan = plan_launch(load_lane("gb300-nv", root), Point(row, "<test>"), root, env=env or {})
+    plan = plan_point(load_lane("gb300-nv", root), Point(row, "<test>"), root, env=env or {})
     key = plan.result_key()
     assert key is not None and re.fullmatch(r"[0-9a-f]{64}", key)
     return key
@@ -127,7 +127,7 @@ def test_the_result_format_version_is_an_ingredient(workspace, ladder_point, mon
 
 
 def test_ingredients_say_what_is_hashed(workspace, ladder_point):
-    plan = plan_launch(load_lane("gb300-nv", workspace), Point(ladder_point, "<test>"), workspace, env={"RUNNER_NAME": "x_1"})
+    plan = plan_point(load_lane("gb300-nv", workspace), Point(ladder_point, "<test>"), workspace, env={"RUNNER_NAME": "x_1"})
     body = ingredients(plan)
     assert set(body) == {"result-format", "point", "recipe", "srt-slurm-commit", "route", "lane", "sources"}
     assert "name" not in body["recipe"] and "exp-name" not in body["point"]
@@ -137,7 +137,7 @@ def test_ingredients_say_what_is_hashed(workspace, ladder_point):
 def test_every_bundled_point_with_a_workspace_recipe_has_a_distinct_key(points, lane, harness_repo):
     keys = []
     for row in points:
-        plan = plan_launch(lane, Point(row, "<test>"), harness_repo, env={})
+        plan = plan_point(lane, Point(row, "<test>"), harness_repo, env={})
         if plan.recipe is not None:
             keys.append(plan.result_key())
     assert len(keys) >= 40 and all(keys) and len(set(keys)) == len(keys)

@@ -1,4 +1,4 @@
-"""Staging a launch's outputs (infx/launch/results.py): nothing is followed, opened or left in the
+"""Staging a launch's outputs (infx/launch/staging.py): nothing is followed, opened or left in the
 output folder that is not a regular file or a folder, because actions/upload-artifact follows
 symbolic links and would upload the runner host's files. The launch itself, with a job planting
 these in its logs, runs on the real local Slurm (tests/slurm/test_faults.py)."""
@@ -10,7 +10,7 @@ import stat
 import tarfile
 from pathlib import Path
 
-from infx.launch import results
+from infx.launch import staging
 from testing.launchkit import SA_BENCH_RESULT
 
 SECRET = "a file of the runner host"
@@ -43,21 +43,21 @@ def test_staging_takes_regular_result_files_only(tmp_path):
     logs, _ = hostile_logs(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
-    staged, skipped = results.stage_fixed_seq(logs, out, "RF")
+    staged, skipped = staging.stage_fixed_seq(logs, out, "RF")
     assert [p.name for p in staged] == ["RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json"]
     assert staged[0].read_bytes() == SA_BENCH_RESULT.read_bytes()
     assert skipped == ["logs/sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json: a symbolic link, not followed or staged"]
     assert uploadable(out) == []
-    assert results.stage_fixed_seq(tmp_path / "secret.txt", out, "RF") == ([], [])  # not a folder: nothing
+    assert staging.stage_fixed_seq(tmp_path / "secret.txt", out, "RF") == ([], [])  # not a folder: nothing
     (tmp_path / "logs-link").symlink_to(logs)
-    assert results.stage_fixed_seq(tmp_path / "logs-link", out, "RF") == ([], [])  # a link to logs is not entered
+    assert staging.stage_fixed_seq(tmp_path / "logs-link", out, "RF") == ([], [])  # a link to logs is not entered
 
 
 def test_the_tarball_and_the_logs_copy_hold_no_link_fifo_or_device(tmp_path):
     logs, _ = hostile_logs(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
-    tarball, skipped = results.tar_logs(logs, out)
+    tarball, skipped = staging.tar_logs(logs, out)
     names = {line.split(":")[0] for line in skipped}
     assert names >= {"host-file", "zeros", "pipe", "linked-folder", "sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json"}
     assert ("null-device" in names) == (os.geteuid() == 0)
@@ -81,8 +81,8 @@ def test_the_output_is_cleared_of_what_the_job_linked_into_it(tmp_path):
     (out / "kept.json").write_text("{}")
     (out / ".infx-launch" / "venv" / "bin").mkdir(parents=True)
     (out / ".infx-launch" / "venv" / "bin" / "python").symlink_to("/usr/bin/python3")  # the launch's own work folder
-    removed = results.clear_output(out)
+    removed = staging.clear_output(out)
     assert sorted(line.split(":")[0] for line in removed) == ["RF_conc4.json", "pipe", "sub/leak"]
     assert secret.read_text() == SECRET and (out / "kept.json").is_file()  # a link is removed, never its target
     assert uploadable(out) == [out / ".infx-launch" / "venv" / "bin" / "python"]
-    assert results.check_agentic(out, "RF", [4]) == []
+    assert staging.check_agentic(out, "RF", [4]) == []

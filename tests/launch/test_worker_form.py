@@ -1,7 +1,7 @@
 """The launcher reads the one worker form of infx/workers.py: an aggregated point is prefill +
 decode(num-worker 0), and its prefill block is what the recipe's agg role must match."""
 
-from infx.launch.checks import CheckContext, check_topology, point_roles
+from infx.launch.checks import CheckContext, check_roles, point_roles
 from infx.workers import is_aggregated
 
 
@@ -23,8 +23,8 @@ def test_bundled_aggregated_points_check_their_prefill_block_as_the_agg_role(poi
         prefill = point["prefill"]
         agreeing = agg_recipe(prefill["tp"], prefill["num-worker"])
         if not prefill.get("dp-attn") and prefill.get("ep", 1) == 1:
-            assert list(check_topology(context(point, agreeing))) == []
-        wrong = list(check_topology(context(point, agg_recipe(prefill["tp"] * 2, prefill["num-worker"]))))
+            assert list(check_roles(context(point, agreeing))) == []
+        wrong = list(check_roles(context(point, agg_recipe(prefill["tp"] * 2, prefill["num-worker"]))))
         assert [d.rule for d in wrong] == ["point-recipe-mismatch"]
         assert "agg tp is" in wrong[0].message
         assert wrong[0].line == 2  # located at ("prefill", "tp"): the block the point carries
@@ -33,7 +33,7 @@ def test_bundled_aggregated_points_check_their_prefill_block_as_the_agg_role(poi
 def test_an_aggregated_point_against_a_disaggregated_recipe_is_a_topology_error(points):
     point = next(p for p in points if is_aggregated(p))
     disagg = {"schema": 2, "engine": "vllm", "roles": {"prefill": {"workers": 1}, "decode": {"workers": 1}}}
-    (diagnostic,) = check_topology(context(point, disagg))
+    (diagnostic,) = check_roles(context(point, disagg))
     assert diagnostic.rule == "point-recipe-topology" and "agg role" in diagnostic.message
     assert diagnostic.line == 1  # ("prefill",)
 

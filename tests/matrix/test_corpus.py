@@ -198,6 +198,18 @@ def test_one_topology_keeps_its_fingerprint_across_concurrencies_and_eval_marks(
     assert marked & unmarked  # topologies with an eval at one concurrency and none at another
 
 
+def test_docs_matrix_names_the_fields_a_topology_leaves_out():
+    """docs/matrix.md states which fields the fingerprint's topology leaves out: NOT_TOPOLOGY's, no more, no less."""
+    import re
+    from pathlib import Path
+
+    from infx.matrix.derive import NOT_TOPOLOGY
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "matrix.md").read_text()
+    sentence = re.search(r"A point's topology is its row without (.*?)\(`infx\.matrix\.derive\.NOT_TOPOLOGY`\)", doc, re.S)
+    assert sentence and set(re.findall(r"`([a-z-]+)`", sentence.group(1))) == NOT_TOPOLOGY
+
+
 def test_rows_pass_jsonschema(rows, config_set):
     """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of every mode is valid."""
     import jsonschema

@@ -30,7 +30,7 @@ ALL_FAILED = "results_concurrency_16_gpus_24_ctx_8_gen_16.json"
 
 
 def staged(conc: int, suffix: str = "gpus_24_ctx_8_gen_16") -> str:
-    """The name infx launch stages a sa-bench file under (infx/launch/results.py)."""
+    """The name infx launch stages a sa-bench file under (infx/launch/staging.py)."""
     return f"{{name}}_sa-bench_isl_8192_osl_1024_conc{conc}_{suffix}.json"
 
 

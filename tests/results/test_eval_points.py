@@ -212,11 +212,11 @@ def test_an_eval_collection_without_duplicates_is_unchanged():
 
 
 def test_the_launch_stages_the_eval_stage_outputs_under_eval(tmp_path, seed_eval_rows):
-    """infx/launch/results.py stage_eval: srt-slurm's <job logs>/eval_results/ -> <out>/eval/,
+    """infx/launch/staging.py stage_eval: srt-slurm's <job logs>/eval_results/ -> <out>/eval/,
     regular files only (a link or FIFO the job left is listed, never followed or opened)."""
     import os
 
-    from infx.launch.results import stage_eval
+    from infx.launch.staging import stage_eval
 
     job_logs = tmp_path / "outputs" / "77" / "logs"
     eval_stage_output(seed_eval_rows[0], job_logs / "eval_results")

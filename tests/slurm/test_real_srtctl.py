@@ -45,10 +45,10 @@ def gb300_rows(harness_repo):
     (this repository has none and refuses them: tests/launch/test_agentic_launch.py)."""
     from bench.gb300_points import gb300_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, plan_launch
+    from infx.launch.plan import Point, plan_point
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, plan_launch(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
+    return [(row, plan_point(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
 
 
 @pytest.fixture(scope="module")
@@ -195,10 +195,10 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
 def gb300_eval_rows():
     from bench.gb300_points import gb300_eval_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, plan_launch
+    from infx.launch.plan import Point, plan_point
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, plan_launch(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
+    return [(row, plan_point(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
 
 
 def exported(line: str) -> dict:

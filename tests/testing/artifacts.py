@@ -89,9 +89,9 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
 def agentic_for(row: dict, conc: int, **changes) -> dict:
     """The AgentX aggregate fixture with the point's own topology and concurrency (as the job
     that ran the point would have written it)."""
-    from infx.results.rows import point_topology
+    from infx.results.rows import point_parallelism
 
     data = agentic(**changes)
-    data.update(point_topology(row))
+    data.update(point_parallelism(row))
     data["conc"] = conc
     return data

@@ -48,12 +48,12 @@ def result_files(row: dict, name: str) -> dict[str, str]:
     """The result files of a point that ran well: the shipped sa-bench and AgentX fixtures
     (tests/data/results), at the point's concurrencies and with its topology, named as infx
     launch stages them."""
-    from infx.results.rows import point_topology
+    from infx.results.rows import point_parallelism
 
     concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
     if row.get("scenario-type") == "agentic-coding":
         aggregate = json.loads((RESULT_DATA / "agentic" / "aggregate.json").read_text())
-        return {f"{name}_conc{c}.json": json.dumps({**aggregate, **point_topology(row), "conc": c}) for c in concs}
+        return {f"{name}_conc{c}.json": json.dumps({**aggregate, **point_parallelism(row), "conc": c}) for c in concs}
     raw = json.loads((RESULT_DATA / "sa-bench" / "results_concurrency_4_gpus_4.json").read_text())
     gpus = row["node-count"] * 4 if "prefill" in row else row.get("tp", 1) * row.get("pp", 1)
     return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{gpus}.json": json.dumps({**raw, "max_concurrency": c})

@@ -19,7 +19,7 @@ import pytest
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import Point, plan_launch
+from infx.launch.plan import Point, plan_point
 from infx.points import point_id
 from infx.workflows.api import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
@@ -54,7 +54,7 @@ def _root(harness_repo):
 
 def key_for(row: dict, root: Path | None = None) -> str:
     root = root or ROOT[0]
-    return plan_launch(load_lane("gb300-nv", root), Point(row, "<test>"), root, env={}).result_key()
+    return plan_point(load_lane("gb300-nv", root), Point(row, "<test>"), root, env={}).result_key()
 
 
 def write_artifact(root: Path, files: dict[str, str], name: str) -> Path:

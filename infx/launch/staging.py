@@ -1,5 +1,5 @@
-"""After the job: stage result files under their workflow names, tar the logs, clear the output
-of links and special files, write the launch record.
+"""After the job: stage a point's outputs for upload (the result files under their workflow
+names, the logs tarred, the output cleared of links and special files, the launch record).
 
 Nothing here follows a symbolic link or opens a FIFO or device: the job's logs and output are
 the job's, and the output folder is uploaded (actions/upload-artifact follows links). What is
@@ -29,7 +29,7 @@ def result_name(point: dict, point_id: str, env: Mapping[str, str] | None = None
     env = os.environ if env is None else env
     if env.get("RESULT_FILENAME"):
         return shapes.require("name", env["RESULT_FILENAME"], "$RESULT_FILENAME")
-    # plan_launch refused these already; checked again because every result path is built from it
+    # plan_point refused these already; checked again because every result path is built from it
     shapes.require("name", point.get("exp-name", "point"), "exp-name")
     return shapes.require("name", f"{point.get('exp-name', 'point')}_{point_id}", "the result name")
 
