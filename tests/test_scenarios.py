@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from corpus import CORPUS, REFERENCE_ROWS
 
 from infx.matrix.buckets import bucket_of
 from infx.scenarios import (
@@ -24,6 +23,7 @@ from infx.scenarios import (
     scenario_type,
     seq_name,
 )
+from testing.corpus import CORPUS, REFERENCE_ROWS
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMAS = REPO / "infx" / "schemas"
