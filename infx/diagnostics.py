@@ -47,12 +47,16 @@ class Diagnostic:
         return data
 
 
-def error(file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = "") -> Diagnostic:
+def error(
+    file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = ""
+) -> Diagnostic:
     line, column = where if where else (None, None)
     return Diagnostic(file, line, column, rule, message, hint, Severity.ERROR)
 
 
-def warning(file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = "") -> Diagnostic:
+def warning(
+    file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = ""
+) -> Diagnostic:
     line, column = where if where else (None, None)
     return Diagnostic(file, line, column, rule, message, hint, Severity.WARNING)
 
@@ -125,7 +129,12 @@ def render_text(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def render_json(diagnostics: Iterable[Diagnostic], ok: bool, **extra) -> str:
-    return json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra}, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        {"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra},
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
 
 
 def _escape_data(text: str) -> str:

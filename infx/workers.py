@@ -94,12 +94,15 @@ def gpus_per_node(runners: dict, label: str) -> int:
     if exact and exact.get("gpus-per-node"):
         return int(exact["gpus-per-node"])
     family = label.removeprefix("cluster:").split("-", 1)[0]
-    values = sorted({
-        int(entry["gpus-per-node"])
-        for key, entry in (runners.get("hardware") or {}).items()
-        if isinstance(entry, dict) and entry.get("gpus-per-node")
-        and str(key).removeprefix("cluster:").split("-", 1)[0] == family
-    })
+    values = sorted(
+        {
+            int(entry["gpus-per-node"])
+            for key, entry in (runners.get("hardware") or {}).items()
+            if isinstance(entry, dict)
+            and entry.get("gpus-per-node")
+            and str(key).removeprefix("cluster:").split("-", 1)[0] == family
+        }
+    )
     if len(values) == 1:
         return values[0]
     if not values:

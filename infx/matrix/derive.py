@@ -86,7 +86,9 @@ def _worker_tag(worker: dict) -> str:
     return tag + ("dpa" if worker.get("dp-attn") else "")
 
 
-def multi_agentic_exp_name(prefix: str, prefill: dict, decode: dict, concs: list[int], mode: str, backend: dict | None) -> str:
+def multi_agentic_exp_name(
+    prefix: str, prefill: dict, decode: dict, concs: list[int], mode: str, backend: dict | None
+) -> str:
     name = f"{prefix}_p{_worker_tag(prefill)}_d{_worker_tag(decode)}_conc{'x'.join(str(c) for c in concs)}"
     return name if mode == "none" else f"{name}_{_kv_suffix(mode, backend)}"
 

@@ -78,8 +78,13 @@ def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | N
         else:
             first["eval-conc"] = first["conc"][-1]
             first["exp-name"] = multi_agentic_exp_name(
-                first["model-prefix"], first["prefill"], first["decode"], first["conc"],
-                first["kv-offloading"], first.get("kv-offload-backend"))
+                first["model-prefix"],
+                first["prefill"],
+                first["decode"],
+                first["conc"],
+                first["kv-offloading"],
+                first.get("kv-offload-backend"),
+            )
         merged[id(group[0])] = first
         for row in group[1:]:
             merged[id(row)] = None
@@ -103,8 +108,10 @@ def apply_evals(rows: list[dict], mode: EvalMode) -> list[dict]:
     if EvalMode.ALL in mode:
         for row in single_fixed + single_agentic:
             row["run-eval"] = True
-        merged = {**_merge_per_topology(multi_fixed, all_concs=True),
-                  **_merge_per_topology(multi_agentic, all_concs=False)}
+        merged = {
+            **_merge_per_topology(multi_fixed, all_concs=True),
+            **_merge_per_topology(multi_agentic, all_concs=False),
+        }
         kept = [merged[id(row)] if id(row) in merged else row for row in rows]
         rows = [row for row in kept if row is not None]
     selected = [row for row in rows if row["run-eval"]]
@@ -123,8 +130,10 @@ def record_protocol(rows: list[dict], root: Path, notices: list[str]) -> None:
     if not marked:
         return
     if not (root / SUITE_FILE).exists():
-        notices.append(f"no {SUITE_FILE}: {len(marked)} eval row(s) carry no eval-protocol, and a launch of one fails "
-                       "(eval-workspace-missing)")
+        notices.append(
+            f"no {SUITE_FILE}: {len(marked)} eval row(s) carry no eval-protocol, and a launch of one fails "
+            "(eval-workspace-missing)"
+        )
         return
     suite, problems = load_suite(root)
     if suite is None:
