@@ -167,7 +167,10 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
     hidden = {sev: n - GITHUB_ANNOTATIONS_PER_KIND for sev, n in shown.items() if n > GITHUB_ANNOTATIONS_PER_KIND}
     if hidden:
         totals = ", ".join(f"{shown[sev]} {sev.value}s" for sev in hidden)
-        notice = f"{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is in the step log above."
+        notice = (
+            f"{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is "
+            "in the step log above."
+        )
         lines.append(f"::notice title=infx::{_escape_data(notice)}")
     # The full list also goes to the log in text form so nothing is lost.
     text = render_text(diagnostics)

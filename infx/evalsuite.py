@@ -1,11 +1,11 @@
 """Accuracy evals: the suite a repository runs, the protocol a row records, a run's and a point's eval choice.
 
-``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the
-harness (lm-eval, its version, the model adapter, the chat template) and the task files; the
-harness files beside it are fixed (:data:`ENTRY_POINT`, :data:`RUNNER`); each task file (lm-evaluation-harness's format) holds its own
-shots, output budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`,
-whose :meth:`EvalSuite.protocol` is the one ``eval-protocol`` a matrix row and a launch record
-carry (with every file's SHA-256, so an edited task file changes the point's result key).
+``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the harness (lm-eval, its
+version, the model adapter, the chat template) and the task files; the harness files beside it are fixed
+(:data:`ENTRY_POINT`, :data:`RUNNER`); each task file (lm-evaluation-harness's format) holds its own shots, output
+budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`, whose :meth:`EvalSuite.protocol` is
+the one ``eval-protocol`` a matrix row and a launch record carry (with every file's SHA-256, so an edited task file
+changes the point's result key).
 
 :class:`EvalMode` is the one type of a run's eval choice: which evals the matrix, a changelog entry,
 a PR's labels and the sweep plan ask for (their flags, fields and labels are read into it).

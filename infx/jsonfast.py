@@ -124,7 +124,8 @@ def _problem(item) -> str | None:
         return (
             "NaN is not a JSON number"
             if item != item
-            else f"{'-' if item < 0 else ''}Infinity (or a number beyond the float range, such as 1e400) is not a JSON number"
+            else f"{'-' if item < 0 else ''}Infinity (or a number beyond the float range, such as 1e400) is not a "
+            "JSON number"
         )
     if kind is int:
         return None if INT_RANGE[0] <= item < INT_RANGE[1] else "a number is outside the 64-bit integer range"

@@ -131,12 +131,14 @@ def zip_variant(group: dict, index: int, group_name: str) -> dict:
         listing = ", ".join(f"{path} ({width})" for path, width in sorted(real.items()))
         raise RecipeError(
             f"zip_override_{group_name} has lists of unequal lengths: {listing}",
-            "Every list in a zip override is one column of variants; give them all the same length (a length-1 list is broadcast).",
+            "Every list in a zip override is one column of variants; give them all the same length (a length-1 list "
+            "is broadcast).",
         )
     width = distinct[0] if distinct else 1
     if index >= width:
         raise RecipeError(
-            f"zip_override_{group_name}[{index}] is out of range: the group has {width} variant(s) (indexes 0..{width - 1})",
+            f"zip_override_{group_name}[{index}] is out of range: the group has {width} variant(s) (indexes "
+            f"0..{width - 1})",
             f"Use an index from 0 to {width - 1}.",
         )
     return _zip_pick(group, index)
@@ -399,6 +401,7 @@ def recipe_node_count(recipe: dict) -> int:
     else:
         raise RecipeError(
             "the recipe declares no node counts",
-            "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
+            "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + "
+            "decode_nodes.",
         )
     return serving + _dedicated_extra_nodes(recipe)

@@ -48,7 +48,8 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "Follow the hint; `--help` lists the options.",
         ),
         "file-unusable": (
-            "a path is not a regular file infx may read or replace (a folder, FIFO, symlink loop, no permission, full disk).",
+            "a path is not a regular file infx may read or replace (a folder, FIFO, symlink loop, no permission, full "
+            "disk).",
             "Name an existing regular file, or a new path in a writable folder.",
         ),
         "file-missing": ("a file to read does not exist.", "Create it or fix the path."),
@@ -442,7 +443,8 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
     },
     "workflows": {
         "plan-json": (
-            "the plan file is not JSON, or not a plan (infx/schemas/sweep-plan.schema.json), or a row of it breaks the row contract.",
+            "the plan file is not JSON, or not a plan (infx/schemas/sweep-plan.schema.json), or a row of it breaks "
+            "the row contract.",
             "Pass the plan `infx plan` wrote, unchanged.",
         ),
         "lane-gate-json": (
@@ -492,7 +494,8 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
 _CONFIG_FIX = "Change the entry as the hint says (configs/CONFIGS.md lists the rules)."
 _EVAL_FOLDER_FIX = "Read the point's eval logs and rerun it (`infx github rerun-failed`)."
 _GATE_FIXES = {
-    "eval-below-threshold": "Find out why the accuracy dropped; lower a floor only in configs/eval-thresholds.yaml with a reason.",
+    "eval-below-threshold": "Find out why the accuracy dropped; lower a floor only in configs/eval-thresholds.yaml "
+    "with a reason.",
     "eval-no-metric": "Check the task file's metrics.",
     "eval-no-threshold": "Add a floor for the task to configs/eval-thresholds.yaml.",
     "eval-none": "Collect the eval points' artifacts.",

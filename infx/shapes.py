@@ -69,7 +69,8 @@ SHAPES: dict[str, Shape] = {
         Shape(
             "relative-path",
             _RELATIVE_PATH,
-            "a relative path of letters, digits and _ . + @ = , - (no leading /, no . or .. components, no component starting with -)",
+            "a relative path of letters, digits and _ . + @ = , - (no leading /, no . or .. components, no component "
+            "starting with -)",
         ),
         Shape(
             "absolute-path",
@@ -79,7 +80,8 @@ SHAPES: dict[str, Shape] = {
         Shape(
             "config-file",
             rf"{_RELATIVE_PATH}(?::{_SELECTOR})?",
-            "recipes/<path>.yaml[:selector] (a relative path inside the recipe tree; selector base, override_<name> or zip_override_<group>[i])",
+            "recipes/<path>.yaml[:selector] (a relative path inside the recipe tree; selector base, override_<name> "
+            "or zip_override_<group>[i])",
         ),
         # Git urls: https everywhere; file:// only where a lane's git-protocols allows it (tests).
         Shape(
@@ -169,7 +171,10 @@ def url_problem(url: Any, allowed: tuple[str, ...] | list[str], what: str) -> st
     if found:
         return found
     if url_scheme(url) not in allowed:
-        return f"{what} {url!r} uses {url_scheme(url)}://, which this lane does not allow (git-protocols: {', '.join(allowed)})"
+        return (
+            f"{what} {url!r} uses {url_scheme(url)}://, which this lane does not allow (git-protocols: "
+            f"{', '.join(allowed)})"
+        )
     return None
 
 

@@ -107,9 +107,9 @@ def delta(base_rows: list[dict], head_rows: list[dict], entry: Entry, file: str)
                     file,
                     (entry.line, 1),
                     "plan-append-only-series",
-                    f"entry {entry.index} is append-only but the new point {row.get('exp-name')} ({row.get('config-key')}) "
-                    "must belong to an existing curve (same model, framework, runner, sequence, offload and workers' "
-                    "hardware) whose base points all use its image",
+                    f"entry {entry.index} is append-only but the new point {row.get('exp-name')} "
+                    f"({row.get('config-key')}) must belong to an existing curve (same model, framework, runner, "
+                    "sequence, offload and workers' hardware) whose base points all use its image",
                     "Append-only adds points to a published curve; a new curve or a new image needs a regular entry.",
                 )
             )
@@ -205,7 +205,8 @@ def _key_scope(key: str, base: dict, head: dict, swept: set[str], entry: Entry, 
                 file,
                 at,
                 "plan-append-only-scope",
-                f"entry {entry.index} is append-only but config {key!r} adds or removes the scenario {', '.join(changed)}",
+                f"entry {entry.index} is append-only but config {key!r} adds or removes the scenario "
+                f"{', '.join(changed)}",
                 SCOPE_HINT,
             )
         ]

@@ -144,7 +144,8 @@ def appended_region_checks(base: str, head: str, file: str) -> list[Diagnostic]:
                 "changelog-separator",
                 f"appended entry at line {base_lines + start + 1} must be separated {where} by exactly one "
                 f"empty line; found {found}",
-                "Leave exactly one empty line (no spaces) before each appended `- config-keys:` (`infx changelog fix`).",
+                "Leave exactly one empty line (no spaces) before each appended `- config-keys:` (`infx changelog "
+                "fix`).",
             )
         )
     tail = _trailing_blank(lines)

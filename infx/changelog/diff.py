@@ -257,8 +257,10 @@ def _report_edit(base: Revision, head: Revision, i: int, j: int, change: Changel
             file,
             (line, 1),
             "changelog-history-edit",
-            f"historical entry {i + 1} {_label(base.items[i])} changed{shown}; existing entries are immutable except for pr-link corrections",
-            "Restore the entry as it is on the base branch and describe the new change in a new entry at the end of the file.",
+            f"historical entry {i + 1} {_label(base.items[i])} changed{shown}; existing entries are immutable except "
+            "for pr-link corrections",
+            "Restore the entry as it is on the base branch and describe the new change in a new entry at the end of "
+            "the file.",
         )
     )
 

@@ -178,7 +178,8 @@ def parse_entry(data, index: int, file: str, where) -> tuple[Entry | None, list[
                 file,
                 where(()),
                 "entry-not-mapping",
-                f"entry {index} must be a mapping with config-keys, description and pr-link; found {type(data).__name__}",
+                f"entry {index} must be a mapping with config-keys, description and pr-link; found "
+                f"{type(data).__name__}",
                 "Write it as a block: `- config-keys:` then `  description:` and `  pr-link:`.",
             )
         ]
@@ -210,7 +211,8 @@ def parse_entry(data, index: int, file: str, where) -> tuple[Entry | None, list[
                     where((combined[0],)),
                     "entry-append-only-evals",
                     f"entry {index}: append-only cannot be combined with eval selection fields ({', '.join(combined)})",
-                    "An append-only entry runs only new throughput points; put eval changes in a separate entry of a later PR.",
+                    "An append-only entry runs only new throughput points; put eval changes in a separate entry of a "
+                    "later PR.",
                 )
             )
     if any(p.is_error for p in problems):

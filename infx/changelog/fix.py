@@ -135,8 +135,8 @@ class FixRequest:
 
 
 def fix_changelog(request: FixRequest, cwd: Path | None = None) -> FixResult:
-    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder; infx.reporoot's rule), against
-    the merge-base of HEAD and the base branch."""
+    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder; infx.reporoot's rule),
+    against the merge-base of HEAD and the base branch."""
     repo = git.toplevel(repository_root(start=cwd))
     slug, _ = policy.resolve_slug(request.repo_slug, repo)
     name = changelog_path(repo, request.changelog)

@@ -70,7 +70,10 @@ def resolve(entries: list[Entry], head_keys: list[str], base_keys: list[str], fi
                 message = (
                     f"entry {entry.index}: the pattern {pattern!r} matches no key in the master configs{did_you_mean}"
                 )
-                hint = "`*` matches any run of characters and the pattern must match a whole key; run `infx matrix --format table` to list keys."
+                hint = (
+                    "`*` matches any run of characters and the pattern must match a whole key; run `infx matrix "
+                    "--format table` to list keys."
+                )
             else:
                 message = f"entry {entry.index}: config key {pattern!r} is not in the master configs{did_you_mean}"
                 hint = "Name an existing key of configs/*-master.yaml, or a `*` pattern that matches one."
@@ -102,6 +105,7 @@ def coverage(changed: list[str], entries: list[Entry], file: str) -> list[Diagno
             "changelog-coverage",
             f"this change adds or modifies {len(uncovered)} master-config key(s) that no appended entry sweeps: "
             f"{', '.join(uncovered)}",
-            f"Name them in an appended entry's config-keys (literally or with a `*` pattern):\n- config-keys:\n{listed}",
+            "Name them in an appended entry's config-keys (literally or with a `*` pattern):\n- "
+            f"config-keys:\n{listed}",
         )
     ]

@@ -128,15 +128,19 @@ def rules_markdown(slug: str = "<owner>/<repo>") -> str:
     example = 42
     return "\n".join(
         [
-            f"- Canonical link: `{canonical_link(slug, '<digits>')}`, exactly (no `http://`, no trailing `/files` or `/changes`, no other repository).",
+            f"- Canonical link: `{canonical_link(slug, '<digits>')}`, exactly (no `http://`, no trailing `/files` or "
+            "`/changes`, no other repository).",
             f"- A new entry on a PR run (`--pr-number N`) may use `{PLACEHOLDER}`, "
             f"`{canonical_link(slug, PLACEHOLDER)}`, or the canonical link of PR N itself.",
             "  Anything else (`TBD`, `PLACEHOLDER`, `pull/xxxx`, `pull/YYYY`, another PR's number) is rejected.",
-            "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to PR N's canonical link.",
-            "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: the merge is swept, "
-            "and a later PR corrects the link.",
-            "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change as new entries.",
-            f"- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. `{pr_line(slug, example).strip()}`.",
+            "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to "
+            "PR N's canonical link.",
+            "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: "
+            "the merge is swept, and a later PR corrects the link.",
+            "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change "
+            "as new entries.",
+            "- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. "
+            f"`{pr_line(slug, example).strip()}`.",
         ]
     )
 

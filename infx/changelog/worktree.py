@@ -73,7 +73,10 @@ def _cell(row: dict, name: str) -> str:
     if name == "topology":
         if isinstance(row.get("prefill"), dict):
             p, d = row["prefill"], row.get("decode") or {}
-            return f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x tp{d.get('tp')} ep{d.get('ep')}"
+            return (
+                f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x "
+                f"tp{d.get('tp')} ep{d.get('ep')}"
+            )
         return f"tp{row.get('tp')} ep{row.get('ep')}"
     if name == "seq":
         return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"

@@ -102,7 +102,8 @@ def rerun_failed(
     rerun = sweepruns.rerun_failed(RerunRequest(run_id, workflow_file, ref, pr_number, dry_run, repo_slug), _say)
     if not rerun.failed:
         click.echo(
-            f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to rerun",
+            f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to "
+            "rerun",
             err=True,
         )
         return

@@ -30,7 +30,8 @@ def lane() -> None:
 @click.argument("name", metavar="LANE")
 @format_option(("text", "json"))
 def check(name: str, fmt: str) -> None:
-    """Report whether the Slurm partition of LANE (a lane name, any of its runner labels, or a profile path) has usable nodes (exit 1 when none)."""
+    """Report whether the Slurm partition of LANE (a lane name, any of its runner labels, or a profile path) has usable
+    nodes (exit 1 when none)."""
     result = check_lane(LaneCheckRequest(name, repository_root()))
     click.echo(json.dumps(result.to_json(), allow_nan=False) if fmt == "json" else result.text())
     sys.exit(0 if result.ok else 1)
@@ -61,7 +62,8 @@ def validate(lanes: tuple[str, ...], fmt: str) -> None:
 )
 @format_option(("text", "json"))
 def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
-    """Check or refresh the srt-slurm pins of LANE (a lane name, a runner label or a profile path) with git ls-remote."""
+    """Check or refresh the srt-slurm pins of LANE (a lane name, a runner label or a profile path)
+    with git ls-remote."""
 
     if check_only == update:
         raise UsageError(

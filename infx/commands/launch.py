@@ -30,12 +30,14 @@ def _plan_text(plan: dict) -> str:
     lines = [
         f"lane        {plan['lane']}   point {plan['point-id']}",
         f"route       {plan['route']}",
-        f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} ({plan['srt-slurm']['ref']})",
+        f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} "
+        f"({plan['srt-slurm']['ref']})",
         "overlays    " + (", ".join(f"{o['from']} -> {o['to']}" for o in plan["overlays"]) or "none"),
         "sources     " + (", ".join(f"{s['name']} {s['url']} @ {s['commit']}" for s in plan["sources"]) or "none"),
         f"recipe      {src['config-file']} ({ORIGINS[src['origin']]}; checked {src['checked']})",
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
-        f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
+        f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes "
+        f"{plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
         f"eval        {_eval_text(plan['eval'])}",
         f"agentic     {_agentic_text(plan['agentic'])}",

@@ -114,7 +114,8 @@ def _threshold(_ctx, _param, value: str) -> float:
 @click.option(
     "--thresholds",
     type=click.Path(path_type=Path),
-    help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx ships).",
+    help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx "
+    "ships).",
 )
 def compare_command(
     head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo_slug, save_baseline, thresholds

@@ -147,7 +147,8 @@ def existing_paths(
     if missing:
         raise UsageError(
             f"file not found: {', '.join(map(str, missing))}",
-            "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and, when present, configs/components.yaml.",
+            "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and, when present, "
+            "configs/components.yaml.",
         )
     return paths
 

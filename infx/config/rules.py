@@ -148,7 +148,8 @@ def agentic_cluster_runner(ctx: EntryContext):
         )
         yield (
             ("runner",),
-            f"runner {runner!r}: agentic-coding configs must use a 'cluster:<name>' runner so every point runs on one exact hardware fleet",
+            f"runner {runner!r}: agentic-coding configs must use a 'cluster:<name>' runner so every point runs on one "
+            "exact hardware fleet",
             hint,
         )
 
@@ -245,7 +246,8 @@ def topology_aggregated(ctx: EntryContext):
             yield (
                 se.path + ("worker",),
                 f"{se.name}: an aggregated worker needs 'num-nodes' (the nodes one point allocates)",
-                "Add `num-nodes: <count>` next to worker:, or write the point as prefill: + decode: (decode num-worker: 0).",
+                "Add `num-nodes: <count>` next to worker:, or write the point as prefill: + decode: (decode "
+                "num-worker: 0).",
             )
 
 
@@ -284,9 +286,9 @@ def aggregated_point_in_disagg(ctx: EntryContext):
         if ctx.multinode and ctx.disagg and _aggregated_point(se.entry):
             yield (
                 se.path + ("decode", "num-worker"),
-                f"{se.name}: an aggregated point (decode num-worker: 0) inside a disagg: true entry; it runs as the reference runs it, "
-                "but its row says disagg: true (and the entry's kv-p2p-transfer), so an aggregated result is filed as disaggregated. "
-                "Move it to an aggregated entry placed just before this one:\n"
+                f"{se.name}: an aggregated point (decode num-worker: 0) inside a disagg: true entry; it runs as the "
+                "reference runs it, but its row says disagg: true (and the entry's kv-p2p-transfer), so an aggregated "
+                "result is filed as disaggregated. Move it to an aggregated entry placed just before this one:\n"
                 + "\n".join("  " + line for line in aggregated_entry_spelling(ctx, se).splitlines()),
                 "Delete the point here and add the entry above (disagg: false, the same prefill: + decode:).",
             )
@@ -303,7 +305,8 @@ def num_worker_zero(ctx: EntryContext):
                 continue  # an aggregated point (in a disagg entry, aggregated-point-in-disagg warns)
             yield (
                 se.path + (role, "num-worker"),
-                f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of an aggregated point)",
+                f"{se.name}.{role}: num-worker must be at least 1 (0 only marks the decode block of an aggregated "
+                "point)",
                 "Give the number of workers of this role.",
             )
 
@@ -435,7 +438,8 @@ def kv_p2p_transfer_required(ctx: EntryContext):
         if "kv-p2p-transfer" not in se.entry:
             yield (
                 se.path,
-                f"{se.name}: disagg: true requires kv-p2p-transfer at the top level or in every search-space entry; this entry has none",
+                f"{se.name}: disagg: true requires kv-p2p-transfer at the top level or in every search-space entry; "
+                "this entry has none",
                 "Add `kv-p2p-transfer: <nixl|mooncake|...>` at the top level of the config (or to this entry).",
             )
 
@@ -511,7 +515,8 @@ def dram_needs_runner_hardware(ctx: EntryContext):
                 ("runner",),
                 f"runner {runner!r} has no hardware entry in runners.yaml, but {se.name} offloads KV to dram; "
                 "its DRAM budget comes from that entry",
-                f"Add `{runner}: {{ available-cpu-dram-mib: <MiB>, gpus-per-node: <GPUs> }}` under hardware: in configs/runners.yaml.",
+                f"Add `{runner}: {{ available-cpu-dram-mib: <MiB>, gpus-per-node: <GPUs> }}` under hardware: in "
+                "configs/runners.yaml.",
             )
             return
 
@@ -547,7 +552,8 @@ def component_version_image(ctx: EntryContext):
 
 @rule(
     "kv-offload-backend-unknown",
-    "A kv-offload-backend not listed in configs/components.yaml is a warning (an error with `unknown-backends: error`).",
+    "A kv-offload-backend not listed in configs/components.yaml is a warning (an error with `unknown-backends: "
+    "error`).",
     Severity.WARNING,
     severity_from=lambda ctx: Severity(ctx.unknown_backends),
 )
@@ -559,10 +565,11 @@ def kv_offload_backend_unknown(ctx: EntryContext):
             guess = did_you_mean(value["name"], ctx.backends, n=1, cutoff=0.5)
             yield (
                 path + ("name",),
-                f"kv-offload-backend {value['name']!r} is not in the component policy (known: {', '.join(ctx.backends)}){guess}; "
-                "whether it needs a version is unknown",
-                "If it is a typo, use a known name. Otherwise list it under kv-offload-backends: in configs/components.yaml with "
-                "`versioning: framework-native` (built into the image) or `versioning: independent` (then `version` is required) and a description.",
+                f"kv-offload-backend {value['name']!r} is not in the component policy (known: "
+                f"{', '.join(ctx.backends)}){guess}; whether it needs a version is unknown",
+                "If it is a typo, use a known name. Otherwise list it under kv-offload-backends: in "
+                "configs/components.yaml with `versioning: framework-native` (built into the image) or `versioning: "
+                "independent` (then `version` is required) and a description.",
             )
 
 
@@ -580,5 +587,6 @@ def kv_offload_backend_version_required(ctx: EntryContext):
                 path,
                 f"kv-offload-backend {name!r} has no version; {name} is versioned independently of the serving image "
                 "(configs/components.yaml), so the config must say which release it ran",
-                f"Write `kv-offload-backend: {{ name: {name}, version: <{name} release, package version or commit> }}`.",
+                f"Write `kv-offload-backend: {{ name: {name}, version: <{name} release, package version or commit> "
+                "}`.",
             )

@@ -184,8 +184,8 @@ def apply_to_recipe(
                 recipe_file,
                 where(at),
                 "recipe-agentic-benchmark",
-                f"the recipe has {what}: srt-slurm gives the point's profile ({', '.join(n for n, _, r in variables if r)}) "
-                "only to a custom benchmark's command",
+                f"the recipe has {what}: srt-slurm gives the point's profile "
+                f"({', '.join(n for n, _, r in variables if r)}) only to a custom benchmark's command",
                 hint,
             )
         ]
@@ -234,7 +234,8 @@ def apply_to_recipe(
             problem = (
                 None
                 if target.is_file()
-                else f"benchmark.command runs {CONTAINER_WORKSPACE}/{relative}, but the repository has no file {relative}"
+                else f"benchmark.command runs {CONTAINER_WORKSPACE}/{relative}, but the repository has no file "
+                f"{relative}"
             )
         if problem:
             problems.append(

@@ -288,7 +288,8 @@ def seed_lane(request: SeedRequest) -> SeedReport:
                         None,
                         "cache-seed",
                         f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
-                        "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.",
+                        "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work "
+                        "offline.",
                     )
                 ]
             ) from exc

@@ -240,7 +240,8 @@ def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
     yield ctx.at_recipe(
         ("model", "container"),
         "recipe-image",
-        f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the lane",
+        f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the "
+        "lane",
         f"Use the image under test or one of: {', '.join(ctx.lane.container_aliases)}.",
     )
 

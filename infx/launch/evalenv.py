@@ -132,7 +132,8 @@ def variable_problems(point_file: str, where, found: list[tuple[str, object, tup
         problem = (
             shapes.problem("env-value", text, f"{name} (from {'.'.join(map(str, path))})")
             if text is not None
-            else f"{name} (from {'.'.join(map(str, path))}) would be {value!r}; srt-slurm's eval stage needs a string or a whole number"
+            else f"{name} (from {'.'.join(map(str, path))}) would be {value!r}; srt-slurm's eval stage needs a "
+            "string or a whole number"
         )
         if problem:
             problems.append(
@@ -171,7 +172,8 @@ class EvalLaunch:
                 "plan": PLAN_FILE,
                 "files": [f.path for f in self.suite.files()],
             },
-            "outputs": f"outputs/<job id>/logs/{EVAL_RESULTS}/ in the srt-slurm checkout (LOGS/job/{EVAL_RESULTS}/ in the output dir)",
+            "outputs": f"outputs/<job id>/logs/{EVAL_RESULTS}/ in the srt-slurm checkout (LOGS/job/{EVAL_RESULTS}/ "
+            "in the output dir)",
         }
 
 
@@ -195,7 +197,8 @@ def plan_eval(
                 at,
                 "eval-workspace-missing",
                 f"the point runs an eval ({choice.kind.value}), but lane {lane.name} names no eval suite",
-                f"Add `evals: {{suite: benchmarks/evals/suite.yaml}}` to {lane.file}, or launch the point without run-eval.",
+                f"Add `evals: {{suite: benchmarks/evals/suite.yaml}}` to {lane.file}, or launch the point without "
+                "run-eval.",
             )
         ]
     found = eval_variables(data, choice)
@@ -213,14 +216,15 @@ def plan_eval(
     suite, suite_problems = load_suite(root, suite_path)
     problems += suite_problems
     if suite is not None and PROTOCOL_FIELD in data and data[PROTOCOL_FIELD] != suite.protocol():
+        recorded = data[PROTOCOL_FIELD]
         problems.append(
             error(
                 point.file,
                 point.where((PROTOCOL_FIELD,)),
                 "eval-protocol-mismatch",
                 "the point records eval protocol "
-                f"{data[PROTOCOL_FIELD].get('sha256') if isinstance(data[PROTOCOL_FIELD], dict) else data[PROTOCOL_FIELD]!r}, "
-                f"but {suite_path} (lane {lane.name}) now gives {suite.protocol()['sha256']}: it would run something else",
+                f"{recorded.get('sha256') if isinstance(recorded, dict) else recorded!r}, but {suite_path} (lane "
+                f"{lane.name}) now gives {suite.protocol()['sha256']}: it would run something else",
                 "Plan the point again from this commit (infx matrix / infx plan), so what it records is what runs.",
             )
         )
@@ -230,8 +234,8 @@ def plan_eval(
 
 
 SECRET_HINT = (
-    "Give the launch step that variable (run-sweep.yml hands the repository secret HF_TOKEN to run-point.yml's launch step "
-    "as its `hf-token` secret), or set `enabled: false` on the task in {suite}."
+    "Give the launch step that variable (run-sweep.yml hands the repository secret HF_TOKEN to run-point.yml's launch "
+    "step as its `hf-token` secret), or set `enabled: false` on the task in {suite}."
 )
 
 

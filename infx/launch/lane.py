@@ -503,7 +503,8 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
                     lane.file,
                     lane.where("routes", route.index, "srt-slurm"),
                     "lane-unknown-pin",
-                    f"route {route.name!r} names srt-slurm pin {route.srt_slurm!r}, which srt-slurm.pins does not define",
+                    f"route {route.name!r} names srt-slurm pin {route.srt_slurm!r}, which srt-slurm.pins does not "
+                    "define",
                     f"Use one of: {', '.join(sorted(lane.pins))}.",
                 )
             )
@@ -641,7 +642,8 @@ def validate_lanes(request: ValidateRequest) -> Report:
                     entry.doc.where(("lane",)),
                     "lane-name-mismatch",
                     f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
-                    f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: {entry.name}.",
+                    f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: "
+                    f"{entry.name}.",
                 )
             )
     return report
@@ -659,7 +661,8 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
             display_path(entry.path),
             entry.label_where(label),
             "lane-label-undeclared",
-            f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name it{did_you_mean(label, labels)}",
+            f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name "
+            f"it{did_you_mean(label, labels)}",
             f"Use a label {DEFAULT_RUNNERS} declares, or add it there first.",
         )
         for entry in entries

@@ -1,13 +1,12 @@
 """``infx lane pins``: are the srt-slurm pins of a lane profile still what their refs name?
 
-``run_pins`` asks each pin's repository (``git ls-remote``) what its ref points at now, with
-git called exactly as the checkout calls it (:mod:`infx.launch.sources`: argv only, no system
-or user config, no prompts or helpers, only the lane's ``git-protocols``) and a time limit. A tag that moved is an error (the pinned content changed under
-the same name); a branch that moved is a warning that says how far (a blobless fetch of the
-branch counts the commits); a ref that is gone or a repository that cannot be reached is an
-error. ``update_pins`` writes the refs' commits into the profile, rewriting only the commit
-values (every other byte, comments and layout included, stays), atomically, and only when no
-pin has an error.
+``run_pins`` asks each pin's repository (``git ls-remote``) what its ref points at now, with git called exactly as the
+checkout calls it (:mod:`infx.launch.sources`: argv only, no system or user config, no prompts or helpers, only the
+lane's ``git-protocols``) and a time limit. A tag that moved is an error (the pinned content changed under the same
+name); a branch that moved is a warning that says how far (a blobless fetch of the branch counts the commits); a ref
+that is gone or a repository that cannot be reached is an error. ``update_pins`` writes the refs' commits into the
+profile, rewriting only the commit values (every other byte, comments and layout included, stays), atomically, and only
+when no pin has an error.
 
 The profile is read as YAML, not through the lane schema: a profile whose pins have no commit
 yet is exactly what ``--update`` is for.
@@ -188,7 +187,10 @@ def _branch_distance(pin: PinStatus, protocols: tuple[str, ...], scratch: Path) 
             "(the branch was rewritten or force-pushed)"
         )
     _, count, _ = _git(["rev-list", "--count", f"{pin.recorded}..{pin.remote}"], protocols, cwd=repo)
-    return f"is {count.strip()} commit{'s' if count.strip() != '1' else ''} ahead of the recorded {pin.recorded} (now {pin.remote})"
+    return (
+        f"is {count.strip()} commit{'s' if count.strip() != '1' else ''} ahead of the recorded {pin.recorded} (now "
+        f"{pin.remote})"
+    )
 
 
 def _query(statuses: list[PinStatus], protocols: tuple[str, ...]) -> list[PinStatus]:

@@ -355,7 +355,8 @@ def _sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document, 
                     "recipe-source",
                     f"{SOURCES_KEY}[{index}] is {item!r}: neither a source of lane {lane.name} nor "
                     "{name, url, commit (full 40-hex SHA), dest}",
-                    f"Name one of: {', '.join(sorted(lane.sources)) or '(none defined)'}, or pin the source to a full commit SHA.",
+                    f"Name one of: {', '.join(sorted(lane.sources)) or '(none defined)'}, or pin the source to a full "
+                    "commit SHA.",
                 )
             )
     return list({s.name: s for s in named}.values())
@@ -424,7 +425,8 @@ def boundary_problems(point: Point, settings: dict, settings_where: dict, env: M
                     point.where((key,)),
                     "point-shape",
                     problem,
-                    "recipe-fingerprint is 64 hex digits, conc and isl/osl are whole numbers, as the matrix writes them.",
+                    "recipe-fingerprint is 64 hex digits, conc and isl/osl are whole numbers, as the matrix writes "
+                    "them.",
                 )
             )
     for key, shape, what in ENV_SHAPES:
@@ -476,7 +478,8 @@ def check_variant(
                     "recipe-sbatch-export",
                     "the recipe sets the job's --export itself; for an eval point infx sets it to the eval "
                     "environment srt-slurm's lm-eval stage reads",
-                    "Remove sbatch_directives.export from the recipe (or give the eval point its own EVAL_CONFIG_FILE).",
+                    "Remove sbatch_directives.export from the recipe (or give the eval point its own "
+                    "EVAL_CONFIG_FILE).",
                 )
             )
         recipe["sbatch_directives"] = {
@@ -522,7 +525,8 @@ def dry_run_env(env: dict) -> tuple[dict, list[Diagnostic]]:
             "$RUNNER_NAME",
             None,
             "env-runner-name-unused",
-            f"$RUNNER_NAME {name!r} names a GitHub-hosted runner, not a lane runner; the dry run names the job infx-<point id>",
+            f"$RUNNER_NAME {name!r} names a GitHub-hosted runner, not a lane runner; the dry run names the job "
+            "infx-<point id>",
             "A real launch runs on the lane's self-hosted runner and names its job after that runner.",
         )
     ]
@@ -617,7 +621,8 @@ def plan_point(
                 point.file,
                 point.where(ref_where),
                 "recipe-deferred",
-                f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before submit",
+                f"{ref.path} ships with srt-slurm ({route.srt_slurm}); its content checks run after checkout, before "
+                "submit",
             )
         )
     else:  # missing, or a folder: either way there is no recipe to read

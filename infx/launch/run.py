@@ -133,7 +133,8 @@ def wait_for_job(
                 failures += 1
                 delay = min(poll * 2**failures, MAX_POLL_BACKOFF)
                 _say(
-                    f"could not ask Slurm about job {job_id} ({exc}); asking again in {delay:g} s (a failed query is not the job's end)"
+                    f"could not ask Slurm about job {job_id} ({exc}); asking again in {delay:g} s (a failed query is "
+                    "not the job's end)"
                 )
                 candidate = None
                 _sleep(delay, deadline)
@@ -239,7 +240,8 @@ def _cleanup_problem(record: dict, problem: str, unconfirmed: bool = False) -> N
 
 
 def _cancel_job(client: slurm.Slurm, record: dict) -> None:
-    """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never hidden."""
+    """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never
+    hidden."""
     try:
         state = client.cancel_and_wait(record["job-id"])
         record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
@@ -443,8 +445,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
                     else "never answered by Slurm"
                 )
                 _say(
-                    f"job {job_id} is still {seen} {record['deadline']['seconds']:g} s after submission; infx's deadline "
-                    f"(time limit {record['deadline']['time-limit']} + {record['deadline']['margin-seconds']:g} s) passed: cancelling it"
+                    f"job {job_id} is still {seen} {record['deadline']['seconds']:g} s after submission; infx's "
+                    f"deadline (time limit {record['deadline']['time-limit']} + "
+                    f"{record['deadline']['margin-seconds']:g} s) passed: cancelling it"
                 )
                 _cancel_job(client, record)
                 raise LaunchFailed(

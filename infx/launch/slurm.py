@@ -152,7 +152,8 @@ def time_limit_seconds(text: str) -> int | None:
 
 
 class Slurm:
-    """Every Slurm command with a timeout and a retry policy; ``sleep`` is injectable for speed, not for faking Slurm."""
+    """Every Slurm command with a timeout and a retry policy; ``sleep`` is injectable for speed, not for faking
+    Slurm."""
 
     def __init__(
         self,

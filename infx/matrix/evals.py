@@ -66,7 +66,8 @@ def _mark_single_agentic(rows: list[dict]) -> None:
 
 
 def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | None]:
-    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row (None: the others)."""
+    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row (None: the
+    others)."""
     merged: dict[int, dict | None] = {}
     for group in _groups(rows, topology).values():
         first = dict(group[0])

@@ -29,7 +29,8 @@ def _rule_findings(row: dict) -> Iterator[Finding]:
             yield (
                 path + ("dcp-size",),
                 "tp-divisible-by-dcp",
-                f"{dotted(path) or 'the row'}: tp ({block['tp']}) must be divisible by dcp-size ({block.get('dcp-size', 1)})",
+                f"{dotted(path) or 'the row'}: tp ({block['tp']}) must be divisible by dcp-size "
+                f"({block.get('dcp-size', 1)})",
                 "Decode context parallelism splits the tensor-parallel GPUs; pick a dcp-size that divides tp.",
             )
     if isinstance(row.get("prefill"), dict) and isinstance(row.get("decode"), dict):

@@ -40,9 +40,12 @@ GATE_RULES = {
     "eval-below-threshold": "a strict or flexible exact-match score is below its floor (equal passes).",
     "eval-no-metric": "an eval row has no strict and no flexible exact-match score to check.",
     "eval-no-threshold": "no floor for the row's task: neither `models.<prefix>.<task>` nor `default.<task>`.",
-    "eval-none": "the results hold no eval row and no eval folder, in a run that was to measure accuracy (an evals-only or all-evals plan, or no --plan).",
-    "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships apply.",
-    "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect writes.",
+    "eval-none": "the results hold no eval row and no eval folder, in a run that was to measure accuracy (an "
+    "evals-only or all-evals plan, or no --plan).",
+    "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships "
+    "apply.",
+    "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect "
+    "writes.",
 }
 
 
@@ -295,7 +298,8 @@ def check_evals(
                 None,
                 "eval-none",
                 "the results hold no eval row and no eval folder: no score was measured",
-                "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is eval-missing.",
+                "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is "
+                "eval-missing.",
             )
         )
     for found in evals.sets:
@@ -312,9 +316,10 @@ def check_evals(
                     row.source,
                     None,
                     "eval-no-metric",
-                    f"{where}: no strict or flexible exact-match score to check (its score is {row.score_name or 'none'})",
-                    "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as gsm8k); "
-                    "run the task the lane's eval recipe names.",
+                    f"{where}: no strict or flexible exact-match score to check (its score is "
+                    f"{row.score_name or 'none'})",
+                    "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as "
+                    "gsm8k); run the task the lane's eval recipe names.",
                 )
             )
             continue

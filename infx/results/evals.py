@@ -56,13 +56,18 @@ UNKNOWN = "unknown"  # the reference's value for a meta_env.json field that is m
 RULES = {
     "eval-meta-unreadable": "meta_env.json is not a readable, strict JSON object.",
     "eval-meta-field": 'a meta_env.json field has a type the row cannot hold (e.g. tp "eight").',
-    "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
-    "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
+    "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate "
+    "keys are refused).",
+    "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what "
+    "lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, "
-    "or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
-    "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
-    "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without "
+    "eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an "
+    "eval row.",
+    "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` "
+    "of an `eval-all-concs` point).",
+    "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of "
+    "positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
     "eval-batch-failed-conc": "`failed_eval_concs` is not empty: lm-eval failed at these concurrencies.",
     "eval-batch-conc-missing": "a concurrency of `eval_concs` is not in `completed_eval_concs`.",
@@ -88,7 +93,10 @@ def _read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict | str:
     except TooLarge:
         return f"{printable(path.name)} is larger than {limit:,} bytes"
     except OSError as exc:  # UnusablePath: what it is instead of a regular file ("is a symbolic link, …")
-        return f"{printable(path.name)} cannot be read ({'it ' if isinstance(exc, UnusablePath) else ''}{exc.strerror or exc})"
+        return (
+            f"{printable(path.name)} cannot be read "
+            f"({'it ' if isinstance(exc, UnusablePath) else ''}{exc.strerror or exc})"
+        )
     return data if isinstance(data, dict) else f"{printable(path.name)} is not a JSON object"
 
 
@@ -745,7 +753,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
         found.append(
             (
                 "eval-batch-conc-unexpected",
-                f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list",
+                f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs "
+                "does not list",
             )
         )
     for name, conc in suffixes:
@@ -760,7 +769,8 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
         found.append(
             (
                 "eval-batch-result-unexpected",
-                f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list",
+                f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not "
+                "list",
             )
         )
     return found

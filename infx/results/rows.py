@@ -126,9 +126,9 @@ def _shown(value) -> str:
 
 
 def point_parallelism(point: dict, prefill_gpus: int | None = None, decode_gpus: int | None = None) -> dict:
-    """The reference's parallelism fields for a point (tp, ep, dp_attention..., per role when multinode). Multinode GPU counts come from the sa-bench
-    file name when given, else from workers x tp x pp x pcp per role (as the AgentX aggregation
-    counts them); with no decode GPUs the decode parallelism is written as the reference does."""
+    """The reference's parallelism fields for a point (tp, ep, dp_attention..., per role when multinode). Multinode GPU
+    counts come from the sa-bench file name when given, else from workers x tp x pp x pcp per role (as the AgentX
+    aggregation counts them); with no decode GPUs the decode parallelism is written as the reference does."""
     prefill, decode = point.get("prefill"), point.get("decode")
     if not (isinstance(prefill, dict) and isinstance(decode, dict)):
         return {
@@ -223,4 +223,7 @@ def identity_clash(raw: dict, own: dict) -> str | None:
     if not clashes:
         return None
     shown = ", ".join(f"{key}={_shown(raw[key])} (infx: {_shown(own.get(key))})" for key in clashes[:3])
-    return f"it carries infx's own field(s) {shown} with another value; identity and provenance come only from infx's launch record"
+    return (
+        f"it carries infx's own field(s) {shown} with another value; identity and provenance come only from infx's "
+        "launch record"
+    )

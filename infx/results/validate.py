@@ -58,7 +58,10 @@ def gpu_count_problem(name_match, multinode: bool) -> str | None:
     """A multinode file name must count at least one GPU and one prefill GPU (the divisors)."""
     gpus, ctx = int(name_match["gpus"]), name_match["ctx"]
     if multinode and (gpus <= 0 or (ctx is not None and int(ctx) <= 0)):
-        return f"the file name counts {gpus} GPUs and {ctx or gpus} prefill GPUs; per-GPU throughput needs at least one of each"
+        return (
+            f"the file name counts {gpus} GPUs and {ctx or gpus} prefill GPUs; per-GPU throughput needs at least one "
+            "of each"
+        )
     return None
 
 

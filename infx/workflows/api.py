@@ -408,7 +408,10 @@ def _describe(exc: BaseException) -> str:
         return f"the answer lacks the field {exc.args[0]!r}" if exc.args else "the answer lacks a field"
     name = type(exc).__name__
     if name == "BadAttributeException":
-        return f"a field has the wrong type ({getattr(exc, 'actual_value', '?')!r}, expected {getattr(exc, 'expected_type', '?')})"
+        return (
+            f"a field has the wrong type ({getattr(exc, 'actual_value', '?')!r}, expected "
+            f"{getattr(exc, 'expected_type', '?')})"
+        )
     return f"the answer is not what the API documents ({name}: {str(exc)[:120]})"
 
 
@@ -446,9 +449,13 @@ def calling(what: str):
             + f" — {STATUS_CHECKS.get(exc.status, 'GitHub answered with an error: retry, and check githubstatus.com')}"
         ) from None
     except _cut_off_errors() as exc:
+        cause = (
+            _describe(exc)
+            if isinstance(exc, json.JSONDecodeError)
+            else f"the answer was cut off ({type(exc).__name__})"
+        )
         raise _fail(
-            f"{what}: {_describe(exc) if isinstance(exc, json.JSONDecodeError) else f'the answer was cut off ({type(exc).__name__})'}"
-            f" on every one of {READ_RETRIES + 1} tries — {MALFORMED_FIX}",
+            f"{what}: {cause} on every one of {READ_RETRIES + 1} tries — {MALFORMED_FIX}",
             "github-malformed",
         ) from None
     except (RequestException, Urllib3Error) as exc:

@@ -74,7 +74,8 @@ def find_baseline(
             return Baseline(
                 source={"kind": "none"},
                 notices=[
-                    f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"
+                    f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no "
+                    "baseline"
                 ],
             )
         return Baseline(

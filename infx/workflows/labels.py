@@ -77,7 +77,8 @@ TABLE: tuple[Trigger, ...] = (
         "primary-label",
         "sweep-enabled",
         {"dispatch": True, "trim_conc": True},
-        "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest of their list.",
+        "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest "
+        "of their list.",
     ),
     Trigger(
         "primary-label",

@@ -148,8 +148,8 @@ def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None])
                         None,
                         "plan-reuse-unavailable",
                         decision.notice,
-                        "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` (whose commits "
-                        "they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run.",
+                        "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` "
+                        "(whose commits they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run.",
                     ),
                 )
             )

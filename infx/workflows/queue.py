@@ -177,12 +177,14 @@ def warnings(queues: list[LaneQueue], root: Path) -> list:
                 DEFAULT_RUNNERS,
                 where,
                 "plan-queue-limit",
-                f"lane {', '.join(lane.labels)}: {len(lane.points)} points need about {sum(lane.hours):,.1f} runner-hours on its "
-                f"{lane.runners} runner(s); GitHub cancels a self-hosted job that waits {QUEUE_LIMIT_HOURS:.0f} h for a runner, so "
-                f"{len(lane.held)} point(s) are held back (planned, not queued); {lane.runners_needed} runners would start them all",
-                f"Register {lane.runners_needed} runners for these labels (and list them in {DEFAULT_RUNNERS}), or run the held "
-                "points after this sweep: `infx github rerun-failed --run-id <this run>` runs every point without a result. "
-                "A point's expected hours: its benchmark time plus the lane profile's queue.point-overhead-minutes.",
+                f"lane {', '.join(lane.labels)}: {len(lane.points)} points need about {sum(lane.hours):,.1f} "
+                f"runner-hours on its {lane.runners} runner(s); GitHub cancels a self-hosted job that waits "
+                f"{QUEUE_LIMIT_HOURS:.0f} h for a runner, so {len(lane.held)} point(s) are held back (planned, not "
+                f"queued); {lane.runners_needed} runners would start them all",
+                f"Register {lane.runners_needed} runners for these labels (and list them in {DEFAULT_RUNNERS}), or run "
+                "the held points after this sweep: `infx github rerun-failed --run-id <this run>` runs every point "
+                "without a result. A point's expected hours: its benchmark time plus the lane profile's "
+                "queue.point-overhead-minutes.",
             )
         )
     return found

@@ -104,7 +104,8 @@ def dispatch_inputs(run_id: int, failed_ids: list[str], launch: str) -> dict[str
                 "<github>",
                 None,
                 "github-dispatch-too-large",
-                f"{len(failed_ids)} failed points do not fit in one dispatch ({size} > {DISPATCH_INPUTS_LIMIT} characters)",
+                f"{len(failed_ids)} failed points do not fit in one dispatch ({size} > {DISPATCH_INPUTS_LIMIT} "
+                "characters)",
                 "Rerun the whole sweep instead (Re-run all jobs), or rerun part of it by config key.",
             )
         )

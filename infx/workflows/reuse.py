@@ -113,7 +113,10 @@ def judge(folder: Path, key: str, row: dict) -> str | None:
     try:
         verdict = PointArtifact.read(folder).verdict(result_key=key)
     except Exception as exc:  # noqa: BLE001 - as in collect: one stored result never stops the plan; it is dispatched
-        return f"could not be checked (internal error: {type(exc).__name__}: {exc}); this is a bug in infx, please report it"
+        return (
+            f"could not be checked (internal error: {type(exc).__name__}: {exc}); this is a bug in infx, please report "
+            "it"
+        )
     return None if verdict.ok else f"{verdict.status}: {verdict.reason}"
 
 
