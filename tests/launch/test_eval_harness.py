@@ -42,7 +42,8 @@ folder = Path(value("--output_path")) / model_args["model"].replace("/", "__")
 folder.mkdir(parents=True, exist_ok=True)
 tasks = value("--tasks").split(",")
 (folder / "results_2026-12-01T10-00-00.000001.json").write_text(json.dumps(
-    {"lm_eval_version": "0.4.13", "results": {t: {"exact_match,strict-match": 0.9} for t in tasks}, "concurrency": conc}))
+    {"lm_eval_version": "0.4.13", "results": {t: {"exact_match,strict-match": 0.9} for t in tasks},
+     "concurrency": conc}))
 for task in tasks:
     (folder / f"samples_{task}_2026-12-01T10-00-00.000001.jsonl").write_text(json.dumps({"doc_id": 0}) + "\\n")
 sys.exit(1 if os.environ.get("STANDIN_FAIL_CONC") == conc else 0)

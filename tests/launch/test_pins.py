@@ -162,8 +162,8 @@ def test_a_pin_without_a_recorded_commit_fails_the_check_located_with_the_comman
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("error[") == 1 and f"{path.name}:{line_of(path, 'nvidia-v1.0.36')}:" in done.stderr
     assert (
-        f"error[lane-pin-unrecorded]: pin nvidia-v1.0.36 ({remote.as_uri()} {ref}): no commit recorded; the tag is at {sha}"
-        in done.stderr
+        f"error[lane-pin-unrecorded]: pin nvidia-v1.0.36 ({remote.as_uri()} {ref}): no commit recorded; the tag is at "
+        f"{sha}" in done.stderr
     )
     assert "Run `infx lane pins LANE --update`" in done.stderr and path.read_bytes() == before
 

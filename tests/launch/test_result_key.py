@@ -19,7 +19,10 @@ from infx.launch.resultkey import COSMETIC_POINT_FIELDS, RESULT_FORMAT, ingredie
 
 REPO = Path(__file__).resolve().parents[2]
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
-LADDER_RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+LADDER_RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/"
+    "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+)
 
 
 @pytest.fixture

@@ -292,7 +292,8 @@ def test_docs_matrix_names_the_fields_a_topology_leaves_out():
 
 
 def test_rows_pass_jsonschema(rows, config_set):
-    """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of every mode is valid."""
+    """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of
+    every mode is valid."""
     import jsonschema
 
     from infx.matrix.rowschema import row_schema

@@ -178,8 +178,8 @@ def test_agentx_gate_refuses_above_ten_percent_and_passes_at_exactly_ten(tmp_pat
     if status == "invalid":
         assert done.returncode == 1
         assert (
-            f"point {verdict['point-id']} ({LADDER}): concurrency 120: failed-request rate 11/100 = 11.0% exceeds the AgentX gate of 10%"
-            in done.stderr
+            f"point {verdict['point-id']} ({LADDER}): concurrency 120: failed-request rate 11/100 = 11.0% exceeds the "
+            "AgentX gate of 10%" in done.stderr
         )
     else:
         assert done.returncode == 0, done.stderr

@@ -30,7 +30,8 @@ def harness() -> str:
     done = subprocess.run([PYTHON, "-c", "import lm_eval; print(lm_eval.__version__)"], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.fail(
-            f"lm-eval is not installed for {PYTHON}: pip install -e '.[evals]' (or set INFX_LM_EVAL_PYTHON)\n{done.stderr[-500:]}"
+            f"lm-eval is not installed for {PYTHON}: pip install -e '.[evals]' (or set "
+            f"INFX_LM_EVAL_PYTHON)\n{done.stderr[-500:]}"
         )
     return done.stdout.strip()
 

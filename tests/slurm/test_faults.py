@@ -456,8 +456,8 @@ def test_links_fifos_in_the_job_logs_and_output_never_reach_the_artifact(ws, sta
     secret.write_text("runner host file")
     logs = 'L="outputs/$SLURM_JOB_ID/logs"; mkdir -p "$L/isl_8_osl_8"; '
     plant = (
-        f'mkfifo "$L/pipe"; ln -s {secret} "$L/host-file"; ln -s /dev/zero "$L/zeros"; '
-        f'ln -s {secret} "$L/isl_8_osl_8/results_concurrency_8_gpus_8.json"; ln -s {secret} "$INFMAX_WORKSPACE/leak.txt"; '
+        f'mkfifo "$L/pipe"; ln -s {secret} "$L/host-file"; ln -s /dev/zero "$L/zeros"; ln -s {secret} '
+        f'"$L/isl_8_osl_8/results_concurrency_8_gpus_8.json"; ln -s {secret} "$INFMAX_WORKSPACE/leak.txt"; '
     )
     ws.recipe("recipe.yaml", v1_recipe(command=logs + plant + FIXED_RESULT))
     process = start(point(), "testlane_32")

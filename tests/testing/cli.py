@@ -96,8 +96,8 @@ def cli_command(*argv) -> list[str]:
 
 
 def cli_environment(env: dict | None = None, inherit: bool = True) -> dict:
-    """The environment of an infx process: this one's (``inherit``), without the CI's variables that would change
-    what a command does (CLEARED, GITHUB_*, GH_*, RUNNER_*), with this checkout's infx; then ``env`` (None removes a name)."""
+    """The environment of an infx process: this one's (``inherit``), without the CI's variables that would change what a
+    command does (CLEARED, GITHUB_*, GH_*, RUNNER_*), with this checkout's infx; then ``env`` (None removes a name)."""
     base = (
         {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith(CLEARED_PREFIXES)}
         if inherit

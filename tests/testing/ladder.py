@@ -22,7 +22,8 @@ SEED_FIGURES = {
 
 
 def ladder_folders(root, which: str, **overrides) -> None:
-    """The seed's three points as `which` ("baseline" or "head") measured them: one artifact folder each under `root`."""
+    """The seed's three points as `which` ("baseline" or "head") measured them: one artifact folder each under
+    `root`."""
     for index, (_, conc, base_tput, head_tput, base_ttft, head_ttft) in SEED.items():
         row = bundled_row(LADDER, index)
         tput, ttft = (base_tput, base_ttft) if which == "baseline" else (head_tput, head_ttft)

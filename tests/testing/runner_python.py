@@ -174,8 +174,8 @@ def make_environment(env_dir: Path, runtime_file: Path) -> Path:
         "# A Python of the stand-in runner (tests/testing/runner_python.py).\n"
         f"env_dir='{env_dir}'\n"
         'case "$1 $2" in\n'
-        f"  '-m pip'|'-m venv') exec '{sys.executable}' '{Path(__file__).resolve()}' \"$env_dir\" '{runtime_file}' \"$@\" ;;\n"
-        f'  \'-m infx\') [ -x "$env_dir/bin/infx" ] || {{ echo "$0: No module named infx" >&2; exit 1; }} ;;\n'
+        f"  '-m pip'|'-m venv') exec '{sys.executable}' '{Path(__file__).resolve()}' \"$env_dir\" '{runtime_file}' "
+        f'"$@" ;;\n  \'-m infx\') [ -x "$env_dir/bin/infx" ] || {{ echo "$0: No module named infx" >&2; exit 1; }} ;;\n'
         "esac\n"
         f"exec '{runtime.venv}/bin/python' \"$@\"\n"
     )

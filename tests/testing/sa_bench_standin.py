@@ -1,10 +1,10 @@
 """Run srt-slurm's sa-bench client (benchmark_serving.py, v1.0.50) against a stand-in model server.
 
-The stand-in is an OpenAI-compatible `/v1/completions` endpoint on 127.0.0.1 that streams
-`max_tokens` chunks (server-sent events, then a usage chunk and `[DONE]`) at a fixed pace,
-or, for the all-failed file, answers every request after the client's test request with HTTP 500. The tokenizer is a word-level tokenizer
-built from a local file, so nothing is downloaded. The client is started exactly as
-bench.sh starts its timed run (same flags), with small lengths and request counts.
+The stand-in is an OpenAI-compatible `/v1/completions` endpoint on 127.0.0.1 that streams `max_tokens` chunks
+(server-sent events, then a usage chunk and `[DONE]`) at a fixed pace, or, for the all-failed file, answers every
+request after the client's test request with HTTP 500. The tokenizer is a word-level tokenizer built from a local file,
+so nothing is downloaded. The client is started exactly as bench.sh starts its timed run (same flags), with small
+lengths and request counts.
 
 This is how tests/data/results/sa-bench/*.json were produced (the client needs aiohttp,
 pandas, datasets, Pillow, tqdm and transformers, which the test environment does not

@@ -18,7 +18,10 @@ from testing.runner_python import copy_source
 
 DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
-RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/"
+    "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+)
 DATA = ("configs", "runners", "benchmarks", "perf-changelog.yaml")
 
 

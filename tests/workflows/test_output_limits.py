@@ -48,10 +48,12 @@ def one_job_workflow(repo: Path, script: str) -> None:
     lines = "".join(f"          {line}\n" for line in script.splitlines())
     (repo / "job.yml").write_text(
         "name: outputs\non:\n  workflow_dispatch:\n    inputs: {}\npermissions: {}\njobs:\n"
-        "  big:\n    runs-on: ubuntu-latest\n    permissions: {}\n    outputs:\n      value: ${{ steps.write.outputs.value }}\n"
+        "  big:\n    runs-on: ubuntu-latest\n    permissions: {}\n    outputs:\n      value: ${{ "
+        "steps.write.outputs.value }}\n"
         "    steps:\n      - id: write\n        run: |\n"
         + lines
-        + "  after:\n    needs: big\n    runs-on: ubuntu-latest\n    permissions: {}\n    steps:\n      - run: echo ran\n"
+        + "  after:\n    needs: big\n    runs-on: ubuntu-latest\n    permissions: {}\n    steps:\n      - run: echo "
+        "ran\n"
     )
 
 

@@ -31,8 +31,8 @@ def workspace(tmp_path: Path, steps: list[str], *, source: bool = True, lock: bo
         for i, step in enumerate(steps)
     )
     (repo / "job.yml").write_text(  # not in .github/workflows: those are part of infx's wheel
-        "name: job\non:\n  workflow_dispatch:\n    inputs: {}\npermissions: {}\njobs:\n  job:\n    runs-on: ubuntu-latest\n"
-        "    permissions: {}\n    steps:\n" + body
+        "name: job\non:\n  workflow_dispatch:\n    inputs: {}\npermissions: {}\njobs:\n  job:\n    runs-on: "
+        "ubuntu-latest\n    permissions: {}\n    steps:\n" + body
     )
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)

@@ -26,7 +26,8 @@ def ask(method, path, body=None):
         return urllib.request.urlopen(request).status
     except urllib.error.HTTPError as refused:
         return refused.code
-print("read", ask("GET", f"/repos/{slug}/pulls"), "write", ask("POST", f"/repos/{slug}/issues/7/comments", {"body": "x"}))
+print("read", ask("GET", f"/repos/{slug}/pulls"),
+      "write", ask("POST", f"/repos/{slug}/issues/7/comments", {"body": "x"}))
 """
 STEP = "    steps:\n      - env:\n          TOKEN: ${{ github.token }}\n        run: python3 ask.py\n"
 

@@ -101,7 +101,8 @@ def main() -> None:
                 command.replace(CONTAINER_WORKSPACE, "${INFMAX_WORKSPACE}").strip() or "true",
                 "}",
                 "benchmark; code=$?",
-                'if [ "$code" = 0 ] && [ "${RUN_EVAL:-false}" = "true" ]; then eval_stage || echo "eval failed (the job does not)"; fi',
+                'if [ "$code" = 0 ] && [ "${RUN_EVAL:-false}" = "true" ]; then eval_stage || echo "eval failed (the '
+                'job does not)"; fi',
                 "exit $code",
                 "",
             ]
