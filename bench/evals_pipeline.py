@@ -141,7 +141,8 @@ def main() -> None:
         f"infx results collect + check-evals, {expected} eval rows from {len(collected['sets'])} eval folders, "
         f"{len(checked)} scores checked ({below} below their floor): median {median:.3f} s wall, {cpu:.3f} s CPU "
         f"(collect {walls[0][0]:.3f}, check-evals {walls[1][0]:.3f} s wall; {runs} runs; load average "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); target < {TARGET:.2f} s: {'met' if median < TARGET else 'NOT met'}"
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); target < {TARGET:.2f} s: "
+        f"{'met' if median < TARGET else 'NOT met'}"
     )
     sys.exit(0 if median < TARGET else 1)
 

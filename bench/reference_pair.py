@@ -136,7 +136,8 @@ def main() -> None:
         by_cpu, by_wall = cpu[ours] / cpu[theirs], wall[ours] / wall[theirs]
         verdict = "met" if by_cpu <= TARGETS[label] else "NOT met"
         print(
-            f"{label}: {by_cpu:.2f}x the reference by CPU, {by_wall:.2f}x by wall; target <= {TARGETS[label]}x: {verdict}"
+            f"{label}: {by_cpu:.2f}x the reference by CPU, {by_wall:.2f}x by wall; target <= {TARGETS[label]}x: "
+            f"{verdict}"
         )
     print(f"validate warm: {cpu['infx validate warm'] / cpu['reference validate']:.2f}x by CPU")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

@@ -42,7 +42,8 @@ def bundled_rows() -> list[dict]:
 
 
 def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Path]:
-    """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a head)."""
+    """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a
+    head)."""
     from infx.points import point_id
     from infx.results.rows import point_parallelism
 

@@ -47,7 +47,8 @@ JOB_TOKEN_PERMISSIONS = {"contents": "read", "actions": "read", "pull-requests":
 
 
 def keyed_rows(count: int = POINTS) -> tuple[list[dict], list[str]]:
-    """``count`` distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result keys."""
+    """``count`` distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result
+    keys."""
     from bench.gb300_points import gb300_points
     from infx.launch.resultkey import keys_for_rows
     from infx.workflows.reuse import lane_resolver
@@ -150,8 +151,8 @@ def main() -> None:
             )
             print(
                 f"reuse lookup, {POINTS} keys x {STORED} stored results ({POINTS * STORED} artifacts), {case}: "
-                f"{api_requests} API requests (+ {blob_requests} to blob storage); wall median {statistics.median(walls):.2f} s "
-                f"(min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs; {load})"
+                f"{api_requests} API requests (+ {blob_requests} to blob storage); wall median "
+                f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs; {load})"
             )
         rows, keys = keyed_rows(ALL_POINTS)
         plan.write_text(json.dumps(rows))
@@ -160,15 +161,15 @@ def main() -> None:
             server.state.hourly_limits["other"] = 10**6  # no budget: what the whole lookup costs
             wall, api_requests, blob_requests, _ = lookup(server, plan, Path(tmp) / "dl-all", points=ALL_POINTS)
             print(
-                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, no budget: {api_requests} API requests (+ {blob_requests} "
-                f"to blob storage), every point reused; wall {wall:.2f} s ({load})"
+                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, no budget: {api_requests} API requests (+ "
+                f"{blob_requests} to blob storage), every point reused; wall {wall:.2f} s ({load})"
             )
             limit = server.state.hourly_limits["GITHUB_TOKEN"]
             token = server.state.grant_token(JOB_TOKEN_PERMISSIONS)
             wall, api_requests, _, decision = lookup(server, plan, Path(tmp) / "dl-job", token=token, points=-1)
             print(
-                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, the setup job's GITHUB_TOKEN ({limit:,} an hour for the "
-                f"repository): {api_requests} API requests, {len(decision['reused'])} points reused, "
+                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, the setup job's GITHUB_TOKEN ({limit:,} an hour "
+                f"for the repository): {api_requests} API requests, {len(decision['reused'])} points reused, "
                 f"{len(decision['dispatch'])} run; wall {wall:.2f} s. {decision.get('notice', '')}"
             )
 

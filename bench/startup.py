@@ -93,7 +93,8 @@ def main() -> None:
     for entry in DEFERRED:
         cost = marginal_ms(entry.probe or entry.module, entry.importers, args.runs)
         print(
-            f"  {entry.module:14s} {cost:6.1f} ms  (recorded: {entry.cost_ms} ms; imported late by {', '.join(entry.importers)})"
+            f"  {entry.module:14s} {cost:6.1f} ms  (recorded: {entry.cost_ms} ms; imported late by "
+            f"{', '.join(entry.importers)})"
         )
     print("Commands, warm cache")
     versions = {"this": REPO} | ({"before": args.before.resolve()} if args.before else {})
