@@ -40,9 +40,17 @@ def main() -> None:
             codes = (0,)
         else:
             configs, codes = CORPUS / "configs", (1,)
-        argv = [sys.executable, "-m", "infx", "config", "validate",
-                str(configs / "nvidia-master.yaml"), str(configs / "amd-master.yaml"),
-                "--runners", str(configs / "runners.yaml")]
+        argv = [
+            sys.executable,
+            "-m",
+            "infx",
+            "config",
+            "validate",
+            str(configs / "nvidia-master.yaml"),
+            str(configs / "amd-master.yaml"),
+            "--runners",
+            str(configs / "runners.yaml"),
+        ]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         stats = time_command(argv, runs=args.runs, warmup=2, cwd=REPO, expect_codes=codes)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)

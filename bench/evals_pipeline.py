@@ -30,8 +30,14 @@ EVALS = REPO / "tests" / "data" / "results" / "evals"
 
 
 def eval_rows() -> list[dict]:
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--all-evals", "--format", "json"], cwd=REPO,
-                          capture_output=True, text=True, check=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "infx", "matrix", "--all-evals", "--format", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     return [row for row in json.loads(done.stdout) if row.get("run-eval")]
 
 
@@ -54,15 +60,31 @@ def generate(root: Path, rows: list[dict]) -> int:
     for n in range(FLAT_POINTS + BATCHED_POINTS):
         batched = n >= FLAT_POINTS
         concs = [c + n for c in BATCH] if batched else [8 + n]  # unique: the point id holds them
-        row = {**rows[n % len(rows)], "conc": concs, "eval-only": True,
-               **({"eval-all-concs": True} if batched else {"eval-conc": concs[0]})}
+        row = {
+            **rows[n % len(rows)],
+            "conc": concs,
+            "eval-only": True,
+            **({"eval-all-concs": True} if batched else {"eval-conc": concs[0]}),
+        }
         pid = point_id(row)
         folder = root / f"point-{pid}"
         (folder / "eval").mkdir(parents=True)
         name = f"{row.get('exp-name', 'point')}_{pid}"
-        record = {"lane": "gb300-nv", "point-id": pid, "point": row, "srt-slurm": {"commit": "e4019633" + "0" * 32},
-                  "job-id": str(1000 + n), "terminal-state": "COMPLETED", "exit-code": 0, "result-name": name,
-                  "results": [], "message": "", "run-id": 77, "run-attempt": 1, "eval": PointEval.of_point(row).to_json()}
+        record = {
+            "lane": "gb300-nv",
+            "point-id": pid,
+            "point": row,
+            "srt-slurm": {"commit": "e4019633" + "0" * 32},
+            "job-id": str(1000 + n),
+            "terminal-state": "COMPLETED",
+            "exit-code": 0,
+            "result-name": name,
+            "results": [],
+            "message": "",
+            "run-id": 77,
+            "run-attempt": 1,
+            "eval": PointEval.of_point(row).to_json(),
+        }
         (folder / f"{name}_launch.json").write_text(json.dumps(record))
         strict = 0.88 + (n % 7) / 100  # 0.88 … 0.94: some below the dsv4 floor 0.91
         if batched:
@@ -70,13 +92,21 @@ def generate(root: Path, rows: list[dict]) -> int:
             (folder / "eval" / "meta_env.json").write_text(json.dumps({**meta, "conc": concs[0], **batch}))
             for index, conc in enumerate(concs):
                 stamp = f"2026-12-01T10-{n % 60:02d}-{index:02d}.000000"
-                (folder / "eval" / f"results_{stamp}_conc{conc}.json").write_text(json.dumps(_result(template, strict, 1.8e9 + index)))
-            (folder / "eval" / f"results_2026-12-01T09-00-00.000000_conc{concs[0]}.json").write_text(json.dumps(_result(template, 0.5, 1.7e9)))
+                (folder / "eval" / f"results_{stamp}_conc{conc}.json").write_text(
+                    json.dumps(_result(template, strict, 1.8e9 + index))
+                )
+            (folder / "eval" / f"results_2026-12-01T09-00-00.000000_conc{concs[0]}.json").write_text(
+                json.dumps(_result(template, 0.5, 1.7e9))
+            )
             expected += len(concs)
         else:
             (folder / "eval" / "meta_env.json").write_text(json.dumps({**meta, "conc": concs[0]}))
-            (folder / "eval" / "results_2026-12-01T09-00-00.000000.json").write_text(json.dumps(_result(template, 0.5, 1.7e9)))
-            (folder / "eval" / "results_2026-12-01T10-00-00.000000.json").write_text(json.dumps(_result(template, strict, 1.8e9)))
+            (folder / "eval" / "results_2026-12-01T09-00-00.000000.json").write_text(
+                json.dumps(_result(template, 0.5, 1.7e9))
+            )
+            (folder / "eval" / "results_2026-12-01T10-00-00.000000.json").write_text(
+                json.dumps(_result(template, strict, 1.8e9))
+            )
             expected += 1
     return expected
 
@@ -94,18 +124,26 @@ def main() -> None:
             if attempt:  # the first round warms the disk cache
                 totals.append((sum(w for w, _ in walls), sum(c for _, c in walls), walls))
         collected = json.loads(output.read_text())["evals"]
-        verdict = subprocess.run([sys.executable, *gate, "--format", "json"], cwd=REPO, capture_output=True, text=True,
-                                 env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        verdict = subprocess.run(
+            [sys.executable, *gate, "--format", "json"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        )
         checked = json.loads(verdict.stdout)["checked"]
     if len(collected["rows"]) != expected:
         sys.exit(f"collect gave {len(collected['rows'])} eval rows, expected {expected}")
     totals.sort()
     median, cpu, walls = totals[len(totals) // 2]
     below = sum(not v["passed"] for v in checked)
-    print(f"infx results collect + check-evals, {expected} eval rows from {len(collected['sets'])} eval folders, "
-          f"{len(checked)} scores checked ({below} below their floor): median {median:.3f} s wall, {cpu:.3f} s CPU "
-          f"(collect {walls[0][0]:.3f}, check-evals {walls[1][0]:.3f} s wall; {runs} runs; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); target < {TARGET:.2f} s: {'met' if median < TARGET else 'NOT met'}")
+    print(
+        f"infx results collect + check-evals, {expected} eval rows from {len(collected['sets'])} eval folders, "
+        f"{len(checked)} scores checked ({below} below their floor): median {median:.3f} s wall, {cpu:.3f} s CPU "
+        f"(collect {walls[0][0]:.3f}, check-evals {walls[1][0]:.3f} s wall; {runs} runs; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); target < {TARGET:.2f} s: "
+        f"{'met' if median < TARGET else 'NOT met'}"
+    )
     sys.exit(0 if median < TARGET else 1)
 
 

@@ -20,7 +20,9 @@ def gb300_points(root: Path | None = None) -> list[dict]:
     config_set, report = load_config_set(root=root)
     assert config_set is not None, report.sorted()
     labels = read_entry(Path(root or ".") / "runners" / f"{LANE}.yaml").labels  # the labels the lane's profile declares
-    rows = build_matrix(config_set, selection=Selection(runner_types=labels, node_types=("multi-node",)), evals=EvalMode.NONE)
+    rows = build_matrix(
+        config_set, selection=Selection(runner_types=labels, node_types=("multi-node",)), evals=EvalMode.NONE
+    )
     return [row for row in rows if "prefill" in row]
 
 
@@ -46,7 +48,9 @@ def gb300_eval_points(root: Path | None = None) -> list[dict]:
 
     config_set, report = load_config_set(root=root)
     assert config_set is not None, report.sorted()
-    selection = Selection(runner_types=read_entry(Path(root or ".") / "runners" / f"{LANE}.yaml").labels, node_types=("multi-node",))
+    selection = Selection(
+        runner_types=read_entry(Path(root or ".") / "runners" / f"{LANE}.yaml").labels, node_types=("multi-node",)
+    )
     rows = [row for row in build_matrix(config_set, selection=selection) if row.get("run-eval")]
     seen = set()
     for mode in (EvalMode.ONLY, EvalMode.ONLY | EvalMode.ALL):

@@ -17,8 +17,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def time_command(argv: list[str], runs: int = 10, warmup: int = 1, cwd: Path | None = None, env: dict | None = None,
-                 expect_codes: tuple[int, ...] = (0,)) -> dict:
+def time_command(
+    argv: list[str],
+    runs: int = 10,
+    warmup: int = 1,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    expect_codes: tuple[int, ...] = (0,),
+) -> dict:
     environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     walls = []
     for attempt in range(warmup + runs):
@@ -32,16 +38,24 @@ def time_command(argv: list[str], runs: int = 10, warmup: int = 1, cwd: Path | N
     return {"runs": runs, "min": min(walls), "median": statistics.median(walls), "max": max(walls)}
 
 
-def timed_process(argv: list[str], codes: tuple[int, ...] = (0,), keep: tuple[str, ...] = ("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR"),
-                  ) -> tuple[float, float]:
+def timed_process(
+    argv: list[str],
+    codes: tuple[int, ...] = (0,),
+    keep: tuple[str, ...] = ("HOME", "XDG_CACHE_HOME", "INFX_CACHE_DIR"),
+) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one Python process ``python3 ARGV...`` in the repository, with only
     the environment variables ``keep`` passed through. CPU time is reported too because the machine
     may be shared: wall time then includes waiting for a core."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     kept = {k: v for k, v in os.environ.items() if k in keep}
-    done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
-                          env={**kept, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**kept, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     wall = time.perf_counter() - start
     if done.returncode not in codes:
         sys.exit(f"{' '.join(argv[:4])} exited {done.returncode}: {done.stderr[-2000:]}")
@@ -50,7 +64,9 @@ def timed_process(argv: list[str], codes: tuple[int, ...] = (0,), keep: tuple[st
 
 
 def report(name: str, stats: dict, target: float | None = None) -> str:
-    line = f"{name}: median {stats['median']:.3f} s (min {stats['min']:.3f}, max {stats['max']:.3f}, {stats['runs']} runs)"
+    line = (
+        f"{name}: median {stats['median']:.3f} s (min {stats['min']:.3f}, max {stats['max']:.3f}, {stats['runs']} runs)"
+    )
     if target is not None:
         line += f"; target < {target:.2f} s: {'met' if stats['median'] < target else 'NOT met'}"
     return line

@@ -36,9 +36,13 @@ BUNDLE = REPO / "tests" / "data" / "srt-slurm" / "nvidia-srt-slurm.bundle"
 
 
 def seed(cache: Path) -> None:
-    subprocess.run([sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(BUNDLE)], cwd=REPO,
-                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache)},
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "infx", "lane", "cache-seed", "gb300-nv", "--from", str(BUNDLE)],
+        cwd=REPO,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(cache)},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def main() -> None:
@@ -55,19 +59,47 @@ def main() -> None:
         # repository has one (docs/launch.md, "Agentic points"): time them in such a checkout.
         root = repository_with_harness(Path(tmp) / "repo")
         slowest = 0.0
-        for kind, rows in (("", None), ("eval ", gb300_eval_points(REPO))):  # eval points also load and hash the eval suite
+        for kind, rows in (
+            ("", None),
+            ("eval ", gb300_eval_points(REPO)),
+        ):  # eval points also load and hash the eval suite
             paths = write_points(Path(tmp) / f"{kind}points", REPO, rows)
             medians = []
             for path in paths:
-                stats = time_command([sys.executable, "-m", "infx", "launch", "--point", str(path),
-                                      "--dry-run", "--format", "json", "--output-dir", str(Path(tmp) / "out")],
-                                     runs=runs, warmup=0, cwd=root,
-                                     env={"RUNNER_NAME": "", "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root)})
+                stats = time_command(
+                    [
+                        sys.executable,
+                        "-m",
+                        "infx",
+                        "launch",
+                        "--point",
+                        str(path),
+                        "--dry-run",
+                        "--format",
+                        "json",
+                        "--output-dir",
+                        str(Path(tmp) / "out"),
+                    ],
+                    runs=runs,
+                    warmup=0,
+                    cwd=root,
+                    env={"RUNNER_NAME": "", "INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root)},
+                )
                 medians.append(stats["median"])
-            overall = {"runs": len(medians), "min": min(medians), "median": statistics.median(medians), "max": max(medians)}
+            overall = {
+                "runs": len(medians),
+                "min": min(medians),
+                "median": statistics.median(medians),
+                "max": max(medians),
+            }
             slowest = max(slowest, overall["max"])
-            print(report(f"infx launch --dry-run, {len(paths)} gb300-nv {kind}points ({label}; median per point)", overall,
-                         None if srtctl_cache else TARGET))
+            print(
+                report(
+                    f"infx launch --dry-run, {len(paths)} gb300-nv {kind}points ({label}; median per point)",
+                    overall,
+                    None if srtctl_cache else TARGET,
+                )
+            )
     sys.exit(0 if srtctl_cache or slowest < TARGET else 1)
 
 

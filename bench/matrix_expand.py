@@ -69,7 +69,8 @@ def main() -> None:
         big = scaled_copy(repo, tmp_path / "corpus-x10", SCALE)
         env = {"INFX_CACHE_DIR": str(tmp_path / "cache")}
         argv = [sys.executable, "-m", "infx", "matrix", "--format", "json"] + [
-            arg for master in MASTERS for arg in ("--config", f"configs/{master}")]
+            arg for master in MASTERS for arg in ("--config", f"configs/{master}")
+        ]
         cold = time_command(argv, runs=3, warmup=0, cwd=repo, env={"INFX_NO_CACHE": "1"})
         base = time_command(argv, runs=args.runs, warmup=1, cwd=repo, env=env)
         scaled = time_command(argv, runs=max(3, args.runs // 3), warmup=1, cwd=big, env=env)
@@ -78,8 +79,10 @@ def main() -> None:
     print(report("matrix, corpus (1820 rows)", base, TARGET_S))
     print(report(f"matrix, corpus x{SCALE} (18200 rows)", scaled, SCALE * base["median"]))
     print(f"ratio x{SCALE} / x1: {scaled['median'] / base['median']:.2f} (linear: < {SCALE})")
-    print(f"matrix, corpus (1820 rows): median CPU time (user+sys) {cpu:.3f} s; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"matrix, corpus (1820 rows): median CPU time (user+sys) {cpu:.3f} s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,11 @@ def measure(argv: list[str], cwd: Path, env: dict) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference", default=os.environ.get("INFX_REFERENCE"),
-                        help="folder holding the reference's utils/ (or $INFX_REFERENCE)")
+    parser.add_argument(
+        "--reference",
+        default=os.environ.get("INFX_REFERENCE"),
+        help="folder holding the reference's utils/ (or $INFX_REFERENCE)",
+    )
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     if not args.reference or not (Path(args.reference) / "utils" / "matrix_logic").is_dir():
@@ -80,14 +83,29 @@ def main() -> None:
         repo = patched_corpus(CORPUS, tmp_path / "corpus")
         warm_cache = tmp_path / "warm-cache"
         infx_matrix = [sys.executable, "-m", "infx", "matrix", "--format", "json"] + [
-            arg for master in MASTERS for arg in ("--config", master)]
+            arg for master in MASTERS for arg in ("--config", master)
+        ]
         infx_validate = [sys.executable, "-m", "infx", "config", "validate", *MASTERS]
 
         def reference_matrix(code: Path) -> list[str]:
-            return [sys.executable, str(code / "generate_sweep_configs.py"), "full-sweep", "--config-files", *MASTERS,
-                    "--runner-config", "configs/runners.yaml"]
+            return [
+                sys.executable,
+                str(code / "generate_sweep_configs.py"),
+                "full-sweep",
+                "--config-files",
+                *MASTERS,
+                "--runner-config",
+                "configs/runners.yaml",
+            ]
 
-        reference_validate = [sys.executable, "-c", REFERENCE_VALIDATE, str(reference), *MASTERS, "configs/runners.yaml"]
+        reference_validate = [
+            sys.executable,
+            "-c",
+            REFERENCE_VALIDATE,
+            str(reference),
+            *MASTERS,
+            "configs/runners.yaml",
+        ]
         measure(infx_matrix, repo, {**base_env, "INFX_CACHE_DIR": str(warm_cache)})  # fills the warm cache
         measure(reference_matrix(reference), repo, base_env)  # compiles the reference's bytecode
         for round_ in range(args.runs):
@@ -117,7 +135,10 @@ def main() -> None:
     for label, (ours, theirs) in ratios.items():
         by_cpu, by_wall = cpu[ours] / cpu[theirs], wall[ours] / wall[theirs]
         verdict = "met" if by_cpu <= TARGETS[label] else "NOT met"
-        print(f"{label}: {by_cpu:.2f}x the reference by CPU, {by_wall:.2f}x by wall; target <= {TARGETS[label]}x: {verdict}")
+        print(
+            f"{label}: {by_cpu:.2f}x the reference by CPU, {by_wall:.2f}x by wall; target <= {TARGETS[label]}x: "
+            f"{verdict}"
+        )
     print(f"validate warm: {cpu['infx validate warm'] / cpu['reference validate']:.2f}x by CPU")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

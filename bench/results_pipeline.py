@@ -30,13 +30,20 @@ AGGREGATE = REPO / "tests" / "data" / "results" / "agentic" / "aggregate.json"
 
 
 def bundled_rows() -> list[dict]:
-    done = subprocess.run([sys.executable, "-m", "infx", "matrix", "--format", "json"], cwd=REPO, capture_output=True,
-                          text=True, check=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "infx", "matrix", "--format", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     return json.loads(done.stdout)
 
 
 def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Path]:
-    """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a head)."""
+    """POINTS artifact folders under `root`, cycling through `rows`; `scale` shifts throughput (a baseline vs a
+    head)."""
     from infx.points import point_id
     from infx.results.rows import point_parallelism
 
@@ -57,12 +64,31 @@ def generate_sweep(root: Path, rows: list[dict], scale: float = 1.0) -> list[Pat
             data["request_metrics"]["latency"]["e2e_norm_intvty"]["p90"] = 60 * shape
             files = {f"{name}_conc{conc}.json": data}
         else:
-            data = dict(raw_fixed, max_concurrency=conc, total_token_throughput=50000 * scale * (1 - shape),
-                        output_throughput=9000 * scale * (1 - shape), median_tpot_ms=4 / shape, mean_tpot_ms=4.2 / shape)
-            files = {f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_gpus_24_ctx_8_gen_16.json": data}
-        record = {"lane": "gb300-nv", "point-id": pid, "point": row, "srt-slurm": {"commit": "e4019633" + "0" * 32},
-                  "job-id": str(1000 + n), "terminal-state": "COMPLETED", "exit-code": 0, "result-name": name,
-                  "results": list(files), "message": "", "run-id": 77, "run-attempt": 1}
+            data = dict(
+                raw_fixed,
+                max_concurrency=conc,
+                total_token_throughput=50000 * scale * (1 - shape),
+                output_throughput=9000 * scale * (1 - shape),
+                median_tpot_ms=4 / shape,
+                mean_tpot_ms=4.2 / shape,
+            )
+            files = {
+                f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_gpus_24_ctx_8_gen_16.json": data
+            }
+        record = {
+            "lane": "gb300-nv",
+            "point-id": pid,
+            "point": row,
+            "srt-slurm": {"commit": "e4019633" + "0" * 32},
+            "job-id": str(1000 + n),
+            "terminal-state": "COMPLETED",
+            "exit-code": 0,
+            "result-name": name,
+            "results": list(files),
+            "message": "",
+            "run-id": 77,
+            "run-attempt": 1,
+        }
         for file_name, content in files.items():
             (folder / file_name).write_text(json.dumps(content))
         (folder / f"{name}_launch.json").write_text(json.dumps(record))
@@ -86,20 +112,45 @@ def main() -> None:
         run(["results", "collect", str(root / "base"), "--output", str(root / "base.json")])
         totals = []
         for attempt in range(runs + 1):
-            walls = [run(["results", "collect", str(root / "head"), "--output", str(root / "head.json")]),
-                     run(["results", "compare", "--baseline", str(root / "base.json"), "--head", str(root / "head.json"),
-                          "--format", "json", "--output", str(root / "comparison.json")]),
-                     run(["results", "plot", str(root / "head.json"), "--baseline", str(root / "base.json"),
-                          "--output", str(root / f"charts-{attempt}")])]
+            walls = [
+                run(["results", "collect", str(root / "head"), "--output", str(root / "head.json")]),
+                run(
+                    [
+                        "results",
+                        "compare",
+                        "--baseline",
+                        str(root / "base.json"),
+                        "--head",
+                        str(root / "head.json"),
+                        "--format",
+                        "json",
+                        "--output",
+                        str(root / "comparison.json"),
+                    ]
+                ),
+                run(
+                    [
+                        "results",
+                        "plot",
+                        str(root / "head.json"),
+                        "--baseline",
+                        str(root / "base.json"),
+                        "--output",
+                        str(root / f"charts-{attempt}"),
+                    ]
+                ),
+            ]
             if attempt:  # the first round warms the disk cache and the compiled-schema cache
                 totals.append((sum(w for w, _ in walls), sum(c for _, c in walls), walls))
         charts = len(list((root / "charts-1").glob("*.png")))
     totals.sort()
     median, cpu, walls = totals[len(totals) // 2]
-    print(f"infx results collect + compare + plot, {POINTS} points, {charts} charts: median {median:.3f} s wall, "
-          f"{cpu:.3f} s CPU (collect {walls[0][0]:.3f}, compare {walls[1][0]:.3f}, plot {walls[2][0]:.3f} s wall; "
-          f"{runs} runs; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); "
-          f"target < {TARGET:.2f} s: {'met' if median < TARGET else 'NOT met'}")
+    print(
+        f"infx results collect + compare + plot, {POINTS} points, {charts} charts: median {median:.3f} s wall, "
+        f"{cpu:.3f} s CPU (collect {walls[0][0]:.3f}, compare {walls[1][0]:.3f}, plot {walls[2][0]:.3f} s wall; "
+        f"{runs} runs; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); "
+        f"target < {TARGET:.2f} s: {'met' if median < TARGET else 'NOT met'}"
+    )
     sys.exit(0 if median < TARGET else 1)
 
 

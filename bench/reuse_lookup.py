@@ -47,7 +47,8 @@ JOB_TOKEN_PERMISSIONS = {"contents": "read", "actions": "read", "pull-requests":
 
 
 def keyed_rows(count: int = POINTS) -> tuple[list[dict], list[str]]:
-    """``count`` distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result keys."""
+    """``count`` distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result
+    keys."""
     from bench.gb300_points import gb300_points
     from infx.launch.resultkey import keys_for_rows
     from infx.workflows.reuse import lane_resolver
@@ -81,16 +82,42 @@ def store(server, rows: list[dict], keys: list[str], newest_invalid: bool, store
             server.state.add_artifact(run_id, result_artifact_name(key), blob=zip_of(files))
 
 
-def lookup(server, plan: Path, download: Path, token: str = "ghs_bench", points: int = POINTS) -> tuple[float, int, int, dict]:
+def lookup(
+    server, plan: Path, download: Path, token: str = "ghs_bench", points: int = POINTS
+) -> tuple[float, int, int, dict]:
     """(wall seconds, API requests, blob requests, the decision) of one `infx reuse select --github`;
     every point must be reused (``points``; -1: any number)."""
     before = len(server.state.requests)
     server.state.budgets.clear()  # each run starts a fresh hour
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "GITHUB_TOKEN": token, "GITHUB_API_URL": server.url,
-           "GITHUB_REPOSITORY": "acme/bench", "HOME": os.environ.get("HOME", "/tmp")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "GITHUB_TOKEN": token,
+        "GITHUB_API_URL": server.url,
+        "GITHUB_REPOSITORY": "acme/bench",
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "infx", "reuse", "select", "--plan", str(plan), "--github", "--download",
-                           str(download), "--format", "json"], cwd=REPO, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infx",
+            "reuse",
+            "select",
+            "--plan",
+            str(plan),
+            "--github",
+            "--download",
+            str(download),
+            "--format",
+            "json",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"infx reuse select exited {done.returncode}: {done.stderr[-2000:]}")
@@ -117,24 +144,34 @@ def main() -> None:
                 results = [lookup(server, plan, Path(tmp) / f"dl-{newest_invalid}-{n}") for n in range(runs)]
             walls = [wall for wall, _, _, _ in results]
             _, api_requests, blob_requests, _ = results[0]
-            case = "the newest of each key invalid, the next one reused" if newest_invalid else "the newest of each key reused"
-            print(f"reuse lookup, {POINTS} keys x {STORED} stored results ({POINTS * STORED} artifacts), {case}: "
-                  f"{api_requests} API requests (+ {blob_requests} to blob storage); wall median {statistics.median(walls):.2f} s "
-                  f"(min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs; {load})")
+            case = (
+                "the newest of each key invalid, the next one reused"
+                if newest_invalid
+                else "the newest of each key reused"
+            )
+            print(
+                f"reuse lookup, {POINTS} keys x {STORED} stored results ({POINTS * STORED} artifacts), {case}: "
+                f"{api_requests} API requests (+ {blob_requests} to blob storage); wall median "
+                f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs; {load})"
+            )
         rows, keys = keyed_rows(ALL_POINTS)
         plan.write_text(json.dumps(rows))
         with LocalGitHub() as server:
             store(server, rows, keys, False, stored=1)
             server.state.hourly_limits["other"] = 10**6  # no budget: what the whole lookup costs
             wall, api_requests, blob_requests, _ = lookup(server, plan, Path(tmp) / "dl-all", points=ALL_POINTS)
-            print(f"reuse lookup, {ALL_POINTS} keys x 1 stored result, no budget: {api_requests} API requests (+ {blob_requests} "
-                  f"to blob storage), every point reused; wall {wall:.2f} s ({load})")
+            print(
+                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, no budget: {api_requests} API requests (+ "
+                f"{blob_requests} to blob storage), every point reused; wall {wall:.2f} s ({load})"
+            )
             limit = server.state.hourly_limits["GITHUB_TOKEN"]
             token = server.state.grant_token(JOB_TOKEN_PERMISSIONS)
             wall, api_requests, _, decision = lookup(server, plan, Path(tmp) / "dl-job", token=token, points=-1)
-            print(f"reuse lookup, {ALL_POINTS} keys x 1 stored result, the setup job's GITHUB_TOKEN ({limit:,} an hour for the "
-                  f"repository): {api_requests} API requests, {len(decision['reused'])} points reused, "
-                  f"{len(decision['dispatch'])} run; wall {wall:.2f} s. {decision.get('notice', '')}")
+            print(
+                f"reuse lookup, {ALL_POINTS} keys x 1 stored result, the setup job's GITHUB_TOKEN ({limit:,} an hour "
+                f"for the repository): {api_requests} API requests, {len(decision['reused'])} points reused, "
+                f"{len(decision['dispatch'])} run; wall {wall:.2f} s. {decision.get('notice', '')}"
+            )
 
 
 if __name__ == "__main__":

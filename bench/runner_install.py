@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.harness import REPO, report  # noqa: E402
 
 TARGET = 15.0
-BUILD = ("import sys; sys.path.insert(0, {tests!r}); "
-         "from testing.runner_python import runtime_file; runtime_file()")
+BUILD = "import sys; sys.path.insert(0, {tests!r}); from testing.runner_python import runtime_file; runtime_file()"
 
 
 def main() -> None:
@@ -44,8 +43,10 @@ def main() -> None:
             after = os.times()
             cpus.append(after.children_user - before.children_user + after.children_system - before.children_system)
     stats = {"runs": runs, "min": min(walls), "median": statistics.median(walls), "max": max(walls)}
-    print(report("session runtime (wheel + locked environment)", stats, TARGET)
-          + f"; CPU median {statistics.median(cpus):.2f} s")
+    print(
+        report("session runtime (wheel + locked environment)", stats, TARGET)
+        + f"; CPU median {statistics.median(cpus):.2f} s"
+    )
 
 
 if __name__ == "__main__":

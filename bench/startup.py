@@ -48,8 +48,14 @@ COMMANDS = {
 def marginal_ms(module: str, loaded: tuple[str, ...], runs: int) -> float:
     samples = []
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-c", MARGINAL, module, "infx.cli", *loaded], cwd=REPO, check=True,
-                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+        done = subprocess.run(
+            [sys.executable, "-c", MARGINAL, module, "infx.cli", *loaded],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         samples.append(float(done.stdout) * 1000)
     return statistics.median(samples)
 
@@ -86,7 +92,10 @@ def main() -> None:
     print("Late imports (infx/deferred.py): CPU added to a process that already holds their importers")
     for entry in DEFERRED:
         cost = marginal_ms(entry.probe or entry.module, entry.importers, args.runs)
-        print(f"  {entry.module:14s} {cost:6.1f} ms  (recorded: {entry.cost_ms} ms; imported late by {', '.join(entry.importers)})")
+        print(
+            f"  {entry.module:14s} {cost:6.1f} ms  (recorded: {entry.cost_ms} ms; imported late by "
+            f"{', '.join(entry.importers)})"
+        )
     print("Commands, warm cache")
     versions = {"this": REPO} | ({"before": args.before.resolve()} if args.before else {})
     command_figures(versions, args.runs)

@@ -41,12 +41,15 @@ def main() -> int:
     try:
         for run in range(1, options.runs + 1):
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "pytest", *options.pytest_args], cwd=REPO,
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "pytest", *options.pytest_args], cwd=REPO, capture_output=True, text=True
+            )
             wall = time.perf_counter() - start
             summary = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
-            print(f"run {run}/{options.runs}: exit {done.returncode}, {wall:.0f} s wall, load {options.load}: {summary}",
-                  flush=True)
+            print(
+                f"run {run}/{options.runs}: exit {done.returncode}, {wall:.0f} s wall, load {options.load}: {summary}",
+                flush=True,
+            )
             if done.returncode != 0:
                 print(done.stdout[-6000:], done.stderr[-2000:], sep="\n")
                 return 1

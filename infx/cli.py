@@ -20,7 +20,9 @@ from .diagnostics import EXIT_USAGE, Diagnostic, InfxError, render_text
 
 EXIT_INTERNAL = 70  # a bug in infx, not a problem with the input
 # Errors of the file system itself, even when the OSError names no file (a write() that fails).
-FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG})
+FILE_SYSTEM_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG}
+)
 SHOWN_TEXT = 200  # characters of an internal error's text shown
 
 # name -> (module, attribute, one-line help shown by `infx --help` without importing it)
@@ -57,8 +59,11 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="infx")
-@click.option("--write-through-symlinks", is_flag=True,
-              help="An --output that is a symbolic link: replace the file it points to (default: refuse the link).")
+@click.option(
+    "--write-through-symlinks",
+    is_flag=True,
+    help="An --output that is a symbolic link: replace the file it points to (default: refuse the link).",
+)
 def cli(write_through_symlinks: bool) -> None:
     """infx: configs, sweep matrices, the perf-changelog gate and lane launches."""
 
@@ -127,9 +132,15 @@ def unusable_file(exc: BaseException) -> Diagnostic | None:
             file = f"{exc.filename} -> {exc.filename2}"
     else:
         return None
-    return Diagnostic(str(file) if file is not None else "<command line>", None, None, "file-unusable", f"cannot use this path: {reason}",
-                      "Name an existing regular file to read, or a new path or regular file in a writable folder with "
-                      "free space to write.")
+    return Diagnostic(
+        str(file) if file is not None else "<command line>",
+        None,
+        None,
+        "file-unusable",
+        f"cannot use this path: {reason}",
+        "Name an existing regular file to read, or a new path or regular file in a writable folder with "
+        "free space to write.",
+    )
 
 
 def internal_error(exc: Exception) -> int:
@@ -137,7 +148,9 @@ def internal_error(exc: Exception) -> int:
     text = str(exc)
     if len(text) > SHOWN_TEXT:
         text = text[:SHOWN_TEXT] + "…"
-    click.echo(f"infx: internal error ({type(exc).__name__}: {text}). This is a bug in infx, not in your input.", err=True)
+    click.echo(
+        f"infx: internal error ({type(exc).__name__}: {text}). This is a bug in infx, not in your input.", err=True
+    )
     if os.environ.get("INFX_DEBUG"):
         traceback.print_exc()
     else:

@@ -27,25 +27,49 @@ _GITHUB_CLIENT = ("infx.workflows.api",)
 _WARM_MATRIX_READERS = ("infx.yamlcache", "infx.points", "infx.recipes", "infx.schema")
 
 DEFERRED = (
-    Deferred("github", _GITHUB_CLIENT, 280,
-             "PyGithub, with requests and urllib3: only the commands that talk to GitHub load it, inside the one client"),
+    Deferred(
+        "github",
+        _GITHUB_CLIENT,
+        280,
+        "PyGithub, with requests and urllib3: only the commands that talk to GitHub load it, inside the one client",
+    ),
     Deferred("requests", _GITHUB_CLIENT, 150, "loaded with PyGithub, for the artifact downloads' session"),
     Deferred("urllib3", _GITHUB_CLIENT, 45, "loaded with PyGithub, for infx's retry rule"),
     Deferred("http.client", _GITHUB_CLIENT, 15, "loaded with PyGithub (a cut-off answer's exception)"),
-    Deferred("matplotlib", ("infx.results.plot",), 370,
-             "the charts of `infx results plot`; `results collect` and `compare` load the same module without drawing",
-             "matplotlib.backends.backend_agg"),
-    Deferred("infx.config.validate", ("infx.config.load",), 30,
-             "the config rules: `infx lane` and `infx launch` read runners.yaml's default path from infx.config, "
-             "and `load_config_set(validate=False)` skips them"),
-    Deferred("yaml", ("infx.evalsuite", "infx.config.rules"), 13,
-             "PyYAML: a warm `infx matrix` reads every YAML file from infx's cache and never parses"),
+    Deferred(
+        "matplotlib",
+        ("infx.results.plot",),
+        370,
+        "the charts of `infx results plot`; `results collect` and `compare` load the same module without drawing",
+        "matplotlib.backends.backend_agg",
+    ),
+    Deferred(
+        "infx.config.validate",
+        ("infx.config.load",),
+        30,
+        "the config rules: `infx lane` and `infx launch` read runners.yaml's default path from infx.config, "
+        "and `load_config_set(validate=False)` skips them",
+    ),
+    Deferred(
+        "yaml",
+        ("infx.evalsuite", "infx.config.rules"),
+        13,
+        "PyYAML: a warm `infx matrix` reads every YAML file from infx's cache and never parses",
+    ),
     # `infx launch`: a real launch and a dry run each load a large part of the launcher the other does not.
-    Deferred("infx.launch.run", ("infx.commands.launch",), 31,
-             "a real launch alone submits and waits (Slurm, srtctl, staging); a dry run does not"),
+    Deferred(
+        "infx.launch.run",
+        ("infx.commands.launch",),
+        31,
+        "a real launch alone submits and waits (Slurm, srtctl, staging); a dry run does not",
+    ),
     Deferred("infx.launch.dryrun", ("infx.commands.launch",), 16, "a dry run alone renders srtctl's view of the job"),
-    Deferred("infx.yamlio", _WARM_MATRIX_READERS, 18,
-             "infx's YAML reader, which loads PyYAML: imported by the functions that parse, after a cache miss"),
+    Deferred(
+        "infx.yamlio",
+        _WARM_MATRIX_READERS,
+        18,
+        "infx's YAML reader, which loads PyYAML: imported by the functions that parse, after a cache miss",
+    ),
 )
 
 

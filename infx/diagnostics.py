@@ -47,12 +47,16 @@ class Diagnostic:
         return data
 
 
-def error(file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = "") -> Diagnostic:
+def error(
+    file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = ""
+) -> Diagnostic:
     line, column = where if where else (None, None)
     return Diagnostic(file, line, column, rule, message, hint, Severity.ERROR)
 
 
-def warning(file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = "") -> Diagnostic:
+def warning(
+    file: str, where: tuple[int | None, int | None] | None, rule: str, message: str, hint: str = ""
+) -> Diagnostic:
     line, column = where if where else (None, None)
     return Diagnostic(file, line, column, rule, message, hint, Severity.WARNING)
 
@@ -125,7 +129,12 @@ def render_text(diagnostics: Iterable[Diagnostic]) -> str:
 
 
 def render_json(diagnostics: Iterable[Diagnostic], ok: bool, **extra) -> str:
-    return json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra}, indent=2, ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        {"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra},
+        indent=2,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
 
 
 def _escape_data(text: str) -> str:
@@ -158,7 +167,10 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
     hidden = {sev: n - GITHUB_ANNOTATIONS_PER_KIND for sev, n in shown.items() if n > GITHUB_ANNOTATIONS_PER_KIND}
     if hidden:
         totals = ", ".join(f"{shown[sev]} {sev.value}s" for sev in hidden)
-        notice = f"{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is in the step log above."
+        notice = (
+            f"{totals} in all; GitHub shows only {GITHUB_ANNOTATIONS_PER_KIND} of each kind per step. The full list is "
+            "in the step log above."
+        )
         lines.append(f"::notice title=infx::{_escape_data(notice)}")
     # The full list also goes to the log in text form so nothing is lost.
     text = render_text(diagnostics)

@@ -31,7 +31,8 @@ def cache_home(env: Mapping[str, str] | None = None) -> Path:
     """
     env = os.environ if env is None else env
     base = env.get("INFX_CACHE_DIR") or os.path.join(
-        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx")
+        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "infx"
+    )
     return Path(base)
 
 
@@ -53,7 +54,7 @@ def entry_content(stored: bytes) -> bytes | None:
     if not stored.startswith(ENTRY_HEADER) or len(stored) < start:
         return None
     content = stored[start:]
-    return content if hashlib.sha256(content).digest() == stored[len(ENTRY_HEADER):start] else None
+    return content if hashlib.sha256(content).digest() == stored[len(ENTRY_HEADER) : start] else None
 
 
 def read_cached(name: str) -> bytes | None:

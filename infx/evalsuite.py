@@ -1,11 +1,11 @@
 """Accuracy evals: the suite a repository runs, the protocol a row records, a run's and a point's eval choice.
 
-``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the
-harness (lm-eval, its version, the model adapter, the chat template) and the task files; the
-harness files beside it are fixed (:data:`ENTRY_POINT`, :data:`RUNNER`); each task file (lm-evaluation-harness's format) holds its own
-shots, output budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`,
-whose :meth:`EvalSuite.protocol` is the one ``eval-protocol`` a matrix row and a launch record
-carry (with every file's SHA-256, so an edited task file changes the point's result key).
+``benchmarks/evals/suite.yaml`` (schema ``infx/schemas/eval-suite.schema.json``) names the harness (lm-eval, its
+version, the model adapter, the chat template) and the task files; the harness files beside it are fixed
+(:data:`ENTRY_POINT`, :data:`RUNNER`); each task file (lm-evaluation-harness's format) holds its own shots, output
+budget and temperature. :func:`load_suite` reads both into an :class:`EvalSuite`, whose :meth:`EvalSuite.protocol` is
+the one ``eval-protocol`` a matrix row and a launch record carry (with every file's SHA-256, so an edited task file
+changes the point's result key).
 
 :class:`EvalMode` is the one type of a run's eval choice: which evals the matrix, a changelog entry,
 a PR's labels and the sweep plan ask for (their flags, fields and labels are read into it).
@@ -161,8 +161,13 @@ class TaskProtocol:
     where: tuple[int, int] | None = None  # its entry in the suite file
 
     def to_json(self) -> dict:
-        return {"task": self.task, "file": self.file.path, "num-fewshot": self.num_fewshot,
-                "max-gen-tokens": self.max_gen_tokens, "temperature": self.temperature}
+        return {
+            "task": self.task,
+            "file": self.file.path,
+            "num-fewshot": self.num_fewshot,
+            "max-gen-tokens": self.max_gen_tokens,
+            "temperature": self.temperature,
+        }
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,9 @@ class EvalSuite:
         """The ``eval-protocol`` of every eval row (row schema ``$defs/eval-protocol``); ``sha256`` covers
         the suite file and every file it names, so any edit to them moves the point's result key."""
         return {
-            "lm-eval": self.version, "model": self.model, "chat-template": self.chat_template,
+            "lm-eval": self.version,
+            "model": self.model,
+            "chat-template": self.chat_template,
             "tasks": [task.to_json() for task in self.tasks],
             "sha256": self.digest,
         }
@@ -230,8 +237,12 @@ def _task_fields(content: bytes) -> dict:
     except yaml.YAMLError as exc:
         raise ValueError(f"not YAML infx can read: {exc}") from None
     generation = data.get("generation_kwargs") or {}
-    fields = {"task": data["task"], "num_fewshot": data.get("num_fewshot", 0), "max_gen_toks": generation["max_gen_toks"],
-              "temperature": generation.get("temperature", 0.0)}
+    fields = {
+        "task": data["task"],
+        "num_fewshot": data.get("num_fewshot", 0),
+        "max_gen_toks": generation["max_gen_toks"],
+        "temperature": generation.get("temperature", 0.0),
+    }
     write_cached(entry, json.dumps(fields).encode())
     return fields
 
@@ -267,32 +278,65 @@ def _suite_file(root: Path, relative: str, doc: Document, where: tuple, problems
         except (OSError, ValueError) as exc:
             problem = f"{path} cannot be read: {exc}"
     if problem:
-        problems.append(error(doc.file, doc.where(where), "eval-workspace-missing", problem,
-                              f"Every file {doc.file} names, and its harness ({ENTRY_POINT}, {RUNNER}), is a file inside {folder}/: "
-                              "add it, or fix the name."))
+        problems.append(
+            error(
+                doc.file,
+                doc.where(where),
+                "eval-workspace-missing",
+                problem,
+                f"Every file {doc.file} names, and its harness ({ENTRY_POINT}, {RUNNER}), is a file inside {folder}/: "
+                "add it, or fix the name.",
+            )
+        )
         return None
     assert digest is not None  # read whenever there is no problem
     return SuiteFile(path, digest)
 
 
-def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems: list[Diagnostic]) -> TaskProtocol | None:
+def _task_protocol(
+    root: Path, entry: dict, index: int, doc: Document, problems: list[Diagnostic]
+) -> TaskProtocol | None:
     where = ("tasks", index, "file")
     task_file = _suite_file(root, entry["file"], doc, where, problems)
-    helpers = [_suite_file(root, name, doc, ("tasks", index, "helpers", i), problems) for i, name in enumerate(entry.get("helpers", []))]
+    helpers = [
+        _suite_file(root, name, doc, ("tasks", index, "helpers", i), problems)
+        for i, name in enumerate(entry.get("helpers", []))
+    ]
     if task_file is None or None in helpers:
         return None
     try:
         fields = _task_fields(_read(root / task_file.path))
-        name, shots, budget, temperature = fields["task"], fields["num_fewshot"], fields["max_gen_toks"], fields["temperature"]
-        if not isinstance(name, str) or not name or not isinstance(shots, int) or not isinstance(budget, int) \
-                or not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
-            raise ValueError("task must be a name, num_fewshot and generation_kwargs.max_gen_toks whole numbers, "
-                             "generation_kwargs.temperature a number")
+        name, shots, budget, temperature = (
+            fields["task"],
+            fields["num_fewshot"],
+            fields["max_gen_toks"],
+            fields["temperature"],
+        )
+        if (
+            not isinstance(name, str)
+            or not name
+            or not isinstance(shots, int)
+            or not isinstance(budget, int)
+            or not isinstance(temperature, (int, float))
+            or isinstance(temperature, bool)
+        ):
+            raise ValueError(
+                "task must be a name, num_fewshot and generation_kwargs.max_gen_toks whole numbers, "
+                "generation_kwargs.temperature a number"
+            )
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        problems.append(error(task_file.path, None, "eval-task-file",
-                              f"cannot read the task's protocol: {exc!r}" if isinstance(exc, KeyError) else f"cannot read the task's protocol: {exc}",
-                              "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
-                              "(lm-evaluation-harness's task format)."))
+        problems.append(
+            error(
+                task_file.path,
+                None,
+                "eval-task-file",
+                f"cannot read the task's protocol: {exc!r}"
+                if isinstance(exc, KeyError)
+                else f"cannot read the task's protocol: {exc}",
+                "A task file states task, num_fewshot, generation_kwargs.max_gen_toks and .temperature "
+                "(lm-evaluation-harness's task format).",
+            )
+        )
         return None
 
     if (problem := shapes.problem("name", name, "the task name")) is not None:
@@ -301,8 +345,17 @@ def _task_protocol(root: Path, entry: dict, index: int, doc: Document, problems:
     # 0 rather than 0.0: a workflow's toJSON writes a whole float as an integer, and the point must
     # come back byte for byte (its result key is a hash of its canonical JSON)
     temperature = int(temperature) if float(temperature).is_integer() else float(temperature)
-    return TaskProtocol(name, task_file, tuple(h for h in helpers if h), shots, budget, temperature,
-                        entry.get("enabled", True), tuple(entry.get("requires-env", ())), doc.where(("tasks", index)))
+    return TaskProtocol(
+        name,
+        task_file,
+        tuple(h for h in helpers if h),
+        shots,
+        budget,
+        temperature,
+        entry.get("enabled", True),
+        tuple(entry.get("requires-env", ())),
+        doc.where(("tasks", index)),
+    )
 
 
 def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None, list[Diagnostic]]:
@@ -314,11 +367,23 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
         return None, [error(relative, None, "eval-workspace-missing", str(exc), "Name a file inside the repository.")]
     doc, problems = load_yaml_cached(root / relative, display=relative)
     if doc is None:  # a document, or the problems that kept it from loading
-        return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {problems[0].message}",
-                            f"Add {relative} (see docs/launch.md, \"Evals\"), or take the eval rows out of the run.")] \
-            if problems[0].rule == "file-missing" else problems
-    problems = schema_diagnostics("eval-suite", doc, doc.data, root_label="(top level)", rule="eval-suite-schema",
-                                  hint="See infx/schemas/eval-suite.schema.json and docs/launch.md (\"Evals\").")
+        return None, [
+            error(
+                relative,
+                None,
+                "eval-workspace-missing",
+                f"the eval suite cannot be read: {problems[0].message}",
+                f'Add {relative} (see docs/launch.md, "Evals"), or take the eval rows out of the run.',
+            )
+        ] if problems[0].rule == "file-missing" else problems
+    problems = schema_diagnostics(
+        "eval-suite",
+        doc,
+        doc.data,
+        root_label="(top level)",
+        rule="eval-suite-schema",
+        hint='See infx/schemas/eval-suite.schema.json and docs/launch.md ("Evals").',
+    )
     if problems:
         return None, problems
     data = doc.data
@@ -329,20 +394,44 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
     names = [task.task for task in tasks if task]
     for index, task in enumerate(tasks):
         if task and names.count(task.task) > 1:
-            problems.append(error(doc.file, doc.where(("tasks", index)), "eval-suite-schema",
-                                  f"task {task.task!r} is named by two task files", "Give every task file its own task: name."))
+            problems.append(
+                error(
+                    doc.file,
+                    doc.where(("tasks", index)),
+                    "eval-suite-schema",
+                    f"task {task.task!r} is named by two task files",
+                    "Give every task file its own task: name.",
+                )
+            )
             break
     if problems or entry is None or runner is None:
         return None, problems
     kept = tuple(t for t in tasks if t and t.enabled)
     if not kept:
-        return None, [error(doc.file, doc.where(("tasks",)), "eval-suite-schema", "every task is `enabled: false`: an eval point would run nothing",
-                            "Enable at least one task (gsm8k runs without a token).")]
+        return None, [
+            error(
+                doc.file,
+                doc.where(("tasks",)),
+                "eval-suite-schema",
+                "every task is `enabled: false`: an eval point would run nothing",
+                "Enable at least one task (gsm8k runs without a token).",
+            )
+        ]
     try:
         suite_digest = _digest(root / relative)
     except (OSError, ValueError) as exc:
         return None, [error(relative, None, "eval-workspace-missing", f"the eval suite cannot be read: {exc}", "")]
     named = [SuiteFile(relative, suite_digest), entry, runner, *(f for t in kept for f in (t.file, *t.helpers))]
     digest = hashlib.sha256("\n".join(f"{f.path} {f.sha256}" for f in named).encode()).hexdigest()
-    return EvalSuite(relative, harness["package"], str(harness["version"]), harness["model"], bool(harness["chat-template"]),
-                     entry, runner, kept, digest, tuple(t for t in tasks if t and not t.enabled)), []
+    return EvalSuite(
+        relative,
+        harness["package"],
+        str(harness["version"]),
+        harness["model"],
+        bool(harness["chat-template"]),
+        entry,
+        runner,
+        kept,
+        digest,
+        tuple(t for t in tasks if t and not t.enabled),
+    ), []

@@ -32,8 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
-_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device",
-          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link"}
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+}
 
 
 class UnusablePath(OSError):
@@ -97,7 +103,9 @@ def open_regular(path: Path | str, follow_symlinks: bool = True):
         raise
 
 
-def read_bytes(path: Path | str, limit: int | None = None, *, follow_symlinks: bool = True, refuse_larger: bool = False) -> bytes:
+def read_bytes(
+    path: Path | str, limit: int | None = None, *, follow_symlinks: bool = True, refuse_larger: bool = False
+) -> bytes:
     """Every byte of a regular file (at most ``limit + 1``, so a caller can tell it is too long).
     Anything else raises before a byte is read (``open_regular``).
 
@@ -255,7 +263,7 @@ def append(path: Path | str, text: str) -> None:
         os.set_blocking(descriptor, True)
         data = text.encode("utf-8")
         while data:
-            data = data[os.write(descriptor, data):]
+            data = data[os.write(descriptor, data) :]
     finally:
         os.close(descriptor)
 
@@ -270,7 +278,9 @@ def write_target(path: Path | str, through_symlink: bool = False) -> Path:
         return path
     if stat.S_ISLNK(mode):
         if not through_symlink:
-            raise UnusablePath(path, "is a symbolic link; infx replaces only regular files unless asked to write through a link")
+            raise UnusablePath(
+                path, "is a symbolic link; infx replaces only regular files unless asked to write through a link"
+            )
         target = Path(os.path.realpath(path))  # on a loop, realpath stops at a link
         if os.path.islink(target):
             raise UnusablePath(path, "is a symbolic link that does not end at a file (a loop)")

@@ -22,8 +22,22 @@ class GitError(UsageError):
 
 
 # Config-driven programs git would otherwise run for a repository it reads.
-NO_HELPERS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
-              "-c", "diff.external=", "-c", "core.sshCommand=false", "-c", "credential.helper=", "-c", "core.askPass=")
+NO_HELPERS = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.external=",
+    "-c",
+    "core.sshCommand=false",
+    "-c",
+    "credential.helper=",
+    "-c",
+    "core.askPass=",
+)
 
 
 def git_argv(repo: Path, *args: str) -> list[str]:
@@ -59,8 +73,10 @@ def resolve(repo: Path, ref: str) -> str:
         raise GitError(f"{ref!r} is not a usable git ref", "Pass a branch, tag or commit id.")
     done = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if done.returncode != 0:
-        raise GitError(f"the git ref {ref!r} does not exist in {repo}",
-                       "Fetch it first (actions/checkout with fetch-depth: 0) or pass an existing branch or commit.")
+        raise GitError(
+            f"the git ref {ref!r} does not exist in {repo}",
+            "Fetch it first (actions/checkout with fetch-depth: 0) or pass an existing branch or commit.",
+        )
     return done.stdout.decode().strip()
 
 
@@ -106,13 +122,20 @@ def materialize(repo: Path, commit: str, paths: list[str], destination: Path) ->
     absolute or `..` paths, and tar's C extraction is several times faster than tarfile's.
     """
     _no_option(commit)
-    present = _git(repo, "ls-tree", "--name-only", "-z", "--end-of-options", commit, "--", *paths).stdout.decode().split("\0")
+    present = (
+        _git(repo, "ls-tree", "--name-only", "-z", "--end-of-options", commit, "--", *paths).stdout.decode().split("\0")
+    )
     present = [p for p in present if p]
     if not present:
         return
-    archive = subprocess.Popen(git_argv(repo, "archive", "--format=tar", commit, "--", *present),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    extract = subprocess.run(["tar", "-x", "-f", "-", "-C", str(destination)], stdin=archive.stdout, capture_output=True)
+    archive = subprocess.Popen(
+        git_argv(repo, "archive", "--format=tar", commit, "--", *present),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    extract = subprocess.run(
+        ["tar", "-x", "-f", "-", "-C", str(destination)], stdin=archive.stdout, capture_output=True
+    )
     assert archive.stdout is not None and archive.stderr is not None  # both are pipes
     archive.stdout.close()
     archive_error = archive.stderr.read()

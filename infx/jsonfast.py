@@ -54,8 +54,14 @@ class JSONProblem(ValueError):
     (1-based line and column) when known, and at which key path (``$.a.b[3]``) when known.
     ``file`` names the file once a reader knows it; str() is the whole located sentence."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None, path: str | None = None,
-                 file: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        path: str | None = None,
+        file: str | None = None,
+    ):
         self.message = f"{message} at {path}" if path else message
         super().__init__(self.message)
         self.line, self.column, self.path, self.file = line, column, path, file
@@ -115,12 +121,18 @@ def _problem(item) -> str | None:
     if kind is float:
         if math.isfinite(item):
             return None
-        return ("NaN is not a JSON number" if item != item else
-                f"{'-' if item < 0 else ''}Infinity (or a number beyond the float range, such as 1e400) is not a JSON number")
+        return (
+            "NaN is not a JSON number"
+            if item != item
+            else f"{'-' if item < 0 else ''}Infinity (or a number beyond the float range, such as 1e400) is not a "
+            "JSON number"
+        )
     if kind is int:
         return None if INT_RANGE[0] <= item < INT_RANGE[1] else "a number is outside the 64-bit integer range"
     if kind is str:
-        return None if item.isascii() or not _SURROGATE.search(item) else "a string is not Unicode text (a lone surrogate)"
+        return (
+            None if item.isascii() or not _SURROGATE.search(item) else "a string is not Unicode text (a lone surrogate)"
+        )
     if kind is _Duplicated:
         return f"the key {_shown_key(item.duplicate)} appears twice in one object (which one counts is undefined)"
     if kind is dict:
@@ -138,7 +150,11 @@ def _plain_numbers(items: list) -> bool:
         return True
     try:
         total = sum(items)
-        return (math.isfinite(total) if type(total) is float else True) and INT_RANGE[0] <= min(items) and max(items) < INT_RANGE[1]
+        return (
+            (math.isfinite(total) if type(total) is float else True)
+            and INT_RANGE[0] <= min(items)
+            and max(items) < INT_RANGE[1]
+        )
     except (TypeError, OverflowError):
         return False
 
@@ -194,12 +210,18 @@ def _located(data) -> JSONProblem:
             message = None if isinstance(item, list) or item is None or type(item) is bool else _problem(item)
             if message is not None:
                 return JSONProblem(message, path=path)
-        level = [(child, _step(path, key)) for item, path in level if isinstance(item, (dict, list))
-                 for key, child in (item.items() if isinstance(item, dict) else enumerate(item))]
+        level = [
+            (child, _step(path, key))
+            for item, path in level
+            if isinstance(item, (dict, list))
+            for key, child in (item.items() if isinstance(item, dict) else enumerate(item))
+        ]
         if not level:
             break
     deepest = level[0][1] if level else "$"
-    return JSONProblem(f"nested deeper than {MAX_DEPTH} levels", path=deepest[:120] + ("…" if len(deepest) > 120 else ""))
+    return JSONProblem(
+        f"nested deeper than {MAX_DEPTH} levels", path=deepest[:120] + ("…" if len(deepest) > 120 else "")
+    )
 
 
 def read(path, limit: int):

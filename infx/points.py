@@ -61,7 +61,9 @@ def _row_types() -> dict:
         node = resolve(node)
         declared = node.get("type")
         if "enum" in node:
-            declared = sorted({next(t for t, test in JSON_TYPES.items() if t != "integer" and test(v)) for v in node["enum"]})
+            declared = sorted(
+                {next(t for t, test in JSON_TYPES.items() if t != "integer" and test(v)) for v in node["enum"]}
+            )
         if declared is not None:
             shape["types"] = (shape["types"] or set()) | set([declared] if isinstance(declared, str) else declared)
         for variant in node.get("anyOf", []):
@@ -104,7 +106,14 @@ def type_problem(data, shape: dict | None = None, path: tuple = ()) -> tuple[tup
 
 
 def _json_type(value) -> str:
-    return next((name for name in ("null", "boolean", "integer", "number", "string", "array", "object") if JSON_TYPES[name](value)), "value")
+    return next(
+        (
+            name
+            for name in ("null", "boolean", "integer", "number", "string", "array", "object")
+            if JSON_TYPES[name](value)
+        ),
+        "value",
+    )
 
 
 def _shown(value) -> str:
@@ -124,11 +133,20 @@ def read_point(path: str | None, env: Mapping[str, str] | None = None) -> tuple[
         try:
             raw = read_bytes(path, limit=MAX_POINT_BYTES)
         except (OSError, ValueError) as exc:
-            reason = "it does not exist" if isinstance(exc, FileNotFoundError) else getattr(exc, "strerror", None) or str(exc)
-            raise UsageError(f"cannot read the point file: {reason}",
-                             "Pass --point with a matrix row saved as JSON, or set POINT_JSON.", file=path[:200]) from None
+            reason = (
+                "it does not exist"
+                if isinstance(exc, FileNotFoundError)
+                else getattr(exc, "strerror", None) or str(exc)
+            )
+            raise UsageError(
+                f"cannot read the point file: {reason}",
+                "Pass --point with a matrix row saved as JSON, or set POINT_JSON.",
+                file=path[:200],
+            ) from None
         if len(raw) > MAX_POINT_BYTES:
-            raise InfxError(error(path, None, "point-json", f"the point file is larger than {MAX_POINT_BYTES:,} bytes", POINT_HINT))
+            raise InfxError(
+                error(path, None, "point-json", f"the point file is larger than {MAX_POINT_BYTES:,} bytes", POINT_HINT)
+            )
         text, name = raw.decode("utf-8", errors="replace"), path
     elif env.get("POINT_JSON"):
         text, name = env["POINT_JSON"], "$POINT_JSON"
@@ -137,7 +155,9 @@ def read_point(path: str | None, env: Mapping[str, str] | None = None) -> tuple[
     try:
         data = parse(text)
     except JSONProblem as exc:
-        raise InfxError(error(name, (exc.line or 1, exc.column), "point-json", f"cannot read the point: {exc.message}", POINT_HINT)) from None
+        raise InfxError(
+            error(name, (exc.line or 1, exc.column), "point-json", f"cannot read the point: {exc.message}", POINT_HINT)
+        ) from None
     if not isinstance(data, dict):
         raise InfxError(error(name, (1, 1), "point-json", "the point must be a JSON object", POINT_HINT))
     found = type_problem(data)

@@ -69,7 +69,11 @@ def recipe_setting(settings: dict[str, list[str]], eval_only: Any = False) -> tu
     setting: :func:`infx.evalsuite.eval_only`) that gives a non-empty ``EVAL_CONFIG_FILE`` uses
     that recipe, as the reference's runner scripts do. The one rule for the matrix's node count and the launcher.
     """
-    key = EVAL_CONFIG_FILE_KEY if is_eval_only(eval_only, settings) and any(settings.get(EVAL_CONFIG_FILE_KEY, [])) else CONFIG_FILE_KEY
+    key = (
+        EVAL_CONFIG_FILE_KEY
+        if is_eval_only(eval_only, settings) and any(settings.get(EVAL_CONFIG_FILE_KEY, []))
+        else CONFIG_FILE_KEY
+    )
     return key, list(dict.fromkeys(settings.get(key, [])))
 
 
@@ -127,12 +131,14 @@ def zip_variant(group: dict, index: int, group_name: str) -> dict:
         listing = ", ".join(f"{path} ({width})" for path, width in sorted(real.items()))
         raise RecipeError(
             f"zip_override_{group_name} has lists of unequal lengths: {listing}",
-            "Every list in a zip override is one column of variants; give them all the same length (a length-1 list is broadcast).",
+            "Every list in a zip override is one column of variants; give them all the same length (a length-1 list "
+            "is broadcast).",
         )
     width = distinct[0] if distinct else 1
     if index >= width:
         raise RecipeError(
-            f"zip_override_{group_name}[{index}] is out of range: the group has {width} variant(s) (indexes 0..{width - 1})",
+            f"zip_override_{group_name}[{index}] is out of range: the group has {width} variant(s) (indexes "
+            f"0..{width - 1})",
             f"Use an index from 0 to {width - 1}.",
         )
     return _zip_pick(group, index)
@@ -244,7 +250,7 @@ def _top_blocks(text: str) -> list[tuple[str, str]] | None:
         match = _PLAIN_KEY.match(text, start)
         if match is None or match.group(1):
             return None
-        blocks.append((match.group(2), text[start: starts[index + 1] if index + 1 < len(starts) else len(text)]))
+        blocks.append((match.group(2), text[start : starts[index + 1] if index + 1 < len(starts) else len(text)]))
     return blocks
 
 
@@ -352,8 +358,14 @@ def _dedicated_extra_nodes(recipe: dict) -> int:
     infra = nested(recipe, "infra", "etcd_nats_dedicated_node") is True or any(
         isinstance(s, dict) and nested(s, "placement", "node") == "dedicated" for s in services
     )
-    frontend = nested(recipe, "frontend", "dedicated_node") is True or nested(recipe, "frontend", "placement", "node") == "dedicated"
-    client = nested(recipe, "benchmark", "client_dedicated_node") is True or nested(recipe, "benchmark", "placement", "node") == "dedicated"
+    frontend = (
+        nested(recipe, "frontend", "dedicated_node") is True
+        or nested(recipe, "frontend", "placement", "node") == "dedicated"
+    )
+    client = (
+        nested(recipe, "benchmark", "client_dedicated_node") is True
+        or nested(recipe, "benchmark", "placement", "node") == "dedicated"
+    )
     wanted = sum((infra, frontend, client))
     if wanted and nested(recipe, "benchmark", "colocate_with_frontend") is not False:
         return 1
@@ -362,7 +374,9 @@ def _dedicated_extra_nodes(recipe: dict) -> int:
 
 def _role_nodes(role_name: str, role: Any) -> int:
     if not isinstance(role, dict) or "nodes" not in role:
-        raise RecipeError(f"role {role_name!r} must specify nodes", "Give the role `nodes: <count>` or `nodes: colocate`.")
+        raise RecipeError(
+            f"role {role_name!r} must specify nodes", "Give the role `nodes: <count>` or `nodes: colocate`."
+        )
     nodes = role["nodes"]
     if nodes == "colocate":
         return 0
@@ -387,6 +401,7 @@ def recipe_node_count(recipe: dict) -> int:
     else:
         raise RecipeError(
             "the recipe declares no node counts",
-            "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + decode_nodes.",
+            "Schema 2 recipes give roles.<role>.nodes; v1 recipes give resources.agg_nodes or prefill_nodes + "
+            "decode_nodes.",
         )
     return serving + _dedicated_extra_nodes(recipe)

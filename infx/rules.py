@@ -47,12 +47,18 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "the command line names an option, value or file that cannot be used (exit 2).",
             "Follow the hint; `--help` lists the options.",
         ),
-        "file-unusable": ("a path is not a regular file infx may read or replace (a folder, FIFO, symlink loop, no permission, full disk).",
-                          "Name an existing regular file, or a new path in a writable folder."),
+        "file-unusable": (
+            "a path is not a regular file infx may read or replace (a folder, FIFO, symlink loop, no permission, full "
+            "disk).",
+            "Name an existing regular file, or a new path in a writable folder.",
+        ),
         "file-missing": ("a file to read does not exist.", "Create it or fix the path."),
         "file-unreadable": ("a file exists but cannot be read.", "Fix its permissions or the path."),
         "file-empty": ("a YAML file that must hold a mapping is empty.", "Write the mapping (configs/CONFIGS.md)."),
-        "file-not-mapping": ("a YAML file's top level is not a mapping.", "Write `key: value` entries at the top level."),
+        "file-not-mapping": (
+            "a YAML file's top level is not a mapping.",
+            "Write `key: value` entries at the top level.",
+        ),
         "yaml-syntax": (
             "the text is not YAML, or a tagged scalar cannot be read.",
             "Fix the syntax at the location, or quote the value.",
@@ -75,7 +81,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
         "missing-field": ("(schema) a required field is absent.", "Add the field."),
         "not-allowed-value": ("(schema) a value outside the allowed choices.", "Use one of the values the hint lists."),
         "out-of-range": ("(schema) a number below its minimum or above its maximum.", _SCHEMA_FIX),
-        "empty-value": ("(schema) an empty list, string or mapping where one item is needed.", "Give at least one item."),
+        "empty-value": (
+            "(schema) an empty list, string or mapping where one item is needed.",
+            "Give at least one item.",
+        ),
         "bad-format": ("(schema) a string that does not have the required shape.", _SCHEMA_FIX),
         "unknown-key": (
             "(schema) a key the schema does not define.",
@@ -170,7 +179,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "(warning) a historical entry reformatted without a change of content.",
             "Keep history byte for byte.",
         ),
-        "changelog-nothing-to-sweep": ("(notice) the changelog is unchanged and no master-config key changed.", "Nothing to do."),
+        "changelog-nothing-to-sweep": (
+            "(notice) the changelog is unchanged and no master-config key changed.",
+            "Nothing to do.",
+        ),
         "changelog-coverage": (
             "master-config keys this change adds or modifies that no appended entry sweeps.",
             "Append an entry naming them.",
@@ -197,7 +209,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "an entry field of the wrong shape (schema infx/schemas/changelog-entry.schema.json).",
             "Write the field as the hint says.",
         ),
-        "entry-lax-bool": ("(warning) a boolean flag written as a string (`\"true\"`, `yes`).", "Write `true` or `false`."),
+        "entry-lax-bool": (
+            '(warning) a boolean flag written as a string (`"true"`, `yes`).',
+            "Write `true` or `false`.",
+        ),
         "entry-no-evals-conflict": ("`no-evals` combined with `evals-only` or `all-evals`.", "Keep one of them."),
         "entry-append-only-evals": (
             "`append-only` combined with an eval selection field.",
@@ -238,8 +253,14 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "lane-route-duplicate": ("two routes of a lane share a name.", "Give every route a unique name."),
         "lane-route-ambiguous": ("two routes match exactly the same points.", "Merge them, or make one more specific."),
-        "lane-unknown-pin": ("a route names an srt-slurm pin the profile does not define.", "Use a pin under srt-slurm.pins."),
-        "lane-unknown-source": ("a route names a source `sources:` does not define.", "Define the source, or fix its name."),
+        "lane-unknown-pin": (
+            "a route names an srt-slurm pin the profile does not define.",
+            "Use a pin under srt-slurm.pins.",
+        ),
+        "lane-unknown-source": (
+            "a route names a source `sources:` does not define.",
+            "Define the source, or fix its name.",
+        ),
         "lane-git-protocol": (
             "a git url whose scheme the lane does not allow.",
             "Use https://, or list the scheme under git-protocols.",
@@ -269,7 +290,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "(warning) a pin without a commit SHA; a launch refuses it.",
             "Run `infx lane pins LANE --update`.",
         ),
-        "lane-pin-unrecorded": ("`lane pins --check`: a pin without a recorded commit.", "Run `infx lane pins LANE --update`."),
+        "lane-pin-unrecorded": (
+            "`lane pins --check`: a pin without a recorded commit.",
+            "Run `infx lane pins LANE --update`.",
+        ),
         "lane-pin-mismatch": (
             "`lane pins --check`: a commit-id ref that differs from the recorded commit.",
             "Make ref and commit the same.",
@@ -286,7 +310,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "(warning) `lane pins --check`: the pinned branch has moved on.",
             "Validate the new commit, then `--update`.",
         ),
-        "lane-pin-unreachable": ("`lane pins --check`: the pin's repository cannot be asked.", "Check the URL and the network."),
+        "lane-pin-unreachable": (
+            "`lane pins --check`: the pin's repository cannot be asked.",
+            "Check the URL and the network.",
+        ),
         "lane-store-client-env": (
             "a role runs a store client without the environment variable the lane's rule requires.",
             "Set it in the role's env.",
@@ -334,7 +361,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "the point's node count differs from what the recipe allocates.",
             "Regenerate the row from the current recipe.",
         ),
-        "env-shape": ("an environment variable infx reads has the wrong shape.", "Use the accepted shape the hint gives."),
+        "env-shape": (
+            "an environment variable infx reads has the wrong shape.",
+            "Use the accepted shape the hint gives.",
+        ),
         "env-runner-name-unused": (
             "(warning) $RUNNER_NAME names a GitHub-hosted runner; the dry run ignores it.",
             "Nothing on a lane runner.",
@@ -347,7 +377,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "Name a lane source, or give name, url, full commit and dest.",
         ),
         "recipe-source-shape": ("a recipe source field of the wrong shape.", "Use the accepted shape the hint gives."),
-        "recipe-sbatch-export": ("an eval point's recipe sets `--export` itself.", "Remove it; infx sets the eval environment."),
+        "recipe-sbatch-export": (
+            "an eval point's recipe sets `--export` itself.",
+            "Remove it; infx sets the eval environment.",
+        ),
         "recipe-power-deferred": (
             "a recipe shipped with srt-slurm enables power telemetry, decided before checkout.",
             "Copy the recipe into the repository.",
@@ -356,7 +389,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "the recipe's container is neither the point's image nor a lane alias.",
             "Use the image under test or an alias.",
         ),
-        "recipe-model-alias": ("the recipe's model path is not the lane's alias for the point's model.", "Use the lane's alias."),
+        "recipe-model-alias": (
+            "the recipe's model path is not the lane's alias for the point's model.",
+            "Use the lane's alias.",
+        ),
         "recipe-nodes": ("the recipe's resources give no valid node count.", "Fix the recipe's resources."),
         "recipe-dynamo-version": (
             "the recipe pins a dynamo version other than the point's router version.",
@@ -374,12 +410,18 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "an agentic point asks to run its eval after the benchmark.",
             "Run the eval as its own point.",
         ),
-        "srtctl-dry-run": ("srt-slurm's own `srtctl dry-run` refuses the recipe.", "Fix the route's overlays or the recipe."),
+        "srtctl-dry-run": (
+            "srt-slurm's own `srtctl dry-run` refuses the recipe.",
+            "Fix the route's overlays or the recipe.",
+        ),
         "eval-suite-schema": (
             "the eval suite (benchmarks/evals/suite.yaml) breaks its schema.",
             "Fix the field the location names.",
         ),
-        "eval-workspace-missing": ("a file the eval suite names is missing from its folder.", "Add it, or fix the name."),
+        "eval-workspace-missing": (
+            "a file the eval suite names is missing from its folder.",
+            "Add it, or fix the name.",
+        ),
         "eval-task-file": (
             "an eval task file whose protocol cannot be read.",
             "State task, num_fewshot and the metrics in the file.",
@@ -394,11 +436,15 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "a point ran but its artifact is not a valid result (the one validity rule).",
             "Read its logs and rerun it.",
         ),
-        "result-failed": ("a point's launch produced no result.", "Read its launch record and server logs, then rerun it."),
+        "result-failed": (
+            "a point's launch produced no result.",
+            "Read its launch record and server logs, then rerun it.",
+        ),
     },
     "workflows": {
         "plan-json": (
-            "the plan file is not JSON, or not a plan (infx/schemas/sweep-plan.schema.json), or a row of it breaks the row contract.",
+            "the plan file is not JSON, or not a plan (infx/schemas/sweep-plan.schema.json), or a row of it breaks "
+            "the row contract.",
             "Pass the plan `infx plan` wrote, unchanged.",
         ),
         "lane-gate-json": (
@@ -416,19 +462,28 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "Grant the token `actions: read` and `pull-requests: read`.",
         ),
         "unknown-point": ("point ids that are not in the plan.", "Use the plan of the run the ids came from."),
-        "github-api": ("GitHub answered with an error status.", "The message says what to check (token, permissions, the ref)."),
+        "github-api": (
+            "GitHub answered with an error status.",
+            "The message says what to check (token, permissions, the ref).",
+        ),
         "github-permission": ("HTTP 403: the token lacks a permission.", "Grant it in the job's `permissions:`."),
         "github-wait": (
             "a rate limit would need a wait longer than INFX_GITHUB_MAX_WAIT.",
             "Retry later, or use a token with a higher limit.",
         ),
-        "github-malformed": ("GitHub's answer is not JSON, or cut off, on every try.", "Retry later; check GITHUB_API_URL."),
+        "github-malformed": (
+            "GitHub's answer is not JSON, or cut off, on every try.",
+            "Retry later; check GITHUB_API_URL.",
+        ),
         "github-artifact": ("an artifact that cannot be downloaded or safely unpacked.", "Rerun the run that made it."),
         "github-untrusted-run": (
             "a run to rerun that is not a sweep run of a trusted branch.",
             "Rerun a sweep run of main or of the PR's own branch.",
         ),
-        "github-dispatch-too-large": ("the failed points do not fit in one workflow dispatch.", "Rerun the whole sweep."),
+        "github-dispatch-too-large": (
+            "the failed points do not fit in one workflow dispatch.",
+            "Rerun the whole sweep.",
+        ),
         "init-runners": (
             "`infx init`: configs/runners.yaml has no `labels:` mapping.",
             "Write `labels:` with one key per runner label.",
@@ -439,7 +494,8 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
 _CONFIG_FIX = "Change the entry as the hint says (configs/CONFIGS.md lists the rules)."
 _EVAL_FOLDER_FIX = "Read the point's eval logs and rerun it (`infx github rerun-failed`)."
 _GATE_FIXES = {
-    "eval-below-threshold": "Find out why the accuracy dropped; lower a floor only in configs/eval-thresholds.yaml with a reason.",
+    "eval-below-threshold": "Find out why the accuracy dropped; lower a floor only in configs/eval-thresholds.yaml "
+    "with a reason.",
     "eval-no-metric": "Check the task file's metrics.",
     "eval-no-threshold": "Add a floor for the task to configs/eval-thresholds.yaml.",
     "eval-none": "Collect the eval points' artifacts.",
@@ -449,9 +505,15 @@ _GATE_FIXES = {
 
 
 def _registry() -> dict[str, RuleDoc]:
-    entries = [RuleDoc(rule, area, checks, fix) for area, rules in _TABLE.items() for rule, (checks, fix) in rules.items()]
-    entries += [RuleDoc(rule.id, "config", rule.summary + (" (warning)" if rule.severity.value == "warning" else ""), _CONFIG_FIX)
-                for rule in CONFIG_RULES.values()]
+    entries = [
+        RuleDoc(rule, area, checks, fix) for area, rules in _TABLE.items() for rule, (checks, fix) in rules.items()
+    ]
+    entries += [
+        RuleDoc(
+            rule.id, "config", rule.summary + (" (warning)" if rule.severity.value == "warning" else ""), _CONFIG_FIX
+        )
+        for rule in CONFIG_RULES.values()
+    ]
     entries += [RuleDoc(rule, "results", checks, _EVAL_FOLDER_FIX) for rule, checks in EVAL_FOLDER_RULES.items()]
     entries += [RuleDoc(rule, "results", checks, _GATE_FIXES[rule]) for rule, checks in GATE_RULES.items()]
     registry: dict[str, RuleDoc] = {}
@@ -471,13 +533,28 @@ def _cell(text: str) -> str:
 
 def markdown() -> str:
     """docs/rules.md: one table per area."""
-    lines = ["# Rules", "",
-             "Every rule id an infx diagnostic can carry (`file:line:column: error[rule]: message`), by area:",
-             "what it checks and the fix. Generated from `infx/rules.py` by `python3 -m infx.rules --markdown`;",
-             "a test keeps this file, the code and the tests in step.", ""]
+    lines = [
+        "# Rules",
+        "",
+        "Every rule id an infx diagnostic can carry (`file:line:column: error[rule]: message`), by area:",
+        "what it checks and the fix. Generated from `infx/rules.py` by `python3 -m infx.rules --markdown`;",
+        "a test keeps this file, the code and the tests in step.",
+        "",
+    ]
     for area, (title, doc) in AREAS.items():
-        lines += [f"## {title}", "", f"Behaviour: [{doc}](../{doc}).", "", "| rule | what it checks | fix |", "|---|---|---|"]
-        lines += [f"| `{e.id}` | {_cell(e.checks)} | {_cell(e.fix)} |" for e in sorted(REGISTRY.values(), key=lambda e: e.id) if e.area == area]
+        lines += [
+            f"## {title}",
+            "",
+            f"Behaviour: [{doc}](../{doc}).",
+            "",
+            "| rule | what it checks | fix |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| `{e.id}` | {_cell(e.checks)} | {_cell(e.fix)} |"
+            for e in sorted(REGISTRY.values(), key=lambda e: e.id)
+            if e.area == area
+        ]
         lines.append("")
     return "\n".join(lines)
 

@@ -118,7 +118,9 @@ def schema_errors(name: str, instance: Any, pointer: str | None = None) -> list[
         keyword = str(location[-1]) if location else ""
         schema = _schema_at(root, location[:-1])
         path = tuple(err.instance_path)
-        found.append(SchemaError(keyword, schema.get(keyword), schema, err.instance, path, err.message, err.kind.as_dict()))
+        found.append(
+            SchemaError(keyword, schema.get(keyword), schema, err.instance, path, err.message, err.kind.as_dict())
+        )
     return found
 
 
@@ -177,7 +179,9 @@ Message = tuple[tuple, str, str]  # (extra path, message, hint)
 
 def _reads_as(text: str, names: list[str]) -> bool:
     """Whether ``text`` without quotes would be a YAML value of one of the JSON types ``names``."""
-    from .yamlio import parse_yaml  # the one YAML reader: no error escapes it (a 5,000-digit number is a problem, not a crash)
+    from .yamlio import (
+        parse_yaml,
+    )  # the one YAML reader: no error escapes it (a 5,000-digit number is a problem, not a crash)
 
     document, _ = parse_yaml(text, "")
     return document is not None and any(JSON_TYPES[name](document.data) for name in names)
@@ -193,7 +197,10 @@ def _type_message(err: SchemaError, subject: str) -> list[Message]:
 
 def _required_message(err: SchemaError, subject: str) -> list[Message]:
     missing = [name for name in err.value if name not in err.instance]
-    return [((), f"{subject} is missing the required field {name!r}", f"Add `{name}:`; see configs/CONFIGS.md.") for name in missing]
+    return [
+        ((), f"{subject} is missing the required field {name!r}", f"Add `{name}:`; see configs/CONFIGS.md.")
+        for name in missing
+    ]
 
 
 def _choice_message(err: SchemaError, subject: str) -> list[Message]:
@@ -205,7 +212,9 @@ def _choice_message(err: SchemaError, subject: str) -> list[Message]:
 
 def _bound_message(err: SchemaError, subject: str) -> list[Message]:
     bound = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}[err.keyword]
-    return [((), f"{subject} must be {bound} {err.value}, not {_value(err.instance)}", f"Use a value {bound} {err.value}.")]
+    return [
+        ((), f"{subject} must be {bound} {err.value}, not {_value(err.instance)}", f"Use a value {bound} {err.value}.")
+    ]
 
 
 def _empty_message(err: SchemaError, subject: str) -> list[Message]:
@@ -221,8 +230,13 @@ def _dependency_message(err: SchemaError, subject: str) -> list[Message]:
     missing = err.details.get("property")
     triggers = [name for name, needs in (err.value or {}).items() if missing in needs and name in (err.instance or {})]
     trigger = triggers[0] if triggers else "another field"
-    return [((), f"{subject}: {missing!r} is missing; it is a dependency of {trigger!r} (give both or neither)",
-             f"Add `{missing}:`, or remove `{trigger}:`.")]
+    return [
+        (
+            (),
+            f"{subject}: {missing!r} is missing; it is a dependency of {trigger!r} (give both or neither)",
+            f"Add `{missing}:`, or remove `{trigger}:`.",
+        )
+    ]
 
 
 def _other_message(err: SchemaError, subject: str) -> list[Message]:
@@ -259,7 +273,9 @@ def _unknown_keys(err: SchemaError, subject: str, special: dict[str, str]) -> li
             continue
         reason = special.get(key) if isinstance(key, str) else None
         if reason:
-            found.append(((key,), "field-not-master", f"{key!r} is not a master config field: {reason}", f"Remove `{key}:`."))
+            found.append(
+                ((key,), "field-not-master", f"{key!r} is not a master config field: {reason}", f"Remove `{key}:`.")
+            )
             continue
         message = f"unknown field {key!r} in {subject}{did_you_mean(key, allowed)}"
         hint = f"Accepted here: {', '.join(allowed)}." if allowed else ""
@@ -285,8 +301,13 @@ def _explained(name: str, instance: Any, pointer: str | None, root_label: str, s
             yield tuple(err.path), _original_path(instance, err.path + extra), rule, message, text
 
 
-def schema_findings(name: str, instance: Any, pointer: str | None = None, root_label: str = "the file",
-                    special_keys: dict[str, str] | None = None) -> list[Finding]:
+def schema_findings(
+    name: str,
+    instance: Any,
+    pointer: str | None = None,
+    root_label: str = "the file",
+    special_keys: dict[str, str] | None = None,
+) -> list[Finding]:
     """All schema errors of ``instance`` as (path, rule, message, hint), unlocated, in the validator's order."""
     return list(dict.fromkeys(item[1:] for item in _explained(name, instance, pointer, root_label, special_keys)))
 
@@ -313,6 +334,13 @@ def schema_diagnostics(
     diagnostics = []
     for error_path, path, found_rule, message, text in _explained(name, instance, pointer, root_label, special_keys):
         chosen = hint(error_path) if callable(hint) else hint
-        diagnostics.append(error(doc.file, doc.where(base + path), rule or found_rule, prefix + message,
-                                 chosen if chosen is not None else text))
+        diagnostics.append(
+            error(
+                doc.file,
+                doc.where(base + path),
+                rule or found_rule,
+                prefix + message,
+                chosen if chosen is not None else text,
+            )
+        )
     return list(dict.fromkeys(diagnostics))  # one diagnostic per problem, in the validator's order

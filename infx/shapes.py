@@ -40,41 +40,76 @@ class Shape:
         return f"^{self.body}{END}"
 
 
-SHAPES: dict[str, Shape] = {shape.name: shape for shape in (
-    # Names that become a file name, a job name, a tag or a Slurm option value.
-    Shape("name", r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}",
-          "1-200 letters, digits and _ . + - (starting with a letter or digit; no spaces, quotes, ; or /)"),
-    # Slurm partitions (a comma-separated list is Slurm's own syntax).
-    Shape("slurm-partition", r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:,[A-Za-z0-9][A-Za-z0-9_.-]{0,63})*",
-          "a Slurm partition name (letters, digits, _ . -), or several separated by commas"),
-    Shape("slurm-account", r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,63})?",
-          "a Slurm account name (letters, digits, _ . -), or empty for the cluster default"),
-    # srtslurm.yaml model_paths key; the recipe's model.path names it. Hugging Face ids have one '/'.
-    Shape("model-alias", r"[A-Za-z0-9][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+-]*)?",
-          "a model alias: letters, digits, _ . + -, optionally org/name"),
-    Shape("relative-path", _RELATIVE_PATH,
-          "a relative path of letters, digits and _ . + @ = , - (no leading /, no . or .. components, no component starting with -)"),
-    Shape("absolute-path", rf"/(?:{_RELATIVE_PATH})?",
-          "an absolute path of letters, digits and _ . + @ = , - (no . or .. components)"),
-    Shape("config-file", rf"{_RELATIVE_PATH}(?::{_SELECTOR})?",
-          "recipes/<path>.yaml[:selector] (a relative path inside the recipe tree; selector base, override_<name> or zip_override_<group>[i])"),
-    # Git urls: https everywhere; file:// only where a lane's git-protocols allows it (tests).
-    Shape("git-url", rf"(?:https://{_HOST}{_URL_PATH}|file://{_URL_PATH})",
-          "https://<host>/<path> (or file:///<path> where the lane's git-protocols lists file)"),
-    # A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
-    # registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
-    Shape("image", r"(?:[a-z0-9.-]+(?::[0-9]+)?[/#])?"
-                   r"[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-                   r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
-          "<registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)"),
-    # A point's value infx puts in srtctl's environment and in the job's `#SBATCH --export=` line:
-    # never a space, a comma (--export's separator), a quote, #, $ or a backslash. (EVAL_CONC, the one
-    # value with spaces, is built by infx from whole numbers.)
-    Shape("env-value", r"[A-Za-z0-9_.:/@+=-]{1,200}",
-          "1-200 letters, digits and _ . : / @ + = - (no spaces, commas, quotes, #, $ or backslashes)"),
-    Shape("commit", r"[0-9a-f]{40}", "a full 40-hex commit SHA"),
-    Shape("sha256", r"sha256:[0-9a-f]{64}", "sha256:<64 hex digits>"),
-)}
+SHAPES: dict[str, Shape] = {
+    shape.name: shape
+    for shape in (
+        # Names that become a file name, a job name, a tag or a Slurm option value.
+        Shape(
+            "name",
+            r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}",
+            "1-200 letters, digits and _ . + - (starting with a letter or digit; no spaces, quotes, ; or /)",
+        ),
+        # Slurm partitions (a comma-separated list is Slurm's own syntax).
+        Shape(
+            "slurm-partition",
+            r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:,[A-Za-z0-9][A-Za-z0-9_.-]{0,63})*",
+            "a Slurm partition name (letters, digits, _ . -), or several separated by commas",
+        ),
+        Shape(
+            "slurm-account",
+            r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,63})?",
+            "a Slurm account name (letters, digits, _ . -), or empty for the cluster default",
+        ),
+        # srtslurm.yaml model_paths key; the recipe's model.path names it. Hugging Face ids have one '/'.
+        Shape(
+            "model-alias",
+            r"[A-Za-z0-9][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9][A-Za-z0-9_.+-]*)?",
+            "a model alias: letters, digits, _ . + -, optionally org/name",
+        ),
+        Shape(
+            "relative-path",
+            _RELATIVE_PATH,
+            "a relative path of letters, digits and _ . + @ = , - (no leading /, no . or .. components, no component "
+            "starting with -)",
+        ),
+        Shape(
+            "absolute-path",
+            rf"/(?:{_RELATIVE_PATH})?",
+            "an absolute path of letters, digits and _ . + @ = , - (no . or .. components)",
+        ),
+        Shape(
+            "config-file",
+            rf"{_RELATIVE_PATH}(?::{_SELECTOR})?",
+            "recipes/<path>.yaml[:selector] (a relative path inside the recipe tree; selector base, override_<name> "
+            "or zip_override_<group>[i])",
+        ),
+        # Git urls: https everywhere; file:// only where a lane's git-protocols allows it (tests).
+        Shape(
+            "git-url",
+            rf"(?:https://{_HOST}{_URL_PATH}|file://{_URL_PATH})",
+            "https://<host>/<path> (or file:///<path> where the lane's git-protocols lists file)",
+        ),
+        # A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
+        # registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
+        Shape(
+            "image",
+            r"(?:[a-z0-9.-]+(?::[0-9]+)?[/#])?"
+            r"[a-z0-9]+(?:[._-][a-z0-9]+|__)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+            r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
+            "<registry>/<repo>:<tag>[@sha256:<digest>] (enroot's <registry>#<repo> is accepted)",
+        ),
+        # A point's value infx puts in srtctl's environment and in the job's `#SBATCH --export=` line:
+        # never a space, a comma (--export's separator), a quote, #, $ or a backslash. (EVAL_CONC, the one
+        # value with spaces, is built by infx from whole numbers.)
+        Shape(
+            "env-value",
+            r"[A-Za-z0-9_.:/@+=-]{1,200}",
+            "1-200 letters, digits and _ . : / @ + = - (no spaces, commas, quotes, #, $ or backslashes)",
+        ),
+        Shape("commit", r"[0-9a-f]{40}", "a full 40-hex commit SHA"),
+        Shape("sha256", r"sha256:[0-9a-f]{64}", "sha256:<64 hex digits>"),
+    )
+}
 
 # Launch settings (KEY=VALUE in a worker block's additional-settings) whose value infx uses.
 SETTING_SHAPES = {"SLURM_PARTITION": "slurm-partition", "CONFIG_FILE": "config-file", "EVAL_CONFIG_FILE": "config-file"}
@@ -106,13 +141,19 @@ def setting_schema() -> dict:
     (one if/then/else chain: the keys exclude each other, and the compiled checker has no allOf)."""
     chain: dict = {}
     for key, shape in reversed(SETTING_SHAPES.items()):
-        rule = {"if": {"pattern": f"^{key}="},
-                "then": {"pattern": f"^{key}={SHAPES[shape].body}{END}", "x-accepted": f"{key}=<{SHAPES[shape].accepted}>"}}
+        rule = {
+            "if": {"pattern": f"^{key}="},
+            "then": {"pattern": f"^{key}={SHAPES[shape].body}{END}", "x-accepted": f"{key}=<{SHAPES[shape].accepted}>"},
+        }
         if chain:
             rule["else"] = chain
         chain = rule
-    return {"type": "string", "pattern": f"^[A-Za-z_][A-Za-z0-9_]*=[^\\n\\r]*{END}",
-            "x-accepted": "KEY=VALUE on one line, with KEY made of letters, digits and underscores", **chain}
+    return {
+        "type": "string",
+        "pattern": f"^[A-Za-z_][A-Za-z0-9_]*=[^\\n\\r]*{END}",
+        "x-accepted": "KEY=VALUE on one line, with KEY made of letters, digits and underscores",
+        **chain,
+    }
 
 
 def schema_defs() -> dict:
@@ -130,7 +171,10 @@ def url_problem(url: Any, allowed: tuple[str, ...] | list[str], what: str) -> st
     if found:
         return found
     if url_scheme(url) not in allowed:
-        return f"{what} {url!r} uses {url_scheme(url)}://, which this lane does not allow (git-protocols: {', '.join(allowed)})"
+        return (
+            f"{what} {url!r} uses {url_scheme(url)}://, which this lane does not allow (git-protocols: "
+            f"{', '.join(allowed)})"
+        )
     return None
 
 

@@ -1,4 +1,4 @@
-""""Did you mean" suggestions: the one place that decides which names are close to a typo."""
+""" "Did you mean" suggestions: the one place that decides which names are close to a typo."""
 
 from __future__ import annotations
 

@@ -35,11 +35,10 @@ from .yamlio import parse_yaml
 
 SCHEMA = "sweep-plan"  # infx/schemas/sweep-plan.schema.json, as infx.schema loads it
 PLAN_HINT = "Pass the JSON written by `infx plan --format json` or `infx matrix --format json`."
-ROW_HINT = "Rows are checked as `infx matrix` checks the rows it builds (docs/matrix.md, \"The row contract\")."
+ROW_HINT = 'Rows are checked as `infx matrix` checks the rows it builds (docs/matrix.md, "The row contract").'
 ROW_KEYS = ("recipe-fingerprint", "runner", "config-key")  # an object with one of these is a row
 GENERIC_CONTAINERS = ("rows", "points", "matrix")  # a mapping's rows under these keys are bucketed here
 MAX_ROW_DIAGNOSTICS = 20  # every problem is one line; past this the rest are counted
-
 
 
 @cache
@@ -67,7 +66,9 @@ class _Fields:
     @classmethod
     def decode(cls, data: dict):
         """The record of ``data``, whose shape the schema has checked (or which infx built)."""
-        values: dict[str, Any] = {cls.attribute(name): cls.decode_field(name, data[name]) for name in json_names(cls.POINTER) if name in data}
+        values: dict[str, Any] = {
+            cls.attribute(name): cls.decode_field(name, data[name]) for name in json_names(cls.POINTER) if name in data
+        }
         return cls(**values, **{"present": tuple(data)})
 
     @classmethod
@@ -209,10 +210,15 @@ class SweepPlan:
         return buckets, picked
 
     def to_json(self) -> dict:
-        values = {"buckets": self.buckets, "point-count": self.point_count,
-                  "changelog_metadata": self.changelog_metadata.to_json() if self.changelog_metadata else None,
-                  "reuse": self.reuse, "mode": self.mode.to_json() if self.mode else None,
-                  "canary": self.canary.to_json() if self.canary else None, "queue": self.queue}
+        values = {
+            "buckets": self.buckets,
+            "point-count": self.point_count,
+            "changelog_metadata": self.changelog_metadata.to_json() if self.changelog_metadata else None,
+            "reuse": self.reuse,
+            "mode": self.mode.to_json() if self.mode else None,
+            "canary": self.canary.to_json() if self.canary else None,
+            "queue": self.queue,
+        }
         written = {name for name, value in values.items() if value is not None} | ({"canary"} if self.mode else set())
         return {name: values[name] for name in json_names() if name in written}
 
@@ -236,15 +242,37 @@ class SweepPlan:
             found = schema_findings(SCHEMA, data, root_label="the plan")
             if found:  # every problem, each at its field; the one rule of a plan that is no plan
                 locate = _locator(raw)
-                raise InfxError([error(file, locate(path), "plan-json", f"{message} (at {_shown(path)})", f"{hint} {PLAN_HINT}".strip())
-                                 for path, _, message, hint in found[:MAX_ROW_DIAGNOSTICS]])
-            _check_rows(file, raw, [(("buckets", name, index), row) for name, rows in data["buckets"].items()
-                                    for index, row in enumerate(rows)])
+                raise InfxError(
+                    [
+                        error(
+                            file,
+                            locate(path),
+                            "plan-json",
+                            f"{message} (at {_shown(path)})",
+                            f"{hint} {PLAN_HINT}".strip(),
+                        )
+                        for path, _, message, hint in found[:MAX_ROW_DIAGNOSTICS]
+                    ]
+                )
+            _check_rows(
+                file,
+                raw,
+                [
+                    (("buckets", name, index), row)
+                    for name, rows in data["buckets"].items()
+                    for index, row in enumerate(rows)
+                ],
+            )
             metadata = data.get("changelog_metadata")
             canary = data.get("canary")
-            return cls(data["buckets"], ChangelogMetadata.decode(metadata) if metadata is not None else None, data.get("reuse"),
-                       Mode.from_json(data["mode"]) if "mode" in data else None,
-                       Canary(canary["id"], canary["bucket"]) if canary else None, data.get("queue"))
+            return cls(
+                data["buckets"],
+                ChangelogMetadata.decode(metadata) if metadata is not None else None,
+                data.get("reuse"),
+                Mode.from_json(data["mode"]) if "mode" in data else None,
+                Canary(canary["id"], canary["bucket"]) if canary else None,
+                data.get("queue"),
+            )
         return cls(_rows_plan(data, file, raw))
 
 
@@ -267,7 +295,9 @@ def parse_located(raw: bytes, file: str, what: str = "plan file", hint: str = PL
         return parse(raw)
     except JSONProblem as exc:
         rule = what.removesuffix(" file").replace(" ", "-") + "-json"  # plan-json, lane-gate-json
-        raise InfxError(error(file, (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)) from None
+        raise InfxError(
+            error(file, (exc.line or 1, exc.column), rule, f"cannot read the {what}: {exc.message}", hint)
+        ) from None
 
 
 def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT) -> Any:
@@ -278,12 +308,23 @@ def read_json(path: Path, what: str = "plan file", hint: str = PLAN_HINT) -> Any
 def _rows_plan(data: Any, file: str, raw: Callable[[], bytes | None] | None) -> dict[str, list[dict]]:
     """The buckets of a list of rows, or of a mapping of bucket names to rows."""
     if isinstance(data, list) and not all(isinstance(row, dict) for row in data):
-        raise InfxError(error(file, (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT))
+        raise InfxError(
+            error(file, (1, 1), "plan-json", "the plan is a list, but not of rows (JSON objects)", PLAN_HINT)
+        )
     if not isinstance(data, (list, dict)):
-        raise InfxError(error(file, (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT))
+        raise InfxError(
+            error(file, (1, 1), "plan-json", "the plan must be a list of rows or an object of buckets", PLAN_HINT)
+        )
     if isinstance(data, list) and not _is_rows(data) and data:
-        raise InfxError(error(file, (1, 1), "plan-json", f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
-                              PLAN_HINT))
+        raise InfxError(
+            error(
+                file,
+                (1, 1),
+                "plan-json",
+                f"the plan's items are not all rows (objects with one of {', '.join(ROW_KEYS)})",
+                PLAN_HINT,
+            )
+        )
     _check_rows(file, raw, list(_rows_in(data)))  # before bucketing: bucket names are made from row values
     if isinstance(data, list):
         return _bucketize(data) if data else {}
@@ -291,8 +332,11 @@ def _rows_plan(data: Any, file: str, raw: Callable[[], bytes | None] | None) -> 
 
 
 def _is_rows(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(item, dict) and any(key in item for key in ROW_KEYS) for item in value)
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(item, dict) and any(key in item for key in ROW_KEYS) for item in value)
+    )
 
 
 def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
@@ -340,11 +384,25 @@ def _check_rows(file: str, raw: Callable[[], bytes | None] | None, rows: list[tu
     locate = _locator(raw)
     diagnostics = []
     for where, index, path, rule, message, hint in problems[:MAX_ROW_DIAGNOSTICS]:
-        diagnostics.append(error(file, locate(where + tuple(path)), rule, f"row {index} (at {_shown(where)}): {message}",
-                                 hint + (" " if hint else "") + ROW_HINT))
+        diagnostics.append(
+            error(
+                file,
+                locate(where + tuple(path)),
+                rule,
+                f"row {index} (at {_shown(where)}): {message}",
+                hint + (" " if hint else "") + ROW_HINT,
+            )
+        )
     if len(problems) > MAX_ROW_DIAGNOSTICS:
-        diagnostics.append(error(file, None, "plan-row-count", f"{len(problems) - MAX_ROW_DIAGNOSTICS} more row problem(s) not shown",
-                                 "Fix the ones above and run again."))
+        diagnostics.append(
+            error(
+                file,
+                None,
+                "plan-row-count",
+                f"{len(problems) - MAX_ROW_DIAGNOSTICS} more row problem(s) not shown",
+                "Fix the ones above and run again.",
+            )
+        )
     raise InfxError(diagnostics)
 
 
@@ -364,12 +422,18 @@ def _locator(raw: Callable[[], bytes | None] | None) -> Callable[[tuple], tuple[
 
 def check_field_names() -> None:
     """Each record and its schema part name the same fields (a test runs this)."""
-    for record, pointer in ((SweepPlan, ""), (ChangelogMetadata, ChangelogMetadata.POINTER), (PlannedEntry, PlannedEntry.POINTER)):
+    for record, pointer in (
+        (SweepPlan, ""),
+        (ChangelogMetadata, ChangelogMetadata.POINTER),
+        (PlannedEntry, PlannedEntry.POINTER),
+    ):
         declared = {f.name for f in fields(record)} - {"present"}
         attribute = getattr(record, "attribute", lambda name: name.replace("-", "_"))
         named = {attribute(name) for name in json_names(pointer)} - ({"point_count"} if record is SweepPlan else set())
         if declared != named:
-            raise AssertionError(f"{record.__name__} and {SCHEMA}.schema.json#{pointer} disagree: {sorted(declared ^ named)}")
+            raise AssertionError(
+                f"{record.__name__} and {SCHEMA}.schema.json#{pointer} disagree: {sorted(declared ^ named)}"
+            )
     canary = load_schema(SCHEMA)["properties"]["canary"]["properties"]
     if {f.name for f in fields(Canary)} != set(canary):
         raise AssertionError(f"Canary and {SCHEMA}.schema.json disagree")

@@ -94,18 +94,23 @@ def gpus_per_node(runners: dict, label: str) -> int:
     if exact and exact.get("gpus-per-node"):
         return int(exact["gpus-per-node"])
     family = label.removeprefix("cluster:").split("-", 1)[0]
-    values = sorted({
-        int(entry["gpus-per-node"])
-        for key, entry in (runners.get("hardware") or {}).items()
-        if isinstance(entry, dict) and entry.get("gpus-per-node")
-        and str(key).removeprefix("cluster:").split("-", 1)[0] == family
-    })
+    values = sorted(
+        {
+            int(entry["gpus-per-node"])
+            for key, entry in (runners.get("hardware") or {}).items()
+            if isinstance(entry, dict)
+            and entry.get("gpus-per-node")
+            and str(key).removeprefix("cluster:").split("-", 1)[0] == family
+        }
+    )
     if len(values) == 1:
         return values[0]
     if not values:
         raise HardwareUnknown(
-            f"cannot resolve gpus-per-node for {label!r}: runners.yaml has no hardware entry for it or its family {family!r}",
-            f"Add `hardware: {{{label}: {{gpus-per-node: N, available-cpu-dram-mib: M}}}}` to runners.yaml, or set PREFILL_NODES=/DECODE_NODES=.",
+            f"cannot resolve gpus-per-node for {label!r}: runners.yaml has no hardware entry for it or its family "
+            f"{family!r}",
+            f"Add `hardware: {{{label}: {{gpus-per-node: N, available-cpu-dram-mib: M}}}}` to runners.yaml, or set "
+            "PREFILL_NODES=/DECODE_NODES=.",
         )
     raise HardwareUnknown(
         f"ambiguous gpus-per-node for {label!r}: its family {family!r} has {values}",
@@ -123,7 +128,8 @@ def settings_dict(settings: list[str] | None) -> dict[str, list[str]]:
 
 
 def workers_settings(*worker_blocks: dict | None) -> dict[str, list[str]]:
-    """The ``additional-settings`` of every worker block, merged (values in order); a block that is not a mapping has none."""
+    """The ``additional-settings`` of every worker block, merged (values in order); a block that is not a mapping has
+    none."""
     settings: dict[str, list[str]] = {}
     for block in worker_blocks:
         if isinstance(block, dict):

@@ -54,6 +54,7 @@ class _Loader(_BaseLoader):
             return tag
         return super().resolve(kind, value, implicit)
 
+
 # An anchor (`&name`) where a node may start; '&' inside words, URLs and "A & B" is not one.
 # The pattern starts with its literal '&' (what comes before is a look-behind), so the regex
 # engine skips to each '&' instead of trying every position: 0.1 ms instead of 9 ms on the masters.
@@ -84,8 +85,12 @@ _ACCEPTED = {
     _TAG + "float": "a number such as 1.5, 1e3, .inf or .nan",
     _TAG + "null": "null, ~ or nothing",
 }
-_EXPLICIT_SHAPES = {tag: regexp for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
-                    for tag, regexp in resolvers if tag in (_TAG + "bool", _TAG + "null")}
+_EXPLICIT_SHAPES = {
+    tag: regexp
+    for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+    for tag, regexp in resolvers
+    if tag in (_TAG + "bool", _TAG + "null")
+}
 MAX_INT_BITS = 14_000  # about 4,200 decimal digits: Python's limit for turning an int into text is 4,300
 SHOWN_SCALAR = 60  # characters of an offending scalar quoted in a message
 
@@ -119,7 +124,8 @@ class _Builder:
         self.nodes_built += 1
         if self.nodes_built > MAX_NODES:
             raise self.problem(
-                node, "yaml-too-large",
+                node,
+                "yaml-too-large",
                 f"the document expands to more than {MAX_NODES:,} nodes (aliases repeated too often)",
                 "Write the data out without anchors/aliases; infx refuses alias bombs.",
             )
@@ -129,7 +135,9 @@ class _Builder:
             construct = _SCALARS.get(node.tag)
             if construct is None:
                 raise self.problem(
-                    node, "yaml-tag", f"unsupported YAML tag {node.tag!r}",
+                    node,
+                    "yaml-tag",
+                    f"unsupported YAML tag {node.tag!r}",
                     "Use plain strings, numbers, booleans, lists and mappings.",
                 )
             shape = _EXPLICIT_SHAPES.get(node.tag)
@@ -137,7 +145,9 @@ class _Builder:
                 if shape is not None and not shape.match(node.value):
                     raise KeyError(node.value)
                 value = construct(node)
-                if type(value) is int and value.bit_length() > MAX_INT_BITS:  # 0x… has no digit limit, but printing it does
+                if (
+                    type(value) is int and value.bit_length() > MAX_INT_BITS
+                ):  # 0x… has no digit limit, but printing it does
                     raise ValueError("more than 4,300 decimal digits")
                 return value
             except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError) as exc:
@@ -146,8 +156,12 @@ class _Builder:
                     reason = f"not {'an' if node.tag.endswith('int') else 'a'} {node.tag.removeprefix(_TAG)}"
                 else:
                     reason = str(exc) if len(str(exc)) <= 2 * SHOWN_SCALAR else "too long to be read as one"
-                raise self.problem(node, "yaml-syntax", f"cannot read {node.tag.removeprefix(_TAG)} scalar {_shown(node.value)}: {reason}",
-                                   f"Write {accepted}, or quote the value to make it a string." if accepted else "") from exc
+                raise self.problem(
+                    node,
+                    "yaml-syntax",
+                    f"cannot read {node.tag.removeprefix(_TAG)} scalar {_shown(node.value)}: {reason}",
+                    f"Write {accepted}, or quote the value to make it a string." if accepted else "",
+                ) from exc
         if id(node) in self.active:
             raise self.problem(node, "yaml-recursive-alias", "an alias refers to a node that contains it")
         self.active.add(id(node))
@@ -161,7 +175,12 @@ class _Builder:
                     child_path = path + (index,)
                     mark = child.start_mark
                     marks[child_path] = (mark.line + 1, mark.column + 1)
-                    if child.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(child) is _SCALAR_NODE:
+                    if (
+                        child.tag == _STR
+                        and depth < MAX_DEPTH
+                        and self.nodes_built < MAX_NODES
+                        and type(child) is _SCALAR_NODE
+                    ):
                         self.nodes_built += 1  # build()'s count and checks, then a plain string is its text
                         items.append(child.value)
                     else:
@@ -181,7 +200,12 @@ class _Builder:
         # A plain string (most keys and many values) is its text: build()'s node count and
         # limits are kept inline, and anything else, or a limit reached, goes through build().
         for key_node, value_node in node.value:
-            if key_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(key_node) is _SCALAR_NODE:
+            if (
+                key_node.tag == _STR
+                and depth < MAX_DEPTH
+                and self.nodes_built < MAX_NODES
+                and type(key_node) is _SCALAR_NODE
+            ):
                 self.nodes_built += 1
                 key = key_node.value
             else:
@@ -194,7 +218,8 @@ class _Builder:
             if key in seen:
                 first_line, first_col = _mark(seen[key])
                 raise self.problem(
-                    key_node, "yaml-duplicate-key",
+                    key_node,
+                    "yaml-duplicate-key",
                     f"duplicate key {key!r}; it is first defined at line {first_line}, column {first_col}",
                     "Keep one of the two definitions; YAML readers silently keep only the last one.",
                 )
@@ -202,7 +227,12 @@ class _Builder:
             child_path = path + (key,)
             mark = key_node.start_mark
             marks[child_path] = (mark.line + 1, mark.column + 1)
-            if value_node.tag == _STR and depth < MAX_DEPTH and self.nodes_built < MAX_NODES and type(value_node) is _SCALAR_NODE:
+            if (
+                value_node.tag == _STR
+                and depth < MAX_DEPTH
+                and self.nodes_built < MAX_NODES
+                and type(value_node) is _SCALAR_NODE
+            ):
                 self.nodes_built += 1
                 result[key] = value_node.value
             else:
@@ -276,7 +306,9 @@ def _depth_bound(text: str) -> int:
     if _DEEP_INDENT in text or text.startswith(_DEEP_INDENT[1:]):
         return COMPOSE_SAFE_DEPTH + 1
     flow = text.count("[") + text.count("{")
-    compact = max(map(len, _COMPACT.findall(text)), default=0) if any(pair.search(text) for pair in _COMPACT_PAIRS) else 0
+    compact = (
+        max(map(len, _COMPACT.findall(text)), default=0) if any(pair.search(text) for pair in _COMPACT_PAIRS) else 0
+    )
     return flow + 2 * (INDENT_BOUND + 1) + compact + 2
 
 
@@ -330,10 +362,19 @@ def _parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Dia
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = exc.object[: exc.start].count(b"\n") + 1  # the bytes being decoded (text)
-            return None, [error(file, (line, None), "yaml-encoding", f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                                "Save the file as UTF-8.")]
+            return None, [
+                error(
+                    file,
+                    (line, None),
+                    "yaml-encoding",
+                    f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                    "Save the file as UTF-8.",
+                )
+            ]
     elif len(text) > MAX_BYTES:
-        return None, [error(file, None, "yaml-too-large", f"the document is {len(text):,} characters; the limit is {MAX_BYTES:,}")]
+        return None, [
+            error(file, None, "yaml-too-large", f"the document is {len(text):,} characters; the limit is {MAX_BYTES:,}")
+        ]
     text = text.removeprefix("\ufeff")
     too_deep = _too_deep(text, file)
     if too_deep is not None:
@@ -346,9 +387,15 @@ def _parse_yaml(text: str | bytes, file: str) -> tuple[Document | None, list[Dia
         return Document(file, None, {(): (1, 1)}), []
     try:  # without an anchor there are no aliases, so nothing can expand (the builder counts anyway)
         if _ANCHOR.search(text) and _expanded_size(root, MAX_NODES) is None:
-            return None, [error(file, _mark(root), "yaml-too-large",
-                                f"the document expands to more than {MAX_NODES:,} nodes (aliases repeated too often)",
-                                "Write the data out without anchors/aliases; infx refuses alias bombs.")]
+            return None, [
+                error(
+                    file,
+                    _mark(root),
+                    "yaml-too-large",
+                    f"the document expands to more than {MAX_NODES:,} nodes (aliases repeated too often)",
+                    "Write the data out without anchors/aliases; infx refuses alias bombs.",
+                )
+            ]
     except ValueError:
         pass  # the builder reports the recursive alias at its position
     except RecursionError:

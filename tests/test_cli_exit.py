@@ -14,16 +14,24 @@ import pytest
 from infx.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-PROBE = ("import atexit, gc, sys\n"
-         "atexit.register(lambda: print('atexit ran; frozen objects:', gc.get_freeze_count() > 0, file=sys.stderr))\n"
-         "sys.argv = ['infx', *sys.argv[1:]]\n"
-         "from infx.cli import main\n"
-         "main({argv})\n")
+PROBE = (
+    "import atexit, gc, sys\n"
+    "atexit.register(lambda: print('atexit ran; frozen objects:', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+    "sys.argv = ['infx', *sys.argv[1:]]\n"
+    "from infx.cli import main\n"
+    "main({argv})\n"
+)
 
 
 def probe(argv_expression: str, args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", PROBE.format(argv=argv_expression), *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv_expression), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("args, code", [(["--version"], 0), (["config", "validate", "no-such-master.yaml"], 2)])
@@ -31,7 +39,9 @@ def test_the_process_entry_freezes_the_heap_and_still_runs_atexit(args, code):
     done = probe("", args)
     assert done.returncode == code, done.stderr
     assert done.stderr.splitlines()[-1] == "atexit ran; frozen objects: True"
-    assert probe(repr(args), args).stderr.splitlines()[-1] == "atexit ran; frozen objects: False"  # argv given: a caller
+    assert (
+        probe(repr(args), args).stderr.splitlines()[-1] == "atexit ran; frozen objects: False"
+    )  # argv given: a caller
 
 
 def test_a_caller_of_main_keeps_a_collectable_heap():

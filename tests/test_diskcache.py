@@ -32,7 +32,7 @@ def _other_bytes(stored: bytes) -> bytes:
 
 def _one_byte_changed(stored: bytes) -> bytes:
     middle = len(stored) - 1 - (len(stored) - len(diskcache.ENTRY_HEADER) - diskcache.DIGEST_BYTES) // 2
-    return stored[:middle] + bytes([stored[middle] ^ 0x01]) + stored[middle + 1:]
+    return stored[:middle] + bytes([stored[middle] ^ 0x01]) + stored[middle + 1 :]
 
 
 def _without_header(stored: bytes) -> bytes:  # what an older infx wrote: the content alone
@@ -88,6 +88,8 @@ def test_a_damaged_cache_gives_the_cold_answer_and_is_rewritten(tmp_path):
         for name in entries:
             (damaged / name).write_bytes(damage((damaged / name).read_bytes()))
         again = run_cli(*MATRIX, cwd=repo, env={"INFX_CACHE_DIR": str(damaged), "INFX_NO_CACHE": None})
-        assert (again.returncode, again.stdout, again.stderr) == (cold.returncode, cold.stdout, cold.stderr), damage.__name__
+        assert (again.returncode, again.stdout, again.stderr) == (cold.returncode, cold.stdout, cold.stderr), (
+            damage.__name__
+        )
         for name in entries:
             assert diskcache.entry_content((damaged / name).read_bytes()) is not None, (damage.__name__, name)

@@ -60,8 +60,11 @@ def _layout() -> str:
 
 def test_readme_layout_lists_every_top_level_folder_and_infx_package():
     layout = _layout()
-    folders = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name not in IGNORED_TOP and not p.name.startswith(".")
-                     and not p.name.endswith(".egg-info"))
+    folders = sorted(
+        p.name
+        for p in ROOT.iterdir()
+        if p.is_dir() and p.name not in IGNORED_TOP and not p.name.startswith(".") and not p.name.endswith(".egg-info")
+    )
     packages = sorted(p.name for p in (ROOT / "infx").iterdir() if p.is_dir() and p.name != "__pycache__")
     assert [f for f in folders if not re.search(rf"^{re.escape(f)}/", layout, re.MULTILINE)] == []
     assert [p for p in packages if f"{p}/" not in layout] == []
@@ -73,7 +76,11 @@ def test_every_path_readme_layout_names_exists():
     for line in layout.splitlines():
         first = line.split()[0] if line.strip() else ""
         if line.startswith("  ") and not line.startswith("   "):  # an entry under infx/
-            named += [f"infx/{token}" for token in line.split("  ")[1].split() if token.endswith(("/", ".py"))] if "/    " in line else [f"infx/{first}"]
+            named += (
+                [f"infx/{token}" for token in line.split("  ")[1].split() if token.endswith(("/", ".py"))]
+                if "/    " in line
+                else [f"infx/{first}"]
+            )
         elif first and not line.startswith(" "):
             named.append(first)
     missing = [name for name in named if not (ROOT / name).exists()]

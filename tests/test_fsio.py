@@ -63,8 +63,13 @@ def test_scan_tree_lists_without_entering_links_and_stops_at_its_limits(tmp_path
     os.mkfifo(tmp_path / "a" / "pipe")
     tree = scan_tree(tmp_path)
     assert [(e.name, e.kind) for e in tree.entries] == [
-        ("a", "a folder"), ("loop", "a symbolic link"), ("a/b", "a folder"), ("a/into-root", "a symbolic link"),
-        ("a/pipe", "a FIFO"), ("a/b/f.txt", "a regular file")]
+        ("a", "a folder"),
+        ("loop", "a symbolic link"),
+        ("a/b", "a folder"),
+        ("a/into-root", "a symbolic link"),
+        ("a/pipe", "a FIFO"),
+        ("a/b/f.txt", "a regular file"),
+    ]
     assert [e.name for e in tree.others()] == ["loop", "a/into-root", "a/pipe"] and tree.problems == ()
     deep = tmp_path / "deep"
     os.makedirs(str(deep) + "/d" * 50)
@@ -84,7 +89,10 @@ def test_copy_tree_copies_folders_and_regular_files_only(tmp_path):
     (source / "zeros").symlink_to("/dev/zero")
     os.mkfifo(source / "job" / "pipe")
     skipped = copy_tree(source, target)
-    assert sorted(skipped) == ["job/host-file: a symbolic link, not copied", "job/pipe: a FIFO, not copied",
-                               "zeros: a symbolic link, not copied"]
+    assert sorted(skipped) == [
+        "job/host-file: a symbolic link, not copied",
+        "job/pipe: a FIFO, not copied",
+        "zeros: a symbolic link, not copied",
+    ]
     copied = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
     assert copied == ["job", "job/sweep.log"] and (target / "job" / "sweep.log").read_text() == "ran"

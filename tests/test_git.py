@@ -30,7 +30,12 @@ def test_config_driven_helpers_never_run(tmp_path):
 def test_refs_that_read_as_options_are_refused(tmp_path, ref):
     repo = tmp_path / "repo"
     commit = git_repo(repo, files={"a": "1\n"})
-    for call in (lambda: git.resolve(repo, ref), lambda: git.merge_base(repo, ref, commit), lambda: git.read_file(repo, ref, "a"),
-                 lambda: git.blob_ids(repo, ref, ["a"]), lambda: git.object_ids(repo, [ref])):
+    for call in (
+        lambda: git.resolve(repo, ref),
+        lambda: git.merge_base(repo, ref, commit),
+        lambda: git.read_file(repo, ref, "a"),
+        lambda: git.blob_ids(repo, ref, ["a"]),
+        lambda: git.object_ids(repo, [ref]),
+    ):
         with pytest.raises(git.GitError, match="not a usable git ref"):
             call()

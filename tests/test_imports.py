@@ -71,14 +71,17 @@ def imported_by(name: str, path: Path, is_package: bool, known: set[str], inside
 
 def import_graph(package: Path, inside_functions: bool = False) -> dict[str, set[str]]:
     modules = module_files(package)
-    return {name: imported_by(name, path, is_package, set(modules), inside_functions)
-            for name, (path, is_package) in modules.items()}
+    return {
+        name: imported_by(name, path, is_package, set(modules), inside_functions)
+        for name, (path, is_package) in modules.items()
+    }
 
 
 def late_imports(package: Path) -> list[tuple[str, str, int]]:
     """(importing module, imported module, line) of every import inside a function."""
     found = []
     for name, (path, is_package) in module_files(package).items():
+
         def visit(node: ast.AST, in_function: bool) -> None:
             for child in ast.iter_child_nodes(node):
                 if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
@@ -91,12 +94,16 @@ def late_imports(package: Path) -> list[tuple[str, str, int]]:
 
 def undeclared(imports: list[tuple[str, str, int]], declared: dict[str, tuple[str, ...]]) -> list[str]:
     """The late imports no entry of ``declared`` (module -> its late importers) allows."""
-    def allowed(importer: str, module: str) -> bool:
-        return any((module == name or module.startswith(name + ".")) and importer in importers
-                   for name, importers in declared.items())
 
-    return [f"{importer}:{line} imports {module}" for importer, module, line in imports
-            if not allowed(importer, module)]
+    def allowed(importer: str, module: str) -> bool:
+        return any(
+            (module == name or module.startswith(name + ".")) and importer in importers
+            for name, importers in declared.items()
+        )
+
+    return [
+        f"{importer}:{line} imports {module}" for importer, module, line in imports if not allowed(importer, module)
+    ]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -119,7 +126,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
                 on_path.discard(node)
                 done.add(node)
             elif following in on_path:
-                return path[path.index(following):] + [following]
+                return path[path.index(following) :] + [following]
             elif following not in done:
                 stack.append((following, iter(sorted(graph[following]))))
                 path.append(following)
@@ -145,8 +152,10 @@ def test_every_import_inside_a_function_is_declared_in_infx_deferred():
     found = late_imports(PACKAGE)
     assert ("infx.results.plot", "matplotlib.figure") in {(importer, module) for importer, module, _ in found}
     problems = undeclared(found, deferred_importers())
-    assert not problems, "imports inside functions that infx/deferred.py does not declare (move them to the top " \
+    assert not problems, (
+        "imports inside functions that infx/deferred.py does not declare (move them to the top "
         "of the module, or measure their cost with bench/startup.py and declare them):\n" + "\n".join(problems)
+    )
 
 
 def test_every_late_import_infx_deferred_declares_is_made():
@@ -154,20 +163,27 @@ def test_every_late_import_infx_deferred_declares_is_made():
     for entry in DEFERRED:
         assert entry.cost_ms > 0 and entry.why
         for importer in entry.importers:
-            assert any(who == importer and (module == entry.module or module.startswith(entry.module + "."))
-                       for who, module in made), f"{importer} no longer imports {entry.module} late: drop it from DEFERRED"
+            assert any(
+                who == importer and (module == entry.module or module.startswith(entry.module + "."))
+                for who, module in made
+            ), f"{importer} no longer imports {entry.module} late: drop it from DEFERRED"
 
 
 def test_a_late_import_the_table_does_not_declare_is_reported(tmp_path: Path):
     package = tmp_path / "infx"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "plot.py").write_text("import os\n\ndef draw():\n    import matplotlib.figure\n    from . import helper\n")
+    (package / "plot.py").write_text(
+        "import os\n\ndef draw():\n    import matplotlib.figure\n    from . import helper\n"
+    )
     (package / "helper.py").write_text("")
     found = late_imports(package)
     assert found == [("infx.plot", "infx", 5), ("infx.plot", "matplotlib.figure", 4)]
     assert undeclared(found, {"matplotlib": ("infx.plot",), "infx": ("infx.plot",)}) == []
-    assert undeclared(found, {"matplotlib": ("infx.other",)}) == ["infx.plot:5 imports infx", "infx.plot:4 imports matplotlib.figure"]
+    assert undeclared(found, {"matplotlib": ("infx.other",)}) == [
+        "infx.plot:5 imports infx",
+        "infx.plot:4 imports matplotlib.figure",
+    ]
 
 
 LOADED = """
@@ -182,17 +198,32 @@ print(f"exit {code}; loaded:", *sorted(name for name in ("github", "requests", "
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["config", "validate"], ["matrix", "--format", "json"]], ids=" ".join)
-def test_commands_that_do_not_talk_to_github_or_draw_load_neither_pygithub_nor_matplotlib(argv: list[str], tmp_path: Path):
-    done = subprocess.run([sys.executable, "-c", LOADED, *argv], cwd=REPO, capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(tmp_path)})
+def test_commands_that_do_not_talk_to_github_or_draw_load_neither_pygithub_nor_matplotlib(
+    argv: list[str], tmp_path: Path
+):
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(tmp_path)},
+    )
     assert done.stdout.splitlines()[-1] == "exit 0; loaded:", done.stdout[-300:] + done.stderr[-300:]
 
 
 def test_a_command_that_talks_to_github_loads_pygithub_when_it_connects():
-    code = "import sys; from infx.workflows import api; assert 'github' not in sys.modules; " \
-           "api.connect(api.Settings(token='t', base_url='http://127.0.0.1:9')); print('github' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    code = (
+        "import sys; from infx.workflows import api; assert 'github' not in sys.modules; "
+        "api.connect(api.Settings(token='t', base_url='http://127.0.0.1:9')); print('github' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.stdout.strip() == "True", done.stderr[-500:]
 
 

@@ -20,23 +20,32 @@ from infx.fsio import TooLarge, UnusablePath
 from infx.jsonfast import JSONProblem, parse
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"a": NaN}', "NaN is not a JSON number at $.a"),
-    ('{"a": {"b": [1, Infinity]}}', "Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $.a.b[1]"),
-    ('[-Infinity]', "-Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $[0]"),
-    ('{"x": 1e400}', "Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $.x"),
-    ('{"x": -1e400}', "-Infinity"),
-    ('{"n": 18446744073709551616}', "a number is outside the 64-bit integer range at $.n"),
-    ('{"n": ' + "9" * 5000 + "}", "a number is too long to read"),
-    ('{"a": 1, "a": 2}', 'the key "a" appears twice in one object (which one counts is undefined) at $'),
-    ('{"rows": [{"k": 1}, {"k": 1, "k": 1}]}', 'the key "k" appears twice in one object (which one counts is undefined) at $.rows[1]'),
-    ('{"odd key": {"\\ud800": 1}}', 'a key is not Unicode text (a lone surrogate) at $["odd key"]'),
-    ('["ok", "\\udcff"]', "a string is not Unicode text (a lone surrogate) at $[1]"),
-    ("[" * 202 + "]" * 202, "nested deeper than 200 levels at $[0][0]"),
-    ("[" * 100_000 + "]" * 100_000, "nested deeper than 200 levels"),
-    ('{"a": 1}{', "not valid JSON: Extra data"),
-    (b'{"a": "\xff"}', "not valid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"a": NaN}', "NaN is not a JSON number at $.a"),
+        (
+            '{"a": {"b": [1, Infinity]}}',
+            "Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $.a.b[1]",
+        ),
+        ("[-Infinity]", "-Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $[0]"),
+        ('{"x": 1e400}', "Infinity (or a number beyond the float range, such as 1e400) is not a JSON number at $.x"),
+        ('{"x": -1e400}', "-Infinity"),
+        ('{"n": 18446744073709551616}', "a number is outside the 64-bit integer range at $.n"),
+        ('{"n": ' + "9" * 5000 + "}", "a number is too long to read"),
+        ('{"a": 1, "a": 2}', 'the key "a" appears twice in one object (which one counts is undefined) at $'),
+        (
+            '{"rows": [{"k": 1}, {"k": 1, "k": 1}]}',
+            'the key "k" appears twice in one object (which one counts is undefined) at $.rows[1]',
+        ),
+        ('{"odd key": {"\\ud800": 1}}', 'a key is not Unicode text (a lone surrogate) at $["odd key"]'),
+        ('["ok", "\\udcff"]', "a string is not Unicode text (a lone surrogate) at $[1]"),
+        ("[" * 202 + "]" * 202, "nested deeper than 200 levels at $[0][0]"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 200 levels"),
+        ('{"a": 1}{', "not valid JSON: Extra data"),
+        (b'{"a": "\xff"}', "not valid UTF-8"),
+    ],
+)
 def test_refused_with_the_key_path(text, message):
     with pytest.raises(JSONProblem) as refused:
         parse(text)
@@ -44,15 +53,24 @@ def test_refused_with_the_key_path(text, message):
 
 
 def test_plain_json_reads_as_pythons_json_reads_it():
-    text = json.dumps({"a": [1, 2.5, -3, 2**63, -(2**63), "é", None, True, {"b": []}], "c": 1e308, "d": [[0.1] * 5] * 3})
+    text = json.dumps(
+        {"a": [1, 2.5, -3, 2**63, -(2**63), "é", None, True, {"b": []}], "c": 1e308, "d": [[0.1] * 5] * 3}
+    )
     assert parse(text) == json.loads(text)
-    assert parse("[" * 201 + "]" * 201) == json.loads("[" * 201 + "]" * 201)  # the limit itself passes (the root and 200 below)
+    assert parse("[" * 201 + "]" * 201) == json.loads(
+        "[" * 201 + "]" * 201
+    )  # the limit itself passes (the root and 200 below)
 
 
-JSON_DOCS = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False)
-                         | st.text(alphabet=st.characters(blacklist_categories=("Cs",))),
-                         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-                         max_leaves=20)
+JSON_DOCS = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -65,7 +83,11 @@ def test_every_plain_document_round_trips(document):
 @given(st.lists(st.one_of(st.floats(), st.integers(-(2**70), 2**70)), max_size=30))
 def test_numbers_in_long_lists_are_checked_one_by_one_when_needed(numbers):
     text = json.dumps(numbers)  # NaN and Infinity as Python writes them
-    bad = [n for n in numbers if (isinstance(n, float) and not math.isfinite(n)) or (isinstance(n, int) and not -(2**63) <= n < 2**64)]
+    bad = [
+        n
+        for n in numbers
+        if (isinstance(n, float) and not math.isfinite(n)) or (isinstance(n, int) and not -(2**63) <= n < 2**64)
+    ]
     if bad:
         with pytest.raises(JSONProblem, match=r"at \$\[\d+\]"):
             parse(text)

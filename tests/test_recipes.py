@@ -22,9 +22,11 @@ def test_zip_broadcast_and_errors():
 
 
 def test_selectors_name_variants():
-    recipe = {"base": {"name": "r", "roles": {"prefill": {"nodes": 2}, "decode": {"nodes": 4}}},
-              "override_wide": {"roles": {"decode": {"nodes": 8}}},
-              "zip_override_ladder": {"roles": {"prefill": {"nodes": [2, 4]}}}}
+    recipe = {
+        "base": {"name": "r", "roles": {"prefill": {"nodes": 2}, "decode": {"nodes": 4}}},
+        "override_wide": {"roles": {"decode": {"nodes": 8}}},
+        "zip_override_ladder": {"roles": {"prefill": {"nodes": [2, 4]}}},
+    }
     assert select_variant(recipe, "override_wide")["name"] == "r_wide"
     assert recipe_node_count(select_variant(recipe, "override_wide")) == 10
     variant = select_variant(recipe, "zip_override_ladder[1]")
@@ -45,9 +47,16 @@ def test_node_count_includes_dedicated_node(corpus: Path):
 
 
 def test_file_level_keys_beside_base_apply_to_every_variant():
-    recipe = {"schema": 2, "base": {"name": "r", "roles": {"prefill": {"nodes": 1}}},
-              "zip_override_g": {"roles": {"prefill": {"nodes": [2, 4]}}}}
-    assert select_variant(recipe, "zip_override_g[1]") == {"schema": 2, "name": "r_g_1", "roles": {"prefill": {"nodes": 4}}}
+    recipe = {
+        "schema": 2,
+        "base": {"name": "r", "roles": {"prefill": {"nodes": 1}}},
+        "zip_override_g": {"roles": {"prefill": {"nodes": [2, 4]}}},
+    }
+    assert select_variant(recipe, "zip_override_g[1]") == {
+        "schema": 2,
+        "name": "r_g_1",
+        "roles": {"prefill": {"nodes": 4}},
+    }
     assert select_variant(recipe, "base")["schema"] == 2
 
 
@@ -73,21 +82,29 @@ def test_counting_reads_only_the_node_blocks_and_agrees_with_the_full_recipe(cor
         assert part is not None and len(part) <= len(text), path  # a file of variants only is kept whole
         selectors = variant_names(doc.data) if "base" in doc.data else [None]
         for selector in selectors:
-            ref = RecipeRef.parse(f"recipes/{path.relative_to(corpus / RECIPES_DIR)}" + (f":{selector}" if selector else ""))
+            ref = RecipeRef.parse(
+                f"recipes/{path.relative_to(corpus / RECIPES_DIR)}" + (f":{selector}" if selector else "")
+            )
             assert _count(lambda: recipe_for_counting(ref, corpus)) == _count(lambda: load_recipe(ref, corpus)[1]), ref  # noqa: B023 - called at once
             compared += 1
     assert compared > 450
 
 
-@pytest.mark.parametrize("text, pruned", [
-    ("backend:\n  args: [1, 2]\n  args: [3]\nresources:\n  agg_nodes: 2\n", "resources:\n  agg_nodes: 2\n"),
-    ("benchmark:\n  type: sa-bench\n  client_dedicated_node: true\n  prompts: [a, b]\n", "benchmark:\n  client_dedicated_node: true\n"),
-    ("benchmark: {colocate_with_frontend: false}\n", "benchmark: {colocate_with_frontend: false}\n"),
-    ("benchmark:\n  type: x\n", "benchmark: {}\n"),
-    ("---\nresources: {agg_nodes: 1}\n", None),  # a document marker: the whole file is parsed
-    ('"resources":\n  agg_nodes: 1\n', None),  # a quoted key
-    ("- a\n- b\n", None),  # not a mapping
-])
+@pytest.mark.parametrize(
+    "text, pruned",
+    [
+        ("backend:\n  args: [1, 2]\n  args: [3]\nresources:\n  agg_nodes: 2\n", "resources:\n  agg_nodes: 2\n"),
+        (
+            "benchmark:\n  type: sa-bench\n  client_dedicated_node: true\n  prompts: [a, b]\n",
+            "benchmark:\n  client_dedicated_node: true\n",
+        ),
+        ("benchmark: {colocate_with_frontend: false}\n", "benchmark: {colocate_with_frontend: false}\n"),
+        ("benchmark:\n  type: x\n", "benchmark: {}\n"),
+        ("---\nresources: {agg_nodes: 1}\n", None),  # a document marker: the whole file is parsed
+        ('"resources":\n  agg_nodes: 1\n', None),  # a quoted key
+        ("- a\n- b\n", None),  # not a mapping
+    ],
+)
 def test_node_count_text_keeps_what_counting_reads(text, pruned):
     from infx.recipes import node_count_text
 

@@ -49,7 +49,7 @@ def locked() -> dict[str, list[dict]]:
         if text.startswith("--hash=sha256:"):
             current["hashes"].append(text.split(":", 1)[1].rstrip(" \\"))
         elif text.startswith("# via"):
-            rest = text[len("# via"):].strip()
+            rest = text[len("# via") :].strip()
             in_via = not rest
             if rest:
                 current["via"].add(rest)
@@ -76,8 +76,12 @@ def test_the_lock_is_current_with_pyproject():
     """The direct requirements of the lock are exactly pyproject's dependencies, each pinned to a
     version its specifier accepts: a dependency added, dropped or tightened without running
     .ci/lock fails here (and the workflows would install something else than pyproject says)."""
-    declared = {canonicalize_name(Requirement(text).name): Requirement(text) for text in pyproject()["project"]["dependencies"]}
-    direct = {name: pins for name, pins in locked().items() if any("infx (pyproject.toml)" in pin["via"] for pin in pins)}
+    declared = {
+        canonicalize_name(Requirement(text).name): Requirement(text) for text in pyproject()["project"]["dependencies"]
+    }
+    direct = {
+        name: pins for name, pins in locked().items() if any("infx (pyproject.toml)" in pin["via"] for pin in pins)
+    }
     assert set(direct) == set(declared), f"run .ci/lock: pyproject {sorted(declared)} vs lock {sorted(direct)}"
     for name, pins in direct.items():
         for pin in pins:
@@ -100,8 +104,16 @@ def test_the_lock_covers_every_python_infx_supports():
 def source_copy(destination: Path) -> Path:
     """The files of this working tree that git would see (tracked or new, not ignored), with
     symbolic links kept as links, in a new git repository with one commit."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source, target = REPO / name, destination / name
         if not source.exists() and not source.is_symlink():
@@ -120,14 +132,23 @@ def source_copy(destination: Path) -> Path:
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "ci", "GIT_AUTHOR_EMAIL": "ci@example.invalid",
-           "GIT_COMMITTER_NAME": "ci", "GIT_COMMITTER_EMAIL": "ci@example.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "ci",
+        "GIT_AUTHOR_EMAIL": "ci@example.invalid",
+        "GIT_COMMITTER_NAME": "ci",
+        "GIT_COMMITTER_EMAIL": "ci@example.invalid",
+    }
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, env=env).stdout.strip()
 
 
 def scm_version(root: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "setuptools_scm", "--root", str(root), "--config", str(root / "pyproject.toml")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "setuptools_scm", "--root", str(root), "--config", str(root / "pyproject.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 
@@ -161,8 +182,13 @@ def test_an_unbuilt_source_tree_says_so(tmp_path: Path):
 
     def version() -> str:
         # -S: no site-packages, so an editable install of infx cannot lend its _version module
-        done = subprocess.run([sys.executable, "-S", "-c", "import infx; print(infx.__version__)"], capture_output=True, text=True,
-                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", "import infx; print(infx.__version__)"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
@@ -179,7 +205,9 @@ def test_an_unbuilt_source_tree_says_so(tmp_path: Path):
 
 
 def test_a_release_tag_builds_an_sdist_and_a_wheel_of_its_version(tagged: Path):
-    done = subprocess.run(["bash", ".ci/build-dists", "v9.8.7"], cwd=tagged, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", ".ci/build-dists", "v9.8.7"], cwd=tagged, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     dist = tagged / "dist"
     assert sorted(p.name for p in dist.iterdir()) == ["infx-9.8.7-py3-none-any.whl", "infx-9.8.7.tar.gz"]
@@ -194,7 +222,9 @@ def test_a_release_tag_builds_an_sdist_and_a_wheel_of_its_version(tagged: Path):
         assert {"infx/schemas/lane.schema.json", "infx/config/components.yaml"} <= names
         assert not any(name.startswith("tests/") for name in names)
     # A build whose version is not the tag's (here: the tag asked for is another) fails.
-    mismatch = subprocess.run(["bash", ".ci/build-dists", "v1.0.0"], cwd=tagged, capture_output=True, text=True, timeout=300)
+    mismatch = subprocess.run(
+        ["bash", ".ci/build-dists", "v1.0.0"], cwd=tagged, capture_output=True, text=True, timeout=300
+    )
     assert mismatch.returncode == 1 and "expected dist/infx-1.0.0.tar.gz for tag v1.0.0" in mismatch.stderr
     bad_shape = subprocess.run(["bash", ".ci/build-dists", "release-1"], cwd=tagged, capture_output=True, text=True)
     assert bad_shape.returncode == 1 and "is not vX.Y.Z" in bad_shape.stderr
@@ -219,8 +249,9 @@ def test_the_release_workflow_publishes_a_tag_with_trusted_publishing_only():
     assert checkout["with"]["fetch-depth"] == 0, "setuptools-scm needs the tag in the checkout"
     assert jobs["pypi"]["needs"] == "build" and jobs["github-release"]["needs"] == "build"
     publish = jobs["pypi"]["steps"][-1]
-    assert publish["uses"].startswith("pypa/gh-action-pypi-publish@") and "with" not in publish, \
+    assert publish["uses"].startswith("pypa/gh-action-pypi-publish@") and "with" not in publish, (
         "trusted publishing: no username, no password, no token"
+    )
     assert jobs["pypi"]["environment"]["name"] == "pypi"
     assert jobs["github-release"]["permissions"] == {"contents": "write"}
     # id-token: write exists on exactly one job of all the workflows: the PyPI upload.

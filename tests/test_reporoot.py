@@ -36,8 +36,23 @@ def test_from_a_subfolder_the_root_is_the_top_of_the_git_work_tree(tmp_path: Pat
 
 def test_a_linked_worktree_is_its_own_root(tmp_path: Path):
     top = git_repository(tmp_path / "bench")
-    subprocess.run(["git", "-C", str(top), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "c"],
-                   check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(top),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "c",
+        ],
+        check=True,
+    )
     subprocess.run(["git", "-C", str(top), "worktree", "add", "-q", str(tmp_path / "linked")], check=True)
     (tmp_path / "linked" / "sub").mkdir()
     assert (tmp_path / "linked" / ".git").is_file()
@@ -84,15 +99,29 @@ def test_config_validate_from_a_subfolder_reads_the_repositorys_configs(tmp_path
     shutil.copytree(REPO / "benchmarks", top / "benchmarks")
     env = {**os.environ, "PYTHONPATH": str(REPO), "INFX_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("GITHUB_WORKSPACE", None)
-    at_top = subprocess.run([sys.executable, "-m", "infx", "config", "validate", "--format", "json"], cwd=top, env=env,
-                            capture_output=True, text=True)
-    below = subprocess.run([sys.executable, "-m", "infx", "config", "validate", "--format", "json"], cwd=top / "docs" / "deep",
-                           env=env, capture_output=True, text=True)
+    at_top = subprocess.run(
+        [sys.executable, "-m", "infx", "config", "validate", "--format", "json"],
+        cwd=top,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    below = subprocess.run(
+        [sys.executable, "-m", "infx", "config", "validate", "--format", "json"],
+        cwd=top / "docs" / "deep",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert at_top.returncode == 0, at_top.stderr[-600:]
     assert below.returncode == 0, below.stderr[-600:]
     assert below.stdout == at_top.stdout
     # the masters were found from the top (a plain folder outside git refuses: nothing to read there)
     plain = tmp_path / "plain"
     plain.mkdir()
-    outside = subprocess.run([sys.executable, "-m", "infx", "config", "validate"], cwd=plain, env=env, capture_output=True, text=True)
-    assert outside.returncode == 2 and f"nothing matches configs/*-master.yaml under {plain.resolve()}" in outside.stderr
+    outside = subprocess.run(
+        [sys.executable, "-m", "infx", "config", "validate"], cwd=plain, env=env, capture_output=True, text=True
+    )
+    assert (
+        outside.returncode == 2 and f"nothing matches configs/*-master.yaml under {plain.resolve()}" in outside.stderr
+    )

@@ -48,8 +48,13 @@ def test_an_entry_that_is_a_list_is_entry_not_mapping():
 
 
 def test_no_evals_with_evals_only_is_entry_no_evals_conflict():
-    data = {"config-keys": ["dsv4-fp4-gb300-dynamo-sglang"], "description": ["x"], "pr-link": f"https://github.com/{SLUG}/pull/1",
-            "no-evals": True, "evals-only": True}
+    data = {
+        "config-keys": ["dsv4-fp4-gb300-dynamo-sglang"],
+        "description": ["x"],
+        "pr-link": f"https://github.com/{SLUG}/pull/1",
+        "no-evals": True,
+        "evals-only": True,
+    }
     _, problems = parse_entry(data, 1, "perf-changelog.yaml", _where)
     assert "entry-no-evals-conflict" in _rules(problems)
 

@@ -12,7 +12,10 @@ from testing import rulescan
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-SCANNER_FILES = {TESTS / "test_rule_registry.py", TESTS / "testing" / "rulescan.py"}  # by path: tests/matrix/test_rules.py is scanned
+SCANNER_FILES = {
+    TESTS / "test_rule_registry.py",
+    TESTS / "testing" / "rulescan.py",
+}  # by path: tests/matrix/test_rules.py is scanned
 
 
 def test_the_scan_classifies_every_rule_argument():
@@ -32,23 +35,34 @@ def test_every_registered_rule_is_emitted():
 
 def test_the_scan_finds_a_new_rule_and_refuses_an_unknown_shape():
     # A literal id at a helper's `rule: str` parameter is found; a computed one no table explains is reported.
-    probe = ('from .diagnostics import error\n\n\ndef at(where, rule: str):\n    return error("f", where, rule, "m")\n\n\n'
-             'def probe(kind):\n    return [at(None, "probe-new-rule"), error("f", None, f"probe-{kind}", "m")]\n')
+    probe = (
+        'from .diagnostics import error\n\n\ndef at(where, rule: str):\n    return error("f", where, rule, "m")\n\n\n'
+        'def probe(kind):\n    return [at(None, "probe-new-rule"), error("f", None, f"probe-{kind}", "m")]\n'
+    )
     found = rulescan.scan({"infx/_scan_probe.py": probe})
     assert "probe-new-rule" in found.ids
     assert any("_scan_probe.py" in line and "probe-{kind}" in line for line in found.unclassified)
 
 
 def _test_texts() -> dict[str, str]:
-    files = [p for p in TESTS.rglob("*") if p.is_file() and p.suffix in (".py", ".yaml", ".yml", ".json")
-             and p not in SCANNER_FILES and "data" not in p.relative_to(TESTS).parts]
+    files = [
+        p
+        for p in TESTS.rglob("*")
+        if p.is_file()
+        and p.suffix in (".py", ".yaml", ".yml", ".json")
+        and p not in SCANNER_FILES
+        and "data" not in p.relative_to(TESTS).parts
+    ]
     return {str(p.relative_to(ROOT)): p.read_text(errors="replace") for p in files}
 
 
 def test_every_rule_is_asserted_by_a_test():
     texts = _test_texts()
-    untested = [rule for rule in sorted(REGISTRY)
-                if not any(re.search(rf"(?<![a-z0-9-]){re.escape(rule)}(?![a-z0-9-])", text) for text in texts.values())]
+    untested = [
+        rule
+        for rule in sorted(REGISTRY)
+        if not any(re.search(rf"(?<![a-z0-9-]){re.escape(rule)}(?![a-z0-9-])", text) for text in texts.values())
+    ]
     assert not untested, f"rule ids no test under tests/ names: {untested}"
 
 
@@ -58,11 +72,15 @@ def test_every_rule_has_one_area_and_a_doc_line():
 
 
 def test_docs_rules_md_is_generated_from_the_registry():
-    assert (ROOT / "docs" / "rules.md").read_text() == markdown(), "regenerate: python3 -m infx.rules --markdown > docs/rules.md"
+    assert (ROOT / "docs" / "rules.md").read_text() == markdown(), (
+        "regenerate: python3 -m infx.rules --markdown > docs/rules.md"
+    )
 
 
 def test_the_markdown_command_prints_the_doc():
-    done = subprocess.run([sys.executable, "-m", "infx.rules", "--markdown"], cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "infx.rules", "--markdown"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0 and done.stdout == markdown()
     assert all(f"`{rule}`" in done.stdout for rule in REGISTRY)
 

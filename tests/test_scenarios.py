@@ -51,12 +51,20 @@ def test_every_scenario_and_sequence_a_master_config_uses_is_in_the_table(root):
 
 @pytest.mark.parametrize("root", REPOSITORIES)
 def test_every_scenario_a_changelog_entry_names_is_in_the_table(root):
-    named = {kind for entry in yaml.safe_load((root / "perf-changelog.yaml").read_text()) for kind in entry.get("scenario-type", [])}
+    named = {
+        kind
+        for entry in yaml.safe_load((root / "perf-changelog.yaml").read_text())
+        for kind in entry.get("scenario-type", [])
+    }
     assert named == set(SCENARIO_TYPES), named
 
 
 def test_every_scenario_a_lane_route_matches_is_in_the_table():
-    routes = [route for path in sorted((REPO / "runners").glob("*.yaml")) for route in yaml.safe_load(path.read_text())["routes"]]
+    routes = [
+        route
+        for path in sorted((REPO / "runners").glob("*.yaml"))
+        for route in yaml.safe_load(path.read_text())["routes"]
+    ]
     assert routes and {route["match"]["scenario"] for route in routes} <= set(SCENARIO_TYPES)
 
 
@@ -103,11 +111,14 @@ def test_what_is_no_sequence_name_is_refused(name):
     assert parse_seq_name(name) is None
 
 
-@pytest.mark.parametrize("row, label", [
-    ({"isl": 8192, "osl": 1024}, "8k/1k"),
-    ({"isl": 1000, "osl": 1024}, "1000/1k"),
-    ({"scenario-type": AGENTIC}, AGENTIC),
-    ({"scenario-type": FIXED, "isl": 1024, "osl": 1024}, "1k/1k"),
-])
+@pytest.mark.parametrize(
+    "row, label",
+    [
+        ({"isl": 8192, "osl": 1024}, "8k/1k"),
+        ({"isl": 1000, "osl": 1024}, "1000/1k"),
+        ({"scenario-type": AGENTIC}, AGENTIC),
+        ({"scenario-type": FIXED, "isl": 1024, "osl": 1024}, "1k/1k"),
+    ],
+)
 def test_a_comparison_labels_a_scenario_by_its_sequence_or_as_agentic(row, label):
     assert scenario_label(row) == label

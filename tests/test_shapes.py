@@ -14,21 +14,27 @@ SCHEMAS = sorted((REPO / "infx" / "schemas").glob("*.schema.json"))
 
 
 def shape_defs(path: Path) -> dict:
-    return {name: node for name, node in json.loads(path.read_text()).get("$defs", {}).items() if name.startswith("shape-")}
+    return {
+        name: node for name, node in json.loads(path.read_text()).get("$defs", {}).items() if name.startswith("shape-")
+    }
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.name)
 def test_every_shape_a_schema_carries_is_the_modules_own(path):
     expected = shapes.schema_defs()
     for name, node in shape_defs(path).items():
-        assert node == expected[name], f"{path.name} $defs/{name} differs from infx.shapes; paste {json.dumps(expected[name])}"
+        assert node == expected[name], (
+            f"{path.name} $defs/{name} differs from infx.shapes; paste {json.dumps(expected[name])}"
+        )
 
 
 def test_the_schemas_that_take_boundary_strings_use_the_shapes():
     used = {path.name: set(shape_defs(path)) for path in SCHEMAS}
     assert {"shape-setting"} <= used["master.schema.json"]
     assert {"shape-setting", "shape-name"} <= used["row.schema.json"]
-    assert {"shape-slurm-partition", "shape-git-url", "shape-relative-path", "shape-model-alias"} <= used["lane.schema.json"]
+    assert {"shape-slurm-partition", "shape-git-url", "shape-relative-path", "shape-model-alias"} <= used[
+        "lane.schema.json"
+    ]
     for path in SCHEMAS:  # every copied def is referenced, so none is dead
         text = path.read_text()
         for name in shape_defs(path):
@@ -44,22 +50,43 @@ def test_names_refuse_whitespace_newlines_quotes_separators(shape, value):
     assert shapes.problem(shape, value, "x") is not None
 
 
-@pytest.mark.parametrize("value", ["/etc/passwd", "../../x", "recipes/a/../../..", "a/./b", "a//b", "-rf", "a/-b", "a\n", "a b", ""])
+@pytest.mark.parametrize(
+    "value", ["/etc/passwd", "../../x", "recipes/a/../../..", "a/./b", "a//b", "-rf", "a/-b", "a\n", "a b", ""]
+)
 def test_relative_paths_stay_relative_and_never_climb(value):
     assert shapes.problem("relative-path", value, "dest") is not None
     assert shapes.problem("config-file", value, "CONFIG_FILE") is not None
 
 
-@pytest.mark.parametrize("value", ["recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-tp4-tp4-2-c1.yaml",
-                                   "recipes/b200-fp4/8k1k.yaml:zip_override_stp_lowlat[2]", "recipes/x/.hidden/y...yaml:base",
-                                   "benchmarks/multi_node/srt-slurm-recipes/trtllm/a.yaml:override_mtp"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-tp4-tp4-2-c1.yaml",
+        "recipes/b200-fp4/8k1k.yaml:zip_override_stp_lowlat[2]",
+        "recipes/x/.hidden/y...yaml:base",
+        "benchmarks/multi_node/srt-slurm-recipes/trtllm/a.yaml:override_mtp",
+    ],
+)
 def test_real_config_files_are_accepted(value):
     assert shapes.problem("config-file", value, "CONFIG_FILE") is None
 
 
-@pytest.mark.parametrize("url", ["--upload-pack=touch $M;", "-u", "ext::sh -c touch", "http://github.com/x", "ssh://git@github.com/x",
-                                 "git@github.com:x/y.git", "https://github.com/x y", "https://-host/x", "https://github.com/x\n",
-                                 "https://", "file://relative"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "--upload-pack=touch $M;",
+        "-u",
+        "ext::sh -c touch",
+        "http://github.com/x",
+        "ssh://git@github.com/x",
+        "git@github.com:x/y.git",
+        "https://github.com/x y",
+        "https://-host/x",
+        "https://github.com/x\n",
+        "https://",
+        "file://relative",
+    ],
+)
 def test_git_urls_are_https_and_never_an_option(url):
     assert shapes.url_problem(url, ("https", "file"), "url") is not None
 
@@ -95,13 +122,16 @@ def _validate(path: Path):
     return run_cli("config", "validate", path, *side, "--format", "json", timeout=120)
 
 
-@pytest.mark.parametrize("setting, rule", [
-    ('"SLURM_PARTITION=batch_3\\n#SBATCH --partition=other"', "bad-format"),
-    ('"SLURM_PARTITION=batch_3\\n"', "bad-format"),
-    ('"SLURM_PARTITION=batch 3;rm"', "bad-format"),
-    ('"CONFIG_FILE=/etc/passwd"', "bad-format"),
-    ('"CONFIG_FILE=recipes/sglang/../../../../etc/passwd"', "bad-format"),
-])
+@pytest.mark.parametrize(
+    "setting, rule",
+    [
+        ('"SLURM_PARTITION=batch_3\\n#SBATCH --partition=other"', "bad-format"),
+        ('"SLURM_PARTITION=batch_3\\n"', "bad-format"),
+        ('"SLURM_PARTITION=batch 3;rm"', "bad-format"),
+        ('"CONFIG_FILE=/etc/passwd"', "bad-format"),
+        ('"CONFIG_FILE=recipes/sglang/../../../../etc/passwd"', "bad-format"),
+    ],
+)
 def test_config_validate_refuses_hostile_launch_settings_located(tmp_path, setting, rule):
     text = (REPO / "configs" / "nvidia-master.yaml").read_text()
     assert text.count('"SLURM_PARTITION=batch_3"') > 1
@@ -120,8 +150,10 @@ def test_the_bundled_master_config_passes_as_shipped():
     assert _validate(REPO / "configs" / "nvidia-master.yaml").returncode == 0
 
 
-@pytest.mark.parametrize("field, value", [("model-prefix", "../dsv4"), ("precision", "fp4;x"),
-                                          ("image", "lmsysorg/sglang:v0.5.14\\n#SBATCH --x")])
+@pytest.mark.parametrize(
+    "field, value",
+    [("model-prefix", "../dsv4"), ("precision", "fp4;x"), ("image", "lmsysorg/sglang:v0.5.14\\n#SBATCH --x")],
+)
 def test_config_validate_refuses_names_that_reach_file_names_and_tags(tmp_path, field, value):
     text = (REPO / "configs" / "nvidia-master.yaml").read_text()
     start = text.index(f"  {field}: ")

@@ -37,14 +37,36 @@ def bundled_plan() -> SweepPlan:
 def full(plan: SweepPlan) -> SweepPlan:
     """The plan with every field a sweep plan can carry, the changelog's as the PR gate writes them."""
     first = plan.rows[0]
-    change = ChangelogMetadata.build(base_ref="main", head_ref="HEAD", base="a" * 40, head="b" * 40, pr_number=7, change_kind="pr",
-                                     pr_link="https://github.com/acme/bench/pull/7", removed=[{"position": 3, "entry": {"config-keys": ["x"]}}],
-                                     deleted_keys=["gone-key"])
+    change = ChangelogMetadata.build(
+        base_ref="main",
+        head_ref="HEAD",
+        base="a" * 40,
+        head="b" * 40,
+        pr_number=7,
+        change_kind="pr",
+        pr_link="https://github.com/acme/bench/pull/7",
+        removed=[{"position": 3, "entry": {"config-keys": ["x"]}}],
+        deleted_keys=["gone-key"],
+    )
     assert plan.changelog_metadata is not None
-    metadata = change.completed(entries=plan.changelog_metadata.entries, resolved_keys=plan.changelog_metadata.resolved_keys)
-    reuse = {"reused": [{"point-id": point_id(first), "result-key": "c" * 64, "source-run": 5, "artifact": "point-" + "c" * 64,
-                         "folder": "/tmp/x", "gpu-hours": 1.5}], "dispatch-reasons": {"p": "no stored result under its key"},
-             "gpu-hours-saved": 1.5, "notice": "the lookup stopped"}
+    metadata = change.completed(
+        entries=plan.changelog_metadata.entries, resolved_keys=plan.changelog_metadata.resolved_keys
+    )
+    reuse = {
+        "reused": [
+            {
+                "point-id": point_id(first),
+                "result-key": "c" * 64,
+                "source-run": 5,
+                "artifact": "point-" + "c" * 64,
+                "folder": "/tmp/x",
+                "gpu-hours": 1.5,
+            }
+        ],
+        "dispatch-reasons": {"p": "no stored result under its key"},
+        "gpu-hours-saved": 1.5,
+        "notice": "the lookup stopped",
+    }
     queue = {"limit-hours": 24, "lanes": [{"labels": ["gb300"], "held": []}], "held": [point_id(first)]}
     return replace(plan, changelog_metadata=metadata, reuse=reuse, queue=queue)
 
@@ -70,7 +92,15 @@ def test_the_two_modes_are_two_fields(bundled_plan):
     assert again.changelog_metadata is not None and again.changelog_metadata.change_kind == "pr"
     assert isinstance(again.mode, Mode) and again.mode.dispatch and again.mode.canary
     # The metadata keeps the order it was written in: the gate's pr-link before its entries.
-    assert list(data["changelog_metadata"])[:7] == ["base_ref", "head_ref", "base", "head", "pr-number", "mode", "pr-link"]
+    assert list(data["changelog_metadata"])[:7] == [
+        "base_ref",
+        "head_ref",
+        "base",
+        "head",
+        "pr-number",
+        "mode",
+        "pr-link",
+    ]
 
 
 def test_the_shapes_a_plan_is_made_from_are_read_into_buckets(bundled_plan):
@@ -97,8 +127,10 @@ def refusal(path: Path) -> tuple:
 def test_a_malformed_plan_is_refused_where_it_breaks(bundled_plan, tmp_path):
     lines = bundled_plan.text(indent=2).splitlines()
     at = next(n for n, line in enumerate(lines, 1) if line.startswith('  "point-count"'))
-    broken = "\n".join(line.replace('"point-count": ', '"point-count": "many", "was": ') if n == at else line
-                       for n, line in enumerate(lines, 1))
+    broken = "\n".join(
+        line.replace('"point-count": ', '"point-count": "many", "was": ') if n == at else line
+        for n, line in enumerate(lines, 1)
+    )
     rule, line, _, message = refusal(plan_file(tmp_path, broken))
     assert (rule, line) == ("plan-json", at) and "point-count" in message
 
@@ -107,11 +139,21 @@ def test_a_malformed_plan_is_refused_where_it_breaks(bundled_plan, tmp_path):
     rule, _, _, message = refusal(plan_file(tmp_path, '{"buckets": {}, "canary": null}'))
     assert rule == "plan-json" and "mode" in message  # a canary is written with the run mode
     mode = json.dumps(Mode().to_json())
-    rule, line, _, message = refusal(plan_file(tmp_path, '{"buckets": {},\n "canary": {"id": "p", "bucket": "b"},\n "mode": ' +
-                                               mode.replace('"reuse": true', '"reuse": "yes"') + "}"))
+    rule, line, _, message = refusal(
+        plan_file(
+            tmp_path,
+            '{"buckets": {},\n "canary": {"id": "p", "bucket": "b"},\n "mode": '
+            + mode.replace('"reuse": true', '"reuse": "yes"')
+            + "}",
+        )
+    )
     assert (rule, line) == ("plan-json", 3) and "reuse" in message
-    rule, line, _, message = refusal(plan_file(tmp_path, '{"buckets": {"a": [\n  {"config-key": "k", "tp": "eight"}]}}'))
-    assert rule != "plan-json" and line == 2 and "row 0 (at $.buckets.a[0])" in message  # the row contract, at the row's field
+    rule, line, _, message = refusal(
+        plan_file(tmp_path, '{"buckets": {"a": [\n  {"config-key": "k", "tp": "eight"}]}}')
+    )
+    assert (
+        rule != "plan-json" and line == 2 and "row 0 (at $.buckets.a[0])" in message
+    )  # the row contract, at the row's field
     rule, line, column, _ = refusal(plan_file(tmp_path, '{"buckets": {\n  "a": [}'))
     assert (rule, line) == ("plan-json", 2)
     with pytest.raises(UsageError):
@@ -122,12 +164,24 @@ def test_every_plan_reading_command_refuses_a_malformed_plan_with_its_place(tmp_
     path = plan_file(tmp_path, '{"buckets": {},\n "point-count": -1}')
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     for argv in (["github", "select-points", "--points", "x"], ["reuse", "select", "--artifacts", str(tmp_path)]):
-        done = subprocess.run([sys.executable, "-m", "infx", *argv, "--plan", str(path)], capture_output=True, text=True, env=env,
-                              cwd=tmp_path, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "infx", *argv, "--plan", str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert done.returncode == 1, done.stderr
         assert f"{path}:2:" in done.stderr and "plan-json" in done.stderr and "Traceback" not in done.stderr
-        missing = subprocess.run([sys.executable, "-m", "infx", *argv, "--plan", str(tmp_path / "none.json")], capture_output=True,
-                                 text=True, env=env, cwd=tmp_path, timeout=120)
+        missing = subprocess.run(
+            [sys.executable, "-m", "infx", *argv, "--plan", str(tmp_path / "none.json")],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 

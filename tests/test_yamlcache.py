@@ -59,14 +59,22 @@ def test_a_matrix_answered_from_the_cache_does_not_import_pyyaml(tmp_path: Path,
     from testing.corpus import patched_corpus
 
     repo = patched_corpus(corpus, tmp_path / "corpus")
-    probe = ("import atexit, runpy, sys\n"
-             "atexit.register(lambda: print('yaml' in sys.modules, 'infx.yamlio' in sys.modules, file=sys.stderr))\n"
-             "sys.argv = ['infx', 'matrix', '--format', 'json']\n"
-             "runpy.run_module('infx', run_name='__main__')\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "INFX_CACHE_DIR": str(tmp_path / "cache")}
+    probe = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('yaml' in sys.modules, 'infx.yamlio' in sys.modules, file=sys.stderr))\n"
+        "sys.argv = ['infx', 'matrix', '--format', 'json']\n"
+        "runpy.run_module('infx', run_name='__main__')\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        "INFX_CACHE_DIR": str(tmp_path / "cache"),
+    }
     env.pop("INFX_NO_CACHE", None)
-    runs = [subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        for _ in range(2)
+    ]
     assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stderr.splitlines()[-1] == "True True"  # cold: parsed

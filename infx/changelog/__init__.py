@@ -19,5 +19,7 @@ def changelog_path(repo: Path, value: str | None) -> str:
     try:
         return absolute.relative_to(repo.resolve()).as_posix()
     except ValueError:
-        raise UsageError(f"--changelog {value!r} is outside the repository {repo}",
-                         "Name a file inside the repository, e.g. perf-changelog.yaml.") from None
+        raise UsageError(
+            f"--changelog {value!r} is outside the repository {repo}",
+            "Name a file inside the repository, e.g. perf-changelog.yaml.",
+        ) from None

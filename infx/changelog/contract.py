@@ -16,7 +16,11 @@ ENTRY_HEADER = "- config-keys:"
 # character -> (rule, what it is, fix)
 FORBIDDEN_CHARACTERS = {
     "\r": ("changelog-cr", "a carriage return (CR, Windows line ending)", "Save the file with LF line endings."),
-    "\t": ("changelog-tab", "a TAB character", "Replace the TAB with spaces (`infx changelog fix` does this in appended entries)."),
+    "\t": (
+        "changelog-tab",
+        "a TAB character",
+        "Replace the TAB with spaces (`infx changelog fix` does this in appended entries).",
+    ),
     "\0": ("changelog-nul", "a NUL byte", "Remove the NUL byte."),
 }
 
@@ -33,8 +37,15 @@ def decode(raw: bytes, file: str) -> tuple[str | None, list[Diagnostic]]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return None, [error(file, (line, column), "changelog-utf8",
-                            f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start})", "Save the file as UTF-8.")]
+        return None, [
+            error(
+                file,
+                (line, column),
+                "changelog-utf8",
+                f"the file is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                "Save the file as UTF-8.",
+            )
+        ]
 
 
 def file_checks(text: str, file: str, start: int = 0) -> list[Diagnostic]:
@@ -45,10 +56,25 @@ def file_checks(text: str, file: str, start: int = 0) -> list[Diagnostic]:
         if offset >= 0:
             count = text.count(character, start)
             more = f" ({count} in all)" if count > 1 else ""
-            problems.append(error(file, position(text, offset), rule, f"the file contains {what}{more}; the changelog allows none", fix))
+            problems.append(
+                error(
+                    file,
+                    position(text, offset),
+                    rule,
+                    f"the file contains {what}{more}; the changelog allows none",
+                    fix,
+                )
+            )
     if text and not text.endswith("\n"):
-        problems.append(error(file, position(text, len(text)), "changelog-final-newline",
-                              "the file does not end with a newline", "End the last line with a single newline (`infx changelog fix`)."))
+        problems.append(
+            error(
+                file,
+                position(text, len(text)),
+                "changelog-final-newline",
+                "the file does not end with a newline",
+                "End the last line with a single newline (`infx changelog fix`).",
+            )
+        )
     return problems
 
 
@@ -74,11 +100,15 @@ def history_changed(base: str, head: str, file: str, rule: str, message: str) ->
     line, column = position(head, offset)
     base_line = base[base.rfind("\n", 0, offset) + 1 :].split("\n", 1)[0]
     head_line = head[head.rfind("\n", 0, offset) + 1 :].split("\n", 1)[0]
-    return error(file, (line, column), rule,
-                 f"{message}: line {line}, column {column} was `{_visible(base_line, offset >= len(base))}` "
-                 f"and is now `{_visible(head_line, offset >= len(head))}`",
-                 "Restore the base file byte-for-byte (e.g. `git checkout <merge-base> -- perf-changelog.yaml`) "
-                 "and add your entry after the last one.")
+    return error(
+        file,
+        (line, column),
+        rule,
+        f"{message}: line {line}, column {column} was `{_visible(base_line, offset >= len(base))}` "
+        f"and is now `{_visible(head_line, offset >= len(head))}`",
+        "Restore the base file byte-for-byte (e.g. `git checkout <merge-base> -- perf-changelog.yaml`) "
+        "and add your entry after the last one.",
+    )
 
 
 def _blank(line: str) -> bool:
@@ -89,7 +119,7 @@ def appended_region_checks(base: str, head: str, file: str) -> list[Diagnostic]:
     """Separators and ending of the text appended after ``base`` (head starts with base)."""
     problems: list[Diagnostic] = []
     base_lines = base.count("\n")
-    lines = head[len(base):].split("\n")
+    lines = head[len(base) :].split("\n")
     # The final "" after the last newline is not a line.
     if lines and lines[-1] == "":
         lines.pop()
@@ -103,17 +133,32 @@ def appended_region_checks(base: str, head: str, file: str) -> list[Diagnostic]:
         if gap == ([""] if order else first_wanted):
             continue
         where = "from the history above it" if order == 0 else "from the entry above it"
-        found = f"{len(gap)} separator line(s)" + (f", {sum(1 for g in gap if g)} of them holding spaces" if any(gap) else "")
+        found = f"{len(gap)} separator line(s)" + (
+            f", {sum(1 for g in gap if g)} of them holding spaces" if any(gap) else ""
+        )
         at = base_lines + start - len(gap) + 1 if gap else base_lines + start + 1
-        problems.append(error(file, (at, 1), "changelog-separator",
-                              f"appended entry at line {base_lines + start + 1} must be separated {where} by exactly one "
-                              f"empty line; found {found}",
-                              "Leave exactly one empty line (no spaces) before each appended `- config-keys:` (`infx changelog fix`)."))
+        problems.append(
+            error(
+                file,
+                (at, 1),
+                "changelog-separator",
+                f"appended entry at line {base_lines + start + 1} must be separated {where} by exactly one "
+                f"empty line; found {found}",
+                "Leave exactly one empty line (no spaces) before each appended `- config-keys:` (`infx changelog "
+                "fix`).",
+            )
+        )
     tail = _trailing_blank(lines)
     if tail:
-        problems.append(error(file, (base_lines + len(lines) - len(tail) + 1, 1), "changelog-trailing-blank",
-                              f"the final appended entry must end with one newline; found {len(tail)} blank line(s) after it",
-                              "Delete the blank lines at the end of the file (`infx changelog fix`)."))
+        problems.append(
+            error(
+                file,
+                (base_lines + len(lines) - len(tail) + 1, 1),
+                "changelog-trailing-blank",
+                f"the final appended entry must end with one newline; found {len(tail)} blank line(s) after it",
+                "Delete the blank lines at the end of the file (`infx changelog fix`).",
+            )
+        )
     return problems
 
 
@@ -132,10 +177,14 @@ def header_check(text: str, line: int, index: int, file: str) -> Diagnostic | No
     content = text[start : text.find("\n", start) if text.find("\n", start) >= 0 else len(text)]
     if content.startswith(ENTRY_HEADER):
         return None
-    return error(file, (line, 1), "changelog-entry-style",
-                 f"entry {index} starts with `{content[:60]}`; every entry must start with the line `{ENTRY_HEADER}` "
-                 "(block style, config-keys first)",
-                 f"Write:\n{ENTRY_HEADER}\n    - <config-key>\n  description:\n    - \"...\"\n  pr-link: ...")
+    return error(
+        file,
+        (line, 1),
+        "changelog-entry-style",
+        f"entry {index} starts with `{content[:60]}`; every entry must start with the line `{ENTRY_HEADER}` "
+        "(block style, config-keys first)",
+        f'Write:\n{ENTRY_HEADER}\n    - <config-key>\n  description:\n    - "..."\n  pr-link: ...',
+    )
 
 
 def _line_offset(text: str, line: int) -> int:

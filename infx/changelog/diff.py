@@ -65,13 +65,22 @@ def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None,
     doc, problems = parse_yaml(text, file)
     if doc is None:
         if line_offset:
-            problems = [Diagnostic(d.file, (d.line or 0) + line_offset, d.column, d.rule, d.message, d.hint, d.severity) for d in problems]
+            problems = [
+                Diagnostic(d.file, (d.line or 0) + line_offset, d.column, d.rule, d.message, d.hint, d.severity)
+                for d in problems
+            ]
         return None, problems
     data = doc.data if doc.data is not None else []
     if not isinstance(data, list):
-        return None, [error(file, doc.where(()), "changelog-not-list",
-                            f"the changelog must be a YAML list of entries; found a {type(data).__name__}",
-                            "Start every entry with `- config-keys:` at column 1.")]
+        return None, [
+            error(
+                file,
+                doc.where(()),
+                "changelog-not-list",
+                f"the changelog must be a YAML list of entries; found a {type(data).__name__}",
+                "Start every entry with `- config-keys:` at column 1.",
+            )
+        ]
 
     def where(index: int, path: tuple = ()) -> tuple[int, int]:
         line, column = doc.where((index, *path))
@@ -102,8 +111,15 @@ def _entry_text(rev: Revision, index: int) -> list[str]:
     return lines
 
 
-def diff_changelog(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: str, pr_number: int | None = None,
-                   allow_removal: bool = False) -> ChangelogDiff:
+def diff_changelog(
+    base_raw: bytes | None,
+    head_raw: bytes,
+    *,
+    file: str,
+    slug: str,
+    pr_number: int | None = None,
+    allow_removal: bool = False,
+) -> ChangelogDiff:
     """Judge ``head_raw`` against ``base_raw`` (the merge-base on a PR run, the parent on a push run)."""
     change = ChangelogDiff("pr" if pr_number is not None else "push")
     problems = change.diagnostics
@@ -115,11 +131,18 @@ def diff_changelog(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: 
     problems += contract.file_checks(head, file)
     if head == base:
         report = error if change.mode == "pr" else warning
-        problems.append(report(file, None, "changelog-unchanged", "the changelog is unchanged: there is no entry to sweep",
-                               "Append an entry naming the config keys this change should benchmark."))
+        problems.append(
+            report(
+                file,
+                None,
+                "changelog-unchanged",
+                "the changelog is unchanged: there is no entry to sweep",
+                "Append an entry naming the config keys this change should benchmark.",
+            )
+        )
         return change
 
-    suffix = head[len(base):] if head.startswith(base) else None
+    suffix = head[len(base) :] if head.startswith(base) else None
     head_rev: Revision | None
     first_line = next((line for line in (suffix or "").split("\n") if line.strip(" ")), "")
     if suffix is not None and contract.ENTRY_START.match(first_line):
@@ -139,7 +162,10 @@ def diff_changelog(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: 
         if head_rev is None:
             return change
         if base_rev is None:
-            problems += [warning(d.file, (d.line, d.column), d.rule, f"the base revision is not valid: {d.message}") for d in problems_base]
+            problems += [
+                warning(d.file, (d.line, d.column), d.rule, f"the base revision is not valid: {d.message}")
+                for d in problems_base
+            ]
             base_rev = Revision(f"{file} (base)", "", [], [], lambda i, p=(): (1, 1))
         change.base_count = len(base_rev.items)
         pairs, added, removed = _align(base_rev, head_rev, change, file)
@@ -162,19 +188,32 @@ def diff_changelog(base_raw: bytes | None, head_raw: bytes, *, file: str, slug: 
             if rejection:
                 # On main the merge has happened: its sweep runs, the link is corrected by a later PR.
                 report = error if change.mode == "pr" else warning
-                problems.append(report(file, head_rev.where(index, ("pr-link",)), "pr-link", rejection.message, rejection.hint))
+                problems.append(
+                    report(file, head_rev.where(index, ("pr-link",)), "pr-link", rejection.message, rejection.hint)
+                )
         if entry is not None:
             change.added.append(entry)
     if suffix is not None and added and not removed and not change.corrections:
         region = contract.appended_region_checks(base, head, file)
         # On main the merge has happened: irregular separators are reported, not refused.
-        problems += region if change.mode == "pr" else [warning(d.file, (d.line, d.column), d.rule, d.message, d.hint) for d in region]
+        problems += (
+            region
+            if change.mode == "pr"
+            else [warning(d.file, (d.line, d.column), d.rule, d.message, d.hint) for d in region]
+        )
     if change.added_indexes and change.corrections:
         message, hint = policy.MIX_RULE
         problems.append(error(file, (head_rev.lines[added[0]], 1), "changelog-mixed", message, hint))
     if not change.added_indexes and not change.corrections and not removed and not problems:
-        problems.append(contract.history_changed(base, head, file, "changelog-no-entry",
-                                                 "no appended entry or pr-link correction; historical whitespace and formatting are immutable"))
+        problems.append(
+            contract.history_changed(
+                base,
+                head,
+                file,
+                "changelog-no-entry",
+                "no appended entry or pr-link correction; historical whitespace and formatting are immutable",
+            )
+        )
     return change
 
 
@@ -192,7 +231,11 @@ def _align(base: Revision, head: Revision, change: ChangelogDiff, file: str):
         # An entry edited in place keeps its keys or its link: report it as changed.
         for i, j in zip(base_block[:], head_block[:]):
             b, h = base.items[i], head.items[j]
-            if isinstance(b, dict) and isinstance(h, dict) and (b.get("config-keys") == h.get("config-keys") or _link(b) == _link(h)):
+            if (
+                isinstance(b, dict)
+                and isinstance(h, dict)
+                and (b.get("config-keys") == h.get("config-keys") or _link(b) == _link(h))
+            ):
                 base_block.remove(i)
                 head_block.remove(j)
                 _report_edit(base, head, i, j, change, file)
@@ -209,14 +252,32 @@ def _report_edit(base: Revision, head: Revision, i: int, j: int, change: Changel
         if a != b:
             line, shown = head.lines[j] + k, f": line {head.lines[j] + k} was `{a.strip()}` and is now `{b.strip()}`"
             break
-    change.diagnostics.append(error(
-        file, (line, 1), "changelog-history-edit",
-        f"historical entry {i + 1} {_label(base.items[i])} changed{shown}; existing entries are immutable except for pr-link corrections",
-        "Restore the entry as it is on the base branch and describe the new change in a new entry at the end of the file."))
+    change.diagnostics.append(
+        error(
+            file,
+            (line, 1),
+            "changelog-history-edit",
+            f"historical entry {i + 1} {_label(base.items[i])} changed{shown}; existing entries are immutable except "
+            "for pr-link corrections",
+            "Restore the entry as it is on the base branch and describe the new change in a new entry at the end of "
+            "the file.",
+        )
+    )
 
 
-def _check_history(base_text, head_text, base: Revision, head: Revision, pairs, added, removed, change: ChangelogDiff,
-                   file: str, slug: str, allow_removal: bool) -> None:
+def _check_history(
+    base_text,
+    head_text,
+    base: Revision,
+    head: Revision,
+    pairs,
+    added,
+    removed,
+    change: ChangelogDiff,
+    file: str,
+    slug: str,
+    allow_removal: bool,
+) -> None:
     problems = change.diagnostics
     for i, j in pairs:
         old, new = _link(base.items[i]), _link(head.items[j])
@@ -224,30 +285,62 @@ def _check_history(base_text, head_text, base: Revision, head: Revision, pairs, 
             change.corrections.append((j + 1, old, new))
             rejection = policy.check_correction(str(old), str(new), slug)
             if rejection:
-                problems.append(error(file, head.where(j, ("pr-link",)), "pr-link-correction",
-                                      f"historical entry {j + 1}: {rejection.message}", rejection.hint))
+                problems.append(
+                    error(
+                        file,
+                        head.where(j, ("pr-link",)),
+                        "pr-link-correction",
+                        f"historical entry {j + 1}: {rejection.message}",
+                        rejection.hint,
+                    )
+                )
     for i in removed:
         change.removed.append((i + 1, base.items[i]))
         text = f"historical entry {i + 1} {_label(base.items[i])} was removed"
         if change.mode == "push" or allow_removal:
             problems.append(warning(file, None, "changelog-removed", f"{text} (a revert); it is not swept"))
         else:
-            problems.append(error(file, None, "changelog-removed", f"{text}; history is append-only",
-                                  "Restore the entry. If this PR is a revert, the workflow passes --allow-removal."))
+            problems.append(
+                error(
+                    file,
+                    None,
+                    "changelog-removed",
+                    f"{text}; history is append-only",
+                    "Restore the entry. If this PR is a revert, the workflow passes --allow-removal.",
+                )
+            )
     if change.mode == "pr":
         last_kept = max((j for _, j in pairs), default=-1)
         for j in added:
             if j < last_kept:
                 following = min((jj, i) for i, jj in pairs if jj > j)[1]
-                problems.append(error(file, (head.lines[j], 1), "changelog-not-appended",
-                                      f"new entry at line {head.lines[j]} is inserted before historical entry {following + 1}; "
-                                      "a PR may only append entries at the end of the file",
-                                      "Move the entry to the end of the file, after the last entry, separated by one empty line."))
+                problems.append(
+                    error(
+                        file,
+                        (head.lines[j], 1),
+                        "changelog-not-appended",
+                        f"new entry at line {head.lines[j]} is inserted before historical entry {following + 1}; "
+                        "a PR may only append entries at the end of the file",
+                        "Move the entry to the end of the file, after the last entry, separated by one empty line.",
+                    )
+                )
         if any(d.rule == "changelog-history-edit" for d in problems) or removed:
             return
-        if added and not change.corrections and all(j > last_kept for j in added) and not head_text.startswith(base_text):
-            problems.append(contract.history_changed(base_text, head_text, file, "changelog-history-bytes",
-                                                     "the appended entries changed historical bytes"))
+        if (
+            added
+            and not change.corrections
+            and all(j > last_kept for j in added)
+            and not head_text.startswith(base_text)
+        ):
+            problems.append(
+                contract.history_changed(
+                    base_text,
+                    head_text,
+                    file,
+                    "changelog-history-bytes",
+                    "the appended entries changed historical bytes",
+                )
+            )
         elif change.corrections and not added:
             _check_correction_bytes(base_text, head_text, len(change.corrections), file, problems)
     else:
@@ -257,21 +350,40 @@ def _check_history(base_text, head_text, base: Revision, head: Revision, pairs, 
 def _check_correction_bytes(base_text: str, head_text: str, expected: int, file: str, problems: list) -> None:
     base_lines, head_lines = base_text.split("\n"), head_text.split("\n")
     if len(base_lines) != len(head_lines):
-        problems.append(contract.history_changed(base_text, head_text, file, "changelog-history-bytes",
-                                                 "a pr-link correction changed the number of lines"))
+        problems.append(
+            contract.history_changed(
+                base_text,
+                head_text,
+                file,
+                "changelog-history-bytes",
+                "a pr-link correction changed the number of lines",
+            )
+        )
         return
     changed = [n for n, (a, b) in enumerate(zip(base_lines, head_lines)) if a != b]
     for n in changed:
         if not (base_lines[n].startswith("  pr-link:") and head_lines[n].startswith("  pr-link:")):
-            problems.append(error(file, (n + 1, 1), "changelog-history-bytes",
-                                  f"historical bytes changed outside a pr-link line at line {n + 1}: "
-                                  f"`{base_lines[n].strip()}` became `{head_lines[n].strip()}`",
-                                  "A correction may change only `  pr-link:` lines; restore everything else byte-for-byte."))
+            problems.append(
+                error(
+                    file,
+                    (n + 1, 1),
+                    "changelog-history-bytes",
+                    f"historical bytes changed outside a pr-link line at line {n + 1}: "
+                    f"`{base_lines[n].strip()}` became `{head_lines[n].strip()}`",
+                    "A correction may change only `  pr-link:` lines; restore everything else byte-for-byte.",
+                )
+            )
             return
     if len(changed) != expected:
-        problems.append(error(file, (changed[0] + 1 if changed else 1, 1), "changelog-history-bytes",
-                              f"expected {expected} changed pr-link line(s), found {len(changed)}",
-                              "Change each corrected pr-link on its own `  pr-link:` line only."))
+        problems.append(
+            error(
+                file,
+                (changed[0] + 1 if changed else 1, 1),
+                "changelog-history-bytes",
+                f"expected {expected} changed pr-link line(s), found {len(changed)}",
+                "Change each corrected pr-link on its own `  pr-link:` line only.",
+            )
+        )
 
 
 def _warn_reformatting(base: Revision, head: Revision, pairs, file: str, problems: list) -> None:
@@ -281,10 +393,22 @@ def _warn_reformatting(base: Revision, head: Revision, pairs, file: str, problem
             old_gap = base.line_list[base.lines[i] - 1 + len(_entry_text(base, i)) : base.lines[i2] - 1]
             new_gap = head.line_list[head.lines[j] - 1 + len(_entry_text(head, j)) : head.lines[j2] - 1]
             if old_gap != new_gap:
-                problems.append(warning(file, (head.lines[j2], 1), "changelog-separator",
-                                        f"the separator before historical entry {j2 + 1} changed from {old_gap} to {new_gap}",
-                                        "Keep history byte-for-byte."))
+                problems.append(
+                    warning(
+                        file,
+                        (head.lines[j2], 1),
+                        "changelog-separator",
+                        f"the separator before historical entry {j2 + 1} changed from {old_gap} to {new_gap}",
+                        "Keep history byte-for-byte.",
+                    )
+                )
         if _entry_text(base, i) != _entry_text(head, j) and _link(base.items[i]) == _link(head.items[j]):
-            problems.append(warning(file, (head.lines[j], 1), "changelog-reformatted",
-                                    f"historical entry {j + 1} {_label(head.items[j])} was reformatted without a change of content",
-                                    "Keep history byte-for-byte; formatting changes make reviews and merges harder."))
+            problems.append(
+                warning(
+                    file,
+                    (head.lines[j], 1),
+                    "changelog-reformatted",
+                    f"historical entry {j + 1} {_label(head.items[j])} was reformatted without a change of content",
+                    "Keep history byte-for-byte; formatting changes make reviews and merges harder.",
+                )
+            )

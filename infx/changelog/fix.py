@@ -41,11 +41,16 @@ def _unquote(value: str) -> str:
 def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> FixResult:
     """The repaired text of ``current`` whose history is ``base`` (the merge-base bytes)."""
     if not current.startswith(base):
-        problem = contract.history_changed(base, current, file, "fix-history",
-                                           "the history differs from the merge-base, and `fix` never rewrites history")
+        problem = contract.history_changed(
+            base,
+            current,
+            file,
+            "fix-history",
+            "the history differs from the merge-base, and `fix` never rewrites history",
+        )
         return FixResult(None, diagnostics=[problem])
     result = FixResult(None)
-    suffix = current[len(base):]
+    suffix = current[len(base) :]
     cleaned = suffix.replace("\r\n", "\n").replace("\r", "\n")
     if cleaned != suffix:
         result.changes.append("converted CR/CRLF line endings to LF")
@@ -119,8 +124,6 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     return result
 
 
-
-
 @dataclass(frozen=True)
 class FixRequest:
     """`infx changelog fix`: repair the working tree's changelog for PR ``pr_number`` against its merge-base."""
@@ -132,8 +135,8 @@ class FixRequest:
 
 
 def fix_changelog(request: FixRequest, cwd: Path | None = None) -> FixResult:
-    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder; infx.reporoot's rule), against
-    the merge-base of HEAD and the base branch."""
+    """fix_file on the changelog of the repository around ``cwd`` (default: the working folder; infx.reporoot's rule),
+    against the merge-base of HEAD and the base branch."""
     repo = git.toplevel(repository_root(start=cwd))
     slug, _ = policy.resolve_slug(request.repo_slug, repo)
     name = changelog_path(repo, request.changelog)
@@ -144,7 +147,9 @@ def fix_changelog(request: FixRequest, cwd: Path | None = None) -> FixResult:
     path = repo / name
     if not path.is_file():
         raise UsageError(f"{name} does not exist in the working tree")
-    result = fix_file(path, git.read_file(repo, base, name) or b"", name, request.pr_number, slug, base_label=f"{name}@{base[:12]}")
+    result = fix_file(
+        path, git.read_file(repo, base, name) or b"", name, request.pr_number, slug, base_label=f"{name}@{base[:12]}"
+    )
     result.file = name
     return result
 

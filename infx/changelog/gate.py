@@ -46,8 +46,11 @@ class ConfigsAtRef:
         self.roots: dict[str, Path] = {}
 
     def master_blobs(self, commit: str) -> dict[str, str]:
-        return {p: b for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
-                if p.startswith(MASTER_PREFIX) and p.endswith(MASTER_SUFFIX) and "/" not in p[len(MASTER_PREFIX):]}
+        return {
+            p: b
+            for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
+            if p.startswith(MASTER_PREFIX) and p.endswith(MASTER_SUFFIX) and "/" not in p[len(MASTER_PREFIX) :]
+        }
 
     def same_masters(self, a: str, b: str) -> bool:
         trees = git.object_ids(self.repo, [f"{a}:configs", f"{b}:configs"])
@@ -69,8 +72,9 @@ class ConfigsAtRef:
             if not masters:
                 self.cache[(commit, validate, keep_invalid)] = (ConfigSet(root=root), Report())
             else:
-                self.cache[(commit, validate, keep_invalid)] = load_config_set(masters, root=root, validate=validate,
-                                                                              keep_invalid=keep_invalid)
+                self.cache[(commit, validate, keep_invalid)] = load_config_set(
+                    masters, root=root, validate=validate, keep_invalid=keep_invalid
+                )
         return self.cache[(commit, validate, keep_invalid)]
 
 
@@ -87,8 +91,12 @@ def older_problems(head: list[Diagnostic], base: list[Diagnostic]) -> list[Diagn
     one in a config the change sweeps: see :func:`swept_problems`).
     """
     known = {(d.rule, d.message) for d in base if d.is_error}
-    return [replace(d, message=d.message + ALREADY, severity=Severity.WARNING) if d.is_error and (d.rule, d.message) in known else d
-            for d in head]
+    return [
+        replace(d, message=d.message + ALREADY, severity=Severity.WARNING)
+        if d.is_error and (d.rule, d.message) in known
+        else d
+        for d in head
+    ]
 
 
 def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagnostic]:
@@ -98,8 +106,10 @@ def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagn
     def swept(d: Diagnostic) -> bool:
         return d.message.endswith(ALREADY) and bool(prefixes) and d.message.startswith(prefixes)
 
-    return [replace(d, message=d.message.removesuffix(ALREADY) + SWEPT, severity=Severity.ERROR) if swept(d) else d
-            for d in diagnostics]
+    return [
+        replace(d, message=d.message.removesuffix(ALREADY) + SWEPT, severity=Severity.ERROR) if swept(d) else d
+        for d in diagnostics
+    ]
 
 
 def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
@@ -118,15 +128,30 @@ def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str)
 def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
     """A PR that leaves the changelog alone and adds or changes no master key asks for no sweep:
     deleted or deprecated keys, a runner node in runners.yaml. It passes with this notice."""
-    return Diagnostic(unchanged.file, None, None, "changelog-nothing-to-sweep",
-                      "the changelog is unchanged and this change adds or modifies no master-config key "
-                      "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
-                      "To benchmark something, change its master config and append an entry naming its key.",
-                      Severity.NOTICE)
+    return Diagnostic(
+        unchanged.file,
+        None,
+        None,
+        "changelog-nothing-to-sweep",
+        "the changelog is unchanged and this change adds or modifies no master-config key "
+        "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
+        "To benchmark something, change its master config and append an entry naming its key.",
+        Severity.NOTICE,
+    )
 
 
-def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: int | None = None,
-             changelog: str = CHANGELOG, allow_removal: bool = False, plan_options=None, with_plan: bool = True) -> GateResult:
+def run_gate(
+    repo: Path,
+    base_ref: str,
+    head_ref: str,
+    *,
+    slug: str,
+    pr_number: int | None = None,
+    changelog: str = CHANGELOG,
+    allow_removal: bool = False,
+    plan_options=None,
+    with_plan: bool = True,
+) -> GateResult:
     """Validate the changelog change base..head (merge-base on PR runs) and, if asked, plan it.
 
     ``repo`` is the repository's top-level folder (``git.toplevel``).
@@ -141,7 +166,9 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
     if head_raw is None:
         raise UsageError(f"{changelog} does not exist at {head_ref}", "Pass --changelog with the changelog's path.")
     base_raw = git.read_file(repo, base, changelog)
-    change = diff_changelog(base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal)
+    change = diff_changelog(
+        base_raw, head_raw, file=changelog, slug=slug, pr_number=pr_number, allow_removal=allow_removal
+    )
     result.change = change
     report.extend(change.diagnostics)
 
@@ -162,7 +189,9 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
             base_entries = base_set.raw_entries if base_set else {}
         head_keys = list(head_set.entries)
 
-        resolution = resolve(change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n])
+        resolution = resolve(
+            change.added, head_keys, list(base_entries), changelog, lambda entry, n: entry.key_positions[n]
+        )
         result.resolution = resolution
         report.extend(resolution.diagnostics)
         report.diagnostics = swept_problems(report.diagnostics, resolution.keys)
@@ -171,17 +200,30 @@ def run_gate(repo: Path, base_ref: str, head_ref: str, *, slug: str, pr_number: 
             changed = [] if same_masters else changed_keys(base_entries, head_set.raw_entries)
             report.extend(coverage(changed, change.added, changelog))
             if not changed:
-                report.diagnostics = [nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics]
+                report.diagnostics = [
+                    nothing_to_sweep(d) if d.rule == "changelog-unchanged" else d for d in report.diagnostics
+                ]
         if with_plan and not swept_invalid:  # even when other checks failed: "the plan builds" is reported with them
             options = plan_options or PlanOptions()
-            plan, problems = plan_sweep(head_set, change.added, resolution, options,
-                                        base_loader=lambda: configs.load(base, keep_invalid=True)[0],
-                                        change=ChangelogMetadata.build(
-                                            base_ref=base_ref, head_ref=head_ref, base=base, head=head, pr_number=pr_number,
-                                            change_kind=change.mode, pr_link=canonical_link(slug, pr_number) if pr_number else None,
-                                            removed=[{"position": i, "entry": d} for i, d in change.removed],
-                                            deleted_keys=resolution.deleted),
-                                        unnamed_checked=change.mode == "pr")
+            plan, problems = plan_sweep(
+                head_set,
+                change.added,
+                resolution,
+                options,
+                base_loader=lambda: configs.load(base, keep_invalid=True)[0],
+                change=ChangelogMetadata.build(
+                    base_ref=base_ref,
+                    head_ref=head_ref,
+                    base=base,
+                    head=head,
+                    pr_number=pr_number,
+                    change_kind=change.mode,
+                    pr_link=canonical_link(slug, pr_number) if pr_number else None,
+                    removed=[{"position": i, "entry": d} for i, d in change.removed],
+                    deleted_keys=resolution.deleted,
+                ),
+                unnamed_checked=change.mode == "pr",
+            )
             report.extend(problems)
             result.plan = plan
     return result
@@ -204,6 +246,13 @@ def validate_changelog(request: GateRequest, cwd: Path | None = None) -> GateRes
     """The whole gate for the repository around ``cwd`` (default: the working folder; infx.reporoot's rule)."""
     repo = git.toplevel(repository_root(start=cwd))
     slug, _ = resolve_slug(request.repo_slug, repo)
-    return run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
-                    changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal,
-                    plan_options=request.plan_options)
+    return run_gate(
+        repo,
+        request.base_ref,
+        request.head_ref,
+        slug=slug,
+        pr_number=request.pr_number,
+        changelog=changelog_path(repo, request.changelog),
+        allow_removal=request.allow_removal,
+        plan_options=request.plan_options,
+    )

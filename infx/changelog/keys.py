@@ -52,17 +52,28 @@ def resolve(entries: list[Entry], head_keys: list[str], base_keys: list[str], fi
             if gone:
                 result.deleted += [k for k in gone if k not in result.deleted]
                 named = "" if gone == [pattern] else f" (matching {', '.join(gone)})"
-                result.diagnostics.append(warning(file, at, "config-key-deleted",
-                                                  f"entry {entry.index}: config key {pattern!r}{named} is deleted in this change; "
-                                                  "there is nothing to sweep for it",
-                                                  "Nothing to do if the deletion is intended: naming the key records it. "
-                                                  "Otherwise restore the entry in the master config."))
+                result.diagnostics.append(
+                    warning(
+                        file,
+                        at,
+                        "config-key-deleted",
+                        f"entry {entry.index}: config key {pattern!r}{named} is deleted in this change; "
+                        "there is nothing to sweep for it",
+                        "Nothing to do if the deletion is intended: naming the key records it. "
+                        "Otherwise restore the entry in the master config.",
+                    )
+                )
                 continue
             close = suggestions(pattern, head_keys)
             did_you_mean = did_you_mean_text(close)
             if "*" in pattern:
-                message = f"entry {entry.index}: the pattern {pattern!r} matches no key in the master configs{did_you_mean}"
-                hint = "`*` matches any run of characters and the pattern must match a whole key; run `infx matrix --format table` to list keys."
+                message = (
+                    f"entry {entry.index}: the pattern {pattern!r} matches no key in the master configs{did_you_mean}"
+                )
+                hint = (
+                    "`*` matches any run of characters and the pattern must match a whole key; run `infx matrix "
+                    "--format table` to list keys."
+                )
             else:
                 message = f"entry {entry.index}: config key {pattern!r} is not in the master configs{did_you_mean}"
                 hint = "Name an existing key of configs/*-master.yaml, or a `*` pattern that matches one."
@@ -87,7 +98,14 @@ def coverage(changed: list[str], entries: list[Entry], file: str) -> list[Diagno
     if not uncovered:
         return []
     listed = "\n".join(f"    - {key}" for key in uncovered)
-    return [error(file, None, "changelog-coverage",
-                  f"this change adds or modifies {len(uncovered)} master-config key(s) that no appended entry sweeps: "
-                  f"{', '.join(uncovered)}",
-                  f"Name them in an appended entry's config-keys (literally or with a `*` pattern):\n- config-keys:\n{listed}")]
+    return [
+        error(
+            file,
+            None,
+            "changelog-coverage",
+            f"this change adds or modifies {len(uncovered)} master-config key(s) that no appended entry sweeps: "
+            f"{', '.join(uncovered)}",
+            "Name them in an appended entry's config-keys (literally or with a `*` pattern):\n- "
+            f"config-keys:\n{listed}",
+        )
+    ]

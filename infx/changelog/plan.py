@@ -85,9 +85,15 @@ def _min_prefill_ep(rows: list[dict], minimum: int | None) -> list[dict]:
     return kept
 
 
-def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
-              base_loader: Callable[[], ConfigSet | None] | None = None, file: str = "perf-changelog.yaml",
-              unnamed_checked: bool = False):
+def plan_rows(
+    config_set: ConfigSet,
+    entries: list[Entry],
+    resolution: Resolution,
+    options: PlanOptions,
+    base_loader: Callable[[], ConfigSet | None] | None = None,
+    file: str = "perf-changelog.yaml",
+    unnamed_checked: bool = False,
+):
     """(rows, diagnostics) for the given entries, each (key, scenario) planned once per kind.
 
     Throughput rows first (append-only entries contribute their delta), then eval rows; the
@@ -103,8 +109,9 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
     if any(entry.append_only for entry in entries):
         base_set = base_loader() if base_loader else None
         if base_set is not None:
-            problems += appendonly.scope(base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry,
-                                         file, unnamed_checked)
+            problems += appendonly.scope(
+                base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry, file, unnamed_checked
+            )
     # all-evals entries first: their broader eval selection wins when keys overlap.
     for entry in sorted(entries, key=lambda e: EvalMode.ALL not in e.evals):
         keys = resolution.per_entry.get(entry.index, [])
@@ -115,7 +122,9 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_bench).items():
                 head_rows = _rows(config_set, group, scenarios, EvalMode.NONE)
                 present = [k for k in group if base_set is not None and k in base_set.entries]
-                base_rows = _rows(base_set, present, scenarios, EvalMode.NONE) if present and base_set is not None else []
+                base_rows = (
+                    _rows(base_set, present, scenarios, EvalMode.NONE) if present and base_set is not None else []
+                )
                 delta, delta_problems = appendonly.delta(base_rows, head_rows, entry, file)
                 bench += delta
                 problems += delta_problems
@@ -125,14 +134,20 @@ def plan_rows(config_set: ConfigSet, entries: list[Entry], resolution: Resolutio
                 bench += _rows(config_set, group, scenarios, EvalMode.NONE)
         if EvalMode.NONE not in entry.evals:
             for scenarios, group in _group_by_scenarios(keys, entry.scenario_types, seen_eval).items():
-                evals += _min_prefill_ep(_rows(config_set, group, scenarios, eval_rows),
-                                         entry.eval_min_prefill_ep)
+                evals += _min_prefill_ep(_rows(config_set, group, scenarios, eval_rows), entry.eval_min_prefill_ep)
     return (trim_conc(bench) if options.trim_conc else bench) + evals, problems
 
 
-def plan_sweep(config_set: ConfigSet, entries: list[Entry], resolution: Resolution, options: PlanOptions,
-               base_loader=None, change: ChangelogMetadata | None = None, file: str = "perf-changelog.yaml",
-               unnamed_checked: bool = False) -> tuple[SweepPlan | None, list[Diagnostic]]:
+def plan_sweep(
+    config_set: ConfigSet,
+    entries: list[Entry],
+    resolution: Resolution,
+    options: PlanOptions,
+    base_loader=None,
+    change: ChangelogMetadata | None = None,
+    file: str = "perf-changelog.yaml",
+    unnamed_checked: bool = False,
+) -> tuple[SweepPlan | None, list[Diagnostic]]:
     """The sweep plan of the entries: buckets of rows plus the change they come from (``change``,
     completed here with the entries, the keys they resolved to and the PR link); None when it cannot be built."""
     try:
@@ -141,15 +156,29 @@ def plan_sweep(config_set: ConfigSet, entries: list[Entry], resolution: Resoluti
         diagnostics = getattr(exc, "diagnostics", None)
         if diagnostics:
             return None, list(diagnostics)
-        return None, [error(file, None, "plan-build", f"the sweep plan could not be built: {exc}",
-                            "Run `infx matrix` on the named config keys to see the problem.")]
+        return None, [
+            error(
+                file,
+                None,
+                "plan-build",
+                f"the sweep plan could not be built: {exc}",
+                "Run `infx matrix` on the named config keys to see the problem.",
+            )
+        ]
     buckets = matrix.bucketize(rows)
     links = list(dict.fromkeys(entry.pr_link for entry in entries))
-    planned = tuple(PlannedEntry.decode({**entry.metadata(), "position": entry.index,
-                                         "resolved-keys": resolution.per_entry.get(entry.index, [])}) for entry in entries)
+    planned = tuple(
+        PlannedEntry.decode(
+            {**entry.metadata(), "position": entry.index, "resolved-keys": resolution.per_entry.get(entry.index, [])}
+        )
+        for entry in entries
+    )
     change = change or ChangelogMetadata.build()
-    metadata = change.completed(entries=planned, resolved_keys=resolution.keys,
-                                pr_link=change.pr_link or (links[0] if len(links) == 1 else links))
+    metadata = change.completed(
+        entries=planned,
+        resolved_keys=resolution.keys,
+        pr_link=change.pr_link or (links[0] if len(links) == 1 else links),
+    )
     return SweepPlan({name: bucket for name, bucket in buckets.items() if bucket}, metadata), problems
 
 
@@ -160,6 +189,7 @@ def agentx_fast(plan: SweepPlan) -> SweepPlan:
     1,200 s and ``warmup-requests-per-lane: 1``. Each changed row gets its own fingerprint, so a
     fast point never shares a point id or result key with the canonical one and is never reused as it.
     """
+
     def fast(row: dict) -> dict:
         if row.get("scenario-type") != AGENTIC or row.get("eval-only"):
             return row

@@ -80,8 +80,10 @@ def check_correction(old: str, new: str, slug: str) -> Rejection | None:
     )
 
 
-MIX_RULE = ("historical pr-link corrections and new entries are in the same change; do not mix them",
-            "Put the pr-link correction in its own PR.")
+MIX_RULE = (
+    "historical pr-link corrections and new entries are in the same change; do not mix them",
+    "Put the pr-link correction in its own PR.",
+)
 
 
 def is_slug(value: str) -> bool:
@@ -100,7 +102,9 @@ def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
     settings = root / SETTINGS_FILE
     if not any(value for value, _ in candidates) and settings.is_file():
         doc, problems = load_yaml(settings, display=str(settings))
-        problems = problems or (schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else [])
+        problems = problems or (
+            schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else []
+        )
         if problems:
             raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
         if doc is not None and isinstance(doc.data, dict):
@@ -108,26 +112,37 @@ def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
     for value, source in candidates:
         if value:
             if not isinstance(value, str) or not is_slug(value):
-                raise UsageError(f"{source} gives {value!r}, which is not an OWNER/NAME repository slug",
-                                 "Use the form SemiAnalysisAI/InferenceX.")
+                raise UsageError(
+                    f"{source} gives {value!r}, which is not an OWNER/NAME repository slug",
+                    "Use the form SemiAnalysisAI/InferenceX.",
+                )
             return value, source
-    raise UsageError("no repository slug: pass --repo OWNER/NAME, set GITHUB_REPOSITORY or add "
-                     f"`repository: OWNER/NAME` to {SETTINGS_FILE}")
+    raise UsageError(
+        "no repository slug: pass --repo OWNER/NAME, set GITHUB_REPOSITORY or add "
+        f"`repository: OWNER/NAME` to {SETTINGS_FILE}"
+    )
 
 
 def rules_markdown(slug: str = "<owner>/<repo>") -> str:
     """The pr-link rules as docs/changelog.md states them (a test keeps the doc in step)."""
     example = 42
-    return "\n".join([
-        f"- Canonical link: `{canonical_link(slug, '<digits>')}`, exactly (no `http://`, no trailing `/files` or `/changes`, no other repository).",
-        f"- A new entry on a PR run (`--pr-number N`) may use `{PLACEHOLDER}`, `{canonical_link(slug, PLACEHOLDER)}`, or the canonical link of PR N itself.",
-        "  Anything else (`TBD`, `PLACEHOLDER`, `pull/xxxx`, `pull/YYYY`, another PR's number) is rejected.",
-        "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to PR N's canonical link.",
-        "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: the merge is swept, "
-        "and a later PR corrects the link.",
-        "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change as new entries.",
-        f"- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. `{pr_line(slug, example).strip()}`.",
-    ])
+    return "\n".join(
+        [
+            f"- Canonical link: `{canonical_link(slug, '<digits>')}`, exactly (no `http://`, no trailing `/files` or "
+            "`/changes`, no other repository).",
+            f"- A new entry on a PR run (`--pr-number N`) may use `{PLACEHOLDER}`, "
+            f"`{canonical_link(slug, PLACEHOLDER)}`, or the canonical link of PR N itself.",
+            "  Anything else (`TBD`, `PLACEHOLDER`, `pull/xxxx`, `pull/YYYY`, another PR's number) is rejected.",
+            "  `infx changelog fix --pr-number N` rewrites every placeholder or rejected link of an appended entry to "
+            "PR N's canonical link.",
+            "- A new entry on a push run (a merge on main) should carry a canonical link; another link is a warning: "
+            "the merge is swept, and a later PR corrects the link.",
+            "- A historical entry may change only its pr-link, only to a canonical link, and never in the same change "
+            "as new entries.",
+            "- Every rejection names the link found, lists what is accepted and gives the line to write, e.g. "
+            f"`{pr_line(slug, example).strip()}`.",
+        ]
+    )
 
 
 DOCS_FILE = Path(__file__).resolve().parents[2] / "docs" / "changelog.md"

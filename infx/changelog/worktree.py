@@ -19,7 +19,9 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[Swee
     report = Report()
     path = root / name
     if not path.is_file():
-        raise UsageError(f"{name} does not exist in {root}", "Run infx plan from the repository root or pass --changelog.")
+        raise UsageError(
+            f"{name} does not exist in {root}", "Run infx plan from the repository root or pass --changelog."
+        )
     doc, problems = parse_yaml(read_bytes(path), name)  # a regular file only; anything else raises OSError (exit 2)
     report.extend(problems)
     if doc is None:
@@ -40,8 +42,14 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[Swee
     report.extend(_as_preview(d) for d in resolution.diagnostics)
     if not report.ok:
         return None, report
-    plan, problems = plan_sweep(config_set, [entry], resolution, options,
-                                change=ChangelogMetadata.build(base_ref=None, head_ref="working tree"), file=name)
+    plan, problems = plan_sweep(
+        config_set,
+        [entry],
+        resolution,
+        options,
+        change=ChangelogMetadata.build(base_ref=None, head_ref="working tree"),
+        file=name,
+    )
     report.extend(problems)
     return plan, report
 
@@ -55,7 +63,8 @@ def _as_preview(diagnostic: Diagnostic) -> Diagnostic:
         diagnostic,
         severity=Severity.WARNING,
         message=diagnostic.message + " Not planned; expected if this change deleted it.",
-        hint=diagnostic.hint + " `infx changelog validate --base-ref … --head-ref …` checks the key against the change's base.",
+        hint=diagnostic.hint
+        + " `infx changelog validate --base-ref … --head-ref …` checks the key against the change's base.",
     )
 
 
@@ -64,7 +73,10 @@ def _cell(row: dict, name: str) -> str:
     if name == "topology":
         if isinstance(row.get("prefill"), dict):
             p, d = row["prefill"], row.get("decode") or {}
-            return f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x tp{d.get('tp')} ep{d.get('ep')}"
+            return (
+                f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x "
+                f"tp{d.get('tp')} ep{d.get('ep')}"
+            )
         return f"tp{row.get('tp')} ep{row.get('ep')}"
     if name == "seq":
         return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"

@@ -42,17 +42,24 @@ def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
 @PR_OPTION
 @repo_option(PR_LINKS)
 @changelog_option
-@click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert); they are listed, not swept.")
+@click.option(
+    "--allow-removal", is_flag=True, help="Accept removed historical entries (a revert); they are listed, not swept."
+)
 @run_modifier_options
 @format_option()
-def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt) -> None:
+def validate(
+    base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt
+) -> None:
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
     options = PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc)
-    result = validate_changelog(GateRequest(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, options))
+    result = validate_changelog(
+        GateRequest(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, options)
+    )
     change = result.change
     summary: dict[str, Any] = {
         "mode": change.mode if change else None,
-        "base": result.base_commit, "head": result.head_commit,
+        "base": result.base_commit,
+        "head": result.head_commit,
         "added-entries": change.added_indexes if change else [],
         "removed-entries": [i for i, _ in change.removed] if change else [],
         "pr-link-corrections": len(change.corrections) if change else 0,
@@ -60,9 +67,13 @@ def validate(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_rem
         "point-count": result.plan.point_count if result.plan else 0,
     }
     added = len(summary["added-entries"])
-    _emit(result.report, fmt, summary,
-          f"perf-changelog is valid: {added} new entr{'y' if added == 1 else 'ies'}, "
-          f"{len(summary['resolved-keys'])} config key(s), {summary['point-count']} point(s) planned")
+    _emit(
+        result.report,
+        fmt,
+        summary,
+        f"perf-changelog is valid: {added} new entr{'y' if added == 1 else 'ies'}, "
+        f"{len(summary['resolved-keys'])} config key(s), {summary['point-count']} point(s) planned",
+    )
 
 
 @changelog.command("fix")
@@ -82,5 +93,9 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
         click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
     if result.changes and not result.written and not report.ok:
         click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (below)", err=True)
-    _emit(report, fmt, {"changes": result.changes, "written": result.written},
-          f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix")
+    _emit(
+        report,
+        fmt,
+        {"changes": result.changes, "written": result.written},
+        f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix",
+    )

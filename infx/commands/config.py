@@ -18,8 +18,15 @@ def config() -> None:
 
 @config.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml).")
-@click.option("--components", "components_path", type=click.Path(path_type=Path), help="components.yaml (default: configs/components.yaml).")
+@click.option(
+    "--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml)."
+)
+@click.option(
+    "--components",
+    "components_path",
+    type=click.Path(path_type=Path),
+    help="components.yaml (default: configs/components.yaml).",
+)
 @format_option()
 def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""

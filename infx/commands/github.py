@@ -35,23 +35,55 @@ def github() -> None:
 
 @github.command("report")
 @pr_number_option("Pull request number.", required=True)
-@click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True,
-              help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.")
-@click.option("--results", "results_dir", type=click.Path(path_type=Path),
-              help="Folder of downloaded point artifacts (point-<id>[-failed]); adds each point's outcome.")
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.",
+)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(path_type=Path),
+    help="Folder of downloaded point artifacts (point-<id>[-failed]); adds each point's outcome.",
+)
 @click.option("--run-id", type=click.IntRange(min=1), help="Read each point's outcome from this run's artifacts.")
-@click.option("--comparison", "comparison_path", type=click.Path(path_type=Path),
-              help="JSON from `infx results compare --format json`: adds the table against the baseline.")
+@click.option(
+    "--comparison",
+    "comparison_path",
+    type=click.Path(path_type=Path),
+    help="JSON from `infx results compare --format json`: adds the table against the baseline.",
+)
 @click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
-@click.option("--lane-gate", "lane_gate_path", type=click.Path(path_type=Path),
-              help="The lane gate's JSON (`infx github lane-gate --output`): says which lanes' points were stopped.")
+@click.option(
+    "--lane-gate",
+    "lane_gate_path",
+    type=click.Path(path_type=Path),
+    help="The lane gate's JSON (`infx github lane-gate --output`): says which lanes' points were stopped.",
+)
 @repo_option()
-def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: int | None,
-           comparison_path: Path | None, charts_path: Path | None, lane_gate_path: Path | None, repo_slug: str | None) -> None:
+def report(
+    pr_number: int,
+    plan_path: Path,
+    results_dir: Path | None,
+    run_id: int | None,
+    comparison_path: Path | None,
+    charts_path: Path | None,
+    lane_gate_path: Path | None,
+    repo_slug: str | None,
+) -> None:
     """Create or update the one sticky sweep comment on a pull request."""
-    posted = sweepruns.post_report(ReportRequest(pr_number, plan_path, results_dir, run_id, comparison_path, charts_path, lane_gate_path, repo_slug),
-                         _say)
-    click.echo(f"infx github report: {posted.action} the sweep comment on {posted.slug}#{pr_number} ({posted.points} points)", err=True)
+    posted = sweepruns.post_report(
+        ReportRequest(
+            pr_number, plan_path, results_dir, run_id, comparison_path, charts_path, lane_gate_path, repo_slug
+        ),
+        _say,
+    )
+    click.echo(
+        f"infx github report: {posted.action} the sweep comment on {posted.slug}#{pr_number} ({posted.points} points)",
+        err=True,
+    )
 
 
 @github.command("rerun-failed")
@@ -61,40 +93,64 @@ def report(pr_number: int, plan_path: Path, results_dir: Path | None, run_id: in
 @pr_number_option("The pull request being rerun (its branch's runs are accepted).")
 @click.option("--dry-run", is_flag=True, help="Print the failed points and the dispatch; change nothing.")
 @repo_option()
-def rerun_failed(run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo_slug: str | None) -> None:
+def rerun_failed(
+    run_id: int, workflow_file: str, ref: str | None, pr_number: int | None, dry_run: bool, repo_slug: str | None
+) -> None:
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
 
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr-number."""
     rerun = sweepruns.rerun_failed(RerunRequest(run_id, workflow_file, ref, pr_number, dry_run, repo_slug), _say)
     if not rerun.failed:
-        click.echo(f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to rerun", err=True)
+        click.echo(
+            f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to "
+            "rerun",
+            err=True,
+        )
         return
     if dry_run:
-        click.echo(f"infx github rerun-failed: would dispatch {workflow_file} on {rerun.ref} with {json.dumps(rerun.inputs)}", err=True)
+        click.echo(
+            f"infx github rerun-failed: would dispatch {workflow_file} on {rerun.ref} with {json.dumps(rerun.inputs)}",
+            err=True,
+        )
         return
     verb = "dispatched" if rerun.created else "already dispatched earlier:"
-    click.echo(f"infx github rerun-failed: {len(rerun.failed)} of {len(rerun.ids)} points; {verb} launch {rerun.launch} "
-               f"{rerun.run_url or '(run not listed yet)'}", err=True)
+    click.echo(
+        f"infx github rerun-failed: {len(rerun.failed)} of {len(rerun.ids)} points; {verb} launch {rerun.launch} "
+        f"{rerun.run_url or '(run not listed yet)'}",
+        err=True,
+    )
 
 
 @github.command("check-rerun")
-@click.option("--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download.")
+@click.option(
+    "--run-id", type=click.IntRange(min=1), required=True, help="The run whose sweep-plan a rerun would download."
+)
 @click.option("--ref", "ref_name", required=True, help="The branch this rerun runs on ($GITHUB_REF_NAME).")
 @repo_option()
 def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
     """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
     workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
     slug, branch = sweepruns.check_rerun(run_id, ref_name, repo_slug)
-    click.echo(f"infx github check-rerun: run {run_id} is a sweep of {slug} on {branch}; its plan may be reused", err=True)
+    click.echo(
+        f"infx github check-rerun: run {run_id} is a sweep of {slug} on {branch}; its plan may be reused", err=True
+    )
 
 
 @github.command("select-points")
-@click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json.")
+@click.option(
+    "--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json."
+)
 @click.option("--points", "points_text", required=True, help="Point ids separated by spaces (or commas).")
 @click.option("--output", "plan_output", type=OUTPUT_FILE, help="Write the selected plan (JSON rows) here.")
 @format_option(("json", "github"), default="json")
-@click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
-def select_points(plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None) -> None:
+@click.option(
+    "--shard-dir",
+    type=click.Path(path_type=Path),
+    help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).",
+)
+def select_points(
+    plan_path: Path, points_text: str, plan_output: Path | None, fmt: str, shard_dir: Path | None
+) -> None:
     """The rows of a plan whose point ids are listed: what a rerun sweeps."""
     wanted = {part for part in points_text.replace(",", " ").split() if part}
     if not wanted:
@@ -110,8 +166,12 @@ def select_points(plan_path: Path, points_text: str, plan_output: Path | None, f
     outputs_path = os.environ.get("GITHUB_OUTPUT")
     runner_temp = os.environ.get("RUNNER_TEMP")
     if not outputs_path or not (shard_dir or runner_temp):
-        raise UsageError("--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions.")
-    shards = write_sharded_outputs(selected, outputs_path, shard_dir or Path(str(runner_temp)) / SHARD_DIR)  # runner_temp: set without shard_dir
+        raise UsageError(
+            "--format github needs $GITHUB_OUTPUT and --shard-dir or $RUNNER_TEMP", "Run it inside GitHub Actions."
+        )
+    shards = write_sharded_outputs(
+        selected, outputs_path, shard_dir or Path(str(runner_temp)) / SHARD_DIR
+    )  # runner_temp: set without shard_dir
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         write_step_summary(os.environ["GITHUB_STEP_SUMMARY"], selected, title="infx rerun", shards=shards)
     click.echo(f"infx github select-points: {len(rows)} points in {len(shards)} shards", err=True)
@@ -134,7 +194,9 @@ def point_id_command(point_path: Path | None, fmt: str) -> None:
 
 
 @github.command("lane-gate")
-@click.option("--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output).")
+@click.option(
+    "--lanes", "lanes_json", required=True, help="The plan's lanes as a JSON list (the setup job's `lanes` output)."
+)
 @click.option("--output", type=OUTPUT_FILE, help="Write the gate (each lane: up, detail) as JSON here.")
 @format_option(("text", "github"))
 @repo_option()
@@ -146,8 +208,9 @@ def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo_slug: str | N
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, dumps(gate.to_json()) + "\n")
-    lines = render_lines(gate.lanes) or [f"- every lane of the plan has a runner online: "
-                                         f"{', '.join(f'`{lane}`' for lane in lanes) or '(none)'}"]
+    lines = render_lines(gate.lanes) or [
+        f"- every lane of the plan has a runner online: {', '.join(f'`{lane}`' for lane in lanes) or '(none)'}"
+    ]
     if gate.notice:
         lines = [f"- {gate.notice}."]
     if fmt == "github":

@@ -12,8 +12,12 @@ from ..kit import init as write_kit
 
 @click.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
-@click.option("--force", is_flag=True, help="Replace infx's files (workflows, lock, actionlint.yaml) that exist and differ.")
-@click.option("--lane", default=DEFAULT_LANE, show_default=True, help="Name of the lane profile skeleton (runners/<lane>.yaml).")
+@click.option(
+    "--force", is_flag=True, help="Replace infx's files (workflows, lock, actionlint.yaml) that exist and differ."
+)
+@click.option(
+    "--lane", default=DEFAULT_LANE, show_default=True, help="Name of the lane profile skeleton (runners/<lane>.yaml)."
+)
 @click.option("--pin", help="The released infx version the workflows install (default: this infx's own version).")
 def init(directory: Path, force: bool, lane: str, pin: str | None) -> None:
     """Write infx's workflows, the dependency lock, .github/actionlint.yaml, configs/infx.yaml, a

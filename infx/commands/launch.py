@@ -30,19 +30,24 @@ def _plan_text(plan: dict) -> str:
     lines = [
         f"lane        {plan['lane']}   point {plan['point-id']}",
         f"route       {plan['route']}",
-        f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} ({plan['srt-slurm']['ref']})",
+        f"srt-slurm   {plan['srt-slurm']['repository']} @ {plan['srt-slurm']['commit'] or 'UNRESOLVED'} "
+        f"({plan['srt-slurm']['ref']})",
         "overlays    " + (", ".join(f"{o['from']} -> {o['to']}" for o in plan["overlays"]) or "none"),
         "sources     " + (", ".join(f"{s['name']} {s['url']} @ {s['commit']}" for s in plan["sources"]) or "none"),
         f"recipe      {src['config-file']} ({ORIGINS[src['origin']]}; checked {src['checked']})",
         f"model       {plan['model']['alias']} -> {plan['model']['path']}",
-        f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes {plan['node-count']}",
+        f"job         {plan['job-name']}  partition {plan['partition']}  time {_time_limit(plan)}  nodes "
+        f"{plan['node-count']}",
         f"power       {'yes' if plan['power'] else 'no'}",
         f"eval        {_eval_text(plan['eval'])}",
         f"agentic     {_agentic_text(plan['agentic'])}",
         "environment " + " ".join(f"{name}={value}" for name, value in plan["environment"].items()),
     ]
     for step in plan["prepare"]:
-        lines.append(f"prepare     {' '.join(step['argv'])}" + ("   (only when the check above fails)" if step["skip-if-ok"] else ""))
+        lines.append(
+            f"prepare     {' '.join(step['argv'])}"
+            + ("   (only when the check above fails)" if step["skip-if-ok"] else "")
+        )
     lines.append("argv        " + " ".join(plan["argv"]))
     lines.append("srtctl      " + _srtctl_text(plan.get("srtctl-dry-run")))
     for item in plan["warnings"]:
@@ -57,10 +62,15 @@ def _eval_text(evaluation: dict | None) -> str:
     if not evaluation:
         return "no"
     protocol = evaluation["protocol"]
-    tasks = ", ".join(f"{task['task']} ({task['num-fewshot']}-shot, max {task['max-gen-tokens']} tokens)" for task in protocol["tasks"])
+    tasks = ", ".join(
+        f"{task['task']} ({task['num-fewshot']}-shot, max {task['max-gen-tokens']} tokens)"
+        for task in protocol["tasks"]
+    )
     mode = "only (no benchmark stage)" if evaluation["kind"] == "only" else "after the benchmark"
-    return (f"{mode} at concurrency {' '.join(map(str, evaluation['concs']))}: {tasks}; lm-eval {protocol['lm-eval']}, "
-            f"chat template {'applied' if protocol['chat-template'] else 'not applied'} ({evaluation['suite']})")
+    return (
+        f"{mode} at concurrency {' '.join(map(str, evaluation['concs']))}: {tasks}; lm-eval {protocol['lm-eval']}, "
+        f"chat template {'applied' if protocol['chat-template'] else 'not applied'} ({evaluation['suite']})"
+    )
 
 
 def _agentic_text(agentic: dict | None) -> str:
@@ -79,19 +89,29 @@ def _srtctl_text(check: dict | None) -> str:
 
 
 @click.command("launch")
-@click.option("--lane", "lane_name", help="Override the lane: a lane name (runners/<lane>.yaml), a runner label a profile "
-              "declares, or a profile path; default: the lane whose runner-labels declare the point's `runner`.")
-@click.option("--point", "point_file", type=click.Path(dir_okay=False), help="One matrix row as JSON; default: $POINT_JSON.")
+@click.option(
+    "--lane",
+    "lane_name",
+    help="Override the lane: a lane name (runners/<lane>.yaml), a runner label a profile "
+    "declares, or a profile path; default: the lane whose runner-labels declare the point's `runner`.",
+)
+@click.option(
+    "--point", "point_file", type=click.Path(dir_okay=False), help="One matrix row as JSON; default: $POINT_JSON."
+)
 @click.option("--dry-run", is_flag=True, help="Print the launch plan; clone, install and submit nothing.")
 @format_option(("text", "json"))
-@click.option("--output-dir", type=click.Path(file_okay=False),
-              help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .); a dry run that runs "
-                   "srtctl keeps its sbatch script in .infx-launch/<point id>-dry-run/ under $RUNNER_TEMP, else this dir, "
-                   "else $INFX_CACHE_DIR/dry-runs.")
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    help="Where results, logs and the launch record go (default: $GITHUB_WORKSPACE or .); a dry run that runs "
+    "srtctl keeps its sbatch script in .infx-launch/<point id>-dry-run/ under $RUNNER_TEMP, else this dir, "
+    "else $INFX_CACHE_DIR/dry-runs.",
+)
 def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: str, output_dir: str | None) -> None:
     """Launch one sweep point on a runner lane."""
-    request = LaunchRequest(point_file=point_file, lane=lane_name, root=repository_root(),
-                            env=dict(os.environ), dry_run=dry_run)
+    request = LaunchRequest(
+        point_file=point_file, lane=lane_name, root=repository_root(), env=dict(os.environ), dry_run=dry_run
+    )
     try:
         plan = plan_launch(request)
         if dry_run:

@@ -30,17 +30,30 @@ def _many(flag: str, help_text: str):
 
 
 @click.command("matrix")
-@click.option("--config", "configs", multiple=True, type=click.Path(path_type=Path),
-              help="Master config file (repeatable; default: configs/*-master.yaml).")
-@click.option("--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml).")
-@click.option("--components", "components_path", type=click.Path(path_type=Path),
-              help="components.yaml (default: configs/components.yaml).")
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Master config file (repeatable; default: configs/*-master.yaml).",
+)
+@click.option(
+    "--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml)."
+)
+@click.option(
+    "--components",
+    "components_path",
+    type=click.Path(path_type=Path),
+    help="components.yaml (default: configs/components.yaml).",
+)
 @_many("--config-key", "Config key or glob (`*` only, whole key).")
 @_many("--model-prefix", "Keep entries with this model-prefix.")
 @_many("--framework", "Keep entries with this framework.")
 @_many("--precision", "Keep entries with this precision.")
 @_many("--runner-type", "Keep entries with this runner label (must exist in runners.yaml).")
-@click.option("--runner-node-filter", help="Send each point to every runner node of its label whose name contains this text.")
+@click.option(
+    "--runner-node-filter", help="Send each point to every runner node of its label whose name contains this text."
+)
 @_many("--seq-lens", f"Fixed-seq-len sequences: {', '.join(SEQ_NAMES.values())} or <isl>_<osl>.")
 @_many("--scenario-type", f"{' or '.join(SCENARIO_TYPES)}.")
 @click.option("--single-node", is_flag=True, help="Only single-node points (with --multi-node: both).")
@@ -49,27 +62,73 @@ def _many(flag: str, help_text: str):
 @click.option("--max-conc", type=int, help="Drop concurrencies above this.")
 @click.option("--max-tp", type=int, help="Drop points with any worker's tp above this.")
 @click.option("--max-ep", type=int, help="Drop points with any worker's ep above this.")
-@click.option("--step-size", type=int, default=2, show_default=True, help="Factor between rungs of a conc-start..conc-end ladder.")
+@click.option(
+    "--step-size", type=int, default=2, show_default=True, help="Factor between rungs of a conc-start..conc-end ladder."
+)
 @click.option("--no-evals", is_flag=True, help="No point is marked run-eval.")
 @click.option("--evals-only", is_flag=True, help="Only eval rows (default eval policy, agentic included).")
 @click.option("--all-evals", is_flag=True, help="Every 8k1k and agentic point as an eval row.")
 @format_option(("json", "github", "table"), default="json")
-@click.option("--output", type=OUTPUT_FILE,
-              help="json/table: write here instead of stdout. github: the outputs file (default $GITHUB_OUTPUT).")
-@click.option("--shard-dir", type=click.Path(path_type=Path), help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).")
-def matrix(configs, runners_path, components_path, config_key, model_prefix, framework, precision, runner_type,
-           runner_node_filter, seq_lens, scenario_type, single_node, multi_node, min_conc, max_conc, max_tp, max_ep,
-           step_size, no_evals, evals_only, all_evals, fmt, output, shard_dir) -> None:
+@click.option(
+    "--output",
+    type=OUTPUT_FILE,
+    help="json/table: write here instead of stdout. github: the outputs file (default $GITHUB_OUTPUT).",
+)
+@click.option(
+    "--shard-dir",
+    type=click.Path(path_type=Path),
+    help="github: folder for shard-<k>.json (default $RUNNER_TEMP/infx-shards).",
+)
+def matrix(
+    configs,
+    runners_path,
+    components_path,
+    config_key,
+    model_prefix,
+    framework,
+    precision,
+    runner_type,
+    runner_node_filter,
+    seq_lens,
+    scenario_type,
+    single_node,
+    multi_node,
+    min_conc,
+    max_conc,
+    max_tp,
+    max_ep,
+    step_size,
+    no_evals,
+    evals_only,
+    all_evals,
+    fmt,
+    output,
+    shard_dir,
+) -> None:
     """Expand the master configs into sweep points, one GitHub job each."""
     selection = Selection(
-        config_keys=_values(config_key), model_prefixes=_values(model_prefix), frameworks=_values(framework),
-        precisions=_values(precision), runner_types=_values(runner_type), runner_node_filter=runner_node_filter,
-        seq_lens=_values(seq_lens), scenario_types=_values(scenario_type),
+        config_keys=_values(config_key),
+        model_prefixes=_values(model_prefix),
+        frameworks=_values(framework),
+        precisions=_values(precision),
+        runner_types=_values(runner_type),
+        runner_node_filter=runner_node_filter,
+        seq_lens=_values(seq_lens),
+        scenario_types=_values(scenario_type),
         node_types=tuple(name for flag, name in ((single_node, "single-node"), (multi_node, "multi-node")) if flag),
-        min_conc=min_conc, max_conc=max_conc, max_tp=max_tp, max_ep=max_ep, step_size=step_size,
+        min_conc=min_conc,
+        max_conc=max_conc,
+        max_tp=max_tp,
+        max_ep=max_ep,
+        step_size=step_size,
     )
-    request = MatrixRequest(configs, runners_path, components_path, selection,
-                            EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals))
+    request = MatrixRequest(
+        configs,
+        runners_path,
+        components_path,
+        selection,
+        EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals),
+    )
     # Flags are checked before any file is read: a usage error must not wait on YAML.
     request.check()
     github_paths = _github_paths(output, shard_dir) if fmt == "github" else None
@@ -110,7 +169,9 @@ def _write_github(buckets: dict, outputs_path: Path, shard_dir: Path) -> None:
 def _github_paths(output: Path | None, shard_dir: Path | None) -> tuple[Path, Path]:
     outputs_path = output or (Path(os.environ["GITHUB_OUTPUT"]) if os.environ.get("GITHUB_OUTPUT") else None)
     if outputs_path is None:
-        raise UsageError("--format github needs $GITHUB_OUTPUT or --output PATH", "Run it inside GitHub Actions, or pass --output.")
+        raise UsageError(
+            "--format github needs $GITHUB_OUTPUT or --output PATH", "Run it inside GitHub Actions, or pass --output."
+        )
     if shard_dir is None:
         if not os.environ.get("RUNNER_TEMP"):
             raise UsageError("--format github needs --shard-dir or $RUNNER_TEMP", "Pass --shard-dir DIR.")

@@ -41,24 +41,48 @@ def repo_option(purpose: str = "") -> Callable:
 
 def pr_number_option(help: str, required: bool = False) -> Callable:
     """--pr-number N into ``pr_number`` (the reference's spelling); ``--pr`` is its deprecated alias."""
-    return click.option("--pr-number", "--pr", "pr_number", cls=HiddenAliasOption, hidden_aliases=("--pr",),
-                        type=click.IntRange(min=1), required=required, help=help)
+    return click.option(
+        "--pr-number",
+        "--pr",
+        "pr_number",
+        cls=HiddenAliasOption,
+        hidden_aliases=("--pr",),
+        type=click.IntRange(min=1),
+        required=required,
+        help=help,
+    )
 
 
-def format_option(choices: Iterable[str] = FORMATS, default: str | None = "text", help: str = "Output format.") -> Callable:
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=default is not None,
-                        help=help)
+def format_option(
+    choices: Iterable[str] = FORMATS, default: str | None = "text", help: str = "Output format."
+) -> Callable:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
 
 
-changelog_option = click.option("--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
+changelog_option = click.option(
+    "--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml)."
+)
 
 
 def run_modifier_options(command: Callable) -> Callable:
     """--evals-only, --all-evals, --trim-conc: the run-wide modifiers a PR's labels also set."""
-    for option in reversed((
-        click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only."),
-        click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point."),
-        click.option("--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point."),
-    )):
+    for option in reversed(
+        (
+            click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only."),
+            click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point."),
+            click.option(
+                "--trim-conc",
+                is_flag=True,
+                help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.",
+            ),
+        )
+    ):
         command = option(command)
     return command

@@ -29,47 +29,121 @@ from .options import changelog_option, format_option, pr_number_option, repo_opt
 @changelog_option
 @click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert).")
 @run_modifier_options
-@click.option("--label", "labels", multiple=True, metavar="NAME",
-              help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.")
-@click.option("--labels-json", metavar="JSON",
-              help="PR labels as a JSON list of names (what toJSON(github.event.pull_request.labels.*.name) gives).")
-@click.option("--event", type=click.Choice(EVENTS), help="The triggering event (default: pull_request with --pr-number or no refs, else push).")
-@click.option("--rows", "rows_path", type=click.Path(path_type=Path),
-              help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.")
-@click.option("--reuse-github", is_flag=True,
-              help="Leave out points whose result key has a valid result among the repository's artifacts (trusted runs only).")
-@click.option("--reuse-artifacts", "reuse_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="The same, over a folder of downloaded point artifacts.")
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="NAME",
+    help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.",
+)
+@click.option(
+    "--labels-json",
+    metavar="JSON",
+    help="PR labels as a JSON list of names (what toJSON(github.event.pull_request.labels.*.name) gives).",
+)
+@click.option(
+    "--event",
+    type=click.Choice(EVENTS),
+    help="The triggering event (default: pull_request with --pr-number or no refs, else push).",
+)
+@click.option(
+    "--rows",
+    "rows_path",
+    type=click.Path(path_type=Path),
+    help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.",
+)
+@click.option(
+    "--reuse-github",
+    is_flag=True,
+    help="Leave out points whose result key has a valid result among the repository's artifacts (trusted runs only).",
+)
+@click.option(
+    "--reuse-artifacts",
+    "reuse_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The same, over a folder of downloaded point artifacts.",
+)
 @click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
-@click.option("--dry-run", "hosted", is_flag=True,
-              help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.")
-@format_option(("table", "json", "github"), default=None, help="Output format (default: json with refs, table without).")
+@click.option(
+    "--dry-run",
+    "hosted",
+    is_flag=True,
+    help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.",
+)
+@format_option(
+    ("table", "json", "github"), default=None, help="Output format (default: json with refs, table without)."
+)
 @click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
 @click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
-def plan(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc,
-         labels, labels_json, event, rows_path, reuse_github, reuse_dir, no_reuse, hosted, fmt, output, shard_dir) -> None:
+def plan(
+    base_ref,
+    head_ref,
+    pr_number,
+    repo_slug,
+    changelog_file,
+    allow_removal,
+    evals_only,
+    all_evals,
+    trim_conc,
+    labels,
+    labels_json,
+    event,
+    rows_path,
+    reuse_github,
+    reuse_dir,
+    no_reuse,
+    hosted,
+    fmt,
+    output,
+    shard_dir,
+) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
     working tree's configs and print it as a table.
     """
     if (base_ref is None) != (head_ref is None):
-        raise UsageError("give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)")
+        raise UsageError(
+            "give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)"
+        )
     if rows_path is not None and base_ref is not None:
         raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
-    event = event or ("push" if base_ref is not None and pr_number is None else
-                      "workflow_dispatch" if rows_path is not None else "pull_request")
+    event = event or (
+        "push"
+        if base_ref is not None and pr_number is None
+        else "workflow_dispatch"
+        if rows_path is not None
+        else "pull_request"
+    )
     if reuse_github and reuse_dir is not None:
         raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
-    names = tuple(labels) + tuple(json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ())
-    request = SweepRequest(event, base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal,
-                           PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc), names, rows_path,
-                           reuse_github, reuse_dir, no_reuse, hosted)
+    names = tuple(labels) + tuple(
+        json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ()
+    )
+    request = SweepRequest(
+        event,
+        base_ref,
+        head_ref,
+        pr_number,
+        repo_slug,
+        changelog_file,
+        allow_removal,
+        PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc),
+        names,
+        rows_path,
+        reuse_github,
+        reuse_dir,
+        no_reuse,
+        hosted,
+    )
     shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
 
     def say(said: Said) -> None:
         if said.diagnostics:
-            click.echo(render(list(said.diagnostics), "github" if shown == "github" else "text", said.ok), err=shown != "github")
+            click.echo(
+                render(list(said.diagnostics), "github" if shown == "github" else "text", said.ok),
+                err=shown != "github",
+            )
         if said.line:
             click.echo(said.line, err=True)
 
@@ -96,9 +170,12 @@ def _github(plan: SweepPlan, shard_dir: Path | None) -> None:
     """The plan as the workflows take it (infx/workflows/planning.py write_github_outputs)."""
     output = os.environ.get("GITHUB_OUTPUT")
     if not output:
-        raise UsageError("--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)",
-                         "Use --format json outside Actions.")
+        raise UsageError(
+            "--format github needs $GITHUB_OUTPUT (it runs inside GitHub Actions)", "Use --format json outside Actions."
+        )
     if shard_dir is None:
         shard_dir = runner_temp(SHARD_DIR)
     shards = write_github_outputs(plan, output, shard_dir, os.environ.get("GITHUB_STEP_SUMMARY"))
-    click.echo(f"{plan.point_count} point(s) in {shards} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True)
+    click.echo(
+        f"{plan.point_count} point(s) in {shards} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True
+    )

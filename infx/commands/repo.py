@@ -37,7 +37,13 @@ def check(repo_slug: str | None, fmt: str) -> None:
         click.echo(json.dumps({"ok": ok, "repository": slug, "checks": [f.to_json() for f in findings]}, indent=1))
     else:
         click.echo(repocheck.render_text(findings))
-        click.echo(f"\n{slug}: " + ("every check is ok" if ok else
-                                    f"{sum(f.status != repocheck.OK for f in findings)} of {len(findings)} checks are not ok"),
-                   err=True)
+        click.echo(
+            f"\n{slug}: "
+            + (
+                "every check is ok"
+                if ok
+                else f"{sum(f.status != repocheck.OK for f in findings)} of {len(findings)} checks are not ok"
+            ),
+            err=True,
+        )
     sys.exit(0 if ok else 1)

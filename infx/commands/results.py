@@ -40,20 +40,28 @@ def _write(output: Path | None, text: str) -> None:
 @click.argument("artifacts", nargs=-1, required=True, type=click.Path(path_type=Path, readable=False))
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @format_option(("json", "csv", "table"), default="json")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them).")
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit 0 even when a point is invalid (the report job, which shows them)."
+)
 def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, exit_zero: bool) -> None:
     """Read each point's artifact folder (or a folder of them) into result rows; exit 1 naming
     every invalid or failed point and why."""
     collected = collect_artifacts(CollectRequest(artifacts))
-    render = {"json": lambda: results_json(collected), "csv": lambda: rows_csv(collected.rows),
-              "table": lambda: rows_table(collected.rows)}[fmt]
+    render = {
+        "json": lambda: results_json(collected),
+        "csv": lambda: rows_csv(collected.rows),
+        "table": lambda: rows_table(collected.rows),
+    }[fmt]
     _write(output, render())
     problems = collected.diagnostics
     if problems:
         click.echo(render_text(problems), err=True)
     ok = len(collected.points) - len(problems)  # one diagnostic per point that is not ok
-    click.echo(f"infx results collect: {len(collected.rows)} rows from {ok} of {len(collected.points)} points"
-               + (f"; {len(problems)} point(s) without a valid result" if problems else ""), err=True)
+    click.echo(
+        f"infx results collect: {len(collected.rows)} rows from {ok} of {len(collected.points)} points"
+        + (f"; {len(problems)} point(s) without a valid result" if problems else ""),
+        err=True,
+    )
     sys.exit(1 if problems and not exit_zero else 0)
 
 
@@ -69,22 +77,49 @@ def _threshold(_ctx, _param, value: str) -> float:
 
 
 @results.command("compare")
-@click.option("--head", "head", multiple=True, required=True, type=click.Path(path_type=Path),
-              help="The sweep's results: a `collect` output or artifact folders (repeatable).")
-@click.option("--baseline", "baseline", multiple=True, type=click.Path(path_type=Path),
-              help="The baseline's results, the same kinds of input. Without it: --baseline-run, else found on GitHub.")
-@click.option("--baseline-run", type=click.IntRange(min=1), help="Use this run's sweep results artifact as the baseline.")
-@click.option("--threshold", default="5%", show_default=True, callback=_threshold,
-              help="A change beyond this, in the worse direction, is a regression.")
+@click.option(
+    "--head",
+    "head",
+    multiple=True,
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The sweep's results: a `collect` output or artifact folders (repeatable).",
+)
+@click.option(
+    "--baseline",
+    "baseline",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="The baseline's results, the same kinds of input. Without it: --baseline-run, else found on GitHub.",
+)
+@click.option(
+    "--baseline-run", type=click.IntRange(min=1), help="Use this run's sweep results artifact as the baseline."
+)
+@click.option(
+    "--threshold",
+    default="5%",
+    show_default=True,
+    callback=_threshold,
+    help="A change beyond this, in the worse direction, is a regression.",
+)
 @format_option(("markdown", "json"), default="markdown")
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout).")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when any metric regressed beyond the threshold.")
 @repo_option(" for finding the baseline")
-@click.option("--save-baseline", type=click.Path(path_type=Path),
-              help="Also write the baseline rows used, as a results file (for `plot --baseline`).")
-@click.option("--thresholds", type=click.Path(path_type=Path),
-              help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx ships).")
-def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo_slug, save_baseline, thresholds) -> None:
+@click.option(
+    "--save-baseline",
+    type=click.Path(path_type=Path),
+    help="Also write the baseline rows used, as a results file (for `plot --baseline`).",
+)
+@click.option(
+    "--thresholds",
+    type=click.Path(path_type=Path),
+    help="The score floors the Accuracy section shows (default: configs/eval-thresholds.yaml, else the floors infx "
+    "ships).",
+)
+def compare_command(
+    head, baseline, baseline_run, threshold, fmt, output, fail_on_regression, repo_slug, save_baseline, thresholds
+) -> None:
     """Match head rows with baseline rows (config key, scenario, topology, concurrency) and judge each;
     the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
@@ -101,8 +136,15 @@ def compare_command(head, baseline, baseline_run, threshold, fmt, output, fail_o
 
 @results.command("plot")
 @click.argument("results_paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--baseline", multiple=True, type=click.Path(path_type=Path), help="Baseline results drawn on the same charts.")
-@click.option("--output", type=click.Path(path_type=Path, file_okay=False), required=True, help="Folder for the PNGs and charts.md.")
+@click.option(
+    "--baseline", multiple=True, type=click.Path(path_type=Path), help="Baseline results drawn on the same charts."
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder for the PNGs and charts.md.",
+)
 def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], output: Path) -> None:
     """Per config key and scenario, the Pareto frontier of throughput per GPU against
     interactivity: one PNG each and charts.md with Mermaid xychart blocks."""
@@ -113,8 +155,13 @@ def plot_command(results_paths: tuple[Path, ...], baseline: tuple[Path, ...], ou
 
 
 @results.command("summary")
-@click.option("--comparison", "comparison_path", required=True, type=click.Path(path_type=Path),
-              help="JSON from `infx results compare --format json`.")
+@click.option(
+    "--comparison",
+    "comparison_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="JSON from `infx results compare --format json`.",
+)
 @click.option("--charts", "charts_path", type=click.Path(path_type=Path), help="charts.md from `infx results plot`.")
 @click.option("--output", type=OUTPUT_FILE, help="Write here (default: stdout, e.g. >> $GITHUB_STEP_SUMMARY).")
 def summary_command(comparison_path: Path, charts_path: Path | None, output: Path | None) -> None:
@@ -127,15 +174,26 @@ def summary_command(comparison_path: Path, charts_path: Path | None, output: Pat
 def _run_url() -> str | None:
     """This Actions run's page (its artifact list is where a failed point's logs are), when in one."""
     server, slug, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
-    return f"{server}/{slug}/actions/runs/{run}" if server.startswith("https://") and slug.count("/") == 1 and run.isdigit() else None
+    return (
+        f"{server}/{slug}/actions/runs/{run}"
+        if server.startswith("https://") and slug.count("/") == 1 and run.isdigit()
+        else None
+    )
 
 
 @results.command("check-evals")
 @click.argument("results_json", type=click.Path(path_type=Path))
-@click.option("--thresholds", type=click.Path(path_type=Path),
-              help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).")
-@click.option("--plan", "plan", type=click.Path(path_type=Path),
-              help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.")
+@click.option(
+    "--thresholds",
+    type=click.Path(path_type=Path),
+    help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).",
+)
+@click.option(
+    "--plan",
+    "plan",
+    type=click.Path(path_type=Path),
+    help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.",
+)
 @format_option()
 def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path | None, fmt: str) -> None:
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must

@@ -17,5 +17,15 @@ from .load import (
     validate_configs,
 )
 
-__all__ = ["ConfigSet", "ConfigPaths", "ValidateRequest", "validate_configs", "load_config_set", "resolve_paths",
-           "existing_paths", "DEFAULT_MASTER_GLOB", "DEFAULT_RUNNERS", "DEFAULT_COMPONENTS"]
+__all__ = [
+    "ConfigSet",
+    "ConfigPaths",
+    "ValidateRequest",
+    "validate_configs",
+    "load_config_set",
+    "resolve_paths",
+    "existing_paths",
+    "DEFAULT_MASTER_GLOB",
+    "DEFAULT_RUNNERS",
+    "DEFAULT_COMPONENTS",
+]

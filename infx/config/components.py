@@ -61,15 +61,18 @@ def policy_markdown(components: dict) -> str:
     lines += [
         "",
         f"Framework-native backends ({', '.join(native) or 'none'}) ship inside the serving framework, so the image",
-        f"already pins them and `version` may be omitted. Independently versioned backends ({', '.join(independent) or 'none'})",
+        "already pins them and `version` may be omitted. Independently versioned backends "
+        f"({', '.join(independent) or 'none'})",
         "are released on their own and must carry `version`: rule `kv-offload-backend-version-required`.",
         "A backend not listed is a warning (`kv-offload-backend-unknown`: the reference accepts any backend name and",
         "asks a version only of independently versioned ones); list it under `kv-offload-backends:` in",
-        "configs/components.yaml with its `versioning` and a `description`. A repository's own components.yaml makes it",
+        "configs/components.yaml with its `versioning` and a `description`. A repository's own components.yaml makes "
+        "it",
         "an error: set `unknown-backends` to `error` (default `warning`).",
         "",
         "Every component version (`router.version`, `kv-offload-backend.version`) is the component's own",
         "release, package version or source commit. An image reference is rejected (`component-version-image`):",
-        "a value starting with `image:`, or shaped like `registry/name:tag`, `name@sha256:<digest>` or `nvcr.io#org/name:tag`.",
+        "a value starting with `image:`, or shaped like `registry/name:tag`, `name@sha256:<digest>` or "
+        "`nvcr.io#org/name:tag`.",
     ]
     return "\n".join(lines)

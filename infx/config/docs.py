@@ -40,7 +40,9 @@ def components_markdown() -> str:
 
 
 SECTIONS = {"components": components_markdown, "rules": rules_markdown, "non-master-fields": non_master_markdown}
-_BLOCK = re.compile(r"(<!-- BEGIN generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)", re.S)
+_BLOCK = re.compile(
+    r"(<!-- BEGIN generated:(?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated:(?P=name) -->)", re.S
+)
 
 
 def render(text: str) -> str:

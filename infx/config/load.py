@@ -53,12 +53,25 @@ def _load(path: Path, report: Report, what: str) -> Document | None:
     if doc is None:
         return None
     if doc.data is None:
-        report.add(error(doc.file, (1, 1), "file-empty", f"the {what} is empty",
-                         f"The {what} is a YAML mapping; see configs/CONFIGS.md."))
+        report.add(
+            error(
+                doc.file,
+                (1, 1),
+                "file-empty",
+                f"the {what} is empty",
+                f"The {what} is a YAML mapping; see configs/CONFIGS.md.",
+            )
+        )
     elif not isinstance(doc.data, dict):
-        report.add(error(doc.file, doc.where(()), "file-not-mapping",
-                         f"the {what} must be a mapping, not a {_KIND.get(type(doc.data), type(doc.data).__name__)}",
-                         "Write `key: value` entries at the top level; see configs/CONFIGS.md."))
+        report.add(
+            error(
+                doc.file,
+                doc.where(()),
+                "file-not-mapping",
+                f"the {what} must be a mapping, not a {_KIND.get(type(doc.data), type(doc.data).__name__)}",
+                "Write `key: value` entries at the top level; see configs/CONFIGS.md.",
+            )
+        )
     return doc
 
 
@@ -79,9 +92,17 @@ class ConfigPaths(NamedTuple):
         """What the user should know about the files chosen (said once per command)."""
         if not self.components_shipped:
             return []
-        return [Diagnostic(str(self.root / DEFAULT_COMPONENTS), None, None, "components-default",
-                           f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships ({SHIPPED_COMPONENTS})",
-                           f"To change the policy, copy that file to {DEFAULT_COMPONENTS} and edit it.", Severity.NOTICE)]
+        return [
+            Diagnostic(
+                str(self.root / DEFAULT_COMPONENTS),
+                None,
+                None,
+                "components-default",
+                f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships ({SHIPPED_COMPONENTS})",
+                f"To change the policy, copy that file to {DEFAULT_COMPONENTS} and edit it.",
+                Severity.NOTICE,
+            )
+        ]
 
 
 def resolve_paths(
@@ -118,12 +139,17 @@ def existing_paths(
     """``resolve_paths``, refusing (exit 2) when a file to read is missing or there is no master."""
     paths = resolve_paths(master_paths, runners_path, components_path)
     if not paths.masters:
-        raise UsageError(f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {paths.root}",
-                         "Run inside the benchmark repository, or name the master config files.")
+        raise UsageError(
+            f"no master configs: nothing matches {DEFAULT_MASTER_GLOB} under {paths.root}",
+            "Run inside the benchmark repository, or name the master config files.",
+        )
     missing = paths.missing()
     if missing:
-        raise UsageError(f"file not found: {', '.join(map(str, missing))}",
-                         "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and, when present, configs/components.yaml.")
+        raise UsageError(
+            f"file not found: {', '.join(map(str, missing))}",
+            "Check the path; by default infx reads configs/*-master.yaml, configs/runners.yaml and, when present, "
+            "configs/components.yaml.",
+        )
     return paths
 
 
@@ -164,9 +190,15 @@ def load_config_set(
         for key, entry in doc.data.items():
             if key in config_set.sources:
                 first = config_set.sources[key]
-                report.add(error(doc.file, doc.where((key,)), "key-duplicate-across-files",
-                                 f"config key {key!r} is also defined in {first.file} at line {first.where((key,))[0]}",
-                                 "Config keys must be unique across all master files; rename one of them."))
+                report.add(
+                    error(
+                        doc.file,
+                        doc.where((key,)),
+                        "key-duplicate-across-files",
+                        f"config key {key!r} is also defined in {first.file} at line {first.where((key,))[0]}",
+                        "Config keys must be unique across all master files; rename one of them.",
+                    )
+                )
                 continue
             config_set.sources[key] = doc
             config_set.raw_entries[key] = entry
@@ -174,7 +206,9 @@ def load_config_set(
     if validate:
         report.extend(validate_config_set(config_set, warnings=warnings or not report.ok))
     else:  # unchecked, but still the one normalised model
-        config_set.entries = {key: normalize_entry(entry) for key, entry in config_set.raw_entries.items() if isinstance(entry, dict)}
+        config_set.entries = {
+            key: normalize_entry(entry) for key, entry in config_set.raw_entries.items() if isinstance(entry, dict)
+        }
     if not report.ok and not keep_invalid:
         return None, report
     return config_set, report

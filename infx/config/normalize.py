@@ -35,7 +35,11 @@ def normalize_entry(entry: dict) -> dict:
     for kind in SCENARIO_TYPES:
         if isinstance(scenarios.get(kind), list):
             rewritten[kind] = [_normalize_scenario(scenario) for scenario in scenarios[kind]]
-    changed = any(new is not old for kind in SCENARIO_TYPES for new, old in zip(rewritten.get(kind, []), scenarios.get(kind) or []))
+    changed = any(
+        new is not old
+        for kind in SCENARIO_TYPES
+        for new, old in zip(rewritten.get(kind, []), scenarios.get(kind) or [])
+    )
     return {**entry, "scenarios": rewritten} if changed else entry
 
 

@@ -45,11 +45,19 @@ def validate_config_set(config_set, warnings: bool = True) -> list[Diagnostic]:
         doc = config_set.sources[key]
         prefix = f"{key}: "
         schema_errors = schema_diagnostics(
-            "master", doc, entry, base=(key,), pointer="#/$defs/entry", prefix=prefix,
-            root_label="the entry", special_keys=NON_MASTER_FIELDS,
+            "master",
+            doc,
+            entry,
+            base=(key,),
+            pointer="#/$defs/entry",
+            prefix=prefix,
+            root_label="the entry",
+            special_keys=NON_MASTER_FIELDS,
         )
         diagnostics.extend(schema_errors)
-        context = EntryContext(key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends, unknown)
+        context = EntryContext(
+            key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends, unknown
+        )
         for rule in RULES.values():
             if rule.needs_schema and schema_errors:
                 continue

@@ -78,19 +78,26 @@ def consumer_workflow(name: str, text: str, version: str) -> str:
     for pattern, replacement, at_least in REPLACEMENTS:
         body, count = pattern.subn(replacement.format(version=version), body)
         if count < at_least and "pip install" in text:
-            raise ValueError(f"{name}: expected `{pattern.pattern}` in every infx install step; the kit's rules "
-                             "(infx/kit/__init__.py REPLACEMENTS) no longer match the workflow")
-    header = (f"# Written by `infx init` from infx {version}'s own {name}; after upgrading infx,\n"
-              f"# `infx init --force` writes it and {LOCK_PATH} again.\n")
+            raise ValueError(
+                f"{name}: expected `{pattern.pattern}` in every infx install step; the kit's rules "
+                "(infx/kit/__init__.py REPLACEMENTS) no longer match the workflow"
+            )
+    header = (
+        f"# Written by `infx init` from infx {version}'s own {name}; after upgrading infx,\n"
+        f"# `infx init --force` writes it and {LOCK_PATH} again.\n"
+    )
     return header + body
 
 
 def actionlint_config(labels: list[str]) -> str:
     """.github/actionlint.yaml declaring ``labels`` (configs/runners.yaml's) as self-hosted runner labels."""
-    lines = ["# actionlint configuration. Self-hosted runner labels must be declared here so that",
-             "# actionlint can check `runs-on:`; this list is every lane label of configs/runners.yaml",
-             "# (`infx init --force` writes it again from that file).",
-             "self-hosted-runner:", "  labels:"]
+    lines = [
+        "# actionlint configuration. Self-hosted runner labels must be declared here so that",
+        "# actionlint can check `runs-on:`; this list is every lane label of configs/runners.yaml",
+        "# (`infx init --force` writes it again from that file).",
+        "self-hosted-runner:",
+        "  labels:",
+    ]
     lines += [f"    - {label}" for label in sorted(labels)]
     if not labels:
         lines[-1] = "  labels: []"
@@ -107,13 +114,22 @@ def runner_labels(root: Path) -> list[str] | None:
         raise InfxError(problems)
     labels = doc.data.get("labels") if isinstance(doc.data, dict) else None
     if not isinstance(labels, dict):
-        raise InfxError(error(RUNNERS_PATH, None, "init-runners", "configs/runners.yaml has no `labels:` mapping",
-                              "Write `labels:` with one key per runner label (infx config validate checks the file)."))
+        raise InfxError(
+            error(
+                RUNNERS_PATH,
+                None,
+                "init-runners",
+                "configs/runners.yaml has no `labels:` mapping",
+                "Write `labels:` with one key per runner label (infx config validate checks the file).",
+            )
+        )
     return [str(label) for label in labels]
 
 
-GITHUB_REMOTE = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
-                           r"(?P<slug>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+GITHUB_REMOTE = re.compile(
+    r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"(?P<slug>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
 
 
 def slug_from_remote(url: str | None) -> str | None:
@@ -122,9 +138,11 @@ def slug_from_remote(url: str | None) -> str | None:
 
 
 def settings_file(slug: str | None) -> str:
-    lines = ["# Repository-wide infx settings (written by `infx init`).",
-             "# repository: the GitHub OWNER/NAME the pr-link policy checks against",
-             "# (overridden by --repo, then by $GITHUB_REPOSITORY)."]
+    lines = [
+        "# Repository-wide infx settings (written by `infx init`).",
+        "# repository: the GitHub OWNER/NAME the pr-link policy checks against",
+        "# (overridden by --repo, then by $GITHUB_REPOSITORY).",
+    ]
     lines.append(f"repository: {slug}" if slug else f"# repository: OWNER/NAME   {FILL_IN}: this repository on GitHub>")
     return "\n".join(lines) + "\n"
 
@@ -136,8 +154,13 @@ HOOK_KEYS = ("name", "entry", "language", "files", "pass_filenames", "stages")  
 def pre_commit_config(version: str) -> str:
     """.pre-commit-config.yaml running infx's hooks (infx's own .pre-commit-hooks.yaml) from the
     released infx ``version`` on PyPI: a local hook with the pinned package as its dependency."""
-    lines = ["# CI's verdict before a commit and before a push: run `pre-commit install` once (written by `infx init`).",
-             "default_install_hook_types: [pre-commit, pre-push]", "repos:", "  - repo: local", "    hooks:"]
+    lines = [
+        "# CI's verdict before a commit and before a push: run `pre-commit install` once (written by `infx init`).",
+        "default_install_hook_types: [pre-commit, pre-push]",
+        "repos:",
+        "  - repo: local",
+        "    hooks:",
+    ]
     for hook in yaml.safe_load(template_text("pre-commit-hooks.yaml")):
         lines.append(f"      - id: {hook['id']}")
         lines += [f"        {key}: {json.dumps(hook[key])}" for key in HOOK_KEYS if key in hook]
@@ -148,9 +171,18 @@ def pre_commit_config(version: str) -> str:
 def lane_skeleton(lane: str, declared: list[str] | None) -> str:
     """runners/<lane>.yaml to fill in; its runner label is the lane's name when configs/runners.yaml
     declares it, else one more thing to fill in."""
-    labels = lane if lane in (declared or []) else f'"{FILL_IN}: the configs/runners.yaml labels of this lane\'s runners>"'
-    return (template_text("lane.yaml").replace("{{", "\0").replace("}}", "\1").replace("{lane}", lane)
-            .replace("{runner_labels}", labels).replace("\0", "{").replace("\1", "}"))
+    labels = (
+        lane if lane in (declared or []) else f'"{FILL_IN}: the configs/runners.yaml labels of this lane\'s runners>"'
+    )
+    return (
+        template_text("lane.yaml")
+        .replace("{{", "\0")
+        .replace("}}", "\1")
+        .replace("{lane}", lane)
+        .replace("{runner_labels}", labels)
+        .replace("\0", "{")
+        .replace("\1", "}")
+    )
 
 
 @dataclass(frozen=True)
@@ -172,9 +204,14 @@ class InitReport:
 
 def kit_files(root: Path, version: str, lane: str, slug: str | None) -> list[KitFile]:
     workflows = resources.files(__name__).joinpath("workflows")
-    files = [KitFile(f".github/workflows/{name}", consumer_workflow(name, workflows.joinpath(name).read_text(encoding="utf-8"),
-                                                                    version), True)
-             for name in KIT_WORKFLOWS]
+    files = [
+        KitFile(
+            f".github/workflows/{name}",
+            consumer_workflow(name, workflows.joinpath(name).read_text(encoding="utf-8"), version),
+            True,
+        )
+        for name in KIT_WORKFLOWS
+    ]
     files.append(KitFile(LOCK_PATH, template_text(LOCK_NAME), True))
     labels = runner_labels(root)
     files.append(KitFile(ACTIONLINT_PATH, actionlint_config(labels or []), True))
@@ -193,12 +230,18 @@ def init(root: Path, force: bool = False, pin: str | None = None, lane: str = DE
         raise UsageError(f"--pin {pin[:80]!r} is not a version", "Pass a released infx version, e.g. --pin 0.2.0.")
     version = pin or __version__
     if pin is None and not RELEASE_VERSION.match(version):
-        raise UsageError(f"infx {version} is not a released version, and a benchmark repository installs a release",
-                         "Run the `infx init` of a released infx (pip install infx==X.Y.Z), or pass --pin X.Y.Z.")
+        raise UsageError(
+            f"infx {version} is not a released version, and a benchmark repository installs a release",
+            "Run the `infx init` of a released infx (pip install infx==X.Y.Z), or pass --pin X.Y.Z.",
+        )
     if not LANE_NAME.match(lane):
-        raise UsageError(f"--lane {lane!r} is not a lane name (lowercase letters, digits and -)", "For example --lane gb300-nv.")
+        raise UsageError(
+            f"--lane {lane!r} is not a lane name (lowercase letters, digits and -)", "For example --lane gb300-nv."
+        )
     if not root.is_dir():
-        raise UsageError(f"{root} is not a folder", "Pass the root of the benchmark repository (default: the current folder).")
+        raise UsageError(
+            f"{root} is not a folder", "Pass the root of the benchmark repository (default: the current folder)."
+        )
     slug = slug_from_remote(remote_url(root))
     files = kit_files(root, version, lane, slug)
     written, unchanged, kept = [], [], []
@@ -224,22 +267,34 @@ def _todo(root: Path, version: str, lane: str, slug: str | None, files: list[Kit
     todo = []
     lane_file = root / f"runners/{lane}.yaml"
     if lane_file.is_file() and FILL_IN in lane_file.read_text(encoding="utf-8", errors="replace"):
-        todo.append(f"Fill in every `{FILL_IN}: …>` of runners/{lane}.yaml (rename the lane to yours: "
-                    f"`infx init --lane NAME`), then `infx lane pins {lane} --update` and `infx lane validate`.")
+        todo.append(
+            f"Fill in every `{FILL_IN}: …>` of runners/{lane}.yaml (rename the lane to yours: "
+            f"`infx init --lane NAME`), then `infx lane pins {lane} --update` and `infx lane validate`."
+        )
     settings = root / SETTINGS_PATH
     if settings.is_file() and FILL_IN in settings.read_text(encoding="utf-8", errors="replace"):
         todo.append(f"Set `repository: OWNER/NAME` in {SETTINGS_PATH} (no GitHub remote `origin` was found).")
     if runner_labels(root) is None:
-        todo.append(f"Add {RUNNERS_PATH} (the runner labels), then `infx init --force` writes {ACTIONLINT_PATH} from it.")
-    todo.append(f"Register the lane's self-hosted runners with its labels, in a runner group limited to this repository, "
-                f"as ephemeral runners, and list each under its labels in {RUNNERS_PATH} (the plan's queue check counts "
-                f"them); then `GITHUB_TOKEN=<an admin's token> infx repo check{' --repo ' + slug if slug else ''}` "
-                "checks those settings and that fork pull requests need approval and the default token is read-only.")
-    todo.append(f"Optional: add the repository secret {RUNNERS_TOKEN}, a token that may read the runners (Administration: "
-                "read; for an organization's runner groups also its Self-hosted runners: read), so a sweep skips a lane "
-                "whose runners are all offline instead of queuing its points for 24 hours (docs/workflows.md, "
-                "\"Lanes and queues\").")
-    todo.append("Create the pull-request labels of the label table: " + ", ".join(f"`{label}`" for label in LABELS) + ".")
-    todo.append(f"Commit the files; the workflows install infx {version} from PyPI with the lock in {LOCK_PATH}. "
-                f"`pre-commit install` runs infx's checks before each commit and push ({PRE_COMMIT_PATH}).")
+        todo.append(
+            f"Add {RUNNERS_PATH} (the runner labels), then `infx init --force` writes {ACTIONLINT_PATH} from it."
+        )
+    todo.append(
+        f"Register the lane's self-hosted runners with its labels, in a runner group limited to this repository, "
+        f"as ephemeral runners, and list each under its labels in {RUNNERS_PATH} (the plan's queue check counts "
+        f"them); then `GITHUB_TOKEN=<an admin's token> infx repo check{' --repo ' + slug if slug else ''}` "
+        "checks those settings and that fork pull requests need approval and the default token is read-only."
+    )
+    todo.append(
+        f"Optional: add the repository secret {RUNNERS_TOKEN}, a token that may read the runners (Administration: "
+        "read; for an organization's runner groups also its Self-hosted runners: read), so a sweep skips a lane "
+        "whose runners are all offline instead of queuing its points for 24 hours (docs/workflows.md, "
+        '"Lanes and queues").'
+    )
+    todo.append(
+        "Create the pull-request labels of the label table: " + ", ".join(f"`{label}`" for label in LABELS) + "."
+    )
+    todo.append(
+        f"Commit the files; the workflows install infx {version} from PyPI with the lock in {LOCK_PATH}. "
+        f"`pre-commit install` runs infx's checks before each commit and push ({PRE_COMMIT_PATH})."
+    )
     return todo

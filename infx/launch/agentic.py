@@ -74,10 +74,13 @@ class AgenticBenchmark:
     harness: tuple[str, ...] = ()  # the repository files the benchmark command runs (relative paths)
 
     def to_json(self) -> dict:
-        return {"benchmark-env": {name: value for name, value, _ in self.variables},
-                "replaces": [name for name, _, replaces in self.variables if replaces],
-                "harness": list(self.harness), "workspace": f"{DRY_RUN_REPOSITORY} (mounted at {CONTAINER_WORKSPACE})",
-                "aggregates": f"{CONTAINER_WORKSPACE}/<result name>_conc<N>.json, moved into the output dir after the job"}
+        return {
+            "benchmark-env": {name: value for name, value, _ in self.variables},
+            "replaces": [name for name, _, replaces in self.variables if replaces],
+            "harness": list(self.harness),
+            "workspace": f"{DRY_RUN_REPOSITORY} (mounted at {CONTAINER_WORKSPACE})",
+            "aggregates": f"{CONTAINER_WORKSPACE}/<result name>_conc<N>.json, moved into the output dir after the job",
+        }
 
 
 def _whole(value: object) -> bool:
@@ -92,9 +95,15 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
         return None, []
     found, problems, refused = [], [], set()
     if "duration" not in data:
-        problems.append(error(point.file, point.where(("scenario-type",)), "point-agentic-profile",
-                              "the agentic point has no duration: the length of its AgentX profile",
-                              "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again."))
+        problems.append(
+            error(
+                point.file,
+                point.where(("scenario-type",)),
+                "point-agentic-profile",
+                "the agentic point has no duration: the length of its AgentX profile",
+                "A matrix row carries duration (3600, or 1200 under the agentx-fast label); plan the point again.",
+            )
+        )
     for name, field, read, replaces in BENCHMARK_ENV:
         value = read(data)
         if value is None and field != "conc" or field in refused:  # CONC and CONC_LIST read one field: one problem
@@ -103,15 +112,28 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
             concs = _concs(data)
             bad = (not concs or any(not _whole(v) for v in concs)) if field == "conc" else not _whole(value)
             if bad:
-                problems.append(error(point.file, point.where((field,)), "point-agentic-profile",
-                                      f"{field} is {data.get(field)!r}; the benchmark takes whole numbers above 0 ({name})",
-                                      f"Write {field} as the matrix does (positive integers)."))
+                problems.append(
+                    error(
+                        point.file,
+                        point.where((field,)),
+                        "point-agentic-profile",
+                        f"{field} is {data.get(field)!r}; the benchmark takes whole numbers above 0 ({name})",
+                        f"Write {field} as the matrix does (positive integers).",
+                    )
+                )
                 refused.add(field)
                 continue
             text = str(value)
         elif problem := shapes.problem("env-value", value, f"{field} ({name})"):
-            problems.append(error(point.file, point.where((field,)), "point-shape", problem,
-                                  f"Accepted: {shapes.accepted('env-value')}."))
+            problems.append(
+                error(
+                    point.file,
+                    point.where((field,)),
+                    "point-shape",
+                    problem,
+                    f"Accepted: {shapes.accepted('env-value')}.",
+                )
+            )
             refused.add(field)
             continue
         else:
@@ -124,39 +146,84 @@ def plan_profile(point, runs_benchmark: bool) -> tuple[tuple[tuple[str, str, boo
 def harness_paths(command: str) -> list[str]:
     """The ``/infmax-workspace/...`` paths a benchmark command names, relative to the workspace."""
     prefix = CONTAINER_WORKSPACE + "/"
-    return [word[len(prefix):] for word in shlex.split(command) if word.startswith(prefix)]
+    return [word[len(prefix) :] for word in shlex.split(command) if word.startswith(prefix)]
 
 
-def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str, bool], ...], root: Path, recipe_file: str, where,
-                    ) -> tuple[AgenticBenchmark | None, list[Diagnostic]]:
+def apply_to_recipe(
+    recipe: dict,
+    variables: tuple[tuple[str, str, bool], ...],
+    root: Path,
+    recipe_file: str,
+    where,
+) -> tuple[AgenticBenchmark | None, list[Diagnostic]]:
     """Write ``variables`` into ``recipe["benchmark"]["env"]`` (those that replace, and those the recipe
     leaves out) and check the recipe can take them and that the repository holds the harness its command
     runs. ``where(path)`` locates a key of the recipe."""
     bench = recipe.get("benchmark")
-    hint = ("An agentic recipe runs the benchmark repository's AgentX harness as benchmark.type: custom with a "
-            "command (srt-slurm exports benchmark.env for it at every pinned commit).")
+    hint = (
+        "An agentic recipe runs the benchmark repository's AgentX harness as benchmark.type: custom with a "
+        "command (srt-slurm exports benchmark.env for it at every pinned commit)."
+    )
     if not isinstance(bench, dict) or bench.get("type") != "custom" or not isinstance(bench.get("command"), str):
-        at = ("benchmark", "type") if isinstance(bench, dict) and "type" in bench else ("benchmark",) if isinstance(bench, dict) else ()
-        what = "no benchmark block" if not isinstance(bench, dict) else \
-            f"benchmark.type {bench.get('type')!r}" if bench.get("type") != "custom" else "no benchmark.command"
-        return None, [error(recipe_file, where(at), "recipe-agentic-benchmark",
-                            f"the recipe has {what}: srt-slurm gives the point's profile ({', '.join(n for n, _, r in variables if r)}) "
-                            "only to a custom benchmark's command", hint)]
+        at = (
+            ("benchmark", "type")
+            if isinstance(bench, dict) and "type" in bench
+            else ("benchmark",)
+            if isinstance(bench, dict)
+            else ()
+        )
+        what = (
+            "no benchmark block"
+            if not isinstance(bench, dict)
+            else f"benchmark.type {bench.get('type')!r}"
+            if bench.get("type") != "custom"
+            else "no benchmark.command"
+        )
+        return None, [
+            error(
+                recipe_file,
+                where(at),
+                "recipe-agentic-benchmark",
+                f"the recipe has {what}: srt-slurm gives the point's profile "
+                f"({', '.join(n for n, _, r in variables if r)}) only to a custom benchmark's command",
+                hint,
+            )
+        ]
     env = bench.get("env")
     if env is not None and not isinstance(env, dict):
-        return None, [error(recipe_file, where(("benchmark", "env")), "recipe-agentic-benchmark",
-                            f"benchmark.env is {type(env).__name__}, not a mapping of variables", hint)]
+        return None, [
+            error(
+                recipe_file,
+                where(("benchmark", "env")),
+                "recipe-agentic-benchmark",
+                f"benchmark.env is {type(env).__name__}, not a mapping of variables",
+                hint,
+            )
+        ]
     problems = []
     if env and str(env.get(FAST_SWITCH, "0")) != "0":
-        problems.append(error(recipe_file, where(("benchmark", "env", FAST_SWITCH)), "recipe-agentic-benchmark",
-                              f"benchmark.env sets {FAST_SWITCH}={env[FAST_SWITCH]}, which makes the harness replace the point's "
-                              "duration and warm-up with its own",
-                              f"Remove {FAST_SWITCH} from the recipe; the agentx-fast label plans fast points with their own values."))
+        problems.append(
+            error(
+                recipe_file,
+                where(("benchmark", "env", FAST_SWITCH)),
+                "recipe-agentic-benchmark",
+                f"benchmark.env sets {FAST_SWITCH}={env[FAST_SWITCH]}, which makes the harness replace the point's "
+                "duration and warm-up with its own",
+                f"Remove {FAST_SWITCH} from the recipe; the agentx-fast label plans fast points with their own values.",
+            )
+        )
     try:
         paths = harness_paths(bench["command"])
     except ValueError as exc:  # unbalanced quotes: bash would refuse it too
-        return None, problems + [error(recipe_file, where(("benchmark", "command")), "recipe-agentic-benchmark",
-                                       f"benchmark.command cannot be read as shell words ({exc})", hint)]
+        return None, problems + [
+            error(
+                recipe_file,
+                where(("benchmark", "command")),
+                "recipe-agentic-benchmark",
+                f"benchmark.command cannot be read as shell words ({exc})",
+                hint,
+            )
+        ]
     for relative in paths:
         problem: str | None
         try:
@@ -164,14 +231,24 @@ def apply_to_recipe(recipe: dict, variables: tuple[tuple[str, str, bool], ...], 
         except shapes.Escape as exc:
             problem = str(exc)
         else:
-            problem = None if target.is_file() else \
-                f"benchmark.command runs {CONTAINER_WORKSPACE}/{relative}, but the repository has no file {relative}"
+            problem = (
+                None
+                if target.is_file()
+                else f"benchmark.command runs {CONTAINER_WORKSPACE}/{relative}, but the repository has no file "
+                f"{relative}"
+            )
         if problem:
-            problems.append(error(recipe_file, where(("benchmark", "command")), "agentic-harness-missing",
-                                  f"{problem}; srt-slurm mounts the repository checkout at {CONTAINER_WORKSPACE}, so the job "
-                                  "would fail when its benchmark starts, after the model loaded",
-                                  f"Add the AgentX harness to the repository at {relative}, or point benchmark.command at the "
-                                  "harness the repository has."))
+            problems.append(
+                error(
+                    recipe_file,
+                    where(("benchmark", "command")),
+                    "agentic-harness-missing",
+                    f"{problem}; srt-slurm mounts the repository checkout at {CONTAINER_WORKSPACE}, so the job "
+                    "would fail when its benchmark starts, after the model loaded",
+                    f"Add the AgentX harness to the repository at {relative}, or point benchmark.command at the "
+                    "harness the repository has.",
+                )
+            )
     if problems:
         return None, problems
     given = {name: value for name, value, replaces in variables if replaces or name not in (env or {})}
@@ -197,7 +274,9 @@ def clear_stale(workspace: Path, out: Path, name: str, concs: list) -> list[str]
         except FileNotFoundError:
             continue
         except OSError as exc:
-            removed.append(f"{file_name}: a stale aggregate could not be removed from the workspace ({exc.strerror or exc})")
+            removed.append(
+                f"{file_name}: a stale aggregate could not be removed from the workspace ({exc.strerror or exc})"
+            )
             continue
         removed.append(f"{file_name}: an earlier launch's aggregate, removed from the workspace before submission")
     return removed

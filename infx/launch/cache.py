@@ -118,15 +118,19 @@ def srtctl_problem(base: Path, commit: str | None) -> str | None:
     except OSError as exc:
         return f"the srtctl venv {venv} cannot be read ({exc.strerror or exc})"
     if recorded != actual:
-        return (f"the srtctl venv {venv} does not match the content hash recorded when it was built "
-                "(a file was added, changed or planted)")
+        return (
+            f"the srtctl venv {venv} does not match the content hash recorded when it was built "
+            "(a file was added, changed or planted)"
+        )
     return None
 
 
 def cached_srtctl(base: Path, commit: str | None) -> Path | None:
     """bin/srtctl of the per-commit venv, when it was completely installed from ``commit`` and
     is still, byte for byte, what was installed (``srtctl_problem``); checked before every use."""
-    return None if commit is None or srtctl_problem(base, commit) is not None else srtctl_path(base, commit)  # no commit: srtctl_problem refuses it
+    return (
+        None if commit is None or srtctl_problem(base, commit) is not None else srtctl_path(base, commit)
+    )  # no commit: srtctl_problem refuses it
 
 
 def srtctl_path(base: Path, commit: str) -> Path:
@@ -146,7 +150,13 @@ class Seeded:
     srtctl: str | None = None
 
     def to_json(self) -> dict:
-        return {"pin": self.pin, "commit": self.commit, "outcome": self.outcome, "path": self.path, "srtctl": self.srtctl}
+        return {
+            "pin": self.pin,
+            "commit": self.commit,
+            "outcome": self.outcome,
+            "path": self.path,
+            "srtctl": self.srtctl,
+        }
 
 
 def seed_checkout(base: Path, source: Path, commit: str, lock_seconds: float = LOCK_SECONDS) -> str:
@@ -175,7 +185,9 @@ def _seed_locked(base: Path, root: Path, source: Path, commit: str) -> str:
         for step in (("init", "-q", "."), ("fetch", "-q", "--no-tags", "--", str(source), f"+refs/*:{SEED_REFS}/*")):
             done = _git(*step, cwd=tmp, protocols=("file",))
             if done.returncode != 0:
-                raise SeedError(f"cannot read {source}: git {step[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+                raise SeedError(
+                    f"cannot read {source}: git {step[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+                )
         if _git("cat-file", "-e", f"{commit}^{{commit}}", cwd=tmp).returncode != 0:
             return "missing"
         done = _git("checkout", "-q", "--detach", commit, cwd=tmp)
@@ -250,8 +262,10 @@ def seed_lane(request: SeedRequest) -> SeedReport:
     profile = load_lane(request.lane, request.root)
     unknown = [p for p in request.pins if p not in profile.pins]
     if unknown:
-        raise UsageError(f"lane {profile.name} has no pin {unknown[0]!r}{did_you_mean(unknown[0], profile.pins)}",
-                         f"Pins of {profile.file}: {', '.join(profile.pins)}.")
+        raise UsageError(
+            f"lane {profile.name} has no pin {unknown[0]!r}{did_you_mean(unknown[0], profile.pins)}",
+            f"Pins of {profile.file}: {', '.join(profile.pins)}.",
+        )
     base = cache_home()
     results = []
     for pin in (profile.pins[p] for p in (request.pins or profile.pins)):
@@ -260,13 +274,27 @@ def seed_lane(request: SeedRequest) -> SeedReport:
             continue
         try:
             outcome = seed_checkout(base, Path(request.source).resolve(), pin.commit)
-            entry = Seeded(pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None)
+            entry = Seeded(
+                pin.name, pin.commit, outcome, str(base / CHECKOUTS / pin.commit) if outcome != "missing" else None
+            )
             if request.with_srtctl and outcome != "missing":
                 entry.srtctl = str(install_cached_srtctl(base, pin.commit, list(profile.srt_slurm.pip_args)))
         except (SeedError, SrtctlError) as exc:
             detail = getattr(exc, "output", "").strip()[-2000:]
-            raise InfxError([error(request.source, None, "cache-seed", f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
-                                   "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work offline.")]) from exc
+            raise InfxError(
+                [
+                    error(
+                        request.source,
+                        None,
+                        "cache-seed",
+                        f"pin {pin.name}: {exc}" + (f"\n{detail}" if detail else ""),
+                        "SOURCE must be a git clone or bundle readable here; --srtctl needs its pip-args to work "
+                        "offline.",
+                    )
+                ]
+            ) from exc
         results.append(entry)
     found = [r for r in results if r.outcome in ("seeded", "cached")]
-    return SeedReport(profile.name, base, results, bool(found) and not (request.pins and len(found) != len(request.pins)))
+    return SeedReport(
+        profile.name, base, results, bool(found) and not (request.pins and len(found) != len(request.pins))
+    )

@@ -33,7 +33,7 @@ def image_spellings(image: str) -> set[str]:
     cut = min((i for i in (image.find("/"), image.find("#")) if i >= 0), default=-1)
     if cut < 0 or shapes.problem("image", image, "image"):
         return {image}
-    registry, rest = image[:cut], image[cut + 1:]
+    registry, rest = image[:cut], image[cut + 1 :]
     # Docker's rule: a first component is a registry only with a '.' or ':' or as localhost ('#' always is one).
     if not (image[cut] == "#" or "." in registry or ":" in registry or registry == "localhost"):
         return {image}
@@ -41,6 +41,7 @@ def image_spellings(image: str) -> set[str]:
 
 
 # --- the recipe's roles and their parallelism, per engine ----------------------------------
+
 
 @dataclass(frozen=True)
 class RoleShape:
@@ -100,8 +101,11 @@ ENGINES: dict[str, tuple[str, Callable[[dict], tuple]]] = {
     "trtllm": ("trtllm_config", _trtllm),
 }
 # role name in the point -> (v1 resources prefix, v1 engine-config section, schema-2 role)
-ROLE_NAMES = {"prefill": ("prefill", "prefill", "prefill"), "decode": ("decode", "decode", "decode"),
-              "agg": ("agg", "aggregated", "agg")}
+ROLE_NAMES = {
+    "prefill": ("prefill", "prefill", "prefill"),
+    "decode": ("decode", "decode", "decode"),
+    "agg": ("agg", "aggregated", "agg"),
+}
 
 
 def recipe_engine(recipe: dict) -> str | None:
@@ -144,6 +148,7 @@ def point_role_path(role: str) -> tuple:
 
 # --- checks -------------------------------------------------------------------------------
 
+
 @dataclass
 class CheckContext:
     """Everything a check reads. ``at_point(path)`` / ``at_recipe(path)`` locate a diagnostic."""
@@ -172,9 +177,12 @@ def check_roles(ctx: CheckContext) -> Iterable[Diagnostic]:
     for role, block in point_roles(ctx.point).items():
         shape = role_shape(ctx.recipe, role)
         if shape is None:
-            yield ctx.at_point(point_role_path(role), "point-recipe-topology",
-                               f"the point has a {role} role but the recipe has none",
-                               "Point CONFIG_FILE at a recipe of the same topology (aggregated vs disaggregated).")
+            yield ctx.at_point(
+                point_role_path(role),
+                "point-recipe-topology",
+                f"the point has a {role} role but the recipe has none",
+                "Point CONFIG_FILE at a recipe of the same topology (aggregated vs disaggregated).",
+            )
             continue
         for attribute, key in labels.items():
             recipe_value = getattr(shape, attribute)
@@ -182,9 +190,12 @@ def check_roles(ctx: CheckContext) -> Iterable[Diagnostic]:
             if recipe_value is None or point_value is None:
                 continue
             if (bool(point_value) if key == "dp-attn" else _int(point_value)) != recipe_value:
-                yield ctx.at_point(point_role_path(role) + (key,), "point-recipe-mismatch",
-                                   f"{role} {key} is {point_value!r} in the point but {recipe_value!r} in the recipe",
-                                   "The recipe decides what runs; make the master config's metadata agree with it.")
+                yield ctx.at_point(
+                    point_role_path(role) + (key,),
+                    "point-recipe-mismatch",
+                    f"{role} {key} is {point_value!r} in the point but {recipe_value!r} in the recipe",
+                    "The recipe decides what runs; make the master config's metadata agree with it.",
+                )
 
 
 def check_node_count(ctx: CheckContext) -> Iterable[Diagnostic]:
@@ -195,9 +206,12 @@ def check_node_count(ctx: CheckContext) -> Iterable[Diagnostic]:
         return
     wanted = ctx.point.get("node-count")
     if wanted is not None and _int(wanted) != nodes:
-        yield ctx.at_point(("node-count",), "point-recipe-nodes",
-                           f"the point asks for {wanted} node(s) but the recipe allocates {nodes} (dedicated infra node included)",
-                           "Regenerate the matrix row from the current recipe.")
+        yield ctx.at_point(
+            ("node-count",),
+            "point-recipe-nodes",
+            f"the point asks for {wanted} node(s) but the recipe allocates {nodes} (dedicated infra node included)",
+            "Regenerate the matrix row from the current recipe.",
+        )
 
 
 def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
@@ -205,20 +219,31 @@ def check_model_alias(ctx: CheckContext) -> Iterable[Diagnostic]:
     if ctx.model is None or alias is None:
         return
     if alias != ctx.model.alias:
-        yield ctx.at_recipe(("model", "path"), "recipe-model-alias",
-                            f"model.path is {alias!r}, but this lane maps {ctx.point.get('model-prefix')}/{ctx.point.get('precision')}"
-                            f"/{ctx.point.get('framework')} to the alias {ctx.model.alias!r}",
-                            f"Set model.path: {ctx.model.alias} (the only alias written to srtslurm.yaml).")
+        yield ctx.at_recipe(
+            ("model", "path"),
+            "recipe-model-alias",
+            f"model.path is {alias!r}, but this lane maps {ctx.point.get('model-prefix')}/{ctx.point.get('precision')}"
+            f"/{ctx.point.get('framework')} to the alias {ctx.model.alias!r}",
+            f"Set model.path: {ctx.model.alias} (the only alias written to srtslurm.yaml).",
+        )
 
 
 def check_image(ctx: CheckContext) -> Iterable[Diagnostic]:
     container = nested(ctx.recipe, "model", "container")
     image = ctx.point.get("image")
-    if container is None or container in ctx.lane.container_aliases or (isinstance(image, str) and container in image_spellings(image)):
+    if (
+        container is None
+        or container in ctx.lane.container_aliases
+        or (isinstance(image, str) and container in image_spellings(image))
+    ):
         return
-    yield ctx.at_recipe(("model", "container"), "recipe-image",
-                        f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the lane",
-                        f"Use the image under test or one of: {', '.join(ctx.lane.container_aliases)}.")
+    yield ctx.at_recipe(
+        ("model", "container"),
+        "recipe-image",
+        f"model.container is {container!r}, which is neither the point's image {image!r} nor a container alias of the "
+        "lane",
+        f"Use the image under test or one of: {', '.join(ctx.lane.container_aliases)}.",
+    )
 
 
 def _pinned_dynamo(recipe: dict) -> tuple[tuple, str] | None:
@@ -237,9 +262,12 @@ def check_dynamo_version(ctx: CheckContext) -> Iterable[Diagnostic]:
         return
     wanted = str(router.get("version", "")).removeprefix("v")
     if wanted and pinned[1].removeprefix("v") != wanted:
-        yield ctx.at_recipe(pinned[0], "recipe-dynamo-version",
-                            f"the recipe pins dynamo {pinned[1]!r} but the point's router says {router.get('version')!r}",
-                            "Make the master config's router version and the recipe's dynamo pin the same.")
+        yield ctx.at_recipe(
+            pinned[0],
+            "recipe-dynamo-version",
+            f"the recipe pins dynamo {pinned[1]!r} but the point's router says {router.get('version')!r}",
+            "Make the master config's router version and the recipe's dynamo pin the same.",
+        )
 
 
 def _services(recipe: dict) -> list[tuple[int, dict]]:
@@ -255,15 +283,21 @@ def check_store_client_env(ctx: CheckContext) -> Iterable[Diagnostic]:
     for var in rule.env:
         for role in rule.roles:
             if role in (ctx.recipe.get("roles") or {}) and not nested(ctx.recipe, "roles", role, "env", var):
-                yield ctx.at_recipe(("roles", role, "env"), "lane-store-client-env",
-                                    f"role {role!r} runs a {rule.when_service_type} client but does not set {var}",
-                                    f"Set roles.{role}.env.{var} (e.g. mlx5_0,mlx5_1,mlx5_2,mlx5_3); without it the client "
-                                    "falls back to NVLink for same-domain peers and aborts at warm-up.")
+                yield ctx.at_recipe(
+                    ("roles", role, "env"),
+                    "lane-store-client-env",
+                    f"role {role!r} runs a {rule.when_service_type} client but does not set {var}",
+                    f"Set roles.{role}.env.{var} (e.g. mlx5_0,mlx5_1,mlx5_2,mlx5_3); without it the client "
+                    "falls back to NVLink for same-domain peers and aborts at warm-up.",
+                )
         for index, service in services:
             if service.get("type") in rule.service_types and not nested(service, "env", var):
-                yield ctx.at_recipe(("services", index, "env"), "lane-store-client-env",
-                                    f"service {service.get('name', index)!r} ({service.get('type')}) does not set {var}",
-                                    f"Set services[{index}].env.{var}, as on every store client of this lane.")
+                yield ctx.at_recipe(
+                    ("services", index, "env"),
+                    "lane-store-client-env",
+                    f"service {service.get('name', index)!r} ({service.get('type')}) does not set {var}",
+                    f"Set services[{index}].env.{var}, as on every store client of this lane.",
+                )
 
 
 def service_port(service: dict) -> int | None:
@@ -273,7 +307,9 @@ def service_port(service: dict) -> int | None:
     argv: list = []
     for key in ("command", "args"):
         value = service.get(key)
-        argv += shlex.split(value) if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
+        argv += (
+            shlex.split(value) if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
+        )
     for i, item in enumerate(argv):
         if item == "--port" and i + 1 < len(argv):
             return _int(argv[i + 1])
@@ -295,10 +331,13 @@ def check_service_ports(ctx: CheckContext) -> Iterable[Diagnostic]:
             continue
         for other_index, other, other_node, other_port in placed:
             if other_port == port and (other_node == node or "all" in (node, other_node)):
-                yield ctx.at_recipe(("services", index), "lane-service-port",
-                                    f"services {other.get('name', other_index)!r} and {service.get('name', index)!r} both listen on "
-                                    f"port {port} on the {node} node(s)",
-                                    "Give each store on a node its own port (e.g. 8800, 8801, 8802, 8803) and readiness port.")
+                yield ctx.at_recipe(
+                    ("services", index),
+                    "lane-service-port",
+                    f"services {other.get('name', other_index)!r} and {service.get('name', index)!r} both listen on "
+                    f"port {port} on the {node} node(s)",
+                    "Give each store on a node its own port (e.g. 8800, 8801, 8802, 8803) and readiness port.",
+                )
                 break
         placed.append((index, service, node, port))
 
@@ -306,15 +345,24 @@ def check_service_ports(ctx: CheckContext) -> Iterable[Diagnostic]:
 def check_power(ctx: CheckContext) -> Iterable[Diagnostic]:
     allowed = ctx.lane.rules.power_frameworks
     if ctx.power and allowed is not None and ctx.point.get("framework") not in allowed:
-        yield ctx.at_recipe(("telemetry",), "lane-power-framework",
-                            f"the recipe enables dcgm-power telemetry, which this lane has validated only for "
-                            f"{', '.join(allowed)}; the point's framework is {ctx.point.get('framework')!r}",
-                            "Disable telemetry in this recipe, or validate the power lane for this framework first.")
+        yield ctx.at_recipe(
+            ("telemetry",),
+            "lane-power-framework",
+            f"the recipe enables dcgm-power telemetry, which this lane has validated only for "
+            f"{', '.join(allowed)}; the point's framework is {ctx.point.get('framework')!r}",
+            "Disable telemetry in this recipe, or validate the power lane for this framework first.",
+        )
 
 
 CHECKS: tuple[Callable[[CheckContext], Iterable[Diagnostic]], ...] = (
-    check_roles, check_node_count, check_model_alias, check_image, check_dynamo_version,
-    check_store_client_env, check_service_ports, check_power,
+    check_roles,
+    check_node_count,
+    check_model_alias,
+    check_image,
+    check_dynamo_version,
+    check_store_client_env,
+    check_service_ports,
+    check_power,
 )
 
 
@@ -325,4 +373,6 @@ def run_checks(ctx: CheckContext) -> list[Diagnostic]:
 def recipe_uses_power(recipe: dict) -> bool:
     """dcgm-power telemetry enabled in the top-level telemetry block (nowhere else counts)."""
     telemetry = recipe.get("telemetry")
-    return isinstance(telemetry, dict) and telemetry.get("provider") == "dcgm-power" and telemetry.get("enabled") is True
+    return (
+        isinstance(telemetry, dict) and telemetry.get("provider") == "dcgm-power" and telemetry.get("enabled") is True
+    )

@@ -65,23 +65,44 @@ def check_with_srtctl(plan: LaunchPlan, checkout: Path, workspace: Path, env: di
             shutil.copyfile(staged / name, keep / name)
         if plan.evaluation:  # kept, so what the job would mount can be read
             plan.stage_eval_workspace(workspace, eval_workspace)
-        result = dry_run(srtctl, resolved, staged,
-                         {**env, **plan.environment(str(out or keep), str(eval_workspace), repository=str(workspace))})
+        result = dry_run(
+            srtctl,
+            resolved,
+            staged,
+            {**env, **plan.environment(str(out or keep), str(eval_workspace), repository=str(workspace))},
+        )
     except SrtctlError as exc:
         raise InfxError([error(plan.lane.file, None, "srtctl-dry-run", str(exc), "Fix the route's overlays.")]) from exc
     except evalenv.WorkspaceChanged as exc:
         assert plan.evaluation is not None  # raised only while staging the eval workspace
-        raise InfxError([error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")]) from exc
+        raise InfxError(
+            [error(plan.evaluation.suite.file, None, "eval-workspace-missing", str(exc), "Run the dry run again.")]
+        ) from exc
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     log = keep / "srtctl-dry-run.log"
     atomic_write(log, result.output)
     if result.exit_code != 0:
-        raise InfxError([error(plan.point.file, plan.point.where(plan.recipe_source.where), "srtctl-dry-run",
-                               f"srtctl dry-run ({plan.pin.name} {commit[:12]}) rejected the resolved recipe "
-                               f"{plan.resolved_path} (exit {result.exit_code}):\n{result.output.rstrip()[-OUTPUT_TAIL:]}",
-                               f"srtctl's whole output: {log}. Fix the recipe so the pinned srtctl accepts it.")])
-    body = {"checked": True, "srtctl": str(srtctl), "exit-code": 0, "log": str(log), "script-path": None, "script": None}
+        raise InfxError(
+            [
+                error(
+                    plan.point.file,
+                    plan.point.where(plan.recipe_source.where),
+                    "srtctl-dry-run",
+                    f"srtctl dry-run ({plan.pin.name} {commit[:12]}) rejected the resolved recipe "
+                    f"{plan.resolved_path} (exit {result.exit_code}):\n{result.output.rstrip()[-OUTPUT_TAIL:]}",
+                    f"srtctl's whole output: {log}. Fix the recipe so the pinned srtctl accepts it.",
+                )
+            ]
+        )
+    body = {
+        "checked": True,
+        "srtctl": str(srtctl),
+        "exit-code": 0,
+        "log": str(log),
+        "script-path": None,
+        "script": None,
+    }
     if result.script is not None:
         script = keep / "sbatch_script.sh"
         atomic_write(script, result.script)
@@ -95,8 +116,10 @@ def enrich(plan: LaunchPlan, workspace: Path, env: dict, out: Path | None) -> di
     body = plan.to_json()
     body["recipe-source"]["checkout"] = str(checkout) if checkout else None
     if checkout is None:
-        body["srtctl-dry-run"] = {"checked": False, "reason": f"{plan.pin.repository} at {plan.pin.commit} is not in "
-                                                              f"{cache_home(env) / cache.CHECKOUTS}"}
+        body["srtctl-dry-run"] = {
+            "checked": False,
+            "reason": f"{plan.pin.repository} at {plan.pin.commit} is not in {cache_home(env) / cache.CHECKOUTS}",
+        }
     else:
         body["srtctl-dry-run"] = check_with_srtctl(plan, checkout, workspace, env, out)
     return body

@@ -62,8 +62,9 @@ def _section(cls: type) -> Callable[[Any], Any]:
 def _each(cls: type) -> Callable[[Any], Any]:
     """A list of sections, each with its position (``index``) when the class has one."""
     with_index = "index" in {spec.name for spec in fields(cls)}
-    return lambda items: tuple(read_section(cls, item, **({"index": index} if with_index else {}))
-                               for index, item in enumerate(items))
+    return lambda items: tuple(
+        read_section(cls, item, **({"index": index} if with_index else {})) for index, item in enumerate(items)
+    )
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,9 @@ class LaneRules:
     """``rules:``, the lane's own recipe checks (launch/checks.py); None = the rule is off."""
 
     store_client_env: StoreClientEnvRule | None = field(default=None, metadata=reads(_section(StoreClientEnvRule)))
-    distinct_service_ports: DistinctServicePortsRule | None = field(default=None,
-                                                                    metadata=reads(_section(DistinctServicePortsRule)))
+    distinct_service_ports: DistinctServicePortsRule | None = field(
+        default=None, metadata=reads(_section(DistinctServicePortsRule))
+    )
     power_frameworks: tuple[str, ...] | None = field(default=None, metadata=reads(_strings))
 
 
@@ -281,7 +283,9 @@ def check_field_names() -> None:
         named = {renamed.get(name, attribute(name)) for name in node["properties"]}
         declared = {spec.name for spec in fields(cls)} - NOT_IN_SCHEMA.get(cls, set())
         if declared != named:
-            raise AssertionError(f"{cls.__name__} and lane.schema.json {'/'.join(path)} disagree: {sorted(declared ^ named)}")
+            raise AssertionError(
+                f"{cls.__name__} and lane.schema.json {'/'.join(path)} disagree: {sorted(declared ^ named)}"
+            )
 
 
 # A lane name is a file name under runners/: no separators, no leading dot or dash.
@@ -336,7 +340,9 @@ def label_claims(entries: list[LaneEntry]) -> dict[str, list[LaneEntry]]:
     return claims
 
 
-def duplicate_label_diagnostics(entries: list[LaneEntry], concerning: list[LaneEntry] | None = None) -> list[Diagnostic]:
+def duplicate_label_diagnostics(
+    entries: list[LaneEntry], concerning: list[LaneEntry] | None = None
+) -> list[Diagnostic]:
     """One located error per declaration of a label that two or more profiles declare (only
     labels one of ``concerning`` declares, when given)."""
     diagnostics = []
@@ -345,19 +351,31 @@ def duplicate_label_diagnostics(entries: list[LaneEntry], concerning: list[LaneE
         if len(owners) > 1 and (wanted is None or any(owner.path.resolve() in wanted for owner in owners)):
             for entry in owners:
                 others = ", ".join(display_path(other.path) for other in owners if other is not entry)
-                diagnostics.append(error(display_path(entry.path), entry.label_where(label), "lane-label-duplicate",
-                                         f"runner label {label!r} is declared by this profile and by {others}",
-                                         "A runner label must name exactly one lane: keep it in one profile's runner-labels."))
+                diagnostics.append(
+                    error(
+                        display_path(entry.path),
+                        entry.label_where(label),
+                        "lane-label-duplicate",
+                        f"runner label {label!r} is declared by this profile and by {others}",
+                        "A runner label must name exactly one lane: keep it in one profile's runner-labels.",
+                    )
+                )
     return diagnostics
 
 
 def _lanes_and_labels(entries: list[LaneEntry]) -> str:
-    return "\n".join(f"{entry.name}: {', '.join(entry.labels) or '(no runner-labels)'}" for entry in entries) or \
-        f"(none: {LANES_DIR}/ has no *.yaml profile)"
+    return (
+        "\n".join(f"{entry.name}: {', '.join(entry.labels) or '(no runner-labels)'}" for entry in entries)
+        or f"(none: {LANES_DIR}/ has no *.yaml profile)"
+    )
 
 
-def lane_for_label(label: str, root: Path, at: tuple[str, tuple[int, int] | None] = ("<command line>", None),
-                   unknown: str = "runner label {label!r} names no lane: no {lanes}/*.yaml declares it in runner-labels") -> Path:
+def lane_for_label(
+    label: str,
+    root: Path,
+    at: tuple[str, tuple[int, int] | None] = ("<command line>", None),
+    unknown: str = "runner label {label!r} names no lane: no {lanes}/*.yaml declares it in runner-labels",
+) -> Path:
     """The profile whose ``runner-labels`` declare ``label``; exit 2 when none (located ``at``
     the label's origin: the command line or the point's ``runner``), exit 1 when two do."""
     entries = lane_entries(root)
@@ -370,15 +388,25 @@ def lane_for_label(label: str, root: Path, at: tuple[str, tuple[int, int] | None
     if broken:  # the label may be declared in a profile that cannot be read
         raise InfxError(broken)
     all_labels = [name for entry in entries for name in (entry.name, *entry.labels)]
-    raise InfxError(error(at[0], at[1], "lane-unknown-label",
-                          unknown.format(label=label, lanes=LANES_DIR) + did_you_mean(label, all_labels),
-                          f"Lanes and their runner labels:\n{_lanes_and_labels(entries)}\n"
-                          "Add the label to a profile's runner-labels, or pass --lane with a lane name, a label or a profile path."),
-                    exit_code=EXIT_USAGE)
+    raise InfxError(
+        error(
+            at[0],
+            at[1],
+            "lane-unknown-label",
+            unknown.format(label=label, lanes=LANES_DIR) + did_you_mean(label, all_labels),
+            f"Lanes and their runner labels:\n{_lanes_and_labels(entries)}\n"
+            "Add the label to a profile's runner-labels, or pass --lane with a lane name, a label or a profile path.",
+        ),
+        exit_code=EXIT_USAGE,
+    )
 
 
-def find_lane(root: Path, selector: str | None = None, runner: object = None,
-              runner_at: tuple[str, tuple[int, int] | None] = ("<point>", None)) -> Path:
+def find_lane(
+    root: Path,
+    selector: str | None = None,
+    runner: object = None,
+    runner_at: tuple[str, tuple[int, int] | None] = ("<point>", None),
+) -> Path:
     """The one lane-resolution rule: the profile path for an explicit ``selector`` (``--lane``:
     a lane name, a profile path, or any runner label a profile declares), else for the point's
     ``runner`` label (found ``runner_at``) through the profiles' ``runner-labels``."""
@@ -389,14 +417,28 @@ def find_lane(root: Path, selector: str | None = None, runner: object = None,
         if looks_like_path and Path(selector).is_file():
             return Path(selector)
         if looks_like_path:
-            raise UsageError(f"no lane profile at {selector}", "Pass an existing profile path, a lane name or a runner label.",
-                             file=selector)
-        return lane_for_label(selector, root, unknown="--lane {label!r} names no lane: there is no {lanes}/{label}.yaml, "
-                              "and no {lanes}/*.yaml declares it in runner-labels")
+            raise UsageError(
+                f"no lane profile at {selector}",
+                "Pass an existing profile path, a lane name or a runner label.",
+                file=selector,
+            )
+        return lane_for_label(
+            selector,
+            root,
+            unknown="--lane {label!r} names no lane: there is no {lanes}/{label}.yaml, "
+            "and no {lanes}/*.yaml declares it in runner-labels",
+        )
     if not isinstance(runner, str) or not runner:
-        raise InfxError(error(runner_at[0], runner_at[1], "lane-unknown-label", "the point has no runner label to find its lane by",
-                              "A matrix row carries `runner`; or pass --lane with a lane name, a runner label or a profile path."),
-                        exit_code=EXIT_USAGE)
+        raise InfxError(
+            error(
+                runner_at[0],
+                runner_at[1],
+                "lane-unknown-label",
+                "the point has no runner label to find its lane by",
+                "A matrix row carries `runner`; or pass --lane with a lane name, a runner label or a profile path.",
+            ),
+            exit_code=EXIT_USAGE,
+        )
     return lane_for_label(runner, root, runner_at)
 
 
@@ -404,9 +446,13 @@ SCHEMA_HINT = "See infx/schemas/lane.schema.json and docs/launch.md for the acce
 # Hints for schema errors under a path prefix: (key, key, None = any key, ...) -> hint
 SCHEMA_HINTS = {
     ("srt-slurm", "pins", None, "repository"): "A pin's repository is a git url: https://<host>/<path> "
-                                               "(file:///<path> only where the lane's git-protocols lists file).",
-    ("srt-slurm", "pins", None): "Every pin records the full 40-hex commit its ref pointed at when the route was validated: "
-                                 "run `infx lane pins LANE --update` to resolve it (git ls-remote), or write the SHA by hand.",
+    "(file:///<path> only where the lane's git-protocols lists file).",
+    (
+        "srt-slurm",
+        "pins",
+        None,
+    ): "Every pin records the full 40-hex commit its ref pointed at when the route was validated: "
+    "run `infx lane pins LANE --update` to resolve it (git ls-remote), or write the SHA by hand.",
 }
 
 
@@ -429,32 +475,68 @@ def _cross_checks(lane: Lane) -> list[Diagnostic]:
     for route in lane.routes:
         where = lane.route_where(route)
         if route.name in seen_names:
-            diagnostics.append(error(lane.file, where, "lane-route-duplicate", f"route name {route.name!r} is used twice",
-                                     "Give every route a unique name."))
+            diagnostics.append(
+                error(
+                    lane.file,
+                    where,
+                    "lane-route-duplicate",
+                    f"route name {route.name!r} is used twice",
+                    "Give every route a unique name.",
+                )
+            )
         seen_names[route.name] = route.index
         key = tuple(sorted(route.match.items()))
         if key in seen_keys:
-            diagnostics.append(error(lane.file, where, "lane-route-ambiguous",
-                                     f"routes {seen_keys[key]!r} and {route.name!r} match exactly the same points",
-                                     "Merge them, or make one more specific (add precision or power)."))
+            diagnostics.append(
+                error(
+                    lane.file,
+                    where,
+                    "lane-route-ambiguous",
+                    f"routes {seen_keys[key]!r} and {route.name!r} match exactly the same points",
+                    "Merge them, or make one more specific (add precision or power).",
+                )
+            )
         seen_keys[key] = route.name
         if route.srt_slurm not in lane.pins:
-            diagnostics.append(error(lane.file, lane.where("routes", route.index, "srt-slurm"), "lane-unknown-pin",
-                                     f"route {route.name!r} names srt-slurm pin {route.srt_slurm!r}, which srt-slurm.pins does not define",
-                                     f"Use one of: {', '.join(sorted(lane.pins))}."))
+            diagnostics.append(
+                error(
+                    lane.file,
+                    lane.where("routes", route.index, "srt-slurm"),
+                    "lane-unknown-pin",
+                    f"route {route.name!r} names srt-slurm pin {route.srt_slurm!r}, which srt-slurm.pins does not "
+                    "define",
+                    f"Use one of: {', '.join(sorted(lane.pins))}.",
+                )
+            )
         for name in route.sources:
             if name not in lane.sources:
-                diagnostics.append(error(lane.file, lane.where("routes", route.index, "sources"), "lane-unknown-source",
-                                         f"route {route.name!r} names source {name!r}, which sources: does not define",
-                                         f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}."))
+                diagnostics.append(
+                    error(
+                        lane.file,
+                        lane.where("routes", route.index, "sources"),
+                        "lane-unknown-source",
+                        f"route {route.name!r} names source {name!r}, which sources: does not define",
+                        f"Define it under sources:, or use one of: {', '.join(sorted(lane.sources)) or '(none)'}.",
+                    )
+                )
     urls: list[tuple[tuple[str, ...], str, str]]
-    urls = [(("srt-slurm", "pins", pin.name, "repository"), pin.repository, f"srt-slurm pin {pin.name}") for pin in lane.pins.values()]
+    urls = [
+        (("srt-slurm", "pins", pin.name, "repository"), pin.repository, f"srt-slurm pin {pin.name}")
+        for pin in lane.pins.values()
+    ]
     urls += [(("sources", source.name, "url"), source.url, f"source {source.name}") for source in lane.sources.values()]
     for path, url, what in urls:
         problem = shapes.url_problem(url, lane.git_protocols, what)
         if problem:
-            diagnostics.append(error(lane.file, lane.where(*path), "lane-git-protocol", problem,
-                                     "Use an https:// url, or list the scheme under git-protocols: (file is meant for tests)."))
+            diagnostics.append(
+                error(
+                    lane.file,
+                    lane.where(*path),
+                    "lane-git-protocol",
+                    problem,
+                    "Use an https:// url, or list the scheme under git-protocols: (file is meant for tests).",
+                )
+            )
     diagnostics.extend(template_problems(lane.prepare, lane.file, lane.where))
     return diagnostics
 
@@ -467,8 +549,11 @@ def load_lane(selector: str, root: Path) -> Lane:
 def load_lane_file(path: Path) -> Lane:
     """Load and validate one profile; a missing file is a usage error (exit 2), a bad one exit 1."""
     if not path.is_file():
-        raise UsageError(f"no lane profile at {path}", f"Create {LANES_DIR}/<lane>.yaml, or pass --lane with an existing lane name.",
-                         file=str(path))
+        raise UsageError(
+            f"no lane profile at {path}",
+            f"Create {LANES_DIR}/<lane>.yaml, or pass --lane with an existing lane name.",
+            file=str(path),
+        )
     doc, problems = load_yaml(path, display=display_path(path))
     if doc is None:
         raise InfxError(problems)
@@ -527,7 +612,11 @@ def validate_lanes(request: ValidateRequest) -> Report:
     ``runners/`` is named after its file."""
     selectors, root = request.selectors, request.root
     entries = lane_entries(root)
-    paths = [find_lane(root, selector=selector) for selector in selectors] if selectors else [entry.path for entry in entries]
+    paths = (
+        [find_lane(root, selector=selector) for selector in selectors]
+        if selectors
+        else [entry.path for entry in entries]
+    )
     report = Report()
     for path in dict.fromkeys(paths):
         try:
@@ -536,7 +625,6 @@ def validate_lanes(request: ValidateRequest) -> Report:
             report.extend(exc.diagnostics)
             continue
         if lane.evals:  # the suite an eval point of this lane would run, with its harness and task files
-
             report.extend(load_suite(root, lane.evals.suite)[1])
     # The set rules concern the profiles the resolver sees (runners/*.yaml); a profile
     # elsewhere (a candidate, a test copy) is validated on its own.
@@ -548,9 +636,16 @@ def validate_lanes(request: ValidateRequest) -> Report:
         data = entry.doc.data if entry.doc is not None else None
         declared = data.get("lane") if isinstance(data, dict) else None
         if isinstance(declared, str) and declared != entry.name and entry.doc is not None:  # declared: the doc's
-            report.add(error(display_path(entry.path), entry.doc.where(("lane",)), "lane-name-mismatch",
-                             f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
-                             f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: {entry.name}."))
+            report.add(
+                error(
+                    display_path(entry.path),
+                    entry.doc.where(("lane",)),
+                    "lane-name-mismatch",
+                    f"the profile says lane: {declared}, but its file name makes it lane {entry.name}",
+                    f"A lane is named after its file: rename the file to {LANES_DIR}/{declared}.yaml or set lane: "
+                    f"{entry.name}.",
+                )
+            )
     return report
 
 
@@ -561,7 +656,16 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
     labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
     if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
         return []
-    return [error(display_path(entry.path), entry.label_where(label), "lane-label-undeclared",
-                  f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name it{did_you_mean(label, labels)}",
-                  f"Use a label {DEFAULT_RUNNERS} declares, or add it there first.")
-            for entry in entries for label in entry.labels if label not in labels]
+    return [
+        error(
+            display_path(entry.path),
+            entry.label_where(label),
+            "lane-label-undeclared",
+            f"runner label {label!r} is not a label of {DEFAULT_RUNNERS}, so no point can name "
+            f"it{did_you_mean(label, labels)}",
+            f"Use a label {DEFAULT_RUNNERS} declares, or add it there first.",
+        )
+        for entry in entries
+        for label in entry.labels
+        if label not in labels
+    ]

@@ -48,9 +48,15 @@ def template_problems(prepare: PrepareSettings, file: str, where) -> list[Diagno
         for index, arg in enumerate(template(prepare, key)):
             for name in PLACEHOLDER.findall(arg):
                 if name not in allowed:
-                    diagnostics.append(error(file, where("prepare", key, index), "lane-prepare-placeholder",
-                                             f"prepare.{key}[{index}] uses {{{name}}}, which {key} does not provide",
-                                             f"Use only: {', '.join('{' + a + '}' for a in allowed)}."))
+                    diagnostics.append(
+                        error(
+                            file,
+                            where("prepare", key, index),
+                            "lane-prepare-placeholder",
+                            f"prepare.{key}[{index}] uses {{{name}}}, which {key} does not provide",
+                            f"Use only: {', '.join('{' + a + '}' for a in allowed)}.",
+                        )
+                    )
     return diagnostics
 
 
@@ -90,7 +96,9 @@ def plan_steps(prepare: PrepareSettings, squash_dir: str, partition: str, point_
 def _run(argv: list[str], cwd: Path, env: dict) -> tuple[int, str]:
     """Exit code and output (stdout and stderr interleaved); a missing program is exit 127."""
     try:
-        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
     except OSError as exc:
         return 127, str(exc)
     try:
@@ -130,8 +138,14 @@ def run_steps(steps: list[Step], cwd: Path, env: dict, log: Path, record: list, 
         except BaseException:  # SIGTERM/SIGINT while the step ran; the record says so
             entry.update({"seconds": round(time.monotonic() - start, 3), "outcome": "interrupted"})
             raise
-        entry.update({"exit-code": code, "seconds": round(time.monotonic() - start, 3), "output": output[-OUTPUT_TAIL:],
-                      "outcome": "passed" if code == 0 else ("missing or invalid" if step.is_check else "failed")})
+        entry.update(
+            {
+                "exit-code": code,
+                "seconds": round(time.monotonic() - start, 3),
+                "output": output[-OUTPUT_TAIL:],
+                "outcome": "passed" if code == 0 else ("missing or invalid" if step.is_check else "failed"),
+            }
+        )
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(step.argv)}\n{output}[exit {code}]\n\n")
         if code == 0:

@@ -40,8 +40,12 @@ def ingredients(plan) -> dict | None:
         "recipe": _without(plan.recipe, COSMETIC_RECIPE_FIELDS),
         "srt-slurm-commit": plan.pin.commit,
         "route": {"name": plan.route.name, "srtctl-flags": list(plan.route.srtctl_flags)},
-        "lane": {"name": plan.lane.name, "partition": plan.partition, "time-limit": plan.time_limit,
-                 "cluster": _without(plan.cluster_config("", plan.squash_file()), COSMETIC_CLUSTER_FIELDS)},
+        "lane": {
+            "name": plan.lane.name,
+            "partition": plan.partition,
+            "time-limit": plan.time_limit,
+            "cluster": _without(plan.cluster_config("", plan.squash_file()), COSMETIC_CLUSTER_FIELDS),
+        },
         "sources": sorted([source.name, source.commit, source.dest] for source in plan.sources),
         # An eval point: the protocol the lane's suite runs (its enabled tasks, every file's digest),
         # also for a point that records none. Absent for a throughput point, whose key it leaves as it was.
@@ -52,4 +56,3 @@ def ingredients(plan) -> dict | None:
 def result_key(plan) -> str | None:
     body = ingredients(plan)
     return None if body is None else hashlib.sha256(canonical(body, default=str)).hexdigest()
-

@@ -112,7 +112,9 @@ def _sleep(seconds: float, deadline: float | None) -> None:
     time.sleep(seconds)
 
 
-def wait_for_job(job_id: str, log: Path, poll: float, deadline: float | None = None, client: slurm.Slurm | None = None) -> slurm.JobState:
+def wait_for_job(
+    job_id: str, log: Path, poll: float, deadline: float | None = None, client: slurm.Slurm | None = None
+) -> slurm.JobState:
     """Stream the job log and show its state until Slurm reports a terminal state (seen twice).
 
     A query that fails is retried with backoff and never taken as the job's end; ``deadline``
@@ -129,8 +131,11 @@ def wait_for_job(job_id: str, log: Path, poll: float, deadline: float | None = N
                 state = client.job_state(job_id, attempts=1)
             except slurm.SlurmUnavailable as exc:
                 failures += 1
-                delay = min(poll * 2 ** failures, MAX_POLL_BACKOFF)
-                _say(f"could not ask Slurm about job {job_id} ({exc}); asking again in {delay:g} s (a failed query is not the job's end)")
+                delay = min(poll * 2**failures, MAX_POLL_BACKOFF)
+                _say(
+                    f"could not ask Slurm about job {job_id} ({exc}); asking again in {delay:g} s (a failed query is "
+                    "not the job's end)"
+                )
                 candidate = None
                 _sleep(delay, deadline)
                 continue
@@ -178,10 +183,19 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         cached_checkout("srt-slurm", plan.pin.repository, commit, cache, checkout, protocols=plan.lane.git_protocols)
         resolve_in_checkout(plan, checkout)
         for source in plan.sources:
-            head = fetch_pinned(source.name, source.url, source.commit, Path(source.dest), root=checkout, protocols=plan.lane.git_protocols)
+            head = fetch_pinned(
+                source.name,
+                source.url,
+                source.commit,
+                Path(source.dest),
+                root=checkout,
+                protocols=plan.lane.git_protocols,
+            )
             record["sources"].append({**source.to_json(), "head": head})
     except InfxError as exc:
-        raise LaunchFailed("the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics)) from exc
+        raise LaunchFailed(
+            "the recipe shipped with srt-slurm failed its checks:\n" + render_text(exc.diagnostics)
+        ) from exc
     except FetchError as exc:
         raise LaunchFailed(str(exc)) from exc
     if plan.evaluation:  # the workspace srt-slurm's lm-eval stage mounts; checked at plan time, staged now
@@ -193,8 +207,9 @@ def prepare_checkout(plan: LaunchPlan, workspace: Path, cache: Path, work: Path,
         resolved = stage_checkout(plan, workspace, checkout)
         # srtctl from the cache's per-commit venv when one is complete (``cache`` is <base>/srt-slurm, cache.py);
         # else a private venv per launch, installed from this checkout.
-        srtctl = cached_srtctl(cache.parent, commit) or \
-            install_srtctl(checkout, work / "venv", list(plan.lane.srt_slurm.pip_args))
+        srtctl = cached_srtctl(cache.parent, commit) or install_srtctl(
+            checkout, work / "venv", list(plan.lane.srt_slurm.pip_args)
+        )
         record["srtctl"] = str(srtctl)
     except SrtctlError as exc:
         (logs / "srtctl-install.log").write_text(exc.output)
@@ -213,7 +228,7 @@ def run_prepare(plan: LaunchPlan, work: Path, checkout: Path, env: dict, record:
     try:
         prepare.run_steps(steps, checkout, env, work / "logs" / "prepare.log", record["prepare"], say=_say)
     except prepare.StepFailed as exc:
-        raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL:]}") from exc
+        raise LaunchFailed(f"{exc}; its output:\n{exc.output.rstrip()[-prepare.OUTPUT_TAIL :]}") from exc
 
 
 def _cleanup_problem(record: dict, problem: str, unconfirmed: bool = False) -> None:
@@ -225,12 +240,15 @@ def _cleanup_problem(record: dict, problem: str, unconfirmed: bool = False) -> N
 
 
 def _cancel_job(client: slurm.Slurm, record: dict) -> None:
-    """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never hidden."""
+    """Cancel the recorded job if it is still active and record its final state; an unconfirmed cancel is said, never
+    hidden."""
     try:
         state = client.cancel_and_wait(record["job-id"])
         record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
     except slurm.SlurmUnavailable as exc:
-        _cleanup_problem(record, f"could not confirm that job {record['job-id']} was cancelled: {exc}", unconfirmed=True)
+        _cleanup_problem(
+            record, f"could not confirm that job {record['job-id']} was cancelled: {exc}", unconfirmed=True
+        )
 
 
 SHOWN_SKIPS = 20  # lines of what staging left out said in the log (all of them are in the record)
@@ -263,8 +281,15 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
     def tar_logs() -> None:
         _skipped(record, staging.tar_logs(logs, out)[1], "logs: ")
 
-    for step, action in (("copy the job logs", copy_job_logs), ("stage the eval results", stage_eval), ("tar the logs", tar_logs),
-                         ("clear links and special files from the output", lambda: _skipped(record, staging.clear_output(out), "output: "))):
+    for step, action in (
+        ("copy the job logs", copy_job_logs),
+        ("stage the eval results", stage_eval),
+        ("tar the logs", tar_logs),
+        (
+            "clear links and special files from the output",
+            lambda: _skipped(record, staging.clear_output(out), "output: "),
+        ),
+    ):
         try:
             action()
         except (OSError, tarfile.TarError) as exc:
@@ -276,7 +301,9 @@ def _cleanup(plan: LaunchPlan, client: slurm.Slurm, record: dict, checkout: Path
     try:
         found = client.cancel_by_name(plan.job_name)
     except slurm.SlurmUnavailable as exc:
-        _cleanup_problem(record, f"could not confirm that no job named {plan.job_name} is left: {exc}", unconfirmed=True)
+        _cleanup_problem(
+            record, f"could not confirm that no job named {plan.job_name} is left: {exc}", unconfirmed=True
+        )
         return
     record["cleanup"]["cancelled"] += [job for job in found if job not in record["cleanup"]["cancelled"]]
     if found and record["job-id"] is None:  # submitted, but srtctl never said so
@@ -291,20 +318,40 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     name = staging.result_name(plan.point.data, plan.point_id, env)
     # Checkout and venv go to the runner's temp dir when there is one, so artifact uploads of the
     # output dir stay small; the resolved recipe and srtslurm.yaml are copied into the logs.
-    work = Path(env.get("RUNNER_TEMP") or out) / ".infx-launch" / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    work = (
+        Path(env.get("RUNNER_TEMP") or out)
+        / ".infx-launch"
+        / f"{plan.point_id}-{started.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    )
     checkout, logs = work / "srt-slurm", work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     cache = cache_home(env) / CHECKOUTS
     poll = plan.lane.slurm.poll_seconds
     client = slurm.Slurm.for_lane(plan.lane.slurm, say=_say)
     record: dict[str, Any] = {
-        "lane": plan.lane.name, "point-id": plan.point_id, "point": plan.point.data, "route": plan.route.name,
+        "lane": plan.lane.name,
+        "point-id": plan.point_id,
+        "point": plan.point.data,
+        "route": plan.route.name,
         "srt-slurm": plan.pin.to_json(),
-        "sources": [], "prepare": [], "recipe-source": plan.recipe_source.ref.value, "resolved-recipe-sha256": None, "resolved-recipe": None,
+        "sources": [],
+        "prepare": [],
+        "recipe-source": plan.recipe_source.ref.value,
+        "resolved-recipe-sha256": None,
+        "resolved-recipe": None,
         "result-key": plan.result_key(),
-        "job-name": plan.job_name, "job-id": None, "terminal-state": None, "slurm-exit-code": None, "exit-code": None,
-        "deadline": None, "signals": [], "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
-        "result-name": name, "results": [], "message": "", "timings": {"started": started.isoformat()},
+        "job-name": plan.job_name,
+        "job-id": None,
+        "terminal-state": None,
+        "slurm-exit-code": None,
+        "exit-code": None,
+        "deadline": None,
+        "signals": [],
+        "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
+        "result-name": name,
+        "results": [],
+        "message": "",
+        "timings": {"started": started.isoformat()},
         # An eval point (run-eval / eval-only): its kind, concurrencies and protocol; null for a throughput point.
         "eval": plan.evaluation.to_json() if plan.evaluation else None,
         "environment": plan.environment(str(out), str(work / evalenv.WORKSPACE_DIR), name, repository=str(workspace)),
@@ -349,8 +396,10 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
     try:
         try:
             if plan.pin.commit is None:
-                raise LaunchFailed(f"srt-slurm pin {plan.pin.name} ({plan.pin.repository} {plan.pin.ref}) has no commit SHA in "
-                                   f"{plan.lane.file}; refusing to launch an unpinned checkout")
+                raise LaunchFailed(
+                    f"srt-slurm pin {plan.pin.name} ({plan.pin.repository} {plan.pin.ref}) has no commit SHA in "
+                    f"{plan.lane.file}; refusing to launch an unpinned checkout"
+                )
             activity = "cancelling leftover jobs"
             leftovers = client.cancel_by_name(plan.job_name)
             if leftovers:
@@ -381,18 +430,32 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             phase("submit-seconds")
             activity = f"waiting for job {job_id}"
             try:
-                state = wait_for_job(job_id, checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log", poll,
-                                     submitted + record["deadline"]["seconds"], client)
+                state = wait_for_job(
+                    job_id,
+                    checkout / "outputs" / job_id / "logs" / f"sweep_{job_id}.log",
+                    poll,
+                    submitted + record["deadline"]["seconds"],
+                    client,
+                )
             except DeadlinePassed as exc:
                 record["deadline"]["passed"] = True
-                seen = f"{exc.state.state} (reason {exc.state.reason or 'none'})" if exc.state else "never answered by Slurm"
-                _say(f"job {job_id} is still {seen} {record['deadline']['seconds']:g} s after submission; infx's deadline "
-                     f"(time limit {record['deadline']['time-limit']} + {record['deadline']['margin-seconds']:g} s) passed: cancelling it")
+                seen = (
+                    f"{exc.state.state} (reason {exc.state.reason or 'none'})"
+                    if exc.state
+                    else "never answered by Slurm"
+                )
+                _say(
+                    f"job {job_id} is still {seen} {record['deadline']['seconds']:g} s after submission; infx's "
+                    f"deadline (time limit {record['deadline']['time-limit']} + "
+                    f"{record['deadline']['margin-seconds']:g} s) passed: cancelling it"
+                )
                 _cancel_job(client, record)
-                raise LaunchFailed(f"job {job_id}: still {seen} when infx's deadline passed ({record['deadline']['seconds']:g} s "
-                                   f"after submission: time limit {record['deadline']['time-limit']} + margin "
-                                   f"{record['deadline']['margin-seconds']:g} s); infx cancelled it "
-                                   f"(now {record['terminal-state'] or 'unconfirmed'})") from exc
+                raise LaunchFailed(
+                    f"job {job_id}: still {seen} when infx's deadline passed ({record['deadline']['seconds']:g} s "
+                    f"after submission: time limit {record['deadline']['time-limit']} + margin "
+                    f"{record['deadline']['margin-seconds']:g} s); infx cancelled it "
+                    f"(now {record['terminal-state'] or 'unconfirmed'})"
+                ) from exc
             phase("run-seconds")
             record["terminal-state"], record["slurm-exit-code"] = state.state, state.exit_code
             if not state.succeeded:
@@ -403,14 +466,19 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             if plan.evaluation and plan.evaluation.choice.kind is EvalKind.ONLY:
                 staged = []  # no benchmark stage ran: the eval's files are staged under eval/ with the logs (_cleanup)
             elif is_agentic(plan.point.data):
-                _skipped(record, agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)), "workspace: ")
+                _skipped(
+                    record,
+                    agentic.stage_aggregates(workspace, out, name, concurrencies(plan.point.data)),
+                    "workspace: ",
+                )
                 staged = staging.check_agentic(out, name, concurrencies(plan.point.data))
             else:
                 staged, left_out = staging.stage_fixed_seq(job_logs, out, name)
                 _skipped(record, left_out, "job logs: ")
             record["results"] = [p.name for p in staged]
-            record["message"] = f"job {job_id} completed; {len(staged)} result file(s)" + \
-                ("; its eval results are staged under eval/" if plan.evaluation else "")
+            record["message"] = f"job {job_id} completed; {len(staged)} result file(s)" + (
+                "; its eval results are staged under eval/" if plan.evaluation else ""
+            )
             _say(record["message"])
             code = 0
         except Interrupted as exc:
@@ -429,7 +497,9 @@ def launch_point(plan: LaunchPlan, out: Path, workspace: Path, env: dict | None 
             _say(f"FAILED: {record['message']}")
     except Interrupted as exc:  # the first signal landed inside a handler above
         code = 128 + exc.signum
-        record["message"] = (record["message"] + "; " if record["message"] else "") + f"interrupted by {exc} while {activity}"
+        record["message"] = (
+            record["message"] + "; " if record["message"] else ""
+        ) + f"interrupted by {exc} while {activity}"
     finally:
         deferred = True
         activity = "cleaning up"
@@ -456,8 +526,10 @@ def _judge_output(out: Path, record: dict, save) -> int:
     if verdict.ok:
         return 0
     record["exit-code"] = EXIT_FAILED
-    record["message"] = f"{record['message'].splitlines()[0] if record['message'] else 'the job ended'}, but its result is " \
-                        f"{verdict.status}: {verdict.reason}"
+    record["message"] = (
+        f"{record['message'].splitlines()[0] if record['message'] else 'the job ended'}, but its result is "
+        f"{verdict.status}: {verdict.reason}"
+    )
     _say(f"FAILED: {record['message']}")
     save(final=True)
     return EXIT_FAILED

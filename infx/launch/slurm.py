@@ -24,11 +24,40 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # annotations only: lane.py takes DEFAULT_TIMEOUT from here
     from .lane import SlurmSettings
 
-ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "SUSPENDED", "RESIZING", "SIGNALING", "STAGE_OUT",
-          "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "STOPPED", "SPECIAL_EXIT", "UPDATE_DB", "POWER_UP_NODE"}
+ACTIVE = {
+    "PENDING",
+    "RUNNING",
+    "CONFIGURING",
+    "COMPLETING",
+    "REQUEUED",
+    "SUSPENDED",
+    "RESIZING",
+    "SIGNALING",
+    "STAGE_OUT",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESV_DEL_HOLD",
+    "STOPPED",
+    "SPECIAL_EXIT",
+    "UPDATE_DB",
+    "POWER_UP_NODE",
+}
 # Newer Slurm prints job_state as a list (base state, then flags); a flag listed here outranks the base state.
-FLAG_PRECEDENCE = ("REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT", "COMPLETING", "CONFIGURING",
-                   "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "UPDATE_DB", "POWER_UP_NODE")
+FLAG_PRECEDENCE = (
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESV_DEL_HOLD",
+    "SPECIAL_EXIT",
+    "COMPLETING",
+    "CONFIGURING",
+    "RESIZING",
+    "SIGNALING",
+    "STAGE_OUT",
+    "STOPPED",
+    "UPDATE_DB",
+    "POWER_UP_NODE",
+)
 # terminal state -> what it means for the point (success only for COMPLETED with exit 0:0)
 OUTCOMES = {
     "COMPLETED": "the job completed",
@@ -68,7 +97,9 @@ class JobState:
 
     def message(self) -> str:
         base = OUTCOMES.get(self.state, f"the job ended in state {self.state}")
-        return f"{base} (state {self.state}, exit code {self.exit_code or '?'})" + (f", reason {self.reason}" if self.reason and self.reason != "None" else "")
+        return f"{base} (state {self.state}, exit code {self.exit_code or '?'})" + (
+            f", reason {self.reason}" if self.reason and self.reason != "None" else ""
+        )
 
 
 def _exit_code(value) -> str:
@@ -76,8 +107,10 @@ def _exit_code(value) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, dict)):
         return ""
     if isinstance(value, dict):  # newer Slurm: {"return_code": N, "signal": {"id": S}}, numbers possibly wrapped
+
         def number(v):
             return v.get("number", 0) if isinstance(v, dict) else (v or 0)
+
         signal = value.get("signal")
         return f"{number(value.get('return_code'))}:{number(signal.get('id') if isinstance(signal, dict) else signal)}"
     return f"{(value >> 8) & 0xFF}:{value & 0x7F}"
@@ -93,8 +126,12 @@ def _state_name(value) -> str:
 
 def job_state_from_json(job: dict) -> JobState:
     restarts = job.get("restart_cnt")
-    return JobState(_state_name(job.get("job_state")), _exit_code(job.get("exit_code")), str(job.get("state_reason") or ""),
-                    restarts if isinstance(restarts, int) else 0)
+    return JobState(
+        _state_name(job.get("job_state")),
+        _exit_code(job.get("exit_code")),
+        str(job.get("state_reason") or ""),
+        restarts if isinstance(restarts, int) else 0,
+    )
 
 
 def time_limit_seconds(text: str) -> int | None:
@@ -114,12 +151,18 @@ def time_limit_seconds(text: str) -> int | None:
     return int(first) * 60 + int(second or 0)  # M or M:S
 
 
-
 class Slurm:
-    """Every Slurm command with a timeout and a retry policy; ``sleep`` is injectable for speed, not for faking Slurm."""
+    """Every Slurm command with a timeout and a retry policy; ``sleep`` is injectable for speed, not for faking
+    Slurm."""
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, attempts: int = DEFAULT_ATTEMPTS, backoff: float = DEFAULT_BACKOFF,
-                 env: dict | None = None, say=None):
+    def __init__(
+        self,
+        timeout: float = DEFAULT_TIMEOUT,
+        attempts: int = DEFAULT_ATTEMPTS,
+        backoff: float = DEFAULT_BACKOFF,
+        env: dict | None = None,
+        say=None,
+    ):
         self.timeout, self.attempts, self.backoff = timeout, max(1, attempts), backoff
         self.env = env
         self.say = say or (lambda message: None)
@@ -137,13 +180,17 @@ class Slurm:
 
     def _once(self, argv: list[str]) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL, env=self.env)
+            return subprocess.run(
+                argv, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL, env=self.env
+            )
         except FileNotFoundError:  # Slurm is not installed on this machine
             return subprocess.CompletedProcess(argv, 127, "", f"{argv[0]}: command not found")
         except subprocess.TimeoutExpired:  # run() has killed it
             return subprocess.CompletedProcess(argv, 124, "", f"{argv[0]} did not answer within {self.timeout:g} s")
 
-    def run(self, argv: list[str], attempts: int | None = None, ok=lambda done: done.returncode == 0) -> subprocess.CompletedProcess:
+    def run(
+        self, argv: list[str], attempts: int | None = None, ok=lambda done: done.returncode == 0
+    ) -> subprocess.CompletedProcess:
         """Run until ``ok``; retries with backoff; raises SlurmUnavailable with the last error."""
         problem = self._config_problem()
         if problem:
@@ -178,7 +225,9 @@ class Slurm:
 
     def _from_sacct(self, job_id: str) -> JobState | None:
         try:  # accounting may be disabled: then sacct fails for good, and that is no news about the job
-            done = self.run(["sacct", "-j", job_id, "-X", "-n", "--parsable2", "-o", "JobID,State,ExitCode"], attempts=1)
+            done = self.run(
+                ["sacct", "-j", job_id, "-X", "-n", "--parsable2", "-o", "JobID,State,ExitCode"], attempts=1
+            )
         except SlurmUnavailable:
             return None
         for line in done.stdout.splitlines():
@@ -197,8 +246,11 @@ class Slurm:
     def jobs_named(self, name: str, user: str | None = None) -> list[str]:
         """Active jobs of this user with exactly this name (compared here, not by a pattern)."""
         user = user or getpass.getuser()
-        return [str(job.get("job_id")) for job in self.queue()
-                if job.get("name") == name and job.get("user_name") == user and job_state_from_json(job).active]
+        return [
+            str(job.get("job_id"))
+            for job in self.queue()
+            if job.get("name") == name and job.get("user_name") == user and job_state_from_json(job).active
+        ]
 
     def cancel(self, job_id: str) -> None:
         self.run(["scancel", job_id])
@@ -278,8 +330,13 @@ class PartitionHealth:
         return f"{self.usable} of {self.total} node(s) usable ({listing})"
 
     def to_json(self) -> dict:
-        return {"partition": self.partition, "usable": self.usable, "total": self.total, "states": self.states, "error": self.error}
+        return {
+            "partition": self.partition,
+            "usable": self.usable,
+            "total": self.total,
+            "states": self.states,
+            "error": self.error,
+        }
 
 
 UNUSABLE = ("down", "drain", "drng", "fail", "maint", "unk", "no_respond", "not_responding", "inval", "power")
-

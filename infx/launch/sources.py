@@ -63,8 +63,10 @@ def entry_lock(entry: Path, seconds: float = LOCK_SECONDS, error: type[Exception
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise error(f"waited {seconds:g} s for the cache lock {lock_path}: another infx process is still "
-                                f"filling {entry}; rerun when it has finished (its lock ends with it, nothing to delete)") from None
+                    raise error(
+                        f"waited {seconds:g} s for the cache lock {lock_path}: another infx process is still "
+                        f"filling {entry}; rerun when it has finished (its lock ends with it, nothing to delete)"
+                    ) from None
                 time.sleep(LOCK_POLL_SECONDS)
         yield lock_path
     finally:
@@ -79,16 +81,36 @@ def _protocol_options(protocols: tuple[str, ...]) -> list[str]:
 
 
 def _env(protocols: tuple[str, ...], **extra: str) -> dict:
-    return {"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent",
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_ALLOW_PROTOCOL": ":".join(protocols), "GIT_PROTOCOL_FROM_USER": "0", **extra}
+    return {
+        "GIT_TERMINAL_PROMPT": "0",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_ALLOW_PROTOCOL": ":".join(protocols),
+        "GIT_PROTOCOL_FROM_USER": "0",
+        **extra,
+    }
 
 
-def _git(*argv: str, cwd: Path | None = None, protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS,
-         env: dict | None = None, text: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:
+def _git(
+    *argv: str,
+    cwd: Path | None = None,
+    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS,
+    env: dict | None = None,
+    text: bool = True,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess:
     """git as every remote-facing call of infx runs it (see the module docstring); ``timeout`` raises TimeoutExpired."""
-    return subprocess.run(["git", *NO_HELPERS, "-c", "core.untrackedCache=false", *_protocol_options(protocols), *argv],
-                          cwd=cwd, capture_output=True, text=text, env=_env(protocols, **(env or {})), timeout=timeout)
+    return subprocess.run(
+        ["git", *NO_HELPERS, "-c", "core.untrackedCache=false", *_protocol_options(protocols), *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=text,
+        env=_env(protocols, **(env or {})),
+        timeout=timeout,
+    )
 
 
 def head_of(directory: Path) -> str | None:
@@ -104,13 +126,21 @@ def _seal(directory: Path) -> None:
     shutil.rmtree(git_dir / "info", ignore_errors=True)
 
 
-def fetch_pinned(name: str, url: str, commit: str, dest: Path, root: Path | None = None,
-                 protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS) -> str:
+def fetch_pinned(
+    name: str,
+    url: str,
+    commit: str,
+    dest: Path,
+    root: Path | None = None,
+    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS,
+) -> str:
     """Fetch ``commit`` of ``url`` into the new directory ``dest``; returns HEAD (== commit).
 
     With ``root``, ``dest`` is the relative path it must stay inside (refused before anything
     is deleted); without, ``dest`` is infx's own directory."""
-    problem = shapes.url_problem(url, protocols, f"source {name}: url") or shapes.problem("commit", commit, f"source {name}: commit")
+    problem = shapes.url_problem(url, protocols, f"source {name}: url") or shapes.problem(
+        "commit", commit, f"source {name}: commit"
+    )
     if problem:
         raise FetchError(problem)
     if root is not None:
@@ -123,14 +153,19 @@ def fetch_pinned(name: str, url: str, commit: str, dest: Path, root: Path | None
     elif dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    steps = (("init", "-q", "--template=", "."), ("fetch", "-q", "--no-tags", "--no-recurse-submodules", "--depth", "1", "--", url, commit),
-             ("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "FETCH_HEAD", "--"))
+    steps = (
+        ("init", "-q", "--template=", "."),
+        ("fetch", "-q", "--no-tags", "--no-recurse-submodules", "--depth", "1", "--", url, commit),
+        ("-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "FETCH_HEAD", "--"),
+    )
     for step in steps:
         done = _git(*step, cwd=dest, protocols=protocols)
         if done.returncode != 0:
             output = (done.stderr or done.stdout).strip()
-            raise FetchError(f"source {name}: cannot fetch {url} at {commit}: git {step[0]} failed: "
-                             f"{output.splitlines()[-1] if output else done.returncode}")
+            raise FetchError(
+                f"source {name}: cannot fetch {url} at {commit}: git {step[0]} failed: "
+                f"{output.splitlines()[-1] if output else done.returncode}"
+            )
     _seal(dest)
     head = head_of(dest)
     if head != commit:
@@ -157,8 +192,12 @@ def entry_problem(directory: Path, commit: str) -> str | None:
     if (git_dir / "HEAD").read_text(errors="replace").strip() != commit:
         return "HEAD is not the pinned commit"
     body = _git("cat-file", "commit", commit, cwd=directory, text=False)
-    hashed = subprocess.run(["git", "hash-object", "-t", "commit", "--stdin"], input=body.stdout, capture_output=True,
-                            env=_env(shapes.DEFAULT_GIT_PROTOCOLS))
+    hashed = subprocess.run(
+        ["git", "hash-object", "-t", "commit", "--stdin"],
+        input=body.stdout,
+        capture_output=True,
+        env=_env(shapes.DEFAULT_GIT_PROTOCOLS),
+    )
     if body.returncode != 0 or hashed.stdout.decode().strip() != commit:
         return "the commit object does not hash to the pinned commit"
     tree = body.stdout.split(b"\n", 1)[0].removeprefix(b"tree ").decode()
@@ -173,8 +212,15 @@ def entry_problem(directory: Path, commit: str) -> str | None:
     return None
 
 
-def cached_checkout(name: str, url: str, commit: str, cache_root: Path, dest: Path,
-                    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS, lock_seconds: float = LOCK_SECONDS) -> str:
+def cached_checkout(
+    name: str,
+    url: str,
+    commit: str,
+    cache_root: Path,
+    dest: Path,
+    protocols: tuple[str, ...] = shapes.DEFAULT_GIT_PROTOCOLS,
+    lock_seconds: float = LOCK_SECONDS,
+) -> str:
     """A per-launch checkout of ``commit``, copied from a cache entry keyed by commit and
     verified by content (:func:`entry_problem`); an entry that does not verify is rebuilt.
 

@@ -22,7 +22,12 @@ JOB_ID = re.compile(r"^\W*Job (\d+) submitted!", re.MULTILINE)
 # per script line ("│   12 #SBATCH --nodes=2 … │"); a wide COLUMNS keeps rows unwrapped.
 SCRIPT_PANEL_TITLE = "Generated sbatch Script"
 SCRIPT_ROW = re.compile(r"^ *(\d+)(?: (.*))?$")
-DRY_RUN_ENV = {"HF_HUB_OFFLINE": "1", "COLUMNS": "10000", "TERM": "dumb", "NO_COLOR": "1"}  # no hub lookups, no wrapping
+DRY_RUN_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "COLUMNS": "10000",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+}  # no hub lookups, no wrapping
 
 
 class SrtctlError(RuntimeError):
@@ -66,8 +71,10 @@ def install_srtctl(checkout: Path, venv: Path, pip_args: list[str]) -> Path:
     for argv in steps:
         done = subprocess.run(argv, capture_output=True, text=True)
         if done.returncode != 0:
-            raise SrtctlError(f"failed to install srtctl from {checkout}: {' '.join(argv[:4])}… exited {done.returncode}",
-                              done.stdout + done.stderr)
+            raise SrtctlError(
+                f"failed to install srtctl from {checkout}: {' '.join(argv[:4])}… exited {done.returncode}",
+                done.stdout + done.stderr,
+            )
     srtctl = venv / "bin" / "srtctl"
     if not srtctl.exists():
         raise SrtctlError(f"failed to install srtctl: {srtctl} does not exist after installing {checkout}")
@@ -91,18 +98,22 @@ def job_id_of(output: str) -> str:
     ids = list(dict.fromkeys(JOB_ID.findall(output)))
     if len(ids) != 1:
         found = f"{len(ids)} ({', '.join(ids)})" if ids else "none"
-        raise SrtctlError(f"srtctl apply succeeded but printed {found} 'Job <id> submitted!' lines; expected one", output)
+        raise SrtctlError(
+            f"srtctl apply succeeded but printed {found} 'Job <id> submitted!' lines; expected one", output
+        )
     return ids[0]
 
 
 def script_from_dry_run(output: str) -> str | None:
     """The sbatch script of ``srtctl dry-run``'s output (its numbered panel), or None if absent."""
     lines = output.splitlines()
-    start = next((i for i, line in enumerate(lines) if SCRIPT_PANEL_TITLE in line and line.lstrip().startswith("╭")), None)
+    start = next(
+        (i for i, line in enumerate(lines) if SCRIPT_PANEL_TITLE in line and line.lstrip().startswith("╭")), None
+    )
     if start is None:
         return None
     script: list[str] = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("╰"):
             break
         row = SCRIPT_ROW.match(line.strip().removeprefix("│").removesuffix("│").rstrip())
@@ -121,15 +132,22 @@ class DryRun:
 
 def dry_run(srtctl: Path, resolved: Path, checkout: Path, env: dict) -> DryRun:
     """``srtctl dry-run -f <resolved recipe>`` in the staged checkout (argv, no shell)."""
-    done = subprocess.run([str(srtctl), "dry-run", "-f", str(resolved.relative_to(checkout))], cwd=checkout,
-                          capture_output=True, text=True, env=_private_env(srtctl, {**env, **DRY_RUN_ENV}))
+    done = subprocess.run(
+        [str(srtctl), "dry-run", "-f", str(resolved.relative_to(checkout))],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        env=_private_env(srtctl, {**env, **DRY_RUN_ENV}),
+    )
     output = done.stdout + done.stderr
     return DryRun(done.returncode, output, script_from_dry_run(done.stdout) if done.returncode == 0 else None)
 
 
 def submit(srtctl: Path, argv: list[str], checkout: Path, env: dict) -> Submission:
     """Run ``srtctl apply …`` (argv, no shell) in the checkout; the captured output is never lost."""
-    done = subprocess.run([str(srtctl), *argv[1:]], cwd=checkout, capture_output=True, text=True, env=_private_env(srtctl, env))
+    done = subprocess.run(
+        [str(srtctl), *argv[1:]], cwd=checkout, capture_output=True, text=True, env=_private_env(srtctl, env)
+    )
     output = done.stdout + done.stderr
     if done.returncode != 0:
         raise SrtctlError(f"srtctl apply exited {done.returncode}", output)

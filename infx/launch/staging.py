@@ -21,7 +21,9 @@ from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, re
 from ..results.evals import EVAL_FOLDER
 from .record import LaunchRecord
 
-FIXED_RESULT = re.compile(r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
+FIXED_RESULT = re.compile(
+    r"^results_concurrency_(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$"
+)
 
 
 def result_name(point: dict, point_id: str, env: Mapping[str, str] | None = None) -> str:
@@ -59,7 +61,9 @@ def stage_fixed_seq(logs_dir: Path, out: Path, name: str) -> tuple[list[Path], l
         match = FIXED_RESULT.match(file_name)
         if folder not in folders or not match:
             continue
-        suffix = f"conc{match['conc']}_gpus_{match['gpus']}" + (f"_ctx_{match['ctx']}_gen_{match['gen']}" if match["ctx"] else "")
+        suffix = f"conc{match['conc']}_gpus_{match['gpus']}" + (
+            f"_ctx_{match['ctx']}_gen_{match['gen']}" if match["ctx"] else ""
+        )
         target = out / f"{name}_{folder}_{suffix}.json"
         if not entry.is_file:
             skipped.append(f"{logs_dir.name}/{entry.name}: {entry.kind}, not followed or staged")
@@ -118,7 +122,9 @@ def tar_logs(logs: Path, out: Path) -> tuple[Path, list[str]]:
     target = out / LOGS_TARBALL
     tree = scan_tree(logs) if _real_folder(logs) else Tree(())
     others = tree.others()
-    skipped = list(tree.problems) + [f"{entry.name}: {entry.kind}, not followed, archived or copied" for entry in others]
+    skipped = list(tree.problems) + [
+        f"{entry.name}: {entry.kind}, not followed, archived or copied" for entry in others
+    ]
     with replacing(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
         tar.addfile(_folder_info(".", logs))
         for entry in tree.entries:

@@ -26,8 +26,12 @@ if TYPE_CHECKING:  # annotations only: the config package is not imported for th
 __all__ = ["build_matrix", "Selection", "EvalMode", "bucketize", "bucket_of", "EVAL_BUCKETS"]
 
 
-def build_matrix(config_set: ConfigSet, selection: Selection = Selection(), evals: EvalMode = EvalMode.DEFAULT,
-                 notices: list[str] | None = None) -> list[dict]:
+def build_matrix(
+    config_set: ConfigSet,
+    selection: Selection = Selection(),
+    evals: EvalMode = EvalMode.DEFAULT,
+    notices: list[str] | None = None,
+) -> list[dict]:
     """Every row the selection asks for, in stable order, each validated against the row schema.
 
     Raises UsageError (exit 2) for contradictory options and InfxError (exit 1) for a named
@@ -64,18 +68,25 @@ def refuse_invalid_rows(config_set: ConfigSet, rows: list[dict]) -> None:
     config passed validation), reported at the config it came from rather than handed on."""
     problems = row_problems(rows)
     if problems:
-        raise InfxError([
-            error(*config_set.where(rows[index]["config-key"]), "matrix-row-schema",
-                  f"a generated row does not match infx/schemas/row.schema.json: {problem}",
-                  "The config passed validation but produced an invalid point; please report this with the config.")
-            for index, problem in problems[:20]
-        ])
+        raise InfxError(
+            [
+                error(
+                    *config_set.where(rows[index]["config-key"]),
+                    "matrix-row-schema",
+                    f"a generated row does not match infx/schemas/row.schema.json: {problem}",
+                    "The config passed validation but produced an invalid point; please report this with the config.",
+                )
+                for index, problem in problems[:20]
+            ]
+        )
 
 
 def _entry_selected(selection: Selection, entry: dict) -> bool:
-    return all((
-        not selection.model_prefixes or entry.get("model-prefix") in selection.model_prefixes,
-        not selection.frameworks or entry.get("framework") in selection.frameworks,
-        not selection.precisions or entry.get("precision") in selection.precisions,
-        not selection.runner_types or entry.get("runner") in selection.runner_types,
-    ))
+    return all(
+        (
+            not selection.model_prefixes or entry.get("model-prefix") in selection.model_prefixes,
+            not selection.frameworks or entry.get("framework") in selection.frameworks,
+            not selection.precisions or entry.get("precision") in selection.precisions,
+            not selection.runner_types or entry.get("runner") in selection.runner_types,
+        )
+    )

@@ -86,7 +86,9 @@ def _worker_tag(worker: dict) -> str:
     return tag + ("dpa" if worker.get("dp-attn") else "")
 
 
-def multi_agentic_exp_name(prefix: str, prefill: dict, decode: dict, concs: list[int], mode: str, backend: dict | None) -> str:
+def multi_agentic_exp_name(
+    prefix: str, prefill: dict, decode: dict, concs: list[int], mode: str, backend: dict | None
+) -> str:
     name = f"{prefix}_p{_worker_tag(prefill)}_d{_worker_tag(decode)}_conc{'x'.join(str(c) for c in concs)}"
     return name if mode == "none" else f"{name}_{_kv_suffix(mode, backend)}"
 
@@ -103,13 +105,15 @@ def dram_gpu_share(gpu_count: int, per_node: int, runner: str, multinode: bool) 
     if gpu_count > per_node:
         if gpu_count % per_node:
             raise DeriveError(
-                f"the prefill replica uses {gpu_count} GPUs: it spans multiple nodes but is not a multiple of gpus-per-node={per_node} for runner {runner!r}",
+                f"the prefill replica uses {gpu_count} GPUs: it spans multiple nodes but is not a multiple of "
+                f"gpus-per-node={per_node} for runner {runner!r}",
                 "Give the prefill worker a GPU count that fills whole nodes.",
             )
         return per_node
     if per_node % gpu_count:
         raise DeriveError(
-            f"the prefill replica uses {gpu_count} GPUs, which does not divide gpus-per-node={per_node} evenly for runner {runner!r}",
+            f"the prefill replica uses {gpu_count} GPUs, which does not divide gpus-per-node={per_node} evenly for "
+            f"runner {runner!r}",
             "Give the prefill worker a GPU count that divides the node (e.g. 1, 2, 4, 8).",
         )
     return gpu_count
@@ -126,7 +130,8 @@ def total_cpu_dram_gb(mode: str, utilization, runners: dict, runner: str, gpu_co
     if not hardware or not hardware.get("available-cpu-dram-mib") or not hardware.get("gpus-per-node"):
         known = ", ".join(sorted(map(str, runners.get("hardware") or {}))) or "none"
         raise DeriveError(
-            f"runner {runner!r} requires 'available-cpu-dram-mib' and 'gpus-per-node' in runner hardware metadata (available hardware keys: {known})",
+            f"runner {runner!r} requires 'available-cpu-dram-mib' and 'gpus-per-node' in runner hardware metadata "
+            f"(available hardware keys: {known})",
             f"Add `hardware: {{{runner}: {{available-cpu-dram-mib: M, gpus-per-node: N}}}}` to runners.yaml.",
         )
     if utilization is None:

@@ -66,7 +66,8 @@ def _mark_single_agentic(rows: list[dict]) -> None:
 
 
 def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | None]:
-    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row (None: the others)."""
+    """One row per topology with the sorted union of its concurrencies; keyed by id of the first row (None: the
+    others)."""
     merged: dict[int, dict | None] = {}
     for group in _groups(rows, topology).values():
         first = dict(group[0])
@@ -78,8 +79,13 @@ def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | N
         else:
             first["eval-conc"] = first["conc"][-1]
             first["exp-name"] = multi_agentic_exp_name(
-                first["model-prefix"], first["prefill"], first["decode"], first["conc"],
-                first["kv-offloading"], first.get("kv-offload-backend"))
+                first["model-prefix"],
+                first["prefill"],
+                first["decode"],
+                first["conc"],
+                first["kv-offloading"],
+                first.get("kv-offload-backend"),
+            )
         merged[id(group[0])] = first
         for row in group[1:]:
             merged[id(row)] = None
@@ -103,8 +109,10 @@ def apply_evals(rows: list[dict], mode: EvalMode) -> list[dict]:
     if EvalMode.ALL in mode:
         for row in single_fixed + single_agentic:
             row["run-eval"] = True
-        merged = {**_merge_per_topology(multi_fixed, all_concs=True),
-                  **_merge_per_topology(multi_agentic, all_concs=False)}
+        merged = {
+            **_merge_per_topology(multi_fixed, all_concs=True),
+            **_merge_per_topology(multi_agentic, all_concs=False),
+        }
         kept = [merged[id(row)] if id(row) in merged else row for row in rows]
         rows = [row for row in kept if row is not None]
     selected = [row for row in rows if row["run-eval"]]
@@ -123,8 +131,10 @@ def record_protocol(rows: list[dict], root: Path, notices: list[str]) -> None:
     if not marked:
         return
     if not (root / SUITE_FILE).exists():
-        notices.append(f"no {SUITE_FILE}: {len(marked)} eval row(s) carry no eval-protocol, and a launch of one fails "
-                       "(eval-workspace-missing)")
+        notices.append(
+            f"no {SUITE_FILE}: {len(marked)} eval row(s) carry no eval-protocol, and a launch of one fails "
+            "(eval-workspace-missing)"
+        )
         return
     suite, problems = load_suite(root)
     if suite is None:

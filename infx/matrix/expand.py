@@ -156,7 +156,8 @@ def _single_fixed(run, key, entry, header, runners, sequence, search):
     }
     return [
         {**header, "runner": runner, **shared, "conc": conc, **tail}
-        for conc in _concs(run, search) for runner in runners
+        for conc in _concs(run, search)
+        for runner in runners
     ]
 
 
@@ -170,15 +171,20 @@ def _multi_fixed(run, key, entry, header, runners, sequence, search):
     isl, osl = sequence["isl"], sequence["osl"]
     return [
         {
-            **header, "runner": runner, "isl": isl, "osl": osl,
+            **header,
+            "runner": runner,
+            "isl": isl,
+            "osl": osl,
             "spec-decoding": search.get("spec-decoding") or "none",
-            "prefill": _copy_worker(prefill), "decode": _copy_worker(decode),
+            "prefill": _copy_worker(prefill),
+            "decode": _copy_worker(decode),
             "conc": list(concs),
             "max-model-len": max_model_len(isl, osl),
             "exp-name": f"{entry['model-prefix']}_{seq_name(isl, osl)}",
             "disagg": bool(entry.get("disagg")),
             "run-eval": False,
-            **_router(entry, search), **_transfer(entry, search),
+            **_router(entry, search),
+            **_transfer(entry, search),
             "node-count": nodes,
             "config-key": key,
         }
@@ -197,33 +203,54 @@ def _single_agentic(run, key, entry, header, runners, item, search):
     ep = search.get("ep") if search.get("ep") is not None else 1
     mode, backend = _offload(search)
     # Derived before any filter, so a config problem is reported whatever the selection.
-    dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
-                             parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"], multinode=False)
+    dram = total_cpu_dram_gb(
+        mode,
+        item.get("dram-utilization"),
+        run.runners,
+        entry["runner"],
+        parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"],
+        multinode=False,
+    )
     if not _within_parallelism_caps(run.selection, [{"tp": parallelism["tp"], "ep": ep}]):
         return []
     spec = search.get("spec-decoding") or "none"
     rows = []
     for conc in _concs(run, search):
         tail = {
-            "conc": conc, "kv-offloading": mode, **backend, "total-cpu-dram-gb": dram,
+            "conc": conc,
+            "kv-offloading": mode,
+            **backend,
+            "total-cpu-dram-gb": dram,
             "duration": AGENTIC_DURATION_S,
-            "exp-name": single_agentic_exp_name(entry["model-prefix"], parallelism["tp"], conc, mode,
-                                                backend.get("kv-offload-backend"), spec),
-            "scenario-type": AGENTIC, **_router(entry, search), "run-eval": False, "config-key": key,
+            "exp-name": single_agentic_exp_name(
+                entry["model-prefix"], parallelism["tp"], conc, mode, backend.get("kv-offload-backend"), spec
+            ),
+            "scenario-type": AGENTIC,
+            **_router(entry, search),
+            "run-eval": False,
+            "config-key": key,
         }
         for runner in runners:
-            rows.append({
-                **header, "runner": runner, **parallelism, "ep": ep,
-                "dp-attn": bool(search.get("dp-attn") or False), "spec-decoding": spec, **tail,
-            })
+            rows.append(
+                {
+                    **header,
+                    "runner": runner,
+                    **parallelism,
+                    "ep": ep,
+                    "dp-attn": bool(search.get("dp-attn") or False),
+                    "spec-decoding": spec,
+                    **tail,
+                }
+            )
     return rows
 
 
 def _multi_agentic(run, key, entry, header, runners, item, search):
     prefill, decode = _workers_of(search)
     mode, backend = _offload(search)
-    dram = total_cpu_dram_gb(mode, item.get("dram-utilization"), run.runners, entry["runner"],
-                             replica_gpus(prefill), multinode=True)
+    dram = total_cpu_dram_gb(
+        mode, item.get("dram-utilization"), run.runners, entry["runner"], replica_gpus(prefill), multinode=True
+    )
     nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
     if not _within_parallelism_caps(run.selection, [prefill, decode]):
         return []
@@ -232,17 +259,30 @@ def _multi_agentic(run, key, entry, header, runners, item, search):
     rows = []
     for runner in runners:
         for conc in concs:
-            rows.append({
-                **header, "runner": runner, "spec-decoding": search.get("spec-decoding") or "none",
-                "prefill": _copy_worker(prefill), "decode": _copy_worker(decode),
-                "conc": [conc], "kv-offloading": mode, **backend, "total-cpu-dram-gb": dram,
-                "duration": AGENTIC_DURATION_S,
-                "exp-name": multi_agentic_exp_name(entry["model-prefix"], prefill, decode, [conc], mode,
-                                                   backend.get("kv-offload-backend")),
-                "disagg": disagg, "scenario-type": AGENTIC,
-                **_router(entry, search), **_transfer(entry, search),
-                "run-eval": False, "node-count": nodes, "config-key": key,
-            })
+            rows.append(
+                {
+                    **header,
+                    "runner": runner,
+                    "spec-decoding": search.get("spec-decoding") or "none",
+                    "prefill": _copy_worker(prefill),
+                    "decode": _copy_worker(decode),
+                    "conc": [conc],
+                    "kv-offloading": mode,
+                    **backend,
+                    "total-cpu-dram-gb": dram,
+                    "duration": AGENTIC_DURATION_S,
+                    "exp-name": multi_agentic_exp_name(
+                        entry["model-prefix"], prefill, decode, [conc], mode, backend.get("kv-offload-backend")
+                    ),
+                    "disagg": disagg,
+                    "scenario-type": AGENTIC,
+                    **_router(entry, search),
+                    **_transfer(entry, search),
+                    "run-eval": False,
+                    "node-count": nodes,
+                    "config-key": key,
+                }
+            )
     return rows
 
 

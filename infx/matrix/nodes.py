@@ -78,7 +78,8 @@ class RecipeNodeCounts:
 
 def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
     values = settings_dict(prefill.get("additional-settings")).get(name, []) + settings_dict(
-        decode.get("additional-settings")).get(name, [])
+        decode.get("additional-settings")
+    ).get(name, [])
     distinct = set(values)
     if not distinct:
         return None
@@ -91,8 +92,15 @@ def _setting_nodes(prefill: dict, decode: dict, name: str) -> int | None:
     return int(next(iter(distinct)))
 
 
-def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_node,
-               recipes: RecipeNodeCounts, warnings: list[str]) -> int:
+def node_count(
+    search: dict,
+    prefill: dict,
+    decode: dict,
+    runner: str,
+    gpus_per_node,
+    recipes: RecipeNodeCounts,
+    warnings: list[str],
+) -> int:
     """Slurm nodes a multinode point allocates (recipes count their dedicated infra node)."""
     if search.get("num-nodes"):  # an aggregated worker: entry states its nodes
         return int(search["num-nodes"])
@@ -118,6 +126,8 @@ def node_count(search: dict, prefill: dict, decode: dict, runner: str, gpus_per_
             label = worker.get("hardware") or runner
             total += gpu_nodes(worker["num-worker"], replica_gpus(worker), gpus_per_node(label))
     if total < 1:
-        raise DeriveError("cannot derive node-count: no recipe, no PREFILL_NODES/DECODE_NODES and no workers",
-                          "Give the workers num-worker ≥ 1, or name a recipe with CONFIG_FILE=.")
+        raise DeriveError(
+            "cannot derive node-count: no recipe, no PREFILL_NODES/DECODE_NODES and no workers",
+            "Give the workers num-worker ≥ 1, or name a recipe with CONFIG_FILE=.",
+        )
     return total

@@ -28,9 +28,16 @@ def _cells(row: dict) -> tuple[str, ...]:
     workload = f"agentic kv:{row['kv-offloading']}" if is_agentic(row) else f"{row['isl']}/{row['osl']}"
     conc = row["conc"]
     evaluation = ("only" if row.get("eval-only") else "yes") if row.get("run-eval") else "-"
-    return (row["config-key"], row["runner"], workload, layout,
-            ",".join(map(str, conc)) if isinstance(conc, list) else str(conc),
-            row["exp-name"], evaluation, str(row.get("node-count", 1)))
+    return (
+        row["config-key"],
+        row["runner"],
+        workload,
+        layout,
+        ",".join(map(str, conc)) if isinstance(conc, list) else str(conc),
+        row["exp-name"],
+        evaluation,
+        str(row.get("node-count", 1)),
+    )
 
 
 def render_table(buckets: dict[str, list[dict]]) -> str:
@@ -45,5 +52,7 @@ def render_table(buckets: dict[str, list[dict]]) -> str:
             lines.append("  " + "  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
         lines.append("")
         total += len(rows)
-    lines.append(f"total: {total} point{'s' if total != 1 else ''} in {len(buckets)} bucket{'s' if len(buckets) != 1 else ''}")
+    lines.append(
+        f"total: {total} point{'s' if total != 1 else ''} in {len(buckets)} bucket{'s' if len(buckets) != 1 else ''}"
+    )
     return "\n".join(lines) + "\n"

@@ -46,5 +46,7 @@ def expand_matrix(request: MatrixRequest) -> Matrix:
     notices: list[str] = []
     rows = build_matrix(config_set, selection=request.selection, evals=request.evals, notices=notices)
     notes = [d for d in report.diagnostics if d.severity is Severity.NOTICE]
-    notes += [Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices]
+    notes += [
+        Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices
+    ]
     return Matrix(rows, notes)

@@ -37,16 +37,26 @@ class Selection:
 
     def __post_init__(self) -> None:
         # A lone string is one value, not a sequence of one-character filters.
-        for name in ("config_keys", "model_prefixes", "frameworks", "precisions", "runner_types", "seq_lens",
-                     "scenario_types", "node_types"):
+        for name in (
+            "config_keys",
+            "model_prefixes",
+            "frameworks",
+            "precisions",
+            "runner_types",
+            "seq_lens",
+            "scenario_types",
+            "node_types",
+        ):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
 
     def check(self) -> None:
         """Contradictory or meaningless flags are usage errors (exit 2)."""
         if self.step_size <= 1:
-            raise UsageError(f"--step-size must be greater than 1 (got {self.step_size})",
-                             "The ladder multiplies the concurrency by the step; use 2 or more.")
+            raise UsageError(
+                f"--step-size must be greater than 1 (got {self.step_size})",
+                "The ladder multiplies the concurrency by the step; use 2 or more.",
+            )
         for name in ("min_conc", "max_conc", "max_tp", "max_ep"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -56,8 +66,10 @@ class Selection:
             raise UsageError(f"--min-conc ({self.min_conc}) must be less than or equal to --max-conc ({self.max_conc})")
         for value in self.seq_lens:
             if parse_seq_name(value) is None:
-                raise UsageError(f"--seq-lens {value!r} is not a sequence name",
-                                 f"Use {', '.join(SEQ_NAMES.values())} or <isl>_<osl>, e.g. 2048_1024.")
+                raise UsageError(
+                    f"--seq-lens {value!r} is not a sequence name",
+                    f"Use {', '.join(SEQ_NAMES.values())} or <isl>_<osl>, e.g. 2048_1024.",
+                )
         for value in self.scenario_types:
             if value not in SCENARIO_TYPES:
                 raise UsageError(f"--scenario-type {value!r} is unknown", f"Use one of: {', '.join(SCENARIO_TYPES)}.")
@@ -90,9 +102,15 @@ def select_keys(patterns: tuple[str, ...], keys: list[str], notices: list[str]) 
             if pattern in known:
                 wanted.add(pattern)
             else:
-                problems.append(error("<command line>", None, "config-key-unknown",
-                                      f"config key {pattern!r} does not exist in the master configs",
-                                      _close(pattern, keys, "master configs")))
+                problems.append(
+                    error(
+                        "<command line>",
+                        None,
+                        "config-key-unknown",
+                        f"config key {pattern!r} does not exist in the master configs",
+                        _close(pattern, keys, "master configs"),
+                    )
+                )
             continue
         matched = matching_keys(pattern, keys)
         if not matched:
@@ -105,10 +123,15 @@ def select_keys(patterns: tuple[str, ...], keys: list[str], notices: list[str]) 
 
 def check_runner_types(runner_types: tuple[str, ...], labels: dict) -> None:
     problems = [
-        error("<command line>", None, "runner-type-unknown",
-              f"invalid runner type {value!r}: it is not a label in runners.yaml",
-              _close(value, labels, "labels of runners.yaml"))
-        for value in runner_types if value not in labels
+        error(
+            "<command line>",
+            None,
+            "runner-type-unknown",
+            f"invalid runner type {value!r}: it is not a label in runners.yaml",
+            _close(value, labels, "labels of runners.yaml"),
+        )
+        for value in runner_types
+        if value not in labels
     ]
     if problems:
         raise InfxError(problems)

@@ -37,12 +37,24 @@ def _newest(rows: Iterable[EvalRow]) -> dict[tuple, EvalRow]:
 def _entry(row: EvalRow, thresholds: Thresholds | None, base: EvalRow | None) -> dict:
     status, floor, _ = judge_row(row, thresholds)
     change = row.score - base.score if base is not None and row.score is not None and base.score is not None else None
-    return {"status": status, "config-key": row.config_key, "point-id": row.point_id, "model-prefix": row.model_prefix,
-            "topology": topology(row.to_json()), "conc": row.conc, "task": row.task,
-            "score": row.score, "score-name": row.score_name, "score-se": row.score_se,
-            "em-strict": row.em_strict, "em-flexible": row.em_flexible,
-            "floor": floor.value if floor else None, "floor-source": floor.source if floor else None,
-            "baseline": base.score if base is not None else None, "change": change}
+    return {
+        "status": status,
+        "config-key": row.config_key,
+        "point-id": row.point_id,
+        "model-prefix": row.model_prefix,
+        "topology": topology(row.to_json()),
+        "conc": row.conc,
+        "task": row.task,
+        "score": row.score,
+        "score-name": row.score_name,
+        "score-se": row.score_se,
+        "em-strict": row.em_strict,
+        "em-flexible": row.em_flexible,
+        "floor": floor.value if floor else None,
+        "floor-source": floor.source if floor else None,
+        "baseline": base.score if base is not None else None,
+        "change": change,
+    }
 
 
 def _margin(entry: dict) -> float:
@@ -57,12 +69,32 @@ def accuracy_section(head: EvalCollection, baseline: Iterable[EvalRow], threshol
         return None
     base = _newest(baseline)
     rows = [_entry(row, thresholds, base.get(row.identity())) for row in head.rows]
-    rows.sort(key=lambda e: (ORDER[e["status"]], _margin(e) if e["status"] == BELOW else 0.0,
-                             e["change"] if e["change"] is not None else 0.0, str(e["config-key"]), e["conc"], e["task"]))
-    unscored = [{"status": MISSING, "config-key": found.config_key, "point-id": found.point_id, "folder": found.folder,
-                 "rules": sorted({p.rule for p in found.problems}),
-                 "why": "; ".join(f"{p.rule}: {p.message}" for p in found.problems)}
-                for found in head.sets if found.problems]
+    rows.sort(
+        key=lambda e: (
+            ORDER[e["status"]],
+            _margin(e) if e["status"] == BELOW else 0.0,
+            e["change"] if e["change"] is not None else 0.0,
+            str(e["config-key"]),
+            e["conc"],
+            e["task"],
+        )
+    )
+    unscored = [
+        {
+            "status": MISSING,
+            "config-key": found.config_key,
+            "point-id": found.point_id,
+            "folder": found.folder,
+            "rules": sorted({p.rule for p in found.problems}),
+            "why": "; ".join(f"{p.rule}: {p.message}" for p in found.problems),
+        }
+        for found in head.sets
+        if found.problems
+    ]
     counts = {MISSING: len(unscored), **{status: sum(1 for e in rows if e["status"] == status) for status in ORDER}}
-    return {"counts": counts, "unscored": unscored, "rows": rows,
-            "floors": thresholds.file if thresholds is not None else None}
+    return {
+        "counts": counts,
+        "unscored": unscored,
+        "rows": rows,
+        "floors": thresholds.file if thresholds is not None else None,
+    }

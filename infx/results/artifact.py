@@ -99,20 +99,39 @@ class PointArtifact:
         except OSError as exc:
             return cls(folder, unusable=f"the folder cannot be read ({_os_reason(exc)})")
         top = [entry for entry in tree.entries if "/" not in entry.name]
-        skipped = tuple(printable(f"{entry.name}: {entry.kind}, not followed or opened") for entry in tree.others()) + \
-            tuple(map(printable, tree.problems))
+        skipped = tuple(
+            printable(f"{entry.name}: {entry.kind}, not followed or opened") for entry in tree.others()
+        ) + tuple(map(printable, tree.problems))
         listed: dict[str, Any] = dict(  # the PointArtifact fields a folder without a usable record keeps too
             evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
-            logs=tuple(sorted((e for e in tree.entries if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)),
-                              key=lambda e: e.name)),
-            skipped=skipped)
+            logs=tuple(
+                sorted(
+                    (
+                        e
+                        for e in tree.entries
+                        if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)
+                    ),
+                    key=lambda e: e.name,
+                )
+            ),
+            skipped=skipped,
+        )
         records = [entry for entry in top if entry.name.endswith(RECORD_SUFFIX)]
         if not records:
-            return cls(folder, missing=f"no launch record (*{RECORD_SUFFIX}): the launch never ran, or the artifact is incomplete",
-                       **listed)
+            return cls(
+                folder,
+                missing=f"no launch record (*{RECORD_SUFFIX}): the launch never ran, or the artifact is incomplete",
+                **listed,
+            )
         if len(records) > 1:
-            return cls(folder, missing=printable(f"{len(records)} launch records ({', '.join(r.name for r in records)}); "
-                                                 "one artifact holds one point"), **listed)
+            return cls(
+                folder,
+                missing=printable(
+                    f"{len(records)} launch records ({', '.join(r.name for r in records)}); "
+                    "one artifact holds one point"
+                ),
+                **listed,
+            )
         [entry] = records
         try:
             record = LaunchRecord.read(folder / entry.name)
@@ -120,11 +139,25 @@ class PointArtifact:
             return cls(folder, unusable=_file_reason(printable(entry.name), exc), **listed)
         stem = record.result_name or entry.name[: -len(RECORD_SUFFIX)]
         kind = eval_kind(record)
-        eval_set = None if kind is None else point_eval_set(
-            folder, record.to_json(), printable(folder.name), any(e.name == f"{EVAL_DIR}/{META_ENV}" for e in listed["evals"]))
+        eval_set = (
+            None
+            if kind is None
+            else point_eval_set(
+                folder,
+                record.to_json(),
+                printable(folder.name),
+                any(e.name == f"{EVAL_DIR}/{META_ENV}" for e in listed["evals"]),
+            )
+        )
         results = () if kind == EVAL_ONLY else tuple(_result_files(folder, top, entry.name, stem, record.agentic))
-        return cls(folder, record, results=results, eval_set=eval_set,
-                   aiperf=tuple(_aiperf_files(folder, tree)) if record.agentic and kind != EVAL_ONLY else (), **listed)
+        return cls(
+            folder,
+            record,
+            results=results,
+            eval_set=eval_set,
+            aiperf=tuple(_aiperf_files(folder, tree)) if record.agentic and kind != EVAL_ONLY else (),
+            **listed,
+        )
 
     # --- the validity rule ----------------------------------------------------------------
 
@@ -158,7 +191,9 @@ class PointArtifact:
             else:
                 assert row is not None  # _row gives a row or a problem
                 rows.append(row)
-        missing = None if eval_kind(record) == EVAL_ONLY else validate.missing_concurrencies(record.concurrencies, found)
+        missing = (
+            None if eval_kind(record) == EVAL_ONLY else validate.missing_concurrencies(record.concurrencies, found)
+        )
         if missing:
             reasons.insert(0, missing)
         if self.eval_set is not None:
@@ -172,15 +207,20 @@ class PointArtifact:
         if result.problem:
             return None, result.problem
         raw, record = result.data, self.record
-        assert raw is not None and record is not None  # a file read without a problem; verdict() answered a recordless folder
+        assert (
+            raw is not None and record is not None
+        )  # a file read without a problem; verdict() answered a recordless folder
         point = record.point
         if record.agentic:
             aiperf = self._aiperf_for(result.conc)
             problem = aiperf if isinstance(aiperf, str) else validate.agentic_problem(raw, aiperf)
             row = None if problem else rowmaking.agentic_row(point, raw)
         else:
-            problem = (validate.fixed_seq_problem(raw, result.conc) or rowmaking.unit_problem(raw)
-                       or validate.gpu_count_problem(result.match, isinstance(point.get("prefill"), dict)))
+            problem = (
+                validate.fixed_seq_problem(raw, result.conc)
+                or rowmaking.unit_problem(raw)
+                or validate.gpu_count_problem(result.match, isinstance(point.get("prefill"), dict))
+            )
             row = None if problem else rowmaking.fixed_seq_row(point, raw, result.match)
         if problem:
             return None, problem
@@ -199,9 +239,12 @@ class PointArtifact:
         failed-request gate's source), why it cannot be read, or None (none: the aggregate's own
         accounting counts)."""
         planned = self.record.concurrencies if self.record else []
-        tagged = [(name, data) for name, data in self.aiperf
-                  if re.search(rf"(?:^|[^0-9])(?:conc|c){conc}(?:[^0-9]|$)", name)]
-        pick = tagged[0] if len(tagged) == 1 else self.aiperf[0] if len(self.aiperf) == 1 and len(planned) == 1 else None
+        tagged = [
+            (name, data) for name, data in self.aiperf if re.search(rf"(?:^|[^0-9])(?:conc|c){conc}(?:[^0-9]|$)", name)
+        ]
+        pick = (
+            tagged[0] if len(tagged) == 1 else self.aiperf[0] if len(self.aiperf) == 1 and len(planned) == 1 else None
+        )
         return pick[1] if pick is not None else None
 
 
@@ -236,8 +279,11 @@ def _file_reason(name: str, exc: Exception) -> str:
         where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
         return f"{name} is not strict JSON: {exc.message}{where}"
     if isinstance(exc, OSError):
-        return f"{name} cannot be read: it {_os_reason(exc)}" if isinstance(exc, UnusablePath) else \
-            f"{name} cannot be read ({_os_reason(exc)})"
+        return (
+            f"{name} cannot be read: it {_os_reason(exc)}"
+            if isinstance(exc, UnusablePath)
+            else f"{name} cannot be read ({_os_reason(exc)})"
+        )
     return f"{name}: {exc}"
 
 
@@ -264,7 +310,11 @@ def _result_files(folder: Path, top: list[Entry], record_name: str, stem: str, a
             continue
         conc, shown = int(match.group(1) if agentic else match["conc"]), printable(entry.name)
         if not entry.is_file:
-            found.append(ResultFile(shown, conc, match, problem=f"{shown} is {entry.kind}, not a regular file (not followed or opened)"))
+            found.append(
+                ResultFile(
+                    shown, conc, match, problem=f"{shown} is {entry.kind}, not a regular file (not followed or opened)"
+                )
+            )
             continue
         data, problem = _read_object(folder, entry.name, RESULT_MAX_BYTES)
         found.append(ResultFile(shown, conc, match, data, problem))

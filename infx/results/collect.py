@@ -46,18 +46,39 @@ class PointVerdict:
     @classmethod
     def of(cls, artifact: PointArtifact, verdict: Verdict) -> PointVerdict:
         record = artifact.record
-        return cls(artifact.name, verdict.status, list(verdict.reasons), record.point_id if record else None,
-                   record.config_key if record else None, record.concurrencies if record else [], len(verdict.rows))
+        return cls(
+            artifact.name,
+            verdict.status,
+            list(verdict.reasons),
+            record.point_id if record else None,
+            record.config_key if record else None,
+            record.concurrencies if record else [],
+            len(verdict.rows),
+        )
 
     def to_json(self) -> dict:
-        return {"artifact": self.artifact, "status": self.status, "reasons": self.reasons, "point-id": self.point_id,
-                "config-key": self.config_key, "conc": self.conc, "rows": self.rows}
+        return {
+            "artifact": self.artifact,
+            "status": self.status,
+            "reasons": self.reasons,
+            "point-id": self.point_id,
+            "config-key": self.config_key,
+            "conc": self.conc,
+            "rows": self.rows,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> PointVerdict:
         """A verdict results.schema.json accepted."""
-        return cls(data["artifact"], data["status"], list(data.get("reasons") or []), data.get("point-id"),
-                   data.get("config-key"), list(data.get("conc") or []), int(data.get("rows") or 0))
+        return cls(
+            data["artifact"],
+            data["status"],
+            list(data.get("reasons") or []),
+            data.get("point-id"),
+            data.get("config-key"),
+            list(data.get("conc") or []),
+            int(data.get("rows") or 0),
+        )
 
     @property
     def reason(self) -> str:
@@ -73,9 +94,17 @@ class Collected:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return [error(p.artifact, None, f"result-{p.status}",
-                      f"point {p.point_id or '?'} ({p.config_key or 'unknown config key'}): {p.reason}",
-                      HINTS[p.status]) for p in self.points if p.status != OK]
+        return [
+            error(
+                p.artifact,
+                None,
+                f"result-{p.status}",
+                f"point {p.point_id or '?'} ({p.config_key or 'unknown config key'}): {p.reason}",
+                HINTS[p.status],
+            )
+            for p in self.points
+            if p.status != OK
+        ]
 
     def to_json(self) -> dict:
         return {"rows": self.rows, "points": [p.to_json() for p in self.points], "evals": self.evals.to_json()}
@@ -149,11 +178,24 @@ def collect_point(folder: Path) -> PointCollected:
         artifact = PointArtifact.read(folder)
         verdict = artifact.verdict()
     except Exception as exc:  # noqa: BLE001 - one point's bug must not lose the sweep's results.json
-        return PointCollected([], PointVerdict(folder.name, INVALID, [f"internal error while judging this point ({type(exc).__name__}: {exc}); "
-                                                                      "this is a bug in infx, please report it"]))
+        return PointCollected(
+            [],
+            PointVerdict(
+                folder.name,
+                INVALID,
+                [
+                    f"internal error while judging this point ({type(exc).__name__}: {exc}); "
+                    "this is a bug in infx, please report it"
+                ],
+            ),
+        )
     evals = verdict.evals if verdict.evals is None or verdict.ok else verdict.evals.without_rows()
     record = artifact.record
-    key, run = (record.result_key or record.point_id, (record.run_id or 0, record.run_attempt or 0)) if record else (None, (0, 0))
+    key, run = (
+        (record.result_key or record.point_id, (record.run_id or 0, record.run_attempt or 0))
+        if record
+        else (None, (0, 0))
+    )
     return PointCollected(list(verdict.rows), PointVerdict.of(artifact, verdict), evals, key, run)
 
 
@@ -168,7 +210,9 @@ def collect_artifacts(request: CollectRequest) -> Collected:
     """collect() of the named folders; a name that does not exist is a usage error (exit 2)."""
     missing = [str(p) for p in request.artifacts if not p.exists()]
     if missing:
-        raise UsageError(f"no such folder: {', '.join(missing)}", "Pass the folders run-point.yml uploads (point-<id>/).")
+        raise UsageError(
+            f"no such folder: {', '.join(missing)}", "Pass the folders run-point.yml uploads (point-<id>/)."
+        )
     return collect(list(request.artifacts))
 
 

@@ -86,16 +86,33 @@ class Comparison:
 
     def counts(self) -> dict[str, int]:
         counts = {kind: sum(1 for m in self.matches if m.verdict == kind) for kind in (IMPROVED, REGRESSED, WITHIN)}
-        return {**counts, "new": len(self.new), "gone": len(self.gone),
-                "without a valid result": sum(1 for p in self.points if p.status != "ok")}
+        return {
+            **counts,
+            "new": len(self.new),
+            "gone": len(self.gone),
+            "without a valid result": sum(1 for p in self.points if p.status != "ok"),
+        }
 
     def to_json(self) -> dict:
         return {
-            "threshold": self.threshold, "baseline": self.baseline, "notices": self.notices, "counts": self.counts(),
-            "metrics": [{"id": m.id, "label": m.label, "unit": m.unit, "better": m.better, "scale": m.scale} for m in METRICS],
-            "matches": [{**key_json(m.key), "verdict": m.verdict, "magnitude": m.magnitude,
-                         "metrics": {mid: c.__dict__ for mid, c in m.changes.items()}} for m in self.ranked()],
-            "new": [key_json(k) for k in self.new], "gone": [key_json(k) for k in self.gone],
+            "threshold": self.threshold,
+            "baseline": self.baseline,
+            "notices": self.notices,
+            "counts": self.counts(),
+            "metrics": [
+                {"id": m.id, "label": m.label, "unit": m.unit, "better": m.better, "scale": m.scale} for m in METRICS
+            ],
+            "matches": [
+                {
+                    **key_json(m.key),
+                    "verdict": m.verdict,
+                    "magnitude": m.magnitude,
+                    "metrics": {mid: c.__dict__ for mid, c in m.changes.items()},
+                }
+                for m in self.ranked()
+            ],
+            "new": [key_json(k) for k in self.new],
+            "gone": [key_json(k) for k in self.gone],
             "points": [p.to_json() for p in self.points],
             **({"accuracy": self.accuracy} if self.accuracy is not None else {}),
         }
@@ -112,8 +129,13 @@ class Comparison:
         return sorted(self.matches, key=lambda m: (order[m.verdict], -m.magnitude, str(m.key)))
 
 
-def compare_to_baseline(baseline_rows: list[dict], head: Collected, threshold: float = 0.05, baseline: dict | None = None,
-                        notices: list[str] | None = None) -> Comparison:
+def compare_to_baseline(
+    baseline_rows: list[dict],
+    head: Collected,
+    threshold: float = 0.05,
+    baseline: dict | None = None,
+    notices: list[str] | None = None,
+) -> Comparison:
     result = Comparison(threshold, points=list(head.points), baseline=baseline or {}, notices=list(notices or []))
     base: dict[tuple, dict] = {}
     for row in baseline_rows:
@@ -128,8 +150,9 @@ def compare_to_baseline(baseline_rows: list[dict], head: Collected, threshold: f
         if old is None:
             result.new.append(key)
             continue
-        result.matches.append(Match(key, {m.id: judge(m, metric_value(old, m.id), metric_value(row, m.id), threshold)
-                                          for m in METRICS}))
+        result.matches.append(
+            Match(key, {m.id: judge(m, metric_value(old, m.id), metric_value(row, m.id), threshold) for m in METRICS})
+        )
     swept = {row.get("config-key") for row in head.rows} | {p.config_key for p in head.points}
     result.gone = [key for key in base if key not in seen and key[0] in swept]
     if not baseline_rows:

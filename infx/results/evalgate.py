@@ -40,9 +40,12 @@ GATE_RULES = {
     "eval-below-threshold": "a strict or flexible exact-match score is below its floor (equal passes).",
     "eval-no-metric": "an eval row has no strict and no flexible exact-match score to check.",
     "eval-no-threshold": "no floor for the row's task: neither `models.<prefix>.<task>` nor `default.<task>`.",
-    "eval-none": "the results hold no eval row and no eval folder, in a run that was to measure accuracy (an evals-only or all-evals plan, or no --plan).",
-    "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships apply.",
-    "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect writes.",
+    "eval-none": "the results hold no eval row and no eval folder, in a run that was to measure accuracy (an "
+    "evals-only or all-evals plan, or no --plan).",
+    "eval-thresholds-default": "(notice) the repository has no configs/eval-thresholds.yaml: the floors infx ships "
+    "apply.",
+    "results-json": "RESULTS_JSON is not strict JSON, not an object, or its `evals` section is not what collect "
+    "writes.",
 }
 
 
@@ -66,12 +69,15 @@ class Thresholds:
     @classmethod
     def from_document(cls, doc: Document) -> Thresholds:
         """From a document the thresholds schema accepted."""
-        floors = {(None, task): Floor(float(value), f"default.{task}", doc.file, doc.where(("default", task)))
-                  for task, value in doc.data["default"].items()}
+        floors = {
+            (None, task): Floor(float(value), f"default.{task}", doc.file, doc.where(("default", task)))
+            for task, value in doc.data["default"].items()
+        }
         for prefix, tasks in (doc.data.get("models") or {}).items():
             for task, value in tasks.items():
-                floors[(prefix, task)] = Floor(float(value), f"models.{prefix}.{task}", doc.file,
-                                               doc.where(("models", prefix, task)))
+                floors[(prefix, task)] = Floor(
+                    float(value), f"models.{prefix}.{task}", doc.file, doc.where(("models", prefix, task))
+                )
         return cls(doc.file, floors, doc.where(("default",)))
 
 
@@ -83,10 +89,17 @@ def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path,
     own = (shown_path(repository_root()) if root is None else root) / DEFAULT_THRESHOLDS
     if own.is_file():
         return own, []
-    return SHIPPED_THRESHOLDS, [Diagnostic(
-        str(own), None, None, "eval-thresholds-default",
-        f"no {DEFAULT_THRESHOLDS}: using the score floors infx ships ({SHIPPED_THRESHOLDS})",
-        f"To change a floor, copy that file to {DEFAULT_THRESHOLDS} and edit it.", Severity.NOTICE)]
+    return SHIPPED_THRESHOLDS, [
+        Diagnostic(
+            str(own),
+            None,
+            None,
+            "eval-thresholds-default",
+            f"no {DEFAULT_THRESHOLDS}: using the score floors infx ships ({SHIPPED_THRESHOLDS})",
+            f"To change a floor, copy that file to {DEFAULT_THRESHOLDS} and edit it.",
+            Severity.NOTICE,
+        )
+    ]
 
 
 def load_thresholds(path: Path) -> tuple[Thresholds | None, list[Diagnostic]]:
@@ -97,9 +110,16 @@ def load_thresholds(path: Path) -> tuple[Thresholds | None, list[Diagnostic]]:
         raise InfxError(problems, exit_code=2)
     if doc is None:
         return None, problems
-    found = schema_diagnostics(THRESHOLDS_SCHEMA, doc, doc.data, root_label="the thresholds file",
-                               hint=lambda path: f"Floors are fractions from 0 to 1 under `default.<task>` or `models.<prefix>.<task>`; "
-                                                 f"see {SHIPPED_THRESHOLDS}.")
+    found = schema_diagnostics(
+        THRESHOLDS_SCHEMA,
+        doc,
+        doc.data,
+        root_label="the thresholds file",
+        hint=lambda path: (
+            f"Floors are fractions from 0 to 1 under `default.<task>` or `models.<prefix>.<task>`; "
+            f"see {SHIPPED_THRESHOLDS}."
+        ),
+    )
     return (None, found) if found else (Thresholds.from_document(doc), [])
 
 
@@ -117,9 +137,18 @@ class Verdict:
         return self.value >= self.floor.value
 
     def to_json(self) -> dict:
-        return {"point-id": self.row.point_id, "config-key": self.row.config_key, "source": self.row.source,
-                "conc": self.row.conc, "task": self.row.task, "metric": self.metric, "value": self.value,
-                "floor": self.floor.value, "floor-source": self.floor.source, "passed": self.passed}
+        return {
+            "point-id": self.row.point_id,
+            "config-key": self.row.config_key,
+            "source": self.row.source,
+            "conc": self.row.conc,
+            "task": self.row.task,
+            "metric": self.metric,
+            "value": self.value,
+            "floor": self.floor.value,
+            "floor-source": self.floor.source,
+            "passed": self.passed,
+        }
 
 
 @dataclass
@@ -132,9 +161,11 @@ class GateReport(Report):
     def summary(self) -> str:
         below = sum(not v.passed for v in self.verdicts)
         other = sum(d.is_error for d in self.diagnostics) - below
-        return (f"infx results check-evals: {len(self.verdicts)} scores of {self.rows} eval rows checked: "
-                f"{len(self.verdicts) - below} at or above their floor, {below} below"
-                + (f"; {other} other problem(s)" if other else ""))
+        return (
+            f"infx results check-evals: {len(self.verdicts)} scores of {self.rows} eval rows checked: "
+            f"{len(self.verdicts) - below} at or above their floor, {below} below"
+            + (f"; {other} other problem(s)" if other else "")
+        )
 
     def render(self, fmt: str) -> tuple[str, str]:
         """(stdout, stderr) for ``fmt`` (text, json, github): JSON carries every verdict."""
@@ -146,7 +177,12 @@ class GateReport(Report):
         return text, self.summary()
 
 
-BELOW, OK, NO_FLOOR, NO_METRIC = "below", "ok", "no-floor", "no-metric"  # a row's status (the Accuracy section shows it)
+BELOW, OK, NO_FLOOR, NO_METRIC = (
+    "below",
+    "ok",
+    "no-floor",
+    "no-metric",
+)  # a row's status (the Accuracy section shows it)
 
 
 def judge_row(row: EvalRow, thresholds: Thresholds | None) -> tuple[str, Floor | None, list[Verdict]]:
@@ -171,8 +207,14 @@ def repository_floors(given: Path | None = None, root: Path | None = None) -> tu
     except InfxError as exc:
         problems = exc.diagnostics
         floors = None
-    return floors, ([] if floors is not None else [f"the score floors in {path} cannot be used ({problems[0].message if problems else 'unreadable'}): "
-                                                    "no floor is shown"])
+    return floors, (
+        []
+        if floors is not None
+        else [
+            f"the score floors in {path} cannot be used ({problems[0].message if problems else 'unreadable'}): "
+            "no floor is shown"
+        ]
+    )
 
 
 def _shown(value: float, floor: float) -> str:
@@ -202,8 +244,11 @@ class PlannedEvals:
         """From `infx plan --format json` (what the sweep uploads as sweep-plan/plan.json); a file that
         cannot be read is a usage error (exit 2), one that is no plan a located error (exit 1)."""
         plan = SweepPlan.read(path)
-        points = tuple(PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
-                       for row in plan.rows if PointEval.of_point(row).runs)
+        points = tuple(
+            PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
+            for row in plan.rows
+            if PointEval.of_point(row).runs
+        )
         return cls(str(path), bool(plan.mode and plan.mode.evals.evals_only), points)
 
 
@@ -216,54 +261,96 @@ def _missing(evals: EvalCollection, planned: PlannedEvals, results_file: str) ->
     for point in planned.points:
         if point.point_id in scored or (point.result_key and point.result_key in scored) or point.point_id in explained:
             continue
-        found.append(error(results_file, None, "eval-missing",
-                           f"point {point.point_id} ({point.config_key or 'unknown config key'}) was planned to measure accuracy "
-                           "and has no eval row: no artifact of it was collected (its job did not run, or uploaded nothing)",
-                           "An evals-only or all-evals run needs a score of every eval point: read the point's logs "
-                           "(LOGS/job/eval.out) and rerun it (infx github rerun-failed)."))
+        found.append(
+            error(
+                results_file,
+                None,
+                "eval-missing",
+                f"point {point.point_id} ({point.config_key or 'unknown config key'}) was planned to measure accuracy "
+                "and has no eval row: no artifact of it was collected (its job did not run, or uploaded nothing)",
+                "An evals-only or all-evals run needs a score of every eval point: read the point's logs "
+                "(LOGS/job/eval.out) and rerun it (infx github rerun-failed).",
+            )
+        )
     return found
 
 
 def _set_who(found: EvalSet) -> str:
-    return f"point {found.point_id} ({found.config_key or 'unknown config key'})" if found.point_id else f"eval folder {found.folder}"
+    return (
+        f"point {found.point_id} ({found.config_key or 'unknown config key'})"
+        if found.point_id
+        else f"eval folder {found.folder}"
+    )
 
 
-def check_evals(evals: EvalCollection, thresholds: Thresholds, results_file: str, planned: PlannedEvals | None = None) -> GateReport:
+def check_evals(
+    evals: EvalCollection, thresholds: Thresholds, results_file: str, planned: PlannedEvals | None = None
+) -> GateReport:
     """Every check of the gate over collected evals (see the module docstring)."""
     diagnostics: list[Diagnostic] = []
     verdicts: list[Verdict] = []
     if planned is not None and planned.required:
         diagnostics += _missing(evals, planned, results_file)
     if not evals.sets and (planned is None or planned.required):
-        diagnostics.append(error(results_file, None, "eval-none", "the results hold no eval row and no eval folder: no score was measured",
-                                 "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is eval-missing."))
+        diagnostics.append(
+            error(
+                results_file,
+                None,
+                "eval-none",
+                "the results hold no eval row and no eval folder: no score was measured",
+                "Collect the eval points' artifacts (their eval/ folders); an eval point without a result is "
+                "eval-missing.",
+            )
+        )
     for found in evals.sets:
-        diagnostics += [error(p.file, None, p.rule, f"{_set_who(found)}: {p.message}", HINTS.get(p.rule, "")) for p in found.problems]
+        diagnostics += [
+            error(p.file, None, p.rule, f"{_set_who(found)}: {p.message}", HINTS.get(p.rule, ""))
+            for p in found.problems
+        ]
     for row in evals.rows:
         where = f"{row.who}, concurrency {row.conc}, task {row.task}"
         status, floor, judged = judge_row(row, thresholds)
         if status == NO_METRIC:
-            diagnostics.append(error(row.source, None, "eval-no-metric",
-                                     f"{where}: no strict or flexible exact-match score to check (its score is {row.score_name or 'none'})",
-                                     "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as gsm8k); "
-                                     "run the task the lane's eval recipe names."))
+            diagnostics.append(
+                error(
+                    row.source,
+                    None,
+                    "eval-no-metric",
+                    f"{where}: no strict or flexible exact-match score to check (its score is "
+                    f"{row.score_name or 'none'})",
+                    "The gate checks exact-match scores (tasks with strict-match / flexible-extract filters, as "
+                    "gsm8k); run the task the lane's eval recipe names.",
+                )
+            )
             continue
         if status == NO_FLOOR:
-            diagnostics.append(error(thresholds.file, thresholds.where, "eval-no-threshold",
-                                     f"{where}: no floor for task {row.task!r} (neither models.{row.model_prefix}.{row.task} "
-                                     f"nor default.{row.task})",
-                                     f"Add `{row.task}: <floor>` under `default:` (or under `models: {row.model_prefix}:`), "
-                                     "calibrated from many runs of the task."))
+            diagnostics.append(
+                error(
+                    thresholds.file,
+                    thresholds.where,
+                    "eval-no-threshold",
+                    f"{where}: no floor for task {row.task!r} (neither models.{row.model_prefix}.{row.task} "
+                    f"nor default.{row.task})",
+                    f"Add `{row.task}: <floor>` under `default:` (or under `models: {row.model_prefix}:`), "
+                    "calibrated from many runs of the task.",
+                )
+            )
             continue
         for verdict in judged:
             metric, value, floor = verdict.metric, verdict.value, verdict.floor
             verdicts.append(verdict)
             if not verdict.passed:
-                diagnostics.append(error(floor.file, floor.where, "eval-below-threshold",
-                                         f"{where}: {metric} {_shown(value, floor.value)} is below the floor {floor.value:g} "
-                                         f"({floor.source})",
-                                         f"Scores from {row.source} (its samples file shows each answer). A real regression blocks the "
-                                         "merge; a floor is changed only from many runs of the same protocol."))
+                diagnostics.append(
+                    error(
+                        floor.file,
+                        floor.where,
+                        "eval-below-threshold",
+                        f"{where}: {metric} {_shown(value, floor.value)} is below the floor {floor.value:g} "
+                        f"({floor.source})",
+                        f"Scores from {row.source} (its samples file shows each answer). A real regression blocks the "
+                        "merge; a floor is changed only from many runs of the same protocol.",
+                    )
+                )
     return GateReport(diagnostics, verdicts, len(evals.rows))
 
 

@@ -55,14 +55,19 @@ UNKNOWN = "unknown"  # the reference's value for a meta_env.json field that is m
 # Every rule a collected eval folder can break, with the line docs/results.md gives it.
 RULES = {
     "eval-meta-unreadable": "meta_env.json is not a readable, strict JSON object.",
-    "eval-meta-field": "a meta_env.json field has a type the row cannot hold (e.g. tp \"eight\").",
-    "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate keys are refused).",
-    "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what lm-eval writes.",
+    "eval-meta-field": 'a meta_env.json field has a type the row cannot hold (e.g. tp "eight").',
+    "eval-result-unreadable": "a results*.json is not a readable, strict JSON object (NaN, Infinity and duplicate "
+    "keys are refused).",
+    "eval-result-malformed": "an lm-eval result file whose `results`, task config or metric values are not what "
+    "lm-eval writes.",
     "eval-row-schema": "a row the eval-row schema refuses (e.g. a score above 1).",
-    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without eval/meta_env.json, "
-                    "or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an eval row.",
-    "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` of an `eval-all-concs` point).",
-    "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of positive whole numbers.",
+    "eval-missing": "no lm-eval result: meta_env.json without a result file, an eval point's artifact without "
+    "eval/meta_env.json, or (check-evals --plan of an evals-only or all-evals run) a planned eval point without an "
+    "eval row.",
+    "eval-conc-mismatch": "the folder ran other concurrencies than its point asked for (`eval-conc`, or every `conc` "
+    "of an `eval-all-concs` point).",
+    "eval-batch-manifest-invalid": "`eval_concs` is present but the three manifest fields are not all lists of "
+    "positive whole numbers.",
     "eval-batch-conc-duplicate": "a concurrency is listed twice in `eval_concs` or `completed_eval_concs`.",
     "eval-batch-failed-conc": "`failed_eval_concs` is not empty: lm-eval failed at these concurrencies.",
     "eval-batch-conc-missing": "a concurrency of `eval_concs` is not in `completed_eval_concs`.",
@@ -88,7 +93,10 @@ def _read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict | str:
     except TooLarge:
         return f"{printable(path.name)} is larger than {limit:,} bytes"
     except OSError as exc:  # UnusablePath: what it is instead of a regular file ("is a symbolic link, …")
-        return f"{printable(path.name)} cannot be read ({'it ' if isinstance(exc, UnusablePath) else ''}{exc.strerror or exc})"
+        return (
+            f"{printable(path.name)} cannot be read "
+            f"({'it ' if isinstance(exc, UnusablePath) else ''}{exc.strerror or exc})"
+        )
     return data if isinstance(data, dict) else f"{printable(path.name)} is not a JSON object"
 
 
@@ -105,9 +113,28 @@ def _json_name(item) -> str:
 
 
 # The fields that say what an eval row is a score of (EvalRow.identity): its match with the baseline.
-IDENTITY_FIELDS = ("config_key", "model_prefix", "hw", "framework", "precision", "spec_decoding", "isl", "osl", "is_multinode",
-                   "tp", "ep", "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep", "decode_num_workers",
-                   "dp_attention", "conc", "task")
+IDENTITY_FIELDS = (
+    "config_key",
+    "model_prefix",
+    "hw",
+    "framework",
+    "precision",
+    "spec_decoding",
+    "isl",
+    "osl",
+    "is_multinode",
+    "tp",
+    "ep",
+    "prefill_tp",
+    "prefill_ep",
+    "prefill_num_workers",
+    "decode_tp",
+    "decode_ep",
+    "decode_num_workers",
+    "dp_attention",
+    "conc",
+    "task",
+)
 
 
 @dataclass(frozen=True)
@@ -249,20 +276,38 @@ class EvalIdentity:
         the launch passed as EVAL_CONC (the record's `eval.concs`), else read from the point."""
         point = got if isinstance(got := record.get("point"), dict) else {}
         launched = got if isinstance(got := record.get("eval"), dict) else {}
-        if isinstance(launched.get("concs"), list) and launched["concs"] and all(_is_whole(c) for c in launched["concs"]):
+        if (
+            isinstance(launched.get("concs"), list)
+            and launched["concs"]
+            and all(_is_whole(c) for c in launched["concs"])
+        ):
             wanted: tuple[int, ...] | None = tuple(launched["concs"])
         elif point.get("eval-all-concs") is True:
             wanted = tuple(c for c in concurrencies(point) if _is_whole(c))
         else:
             wanted = (point["eval-conc"],) if _is_whole(point.get("eval-conc")) else None
-        return cls(_text(point.get("config-key")), _text(record.get("point-id")),
-                   _text(point.get("result-key")) or _text(record.get("result-key")),
-                   _positive(record.get("run-id")), _positive(record.get("run-attempt")), _text(record.get("lane")),
-                   artifact, _text(point.get("model-prefix")), wanted or None)
+        return cls(
+            _text(point.get("config-key")),
+            _text(record.get("point-id")),
+            _text(point.get("result-key")) or _text(record.get("result-key")),
+            _positive(record.get("run-id")),
+            _positive(record.get("run-attempt")),
+            _text(record.get("lane")),
+            artifact,
+            _text(point.get("model-prefix")),
+            wanted or None,
+        )
 
     def row_fields(self) -> dict:
-        return {"config_key": self.config_key, "point_id": self.point_id, "result_key": self.result_key,
-                "run_id": self.run_id, "run_attempt": self.run_attempt, "lane": self.lane, "artifact": self.artifact}
+        return {
+            "config_key": self.config_key,
+            "point_id": self.point_id,
+            "result_key": self.result_key,
+            "run_id": self.run_id,
+            "run_attempt": self.run_attempt,
+            "lane": self.lane,
+            "artifact": self.artifact,
+        }
 
 
 STANDALONE = EvalIdentity()
@@ -300,22 +345,38 @@ class EvalSet:
         def listed(values):
             return None if values is None else list(values)
 
-        return {"folder": self.folder, "config-key": self.config_key, "point-id": self.point_id,
-                "model_prefix": self.model_prefix, "batched": self.batched, "eval_concs": listed(self.eval_concs),
-                "completed_eval_concs": listed(self.completed_eval_concs),
-                "failed_eval_concs": listed(self.failed_eval_concs),
-                "results": [r.to_json() for r in self.results], "rows": len(self.rows),
-                "problems": [p.to_json() for p in self.problems]}
+        return {
+            "folder": self.folder,
+            "config-key": self.config_key,
+            "point-id": self.point_id,
+            "model_prefix": self.model_prefix,
+            "batched": self.batched,
+            "eval_concs": listed(self.eval_concs),
+            "completed_eval_concs": listed(self.completed_eval_concs),
+            "failed_eval_concs": listed(self.failed_eval_concs),
+            "results": [r.to_json() for r in self.results],
+            "rows": len(self.rows),
+            "problems": [p.to_json() for p in self.problems],
+        }
 
     @classmethod
     def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> EvalSet:
         def listed(values):
             return None if values is None else tuple(values)
 
-        return cls(data["folder"], data["config-key"], data["point-id"], data["model_prefix"], data["batched"],
-                   listed(data["eval_concs"]), listed(data["completed_eval_concs"]), listed(data["failed_eval_concs"]),
-                   tuple(ResultFile.from_json(r) for r in data["results"]), tuple(rows),
-                   tuple(EvalProblem.from_json(p) for p in data["problems"]))
+        return cls(
+            data["folder"],
+            data["config-key"],
+            data["point-id"],
+            data["model_prefix"],
+            data["batched"],
+            listed(data["eval_concs"]),
+            listed(data["completed_eval_concs"]),
+            listed(data["failed_eval_concs"]),
+            tuple(ResultFile.from_json(r) for r in data["results"]),
+            tuple(rows),
+            tuple(EvalProblem.from_json(p) for p in data["problems"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -351,7 +412,9 @@ class EvalCollection:
         kept = {id(row) for _, row in best.values()}
         if len(kept) == len(self.rows):
             return self
-        return EvalCollection(tuple(replace(found, rows=tuple(r for r in found.rows if id(r) in kept)) for found in self.sets))
+        return EvalCollection(
+            tuple(replace(found, rows=tuple(r for r in found.rows if id(r) in kept)) for found in self.sets)
+        )
 
     def to_json(self) -> dict:
         return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
@@ -365,8 +428,10 @@ class EvalCollection:
             row = EvalRow.from_json(item)
             rows.setdefault(str(Path(row.source).parent), []).append(row)
         sets = [EvalSet.from_json(item, rows.pop(item["folder"], ())) for item in data["sets"]]
-        sets += [EvalSet(folder, None, None, left[0].model_prefix, False, None, None, None, (), tuple(left), ())
-                 for folder, left in rows.items()]
+        sets += [
+            EvalSet(folder, None, None, left[0].model_prefix, False, None, None, None, (), tuple(left), ())
+            for folder, left in rows.items()
+        ]
         return cls(tuple(sets))
 
 
@@ -379,8 +444,14 @@ HINTS = {
     "eval-missing": "lm-eval wrote no result: read the point's logs (eval stage) and rerun it.",
     "eval-conc-mismatch": "The eval ran at other concurrencies than planned; rerun the point with its EVAL_CONC.",
 }
-HINTS.update({rule: "A batched eval must complete every concurrency it lists, each with one result file; "
-                    "rerun the point (infx github rerun-failed)." for rule in RULES if rule.startswith("eval-batch-")})
+HINTS.update(
+    {
+        rule: "A batched eval must complete every concurrency it lists, each with one result file; "
+        "rerun the point (infx github rerun-failed)."
+        for rule in RULES
+        if rule.startswith("eval-batch-")
+    }
+)
 
 
 # --- values --------------------------------------------------------------------------------
@@ -435,9 +506,13 @@ class _Meta:
             return default
         if type(value) is int and value >= 0:
             return value
-        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18:  # an exported variable, as written
+        if (
+            isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18
+        ):  # an exported variable, as written
             return int(value)
-        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; a whole number is accepted")
+        raise _FieldError(
+            "eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; a whole number is accepted"
+        )
 
     def flag(self, key: str) -> bool:
         value = self.data.get(key)
@@ -445,7 +520,9 @@ class _Meta:
             return bool(value)
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true or false is accepted")
+        raise _FieldError(
+            "eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true or false is accepted"
+        )
 
     def text(self, key: str) -> str:
         value = self.data.get(key)
@@ -462,7 +539,9 @@ class _Meta:
             return default
         if isinstance(value, (str, bool, int)) and not isinstance(value, float):
             return str(value).lower()
-        raise _FieldError("eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true, false or text is accepted")
+        raise _FieldError(
+            "eval-meta-field", f"meta_env.json: {key} is {json.dumps(value)[:80]}; true, false or text is accepted"
+        )
 
 
 def meta_row_fields(meta: _Meta) -> dict:
@@ -470,18 +549,32 @@ def meta_row_fields(meta: _Meta) -> dict:
     multinode = meta.flag("is_multinode")
     prefill_tp, prefill_ep = meta.whole("prefill_tp", "tp", default=1), meta.whole("prefill_ep", "ep", default=1)
     dp_attention = meta.setting("dp_attention", "none")
-    prefill_dp, decode_dp = meta.setting("prefill_dp_attention", dp_attention), meta.setting("decode_dp_attention", dp_attention)
+    prefill_dp, decode_dp = (
+        meta.setting("prefill_dp_attention", dp_attention),
+        meta.setting("decode_dp_attention", dp_attention),
+    )
     if multinode:
         dp_attention = prefill_dp if prefill_dp == decode_dp else f"prefill={prefill_dp},decode={decode_dp}"
     return {
-        "is_multinode": multinode, "hw": meta.text("hw").upper(), "framework": meta.text("framework").lower(),
-        "precision": meta.text("precision").lower(), "spec_decoding": meta.text("spec_decoding"),
-        "isl": meta.whole("isl", default=0), "osl": meta.whole("osl", default=0),
-        "tp": meta.whole("tp", default=prefill_tp), "ep": meta.whole("ep", default=prefill_ep),
-        "prefill_tp": prefill_tp, "prefill_ep": prefill_ep, "prefill_num_workers": meta.whole("prefill_num_workers", default=1),
-        "decode_tp": meta.whole("decode_tp", "tp", default=1), "decode_ep": meta.whole("decode_ep", "ep", default=1),
-        "decode_num_workers": meta.whole("decode_num_workers", default=1), "conc": meta.whole("conc", default=0),
-        "dp_attention": dp_attention, "prefill_dp_attention": prefill_dp, "decode_dp_attention": decode_dp,
+        "is_multinode": multinode,
+        "hw": meta.text("hw").upper(),
+        "framework": meta.text("framework").lower(),
+        "precision": meta.text("precision").lower(),
+        "spec_decoding": meta.text("spec_decoding"),
+        "isl": meta.whole("isl", default=0),
+        "osl": meta.whole("osl", default=0),
+        "tp": meta.whole("tp", default=prefill_tp),
+        "ep": meta.whole("ep", default=prefill_ep),
+        "prefill_tp": prefill_tp,
+        "prefill_ep": prefill_ep,
+        "prefill_num_workers": meta.whole("prefill_num_workers", default=1),
+        "decode_tp": meta.whole("decode_tp", "tp", default=1),
+        "decode_ep": meta.whole("decode_ep", "ep", default=1),
+        "decode_num_workers": meta.whole("decode_num_workers", default=1),
+        "conc": meta.whole("conc", default=0),
+        "dp_attention": dp_attention,
+        "prefill_dp_attention": prefill_dp,
+        "decode_dp_attention": decode_dp,
     }
 
 
@@ -516,7 +609,11 @@ def _scores(task: str, results: dict, config: dict) -> dict:
     filters = config.get("filter_list")
     if filters is not None and not (isinstance(filters, list) and all(isinstance(f, dict) for f in filters)):
         raise _FieldError("eval-result-malformed", f"task {task}: configs.{task}.filter_list is not a list of filters")
-    found: dict[str, tuple[float | None, float | None]] = {"strict": (None, None), "flexible": (None, None), "accuracy": (None, None)}
+    found: dict[str, tuple[float | None, float | None]] = {
+        "strict": (None, None),
+        "flexible": (None, None),
+        "accuracy": (None, None),
+    }
 
     def pair(name: str, stderr: str) -> tuple[float | None, float | None]:
         return _metric(results, task, name), _metric(results, task, stderr)
@@ -526,13 +623,21 @@ def _scores(task: str, results: dict, config: dict) -> dict:
             name = item.get("name")
             if not isinstance(name, str):
                 continue
-            kind = "strict" if "strict" in name or "resolved" in name else "flexible" if "flex" in name or "extract" in name else None
+            kind = (
+                "strict"
+                if "strict" in name or "resolved" in name
+                else "flexible"
+                if "flex" in name or "extract" in name
+                else None
+            )
             if kind:
                 found[kind] = pair(f"{base},{name}", f"{base}_stderr,{name}")
     elif "acc" in results or "acc,none" in results:  # lm-eval 0.4 writes `<metric>,none` for a task without filters
         found["accuracy"] = pair("acc", "acc_stderr") if "acc" in results else pair("acc,none", "acc_stderr,none")
     else:
-        found["strict"] = pair(base, f"{base}_stderr") if base in results else pair(f"{base},none", f"{base}_stderr,none")
+        found["strict"] = (
+            pair(base, f"{base}_stderr") if base in results else pair(f"{base},none", f"{base}_stderr,none")
+        )
     return found
 
 
@@ -543,10 +648,14 @@ def _protocol(data: dict, task: str, config: dict) -> EvalProtocol:
     tokens = generation.get("max_gen_toks", generation.get("max_tokens"))
     temperature, limit = _number(generation.get("temperature")), _number(run.get("limit"))
     return EvalProtocol(
-        _text(data.get("lm_eval_version")), shots.get(task) if type(shots.get(task)) is int and shots[task] >= 0 else None,
-        tokens if type(tokens) is int and tokens >= 0 else None, temperature if temperature is not None and temperature >= 0 else None,
-        data.get("chat_template") is not None, data["fewshot_as_multiturn"] if isinstance(data.get("fewshot_as_multiturn"), bool) else None,
-        limit if limit is not None and limit > 0 else None)
+        _text(data.get("lm_eval_version")),
+        shots.get(task) if type(shots.get(task)) is int and shots[task] >= 0 else None,
+        tokens if type(tokens) is int and tokens >= 0 else None,
+        temperature if temperature is not None and temperature >= 0 else None,
+        data.get("chat_template") is not None,
+        data["fewshot_as_multiturn"] if isinstance(data.get("fewshot_as_multiturn"), bool) else None,
+        limit if limit is not None and limit > 0 else None,
+    )
 
 
 def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: EvalIdentity) -> list[EvalRow]:
@@ -560,7 +669,11 @@ def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: 
         task_results = _mapping(task_results, f"results.{task}")
         config = _mapping(configs.get(task), f"configs.{task}")
         scores = _scores(task, task_results, config)
-        (strict, strict_se), (flexible, flexible_se), (accuracy, accuracy_se) = scores["strict"], scores["flexible"], scores["accuracy"]
+        (strict, strict_se), (flexible, flexible_se), (accuracy, accuracy_se) = (
+            scores["strict"],
+            scores["flexible"],
+            scores["accuracy"],
+        )
         if strict is not None:
             score, score_name, score_se = strict, "em_strict", strict_se
         elif accuracy is not None:
@@ -571,10 +684,24 @@ def result_rows(data: dict, source: str, base: dict, meta_model: str, identity: 
         effective = counts.get("effective")
         metadata = got if isinstance(got := config.get("metadata"), dict) else {}
         model = model_name or _text(metadata.get("model")) or meta_model
-        rows.append(EvalRow(**base, model=model, task=task, em_strict=strict, em_strict_se=strict_se, em_flexible=flexible,
-                            em_flexible_se=flexible_se, n_eff=effective if type(effective) is int and effective >= 0 else None,
-                            source=source, score=score, score_name=score_name, score_se=score_se,
-                            protocol=_protocol(data, task, config), **identity.row_fields()))
+        rows.append(
+            EvalRow(
+                **base,
+                model=model,
+                task=task,
+                em_strict=strict,
+                em_strict_se=strict_se,
+                em_flexible=flexible,
+                em_flexible_se=flexible_se,
+                n_eff=effective if type(effective) is int and effective >= 0 else None,
+                source=source,
+                score=score,
+                score_name=score_name,
+                score_se=score_se,
+                protocol=_protocol(data, task, config),
+                **identity.row_fields(),
+            )
+        )
     return rows
 
 
@@ -594,10 +721,20 @@ def _listed(values: Iterable[int]) -> str:
 def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> list[tuple[str, str]]:
     """(rule, message) for each inconsistency of a batched eval's manifest with itself and with
     its result files (``suffixes``: each file's name and `_conc<N>` suffix)."""
-    expected, completed, failed = (_conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
+    expected, completed, failed = (
+        _conc_list(meta.get(key)) for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs")
+    )
     if expected is None or completed is None or failed is None:
-        shown = ", ".join(f"{key} = {json.dumps(meta.get(key))[:60]}" for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs"))
-        return [("eval-batch-manifest-invalid", f"the batch manifest must give three lists of positive whole numbers; it has {shown}")]
+        shown = ", ".join(
+            f"{key} = {json.dumps(meta.get(key))[:60]}"
+            for key in ("eval_concs", "completed_eval_concs", "failed_eval_concs")
+        )
+        return [
+            (
+                "eval-batch-manifest-invalid",
+                f"the batch manifest must give three lists of positive whole numbers; it has {shown}",
+            )
+        ]
     found = []
     for name, values in (("eval_concs", expected), ("completed_eval_concs", completed)):
         twice = sorted({v for v in values if values.count(v) > 1})
@@ -606,19 +743,36 @@ def manifest_problems(meta: dict, suffixes: list[tuple[str, int | None]]) -> lis
     if failed:
         found.append(("eval-batch-failed-conc", f"lm-eval failed at concurrency {_listed(set(failed))}"))
     if set(expected) - set(completed):
-        found.append(("eval-batch-conc-missing", f"concurrency {_listed(set(expected) - set(completed))} of eval_concs did not complete"))
+        found.append(
+            (
+                "eval-batch-conc-missing",
+                f"concurrency {_listed(set(expected) - set(completed))} of eval_concs did not complete",
+            )
+        )
     if set(completed) - set(expected):
-        found.append(("eval-batch-conc-unexpected",
-                      f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs does not list"))
+        found.append(
+            (
+                "eval-batch-conc-unexpected",
+                f"completed_eval_concs holds concurrency {_listed(set(completed) - set(expected))}, which eval_concs "
+                "does not list",
+            )
+        )
     for name, conc in suffixes:
         if conc is None:
-            found.append(("eval-batch-file-unsuffixed", f"{name} has no _conc<N> suffix, so no concurrency can be given to it"))
+            found.append(
+                ("eval-batch-file-unsuffixed", f"{name} has no _conc<N> suffix, so no concurrency can be given to it")
+            )
     have = {conc for _, conc in suffixes if conc is not None}
     if set(expected) - have:
         found.append(("eval-batch-result-missing", f"concurrency {_listed(set(expected) - have)} has no result file"))
     if have - set(expected):
-        found.append(("eval-batch-result-unexpected",
-                      f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not list"))
+        found.append(
+            (
+                "eval-batch-result-unexpected",
+                f"there are result files for concurrency {_listed(have - set(expected))}, which eval_concs does not "
+                "list",
+            )
+        )
     return found
 
 
@@ -659,13 +813,19 @@ def _candidates(folder: Path, problems: list[EvalProblem]) -> list[_Candidate]:
         entries = scan_tree(folder, max_depth=0).entries
     except OSError as exc:
         shown = printable(str(folder))
-        problems.append(EvalProblem("eval-result-unreadable", shown, f"{shown} cannot be listed ({exc.strerror or exc})"))
+        problems.append(
+            EvalProblem("eval-result-unreadable", shown, f"{shown} cannot be listed ({exc.strerror or exc})")
+        )
         return found
     for entry in entries:
         if not entry.name.endswith(".json") or entry.name == META_ENV or entry.is_folder:
             continue
         path = folder / entry.name
-        data = _read_json_object(path) if entry.is_file else f"{entry.name} is {entry.kind}, not a regular file (not opened)"
+        data = (
+            _read_json_object(path)
+            if entry.is_file
+            else f"{entry.name} is {entry.kind}, not a regular file (not opened)"
+        )
         if isinstance(data, str):
             if entry.name.startswith("results"):
                 problems.append(EvalProblem("eval-result-unreadable", printable(str(path)), data))
@@ -705,11 +865,24 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
         meta = {}
     candidates = _candidates(folder, problems)
     if not candidates and not any(p.rule == "eval-result-unreadable" for p in problems):
-        problems.append(EvalProblem("eval-missing", label, f"{label} holds {META_ENV} but no lm-eval result (a JSON file with lm_eval_version)"))
+        problems.append(
+            EvalProblem(
+                "eval-missing",
+                label,
+                f"{label} holds {META_ENV} but no lm-eval result (a JSON file with lm_eval_version)",
+            )
+        )
     batched = "eval_concs" in meta
-    manifest = (_conc_list(meta.get("eval_concs")), _conc_list(meta.get("completed_eval_concs")), _conc_list(meta.get("failed_eval_concs")))
+    manifest = (
+        _conc_list(meta.get("eval_concs")),
+        _conc_list(meta.get("completed_eval_concs")),
+        _conc_list(meta.get("failed_eval_concs")),
+    )
     if batched:
-        problems += [EvalProblem(rule, meta_file, message) for rule, message in manifest_problems(meta, [(printable(c.name), c.conc) for c in candidates])]
+        problems += [
+            EvalProblem(rule, meta_file, message)
+            for rule, message in manifest_problems(meta, [(printable(c.name), c.conc) for c in candidates])
+        ]
     # A manifest that cannot be read names no concurrency as completed: no rows rather than a guess.
     completed = manifest[1] if None not in manifest else None
     rows: list[EvalRow] = []
@@ -719,8 +892,17 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
         model_prefix, meta_model = typed.text("infmax_model_prefix"), typed.text("model")
     except _FieldError as exc:
         problems.append(EvalProblem(exc.rule, meta_file, str(exc)))
-        return EvalSet(label, identity.config_key, identity.point_id, identity.model_prefix or UNKNOWN, batched, *manifest,
-                       tuple(ResultFile(printable(c.name), c.conc, c.date, False) for c in candidates), (), tuple(problems))
+        return EvalSet(
+            label,
+            identity.config_key,
+            identity.point_id,
+            identity.model_prefix or UNKNOWN,
+            batched,
+            *manifest,
+            tuple(ResultFile(printable(c.name), c.conc, c.date, False) for c in candidates),
+            (),
+            tuple(problems),
+        )
     if model_prefix == UNKNOWN and identity.model_prefix:
         model_prefix = identity.model_prefix  # metadata the eval stage lost: the point knows its model
     mismatch = _conc_mismatch(identity, batched, manifest[0], base["conc"])
@@ -742,8 +924,17 @@ def read_eval_set(folder: Path, identity: EvalIdentity = STANDALONE) -> EvalSet:
             else:
                 rows.append(row)
     used = {c.name for c in chosen}
-    return EvalSet(label, identity.config_key, identity.point_id, model_prefix, batched, *manifest,
-                   tuple(ResultFile(printable(c.name), c.conc, c.date, c.name in used) for c in candidates), tuple(rows), tuple(problems))
+    return EvalSet(
+        label,
+        identity.config_key,
+        identity.point_id,
+        model_prefix,
+        batched,
+        *manifest,
+        tuple(ResultFile(printable(c.name), c.conc, c.date, c.name in used) for c in candidates),
+        tuple(rows),
+        tuple(problems),
+    )
 
 
 def point_eval_set(artifact: Path, record: dict, name: str, has_meta: bool) -> EvalSet:
@@ -756,10 +947,25 @@ def point_eval_set(artifact: Path, record: dict, name: str, has_meta: bool) -> E
     if has_meta:
         return read_eval_set(folder, identity)
     kind = (record.get("eval") or {}).get("kind") if isinstance(record.get("eval"), dict) else None
-    problem = EvalProblem("eval-missing", printable(str(folder)), f"an eval point ({kind or 'eval'}) whose artifact holds no {EVAL_FOLDER}/{META_ENV}: "
-                                                        "srt-slurm's eval stage left no result in the job's logs/eval_results/")
-    return EvalSet(printable(str(folder)), identity.config_key, identity.point_id, identity.model_prefix or UNKNOWN, False, None, None, None,
-                   (), (), (problem,))
+    problem = EvalProblem(
+        "eval-missing",
+        printable(str(folder)),
+        f"an eval point ({kind or 'eval'}) whose artifact holds no {EVAL_FOLDER}/{META_ENV}: "
+        "srt-slurm's eval stage left no result in the job's logs/eval_results/",
+    )
+    return EvalSet(
+        printable(str(folder)),
+        identity.config_key,
+        identity.point_id,
+        identity.model_prefix or UNKNOWN,
+        False,
+        None,
+        None,
+        None,
+        (),
+        (),
+        (problem,),
+    )
 
 
 # --- finding folders -------------------------------------------------------------------------
@@ -815,14 +1021,27 @@ def read_results_evals(path: Path) -> EvalCollection:
     try:
         data = jsonfast.read(path, MAX_RESULTS_BYTES)
     except TooLarge:
-        raise InfxError(error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT)) from None
+        raise InfxError(
+            error(str(path), None, "results-json", f"larger than {MAX_RESULTS_BYTES:,} bytes", RESULTS_HINT)
+        ) from None
     except jsonfast.JSONProblem as exc:
-        raise InfxError(error(str(path), (exc.line, exc.column) if exc.line else None, "results-json",
-                              f"not strict JSON ({exc.message[:200]})", RESULTS_HINT)) from None
+        raise InfxError(
+            error(
+                str(path),
+                (exc.line, exc.column) if exc.line else None,
+                "results-json",
+                f"not strict JSON ({exc.message[:200]})",
+                RESULTS_HINT,
+            )
+        ) from None
     if not isinstance(data, dict):
         raise InfxError(error(str(path), None, "results-json", "is not a JSON object", RESULTS_HINT))
     section = data.get("evals", {"rows": [], "sets": []})
     problem = evals_problem(section)
     if problem:
-        raise InfxError(error(str(path), None, "results-json", f"its eval section is not what collect writes: {problem}", RESULTS_HINT))
+        raise InfxError(
+            error(
+                str(path), None, "results-json", f"its eval section is not what collect writes: {problem}", RESULTS_HINT
+            )
+        )
     return EvalCollection.from_json(section)

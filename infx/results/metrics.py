@@ -32,7 +32,14 @@ _LATENCY = ("request_metrics", "latency")
 _PER_GPU = ("request_metrics", "throughput", "per_gpu")
 METRICS = (
     Metric("tput_per_gpu", "Total tput/GPU", "tok/s", HIGHER, ("tput_per_gpu",), _PER_GPU + ("total_tput_tps",)),
-    Metric("output_tput_per_gpu", "Output tput/GPU", "tok/s", HIGHER, ("output_tput_per_gpu",), _PER_GPU + ("output_tput_tps",)),
+    Metric(
+        "output_tput_per_gpu",
+        "Output tput/GPU",
+        "tok/s",
+        HIGHER,
+        ("output_tput_per_gpu",),
+        _PER_GPU + ("output_tput_tps",),
+    ),
     Metric("mean_ttft", "Mean TTFT", "ms", LOWER, ("mean_ttft",), _LATENCY + ("ttft", "mean"), 1000),
     Metric("median_ttft", "Median TTFT", "ms", LOWER, ("median_ttft",), _LATENCY + ("ttft", "p50"), 1000),
     Metric("median_tpot", "Median TPOT", "ms", LOWER, ("median_tpot",), _LATENCY + ("tpot", "p50"), 1000),

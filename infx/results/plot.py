@@ -76,11 +76,16 @@ def mermaid(chart: Chart) -> str:
         xs = [xs[round(i * step)] for i in range(MERMAID_POINTS)]
     top = max((y for frontier in frontiers.values() for _, y in frontier), default=1.0)
     names = [name for name in SERIES if name in frontiers]
-    lines = [f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity "
-             f"(lines in order: {', '.join(names)})", "", "```mermaid", "xychart-beta",
-             f'    title "{_quote(chart.title)}"',
-             f'    x-axis "interactivity (tok/s/user)" [{", ".join(_label(x) for x in xs)}]',
-             f'    y-axis "throughput per GPU (tok/s)" 0 --> {_nice(top * 1.1)}']
+    lines = [
+        f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity "
+        f"(lines in order: {', '.join(names)})",
+        "",
+        "```mermaid",
+        "xychart-beta",
+        f'    title "{_quote(chart.title)}"',
+        f'    x-axis "interactivity (tok/s/user)" [{", ".join(_label(x) for x in xs)}]',
+        f'    y-axis "throughput per GPU (tok/s)" 0 --> {_nice(top * 1.1)}',
+    ]
     lines += [f"    line [{', '.join(f'{y:.1f}' for y in staircase(frontiers[name], xs))}]" for name in names]
     lines.append("```")
     return "\n".join(lines)
@@ -137,8 +142,14 @@ class PngWriter:
             color = self.COLORS[name]
             axes.scatter([x for x, _ in points], [y for _, y in points], color=color, alpha=0.4, s=18)
             frontier = pareto_frontier(points)
-            axes.plot([x for x, _ in frontier], [y for _, y in frontier], marker="o", color=color,
-                      drawstyle="steps-pre" if len(frontier) > 1 else "default", label=f"{name} frontier")
+            axes.plot(
+                [x for x, _ in frontier],
+                [y for _, y in frontier],
+                marker="o",
+                color=color,
+                drawstyle="steps-pre" if len(frontier) > 1 else "default",
+                label=f"{name} frontier",
+            )
         axes.relim()
         axes.autoscale_view()
         self.title.set_text(chart.title)
@@ -156,7 +167,9 @@ def plot(baseline: list[dict], head: list[dict], output: Path) -> list[Chart]:
         for chart in charts:
             writer.draw(chart, output / f"{chart.slug}.png")
     blocks = [mermaid(chart) for chart in charts]
-    atomic_write(output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n")
+    atomic_write(
+        output / CHARTS_FILE, "\n\n".join(blocks) + "\n" if blocks else "_No rows with throughput and interactivity._\n"
+    )
     return charts
 
 

@@ -21,8 +21,16 @@ MAX_RESULTS_BYTES = 1 << 30
 RESULTS_HINT = "Pass the file `infx results collect --output` wrote."
 
 FORMAT = "infx-results/1"
-TABLE_COLUMNS = ("config-key", "point-id", "conc", "tput_per_gpu", "output_tput_per_gpu", "median_ttft", "median_tpot",
-                 "intvty")
+TABLE_COLUMNS = (
+    "config-key",
+    "point-id",
+    "conc",
+    "tput_per_gpu",
+    "output_tput_per_gpu",
+    "median_ttft",
+    "median_tpot",
+    "intvty",
+)
 
 
 def results_json(collected: Collected) -> str:
@@ -31,12 +39,23 @@ def results_json(collected: Collected) -> str:
     return jsonfast.text({"format": FORMAT, **collected.to_json()}, indent=1) + "\n"
 
 
-def results_document(rows: list[dict], points: list[PointVerdict], baseline: dict | None = None,
-                     evals: EvalCollection | None = None) -> str:
+def results_document(
+    rows: list[dict], points: list[PointVerdict], baseline: dict | None = None, evals: EvalCollection | None = None
+) -> str:
     """A results file of these rows and eval rows (compare --save-baseline writes one with its source)."""
-    return jsonfast.text({"format": FORMAT, "rows": rows, "points": [p.to_json() for p in points],
-                          "evals": (evals or EvalCollection()).to_json(),
-                          **({"baseline": baseline} if baseline is not None else {})}, indent=1) + "\n"
+    return (
+        jsonfast.text(
+            {
+                "format": FORMAT,
+                "rows": rows,
+                "points": [p.to_json() for p in points],
+                "evals": (evals or EvalCollection()).to_json(),
+                **({"baseline": baseline} if baseline is not None else {}),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def rows_of(document, where: str) -> tuple[Collected, list[str]]:
@@ -54,8 +73,10 @@ def rows_of(document, where: str) -> tuple[Collected, list[str]]:
         problem = evals_problem(evals)
         if problem:
             raise ValueError(problem)
-    collected = Collected(points=[PointVerdict.from_json(p) for p in document.get("points") or []],
-                          evals=EvalCollection.from_json(evals) if evals is not None else EvalCollection())
+    collected = Collected(
+        points=[PointVerdict.from_json(p) for p in document.get("points") or []],
+        evals=EvalCollection.from_json(evals) if evals is not None else EvalCollection(),
+    )
     notices = []
     for index, row in enumerate(document["rows"]):
         problem = row_problem(row)
@@ -81,8 +102,15 @@ def read_results(path: Path) -> tuple[Collected, list[str]]:
         reason = "it does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
         raise UsageError(f"cannot read the results file: {reason}", RESULTS_HINT, str(path)) from None
     except jsonfast.JSONProblem as exc:
-        raise InfxError(error(str(path), (exc.line, exc.column) if exc.line else None, "results-json",
-                              f"not a strict JSON results file: {exc.message}", RESULTS_HINT)) from None
+        raise InfxError(
+            error(
+                str(path),
+                (exc.line, exc.column) if exc.line else None,
+                "results-json",
+                f"not a strict JSON results file: {exc.message}",
+                RESULTS_HINT,
+            )
+        ) from None
     try:
         return rows_of(document, str(path))
     except ValueError as exc:
@@ -91,7 +119,10 @@ def read_results(path: Path) -> tuple[Collected, list[str]]:
 
 def _flat(row: dict) -> dict:
     """Scalars as they are; nested values (AgentX metrics, router) as compact JSON."""
-    return {k: (json.dumps(v, separators=(",", ":"), allow_nan=False) if isinstance(v, (dict, list)) else v) for k, v in row.items()}
+    return {
+        k: (json.dumps(v, separators=(",", ":"), allow_nan=False) if isinstance(v, (dict, list)) else v)
+        for k, v in row.items()
+    }
 
 
 def rows_csv(rows: list[dict]) -> str:
@@ -112,6 +143,11 @@ def _cell(value) -> str:
 def rows_table(rows: list[dict]) -> str:
     lines = [[*TABLE_COLUMNS]]
     for row in rows:
-        lines.append([_cell(row.get(c) if c in ("config-key", "point-id", "conc") else metric_value(row, c)) for c in TABLE_COLUMNS])
+        lines.append(
+            [
+                _cell(row.get(c) if c in ("config-key", "point-id", "conc") else metric_value(row, c))
+                for c in TABLE_COLUMNS
+            ]
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(TABLE_COLUMNS))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines) + "\n"

@@ -16,6 +16,8 @@ def _parallel(prefix: str, row: dict) -> str:
 def topology(row: dict) -> str:
     """`1P1D · P tp8 ep8 dpa · D tp16 ep16 dpa` (multinode) or `tp8 ep8` (single node)."""
     if "prefill_tp" in row or row.get("is_multinode"):
-        return (f"{row.get('prefill_num_workers')}P{row.get('decode_num_workers')}D · P {_parallel('prefill_', row)}"
-                f" · D {_parallel('decode_', row)}")
+        return (
+            f"{row.get('prefill_num_workers')}P{row.get('decode_num_workers')}D · P {_parallel('prefill_', row)}"
+            f" · D {_parallel('decode_', row)}"
+        )
     return _parallel("", row)

@@ -23,11 +23,27 @@ import re
 from ..launch.record import LaunchRecord
 from ..scenarios import AGENTIC, FIXED
 
-FIXED_FILE = re.compile(r"(?:^|_)conc(?:urrency_)?(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$")
+FIXED_FILE = re.compile(
+    r"(?:^|_)conc(?:urrency_)?(?P<conc>\d+)_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?\.json$"
+)
 # infx's identity and provenance of a row: written from its launch record and the file's name
 # only. A result file that carries one of them with another value is refused (artifact.py).
-IDENTITY_FIELDS = ("config-key", "point-id", "recipe-fingerprint", "result-key", "scenario-type", "lane", "run-id",
-                   "run-attempt", "srt-slurm-commit", "job-id", "terminal-state", "artifact", "result-file", "conc")
+IDENTITY_FIELDS = (
+    "config-key",
+    "point-id",
+    "recipe-fingerprint",
+    "result-key",
+    "scenario-type",
+    "lane",
+    "run-id",
+    "run-attempt",
+    "srt-slurm-commit",
+    "job-id",
+    "terminal-state",
+    "artifact",
+    "result-file",
+    "conc",
+)
 
 
 class RowRefused(ValueError):
@@ -45,12 +61,18 @@ def identity(record: LaunchRecord, artifact: str, result_file: str, conc: int) -
     point = record.point
     job = record.job_id
     fields = {
-        "config-key": point.get("config-key"), "point-id": record.point_id,
+        "config-key": point.get("config-key"),
+        "point-id": record.point_id,
         "recipe-fingerprint": point.get("recipe-fingerprint"),
         "scenario-type": AGENTIC if record.agentic else FIXED,
-        "lane": record.lane, "run-id": record.run_id, "run-attempt": record.run_attempt,
-        "srt-slurm-commit": record.srt_slurm_commit, "job-id": str(job) if job is not None else None,
-        "terminal-state": record.terminal_state, "artifact": artifact, "result-file": result_file,
+        "lane": record.lane,
+        "run-id": record.run_id,
+        "run-attempt": record.run_attempt,
+        "srt-slurm-commit": record.srt_slurm_commit,
+        "job-id": str(job) if job is not None else None,
+        "terminal-state": record.terminal_state,
+        "artifact": artifact,
+        "result-file": result_file,
     }
     if point.get("result-key") or record.result_key:
         fields["result-key"] = point.get("result-key") or record.result_key
@@ -60,10 +82,14 @@ def identity(record: LaunchRecord, artifact: str, result_file: str, conc: int) -
 def reference_common(point: dict) -> dict:
     """The fields process_result.py takes from the job's environment, here from the point itself."""
     common = {
-        "hw": str(point.get("runner", "")).removeprefix("cluster:"), "image": point.get("image"),
-        "infmax_model_prefix": point.get("model-prefix"), "framework": point.get("framework"),
-        "precision": point.get("precision"), "spec_decoding": point.get("spec-decoding", "none"),
-        "disagg": bool(point.get("disagg", False)), "recipe_fingerprint": point.get("recipe-fingerprint", ""),
+        "hw": str(point.get("runner", "")).removeprefix("cluster:"),
+        "image": point.get("image"),
+        "infmax_model_prefix": point.get("model-prefix"),
+        "framework": point.get("framework"),
+        "precision": point.get("precision"),
+        "spec_decoding": point.get("spec-decoding", "none"),
+        "disagg": bool(point.get("disagg", False)),
+        "recipe_fingerprint": point.get("recipe-fingerprint", ""),
     }
     if isinstance(point.get("router"), dict):
         common["router"] = point["router"]
@@ -100,30 +126,50 @@ def _shown(value) -> str:
 
 
 def point_parallelism(point: dict, prefill_gpus: int | None = None, decode_gpus: int | None = None) -> dict:
-    """The reference's parallelism fields for a point (tp, ep, dp_attention..., per role when multinode). Multinode GPU counts come from the sa-bench
-    file name when given, else from workers x tp x pp x pcp per role (as the AgentX aggregation
-    counts them); with no decode GPUs the decode parallelism is written as the reference does."""
+    """The reference's parallelism fields for a point (tp, ep, dp_attention..., per role when multinode). Multinode GPU
+    counts come from the sa-bench file name when given, else from workers x tp x pp x pcp per role (as the AgentX
+    aggregation counts them); with no decode GPUs the decode parallelism is written as the reference does."""
     prefill, decode = point.get("prefill"), point.get("decode")
     if not (isinstance(prefill, dict) and isinstance(decode, dict)):
-        return {"is_multinode": False, "tp": point.get("tp"), "pp": point.get("pp", 1), "dcp_size": point.get("dcp-size", 1),
-                "pcp_size": point.get("pcp-size", 1), "ep": point.get("ep"), "dp_attention": _flag(point.get("dp-attn"))}
+        return {
+            "is_multinode": False,
+            "tp": point.get("tp"),
+            "pp": point.get("pp", 1),
+            "dcp_size": point.get("dcp-size", 1),
+            "pcp_size": point.get("pcp-size", 1),
+            "ep": point.get("ep"),
+            "dp_attention": _flag(point.get("dp-attn")),
+        }
 
     def gpus(role: dict) -> int:
-        return int(role.get("num-worker", 1)) * int(role.get("tp", 1)) * int(role.get("pp", 1)) * int(role.get("pcp-size", 1))
+        return (
+            int(role.get("num-worker", 1))
+            * int(role.get("tp", 1))
+            * int(role.get("pp", 1))
+            * int(role.get("pcp-size", 1))
+        )
 
     prefill_gpus = gpus(prefill) if prefill_gpus is None else prefill_gpus
     decode_gpus = gpus(decode) if decode_gpus is None else decode_gpus
     has_decode = decode_gpus > 0
     return {
         "is_multinode": True,
-        "prefill_tp": prefill.get("tp"), "prefill_pp": prefill.get("pp", 1), "prefill_dcp_size": prefill.get("dcp-size", 1),
-        "prefill_pcp_size": prefill.get("pcp-size", 1), "prefill_ep": prefill.get("ep"),
-        "prefill_dp_attention": _flag(prefill.get("dp-attn")), "prefill_num_workers": prefill.get("num-worker"),
-        "decode_tp": decode.get("tp") if has_decode else 0, "decode_pp": decode.get("pp", 1) if has_decode else 1,
+        "prefill_tp": prefill.get("tp"),
+        "prefill_pp": prefill.get("pp", 1),
+        "prefill_dcp_size": prefill.get("dcp-size", 1),
+        "prefill_pcp_size": prefill.get("pcp-size", 1),
+        "prefill_ep": prefill.get("ep"),
+        "prefill_dp_attention": _flag(prefill.get("dp-attn")),
+        "prefill_num_workers": prefill.get("num-worker"),
+        "decode_tp": decode.get("tp") if has_decode else 0,
+        "decode_pp": decode.get("pp", 1) if has_decode else 1,
         "decode_dcp_size": decode.get("dcp-size", 1) if has_decode else 1,
         "decode_pcp_size": decode.get("pcp-size", 1) if has_decode else 1,
-        "decode_ep": decode.get("ep") if has_decode else 0, "decode_dp_attention": _flag(decode.get("dp-attn")),
-        "decode_num_workers": decode.get("num-worker"), "num_prefill_gpu": prefill_gpus, "num_decode_gpu": decode_gpus,
+        "decode_ep": decode.get("ep") if has_decode else 0,
+        "decode_dp_attention": _flag(decode.get("dp-attn")),
+        "decode_num_workers": decode.get("num-worker"),
+        "num_prefill_gpu": prefill_gpus,
+        "num_decode_gpu": decode_gpus,
     }
 
 
@@ -131,24 +177,36 @@ def fixed_seq_row(point: dict, raw: dict, match: re.Match) -> dict:
     """The reference's row of a sa-bench file (without infx's fields). A converted statistic
     never replaces a field the row already has: ValueError names it."""
     total, output = float(raw["total_token_throughput"]), float(raw["output_throughput"])
-    row = {**reference_common(point), "conc": int(raw["max_concurrency"]), "model": raw.get("model_id") or point.get("model"),
-           "isl": int(point.get("isl") or 0), "osl": int(point.get("osl") or 0)}
+    row = {
+        **reference_common(point),
+        "conc": int(raw["max_concurrency"]),
+        "model": raw.get("model_id") or point.get("model"),
+        "isl": int(point.get("isl") or 0),
+        "osl": int(point.get("osl") or 0),
+    }
     if isinstance(point.get("prefill"), dict):
         gpus = int(match["gpus"])
         prefill_gpus, decode_gpus = (int(match["ctx"]), int(match["gen"])) if match["ctx"] else (gpus, 0)
         row |= point_parallelism(point, prefill_gpus, decode_gpus)
-        row |= {"tput_per_gpu": total / (prefill_gpus + decode_gpus),
-                "output_tput_per_gpu": output / (decode_gpus if decode_gpus > 0 else prefill_gpus + decode_gpus),
-                "input_tput_per_gpu": (total - output) / prefill_gpus}
+        row |= {
+            "tput_per_gpu": total / (prefill_gpus + decode_gpus),
+            "output_tput_per_gpu": output / (decode_gpus if decode_gpus > 0 else prefill_gpus + decode_gpus),
+            "input_tput_per_gpu": (total - output) / prefill_gpus,
+        }
     else:
         count = int(point.get("tp", 1)) * int(point.get("pp", 1)) * int(point.get("pcp-size", 1))
         row |= point_parallelism(point)
-        row |= {"tput_per_gpu": total / count, "output_tput_per_gpu": output / count, "input_tput_per_gpu": (total - output) / count}
+        row |= {
+            "tput_per_gpu": total / count,
+            "output_tput_per_gpu": output / count,
+            "input_tput_per_gpu": (total - output) / count,
+        }
     converted = convert_units(raw)
     clash = sorted((converted.keys() & row.keys()) | (converted.keys() & set(IDENTITY_FIELDS)))
     if clash:
-        raise RowRefused(f"its statistic(s) {', '.join(f'{k}_ms' for k in clash)} would replace the row's own "
-                         f"{', '.join(clash)}")
+        raise RowRefused(
+            f"its statistic(s) {', '.join(f'{k}_ms' for k in clash)} would replace the row's own {', '.join(clash)}"
+        )
     return row | converted
 
 
@@ -165,4 +223,7 @@ def identity_clash(raw: dict, own: dict) -> str | None:
     if not clashes:
         return None
     shown = ", ".join(f"{key}={_shown(raw[key])} (infx: {_shown(own.get(key))})" for key in clashes[:3])
-    return f"it carries infx's own field(s) {shown} with another value; identity and provenance come only from infx's launch record"
+    return (
+        f"it carries infx's own field(s) {shown} with another value; identity and provenance come only from infx's "
+        "launch record"
+    )

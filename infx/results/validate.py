@@ -15,8 +15,17 @@ import math
 from typing import TypeGuard
 
 AGENTIC_FAILED_REQUEST_THRESHOLD = 0.10  # the reference's AIPERF_FAILED_REQUEST_THRESHOLD
-FIXED_REQUIRED = ("max_concurrency", "completed", "total_token_throughput", "output_throughput",
-                  "mean_ttft_ms", "median_ttft_ms", "median_tpot_ms", "median_itl_ms", "median_e2el_ms")
+FIXED_REQUIRED = (
+    "max_concurrency",
+    "completed",
+    "total_token_throughput",
+    "output_throughput",
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_e2el_ms",
+)
 TPOT_STATISTICS = ("mean_tpot_ms", "median_tpot_ms")  # the ones an interactivity is read from
 
 
@@ -32,12 +41,16 @@ def fixed_seq_problem(raw: dict, conc: int) -> str | None:
     if raw["max_concurrency"] != conc:
         return f"its max_concurrency is {raw['max_concurrency']!r}, but its name says concurrency {conc}"
     if raw["completed"] <= 0:
-        return (f"no request completed (completed=0 of num_prompts={raw.get('num_prompts', '?')}); its TPOT of 0 "
-                "means no data, not a result: every request failed, see the server logs")
+        return (
+            f"no request completed (completed=0 of num_prompts={raw.get('num_prompts', '?')}); its TPOT of 0 "
+            "means no data, not a result: every request failed, see the server logs"
+        )
     zero = [key for key in TPOT_STATISTICS if raw[key] <= 0]
     if zero:
-        return (f"{zero[0]} is 0 with {raw['completed']} requests completed: no request produced more than one "
-                "output token, so TPOT and interactivity are undefined (is the OSL 1?)")
+        return (
+            f"{zero[0]} is 0 with {raw['completed']} requests completed: no request produced more than one "
+            "output token, so TPOT and interactivity are undefined (is the OSL 1?)"
+        )
     return None
 
 
@@ -45,7 +58,10 @@ def gpu_count_problem(name_match, multinode: bool) -> str | None:
     """A multinode file name must count at least one GPU and one prefill GPU (the divisors)."""
     gpus, ctx = int(name_match["gpus"]), name_match["ctx"]
     if multinode and (gpus <= 0 or (ctx is not None and int(ctx) <= 0)):
-        return f"the file name counts {gpus} GPUs and {ctx or gpus} prefill GPUs; per-GPU throughput needs at least one of each"
+        return (
+            f"the file name counts {gpus} GPUs and {ctx or gpus} prefill GPUs; per-GPU throughput needs at least one "
+            "of each"
+        )
     return None
 
 
@@ -56,12 +72,17 @@ def agentic_failed_rate(aggregate: dict, aiperf: dict | None) -> tuple[float, fl
     source: failed = error_request_count.avg, completed = completed_request_count.avg, else
     request_count.avg + failed), else from the aggregate's request accounting."""
     if aiperf is not None:
+
         def avg(name):
             metric = aiperf.get(name)
             value = metric.get("avg") if isinstance(metric, dict) else None
             return value if _number(value) and value >= 0 else None
 
-        successes, failed, completed = avg("request_count"), avg("error_request_count") or 0.0, avg("completed_request_count")
+        successes, failed, completed = (
+            avg("request_count"),
+            avg("error_request_count") or 0.0,
+            avg("completed_request_count"),
+        )
         if successes is None:
             return "profile_export_aiperf.json has no numeric request_count.avg"
         return failed, completed if completed is not None else successes + failed
@@ -75,17 +96,25 @@ def agentic_failed_rate(aggregate: dict, aiperf: dict | None) -> tuple[float, fl
     return float(failed), float(successful) + float(failed)
 
 
-def agentic_problem(aggregate: dict, aiperf: dict | None, threshold: float = AGENTIC_FAILED_REQUEST_THRESHOLD) -> str | None:
+def agentic_problem(
+    aggregate: dict, aiperf: dict | None, threshold: float = AGENTIC_FAILED_REQUEST_THRESHOLD
+) -> str | None:
     counts = agentic_failed_rate(aggregate, aiperf)
     if isinstance(counts, str):
         return counts
     failed, completed = counts
-    if completed <= 0 or not _number(aggregate.get("num_requests_successful")) or aggregate["num_requests_successful"] <= 0:
+    if (
+        completed <= 0
+        or not _number(aggregate.get("num_requests_successful"))
+        or aggregate["num_requests_successful"] <= 0
+    ):
         return "no request completed (num_requests_successful is 0): the replay produced no data"
     rate = failed / completed
     if rate > threshold:
-        return (f"failed-request rate {failed:g}/{completed:g} = {rate:.1%} exceeds the AgentX gate of "
-                f"{threshold:.0%} (the limit itself passes)")
+        return (
+            f"failed-request rate {failed:g}/{completed:g} = {rate:.1%} exceeds the AgentX gate of "
+            f"{threshold:.0%} (the limit itself passes)"
+        )
     return None
 
 
@@ -93,4 +122,6 @@ def missing_concurrencies(planned: list[int], found: list[int]) -> str | None:
     absent = [conc for conc in planned if conc not in found]
     if not absent:
         return None
-    return f"planned concurrenc{'y' if len(absent) == 1 else 'ies'} {', '.join(map(str, absent))} produced no result file"
+    return (
+        f"planned concurrenc{'y' if len(absent) == 1 else 'ies'} {', '.join(map(str, absent))} produced no result file"
+    )

@@ -71,15 +71,20 @@ def write_outputs(github_output_path: Path | str, outputs: dict[str, str]) -> No
 def shard(buckets: dict[str, list[dict]], max_rows: int = MAX_SHARD_ROWS) -> list[tuple[str, int, list[dict]]]:
     """(bucket, index within the bucket, rows) for every non-empty shard, buckets in order."""
     return [
-        (bucket, index // max_rows, rows[index:index + max_rows])
+        (bucket, index // max_rows, rows[index : index + max_rows])
         for bucket, rows in buckets.items()
         for index in range(0, len(rows), max_rows)
     ]
 
 
-def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Path | str, shard_dir: Path | str,
-                          max_rows: int = MAX_SHARD_ROWS, output_budget: int = OUTPUT_BUDGET,
-                          other_outputs: dict[str, str] | None = None) -> list[dict]:
+def write_sharded_outputs(
+    buckets: dict[str, list[dict]],
+    github_output_path: Path | str,
+    shard_dir: Path | str,
+    max_rows: int = MAX_SHARD_ROWS,
+    output_budget: int = OUTPUT_BUDGET,
+    other_outputs: dict[str, str] | None = None,
+) -> list[dict]:
     """Write every shard file and, in one append, the outputs ``shards``, ``shard-<k>``,
     ``point-count`` and ``other_outputs`` (the rest of what the job outputs); returns the shard list.
 
@@ -92,11 +97,21 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
     point_count = str(sum(len(rows) for _, _, rows in shards))
 
     def descriptors(inline: set[int]) -> list[dict]:
-        return [{"id": f"{bucket}#{index}", "bucket": bucket, "index": index, "rows": len(rows),
-                 "output": f"shard-{k}" if k in inline else None, "file": f"shard-{k}.json"}
-                for k, (bucket, index, rows) in enumerate(shards)]
+        return [
+            {
+                "id": f"{bucket}#{index}",
+                "bucket": bucket,
+                "index": index,
+                "rows": len(rows),
+                "output": f"shard-{k}" if k in inline else None,
+                "file": f"shard-{k}.json",
+            }
+            for k, (bucket, index, rows) in enumerate(shards)
+        ]
 
-    used = outputs_size({"shards": dumps(descriptors(set(range(len(shards))))), "point-count": point_count, **other_outputs})
+    used = outputs_size(
+        {"shards": dumps(descriptors(set(range(len(shards))))), "point-count": point_count, **other_outputs}
+    )
     outputs, inline = {}, set()
     for k, (_, _, rows) in enumerate(shards):
         payload = dumps(rows)
@@ -111,8 +126,9 @@ def write_sharded_outputs(buckets: dict[str, list[dict]], github_output_path: Pa
     return listed
 
 
-def republish_shards(reused: list[dict], max_rows: int = MAX_SHARD_ROWS,
-                     budget: int = REPUBLISH_BUDGET_BYTES) -> tuple[list[list[dict]], int]:
+def republish_shards(
+    reused: list[dict], max_rows: int = MAX_SHARD_ROWS, budget: int = REPUBLISH_BUDGET_BYTES
+) -> tuple[list[list[dict]], int]:
     """The reused points a sweep of main uploads again under their own names (run-sweep.yml's
     `republish` job), as shards of at most ``max_rows`` `{name, run}` (GitHub's matrix limit at
     both levels); points past ``budget`` bytes of job output are left out, and counted."""
@@ -127,7 +143,7 @@ def republish_shards(reused: list[dict], max_rows: int = MAX_SHARD_ROWS,
             continue
         entries.append(entry)
         used += size
-    return [entries[i:i + max_rows] for i in range(0, len(entries), max_rows)], left_out
+    return [entries[i : i + max_rows] for i in range(0, len(entries), max_rows)], left_out
 
 
 # --- step summary -------------------------------------------------------------------------
@@ -150,18 +166,28 @@ def _cell(value) -> str:
 SUMMARY_COLUMNS = ("config-key", "runner", "conc", "exp-name", "run-eval")
 
 
-def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matrix", shards: list[dict] | None = None,
-                        table_rows: int = SUMMARY_TABLE_ROWS, budget: int = SUMMARY_BUDGET_BYTES) -> str:
+def render_step_summary(
+    buckets: dict[str, list[dict]],
+    title: str = "infx matrix",
+    shards: list[dict] | None = None,
+    table_rows: int = SUMMARY_TABLE_ROWS,
+    budget: int = SUMMARY_BUDGET_BYTES,
+) -> str:
     """Markdown: points and GPU-hours per bucket, then the first rows, always within ``budget`` bytes."""
     total_points = sum(len(rows) for rows in buckets.values())
     total_hours = sum(gpu_hours(row) for rows in buckets.values() for row in rows)
     shard_counts: dict[str, int] = {}
     for descriptor in shards or []:
         shard_counts[descriptor["bucket"]] = shard_counts.get(descriptor["bucket"], 0) + 1
-    lines = [f"## {_cell(title)}", "",
-             f"**{total_points} points**, about **{total_hours:,.0f} GPU-hours** "
-             f"(GPUs × duration; {DEFAULT_POINT_SECONDS} s per fixed-seq-len run).", "",
-             "| bucket | points | shards | GPU-hours |", "|---|---:|---:|---:|"]
+    lines = [
+        f"## {_cell(title)}",
+        "",
+        f"**{total_points} points**, about **{total_hours:,.0f} GPU-hours** "
+        f"(GPUs × duration; {DEFAULT_POINT_SECONDS} s per fixed-seq-len run).",
+        "",
+        "| bucket | points | shards | GPU-hours |",
+        "|---|---:|---:|---:|",
+    ]
     for bucket, rows in buckets.items():
         hours = sum(gpu_hours(row) for row in rows)
         shard_text = str(shard_counts.get(bucket, -(-len(rows) // MAX_SHARD_ROWS)))
@@ -169,8 +195,13 @@ def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matri
     text = "\n".join(lines) + "\n"
     first = [(bucket, row) for bucket, rows in buckets.items() for row in rows][:table_rows]
     if first:
-        table = ["", f"First {len(first)} of {total_points} points:", "",
-                 "| bucket | " + " | ".join(SUMMARY_COLUMNS) + " |", "|---" * (len(SUMMARY_COLUMNS) + 1) + "|"]
+        table = [
+            "",
+            f"First {len(first)} of {total_points} points:",
+            "",
+            "| bucket | " + " | ".join(SUMMARY_COLUMNS) + " |",
+            "|---" * (len(SUMMARY_COLUMNS) + 1) + "|",
+        ]
         size = len(text.encode()) + sum(len(line.encode()) + 1 for line in table)
         for bucket, row in first:
             line = "| " + " | ".join(_cell(v) for v in (bucket, *(row.get(c, "") for c in SUMMARY_COLUMNS))) + " |"
@@ -186,8 +217,13 @@ def render_step_summary(buckets: dict[str, list[dict]], title: str = "infx matri
     return text
 
 
-def write_step_summary(summary_path: Path | str, buckets: dict[str, list[dict]], title: str = "infx matrix",
-                       shards: list[dict] | None = None, budget: int = SUMMARY_BUDGET_BYTES) -> str:
+def write_step_summary(
+    summary_path: Path | str,
+    buckets: dict[str, list[dict]],
+    title: str = "infx matrix",
+    shards: list[dict] | None = None,
+    budget: int = SUMMARY_BUDGET_BYTES,
+) -> str:
     """Append the summary to ``$GITHUB_STEP_SUMMARY``; returns what was written."""
     text = render_step_summary(buckets, title, shards, budget=budget)
     append(summary_path, text)

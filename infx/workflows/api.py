@@ -108,7 +108,9 @@ def settings_from_env(token: str | None = None, base_url: str | None = None) -> 
         seconds = -1.0
     if not 0 <= seconds < math.inf:
         raise _fail(f"INFX_GITHUB_MAX_WAIT={max_wait!r} is not a number of seconds: set it to e.g. 300, or unset it")
-    return Settings(token=token, base_url=base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL, max_wait=seconds)
+    return Settings(
+        token=token, base_url=base_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL, max_wait=seconds
+    )
 
 
 # --- the retry rule ----------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ class WaitBudget:
 
 
 def backoff(attempt: int) -> float:
-    return BACKOFF * 2 ** attempt
+    return BACKOFF * 2**attempt
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -190,10 +192,14 @@ def wait_before_retry(status: int, headers, message: str, attempt: int, now: flo
         if fields.get("x-ratelimit-remaining") == "0":
             reset = _number(fields.get("x-ratelimit-reset"))
             if reset is not None:  # plus a second: the reset second itself may still be limited
-                return Wait(max(0.0, reset - now) + 1, f"HTTP {status} rate limit; it resets in {max(0.0, reset - now):.0f} s")
+                return Wait(
+                    max(0.0, reset - now) + 1, f"HTTP {status} rate limit; it resets in {max(0.0, reset - now):.0f} s"
+                )
             return Wait(SECONDARY_WAIT, f"HTTP {status} rate limit without a reset time")
         if status == 429 or Requester.isRateLimitError(message or ""):
-            return Wait(max(SECONDARY_WAIT, backoff(attempt)), f"HTTP {status} secondary rate limit ({message or 'no message'})")
+            return Wait(
+                max(SECONDARY_WAIT, backoff(attempt)), f"HTTP {status} secondary rate limit ({message or 'no message'})"
+            )
         return None  # a 403 that names no limit: a permission
     if 500 <= status <= 599:
         if retry_after is not None:
@@ -230,10 +236,14 @@ def _retry_type():
             wait = None
             if response is not None:
                 body = response.data if response.status in LIMIT_STATUSES else None
-                wait = wait_before_retry(response.status, response.headers, _message_of(body), len(self.history), time.time())
+                wait = wait_before_retry(
+                    response.status, response.headers, _message_of(body), len(self.history), time.time()
+                )
                 if wait is None:  # not worth asking again: GitHub's answer, as PyGithub raises it
                     raise Requester.createException(response.status, dict(response.headers), _json_or_text(body))
-            retry = super().increment(method, url, response, error, _pool, _stacktrace)  # MaxRetryError when tries run out
+            retry = super().increment(
+                method, url, response, error, _pool, _stacktrace
+            )  # MaxRetryError when tries run out
             if wait is None:
                 wait = Wait(backoff(len(self.history)), f"no answer ({type(error).__name__})")
             if self.budget is not None:
@@ -272,13 +282,23 @@ class Client:
         logging.getLogger("github").setLevel(logging.ERROR)
         self.settings = settings
         self.budget = WaitBudget(settings.max_wait)
-        retry = _retry_type()(total=READ_RETRIES, allowed_methods={"GET", "HEAD"},
-                              status_forcelist=[*LIMIT_STATUSES, *range(500, 600)], raise_on_status=True,
-                              respect_retry_after_header=True)
+        retry = _retry_type()(
+            total=READ_RETRIES,
+            allowed_methods={"GET", "HEAD"},
+            status_forcelist=[*LIMIT_STATUSES, *range(500, 600)],
+            raise_on_status=True,
+            respect_retry_after_header=True,
+        )
         retry.budget = self.budget
-        self.github = Github(base_url=settings.base_url, auth=Auth.Token(settings.token), retry=retry, timeout=TIMEOUT,
-                             per_page=PER_PAGE, seconds_between_requests=None,
-                             seconds_between_writes=WRITE_SPACING if settings.pace else None)
+        self.github = Github(
+            base_url=settings.base_url,
+            auth=Auth.Token(settings.token),
+            retry=retry,
+            timeout=TIMEOUT,
+            per_page=PER_PAGE,
+            seconds_between_requests=None,
+            seconds_between_writes=WRITE_SPACING if settings.pace else None,
+        )
         self.session = requests.Session()
         adapter = requests.adapters.HTTPAdapter(max_retries=retry)
         self.session.mount("http://", adapter)
@@ -289,7 +309,9 @@ class Client:
         self._login: str | None = None
 
     def _observe(self, response, *args, **kwargs):
-        remaining, limit = (_number(response.headers.get(name)) for name in ("x-ratelimit-remaining", "x-ratelimit-limit"))
+        remaining, limit = (
+            _number(response.headers.get(name)) for name in ("x-ratelimit-remaining", "x-ratelimit-limit")
+        )
         if remaining is not None and limit is not None and limit > 0:
             self.observed = (int(remaining), int(limit))
         return response
@@ -312,7 +334,9 @@ class Client:
 
     def get_json(self, what: str, path: str, params: dict | None = None):
         """A GET of the REST API (``path`` below the API root), its JSON answer."""
-        return read(self, what, lambda: self.requester.requestJsonAndCheck("GET", path, parameters=dict(params or {}))[1])
+        return read(
+            self, what, lambda: self.requester.requestJsonAndCheck("GET", path, parameters=dict(params or {}))[1]
+        )
 
     def pages(self, what: str, path: str, envelope: str | None = None, params: dict | None = None):
         """Every item of a paginated list, PER_PAGE a request: (page number, items, total_count or None)."""
@@ -384,7 +408,10 @@ def _describe(exc: BaseException) -> str:
         return f"the answer lacks the field {exc.args[0]!r}" if exc.args else "the answer lacks a field"
     name = type(exc).__name__
     if name == "BadAttributeException":
-        return f"a field has the wrong type ({getattr(exc, 'actual_value', '?')!r}, expected {getattr(exc, 'expected_type', '?')})"
+        return (
+            f"a field has the wrong type ({getattr(exc, 'actual_value', '?')!r}, expected "
+            f"{getattr(exc, 'expected_type', '?')})"
+        )
     return f"the answer is not what the API documents ({name}: {str(exc)[:120]})"
 
 
@@ -403,29 +430,59 @@ def calling(what: str):
     except InfxError:
         raise
     except WaitTooLong as exc:
-        raise _fail(f"{what}: {exc.wait.why} — waiting {exc.wait.seconds:.0f} s would pass infx's bound "
-                    f"(INFX_GITHUB_MAX_WAIT={exc.limit:g} s, {exc.left:.0f} s left): retry later, or use a token with "
-                    "a higher limit", "github-wait") from None
+        raise _fail(
+            f"{what}: {exc.wait.why} — waiting {exc.wait.seconds:.0f} s would pass infx's bound "
+            f"(INFX_GITHUB_MAX_WAIT={exc.limit:g} s, {exc.left:.0f} s left): retry later, or use a token with "
+            "a higher limit",
+            "github-wait",
+        ) from None
     except GithubException as exc:
         needed = accepted_permissions(exc.headers)
         if exc.status == 403 and needed:  # GitHub names what the token lacks: the job's `permissions:` must grant it
-            raise _fail(f"{what}: HTTP 403 {_github_message(exc)} — the token lacks the permission this needs: {needed}; "
-                        "grant it in the job's `permissions:` (docs/workflows.md, \"Token permissions\")", "github-permission") from None
-        raise _fail(f"{what}: HTTP {exc.status} {_github_message(exc)}".rstrip()
-                    + f" — {STATUS_CHECKS.get(exc.status, 'GitHub answered with an error: retry, and check githubstatus.com')}") from None
+            raise _fail(
+                f"{what}: HTTP 403 {_github_message(exc)} — the token lacks the permission this needs: {needed}; "
+                'grant it in the job\'s `permissions:` (docs/workflows.md, "Token permissions")',
+                "github-permission",
+            ) from None
+        raise _fail(
+            f"{what}: HTTP {exc.status} {_github_message(exc)}".rstrip()
+            + f" — {STATUS_CHECKS.get(exc.status, 'GitHub answered with an error: retry, and check githubstatus.com')}"
+        ) from None
     except _cut_off_errors() as exc:
-        raise _fail(f"{what}: {_describe(exc) if isinstance(exc, json.JSONDecodeError) else f'the answer was cut off ({type(exc).__name__})'}"
-                    f" on every one of {READ_RETRIES + 1} tries — {MALFORMED_FIX}", "github-malformed") from None
+        cause = (
+            _describe(exc)
+            if isinstance(exc, json.JSONDecodeError)
+            else f"the answer was cut off ({type(exc).__name__})"
+        )
+        raise _fail(
+            f"{what}: {cause} on every one of {READ_RETRIES + 1} tries — {MALFORMED_FIX}",
+            "github-malformed",
+        ) from None
     except (RequestException, Urllib3Error) as exc:
         repeated = re.search(r"too many (\d{3}) error responses", str(exc))
         if repeated:  # the read retries ran out on server errors
-            raise _fail(f"{what}: HTTP {repeated.group(1)} on every one of {READ_RETRIES + 1} tries — "
-                        "GitHub is failing: retry later, and check githubstatus.com") from None
+            raise _fail(
+                f"{what}: HTTP {repeated.group(1)} on every one of {READ_RETRIES + 1} tries — "
+                "GitHub is failing: retry later, and check githubstatus.com"
+            ) from None
         if isinstance(exc, RetryError):
-            raise _fail(f"{what}: GitHub kept failing ({str(exc)[:160]}) — retry later, and check githubstatus.com") from None
-        raise _fail(f"{what}: no usable answer from GitHub ({type(exc).__name__}) — check the network and GITHUB_API_URL") from None
-    except (MalformedAnswer, BadAttributeException, ValueError, KeyError, TypeError, AttributeError, IndexError,
-            AssertionError, RuntimeError) as exc:
+            raise _fail(
+                f"{what}: GitHub kept failing ({str(exc)[:160]}) — retry later, and check githubstatus.com"
+            ) from None
+        raise _fail(
+            f"{what}: no usable answer from GitHub ({type(exc).__name__}) — check the network and GITHUB_API_URL"
+        ) from None
+    except (
+        MalformedAnswer,
+        BadAttributeException,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        AssertionError,
+        RuntimeError,
+    ) as exc:
         # PyGithub builds its objects from whatever came back: a wrong shape surfaces as any of these.
         raise _fail(f"{what}: {_describe(exc)} — {MALFORMED_FIX}", "github-malformed") from None
 
@@ -548,8 +605,15 @@ def upsert_comment(client: Client, slug: str, pr_number: int, body: str) -> str:
 
     def ours():
         def find():
-            return next((c for c in pull.get_issue_comments()
-                         if MARKER in (c.body or "") and c.user is not None and c.user.login == login), None)
+            return next(
+                (
+                    c
+                    for c in pull.get_issue_comments()
+                    if MARKER in (c.body or "") and c.user is not None and c.user.login == login
+                ),
+                None,
+            )
+
         return read(client, f"listing the comments of #{pr_number}", find)
 
     comment = ours()
@@ -582,8 +646,15 @@ def get_run(client: Client, slug: str, run_id: int):
 def run_facts(run) -> RunFacts:
     """The run's workflow, repository, head repository, branch and commit, from the API object."""
     repository, head = run.repository, run.head_repository
-    facts = RunFacts(run.id, run.path, repository.full_name if repository else None, head.full_name if head else None,
-                     run.head_branch, run.head_sha, run.event)
+    facts = RunFacts(
+        run.id,
+        run.path,
+        repository.full_name if repository else None,
+        head.full_name if head else None,
+        run.head_branch,
+        run.head_sha,
+        run.event,
+    )
     if not isinstance(facts.run_id, int):
         raise MalformedAnswer(f"the run's id is {facts.run_id!r}")
     return facts
@@ -593,20 +664,29 @@ def run_facts_from_api(data, what: str) -> RunFacts:
     """The same facts from the run's JSON (`GET …/actions/runs/{id}`), every field checked."""
     repository = _field(data, "repository", dict, what, optional=True) or {}
     head = _field(data, "head_repository", dict, what, optional=True) or {}
-    return RunFacts(_field(data, "id", int, what), _field(data, "path", str, what, optional=True),
-                    _field(repository, "full_name", str, what, optional=True), _field(head, "full_name", str, what, optional=True),
-                    _field(data, "head_branch", str, what, optional=True), _field(data, "head_sha", str, what, optional=True),
-                    _field(data, "event", str, what, optional=True))
+    return RunFacts(
+        _field(data, "id", int, what),
+        _field(data, "path", str, what, optional=True),
+        _field(repository, "full_name", str, what, optional=True),
+        _field(head, "full_name", str, what, optional=True),
+        _field(data, "head_branch", str, what, optional=True),
+        _field(data, "head_sha", str, what, optional=True),
+        _field(data, "event", str, what, optional=True),
+    )
 
 
 def pull_facts_from_api(data, what: str) -> PullFacts:
     head = _field(data, "head", dict, what)
     base = _field(data, "base", dict, what)
     head_repo = _field(head, "repo", dict, what, optional=True)
-    return PullFacts(_field(data, "number", int, what), _field(head, "ref", str, what, optional=True),
-                     _field(head, "sha", str, what, optional=True),
-                     _field(head_repo, "full_name", str, what, optional=True) if head_repo else None,
-                     _field(base, "ref", str, what, optional=True), _field(data, "merged_at", str, what, optional=True) is not None)
+    return PullFacts(
+        _field(data, "number", int, what),
+        _field(head, "ref", str, what, optional=True),
+        _field(head, "sha", str, what, optional=True),
+        _field(head_repo, "full_name", str, what, optional=True) if head_repo else None,
+        _field(base, "ref", str, what, optional=True),
+        _field(data, "merged_at", str, what, optional=True) is not None,
+    )
 
 
 def head_repository(pull) -> str | None:
@@ -616,14 +696,17 @@ def head_repository(pull) -> str | None:
 
 def pull_branch(client: Client, repo, pr_number: int) -> str:
     """The head branch of pull request ``pr_number``; a fork's pull request has none we trust."""
+
     def fetch():
         pull = repo.get_pull(pr_number)
         return head_repository(pull), pull.head.ref
 
     head_repo, branch = read(client, f"reading pull request #{pr_number} of {repo.full_name}", fetch)
     if head_repo != repo.full_name:
-        raise _fail(f"pull request #{pr_number} comes from {head_repo or 'a deleted repository'}, not {repo.full_name}: "
-                    "its sweeps never run on the self-hosted runners, so there is nothing to rerun")
+        raise _fail(
+            f"pull request #{pr_number} comes from {head_repo or 'a deleted repository'}, not {repo.full_name}: "
+            "its sweeps never run on the self-hosted runners, so there is nothing to rerun"
+        )
     return branch
 
 
@@ -633,8 +716,15 @@ def require_trusted(run, slug: str, branches: set[str]) -> None:
         facts = run_facts(run)
     reason = untrusted_reason(facts, slug, {TRUSTED_BRANCH, *branches})
     if reason:
-        raise InfxError(error("<github>", None, "github-untrusted-run", reason,
-                              f"Rerun a run of the sweep workflow of {slug} on {TRUSTED_BRANCH} or on the pull request's own branch."))
+        raise InfxError(
+            error(
+                "<github>",
+                None,
+                "github-untrusted-run",
+                reason,
+                f"Rerun a run of the sweep workflow of {slug} on {TRUSTED_BRANCH} or on the pull request's own branch.",
+            )
+        )
 
 
 def run_artifacts(client: Client, run) -> list:
@@ -658,8 +748,13 @@ class ArtifactInfo:
 def artifact_infos(artifacts: list) -> list[ArtifactInfo]:
     infos = [ArtifactInfo(a.name, a.size_in_bytes, a.expired) for a in artifacts]
     for artifact, info in zip(artifacts, infos):
-        if not isinstance(info.name, str) or not isinstance(info.size_in_bytes, int) or not isinstance(info.expired, bool) \
-                or not isinstance(artifact.id, int) or isinstance(artifact.id, bool):
+        if (
+            not isinstance(info.name, str)
+            or not isinstance(info.size_in_bytes, int)
+            or not isinstance(info.expired, bool)
+            or not isinstance(artifact.id, int)
+            or isinstance(artifact.id, bool)
+        ):
             raise MalformedAnswer(f"an artifact is listed as {info!r}")
     return infos
 
@@ -723,8 +818,10 @@ def download_plan(client: Client, run, artifacts: list):
     """plan.json out of the run's sweep-plan artifact."""
     plan = next((a for a in artifacts if a.name == PLAN_ARTIFACT and not a.expired), None)
     if plan is None:
-        raise _fail(f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
-                    "and is it younger than the artifact retention period?")
+        raise _fail(
+            f"run {run.id} has no unexpired `{PLAN_ARTIFACT}` artifact — was it started by run-sweep.yml, "
+            "and is it younger than the artifact retention period?"
+        )
     try:
         return json_in_archive(download_artifact(client, plan), PLAN_FILE)
     except ValueError as exc:
@@ -742,15 +839,20 @@ def find_launch(client: Client, workflow, workflow_file: str, launch: str):
     return read(client, f"listing the runs of {workflow_file}", fetch)
 
 
-def dispatch_once(client: Client, repo, workflow_file: str, ref: str, inputs: dict, launch: str) -> tuple[object | None, bool]:
+def dispatch_once(
+    client: Client, repo, workflow_file: str, ref: str, inputs: dict, launch: str
+) -> tuple[object | None, bool]:
     """Dispatch unless a run with this launch id exists; returns (run or None, created)."""
     workflow = read(client, f"reading workflow {workflow_file}", lambda: repo.get_workflow(workflow_file))
     existing = find_launch(client, workflow, workflow_file, launch)
     if existing is not None:
         return existing, False
     with calling(f"dispatching {workflow_file} on {ref}"):
-        created = _write(client, lambda: workflow.create_dispatch(ref, inputs, throw=True, return_run_details=True),
-                         lambda: find_launch(client, workflow, workflow_file, launch))
+        created = _write(
+            client,
+            lambda: workflow.create_dispatch(ref, inputs, throw=True, return_run_details=True),
+            lambda: find_launch(client, workflow, workflow_file, launch),
+        )
     if created is True:  # a server that answers 204 without the run's details (older GHES)
         return find_launch(client, workflow, workflow_file, launch), True
     return created, True
@@ -789,8 +891,10 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
         (kind == stat.S_IFLNK, "is a symbolic link"),
         (kind not in (0, stat.S_IFREG, stat.S_IFDIR), "is a special file (a device, a FIFO, a socket)"),
         (info.file_size > MAX_MEMBER_BYTES, f"unpacks to {info.file_size} bytes, more than {MAX_MEMBER_BYTES}"),
-        (info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(1, info.compress_size),
-         f"unpacks {info.compress_size} bytes to {info.file_size} (more than {MAX_RATIO}:1, a zip bomb)"),
+        (
+            info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(1, info.compress_size),
+            f"unpacks {info.compress_size} bytes to {info.file_size} (more than {MAX_RATIO}:1, a zip bomb)",
+        ),
     )
     return next((why for bad, why in checks if bad), None)
 
@@ -816,8 +920,16 @@ def checked_members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 
 # what reading a hostile archive raises: a corrupt header or stream, an unknown method, encryption
-ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, ValueError, OverflowError, zlib.error,
-                  struct.error)
+ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    OverflowError,
+    zlib.error,
+    struct.error,
+)
 
 
 def json_in_archive(archive: bytes | IO[bytes], name: str):
@@ -869,7 +981,9 @@ def extract_artifact(archive: bytes | IO[bytes], dest, what: str) -> Path:
     except ArchiveProblem as exc:
         raise _fail(f"{what}: refused, {exc}", "github-artifact") from None
     except ARCHIVE_ERRORS as exc:
-        raise _fail(f"{what}: refused, it cannot be unpacked ({type(exc).__name__}: {str(exc)[:120]})", "github-artifact") from None
+        raise _fail(
+            f"{what}: refused, it cannot be unpacked ({type(exc).__name__}: {str(exc)[:120]})", "github-artifact"
+        ) from None
     except OSError as exc:
         raise _fail(f"{what}: cannot be written to {dest.parent} ({exc.strerror or exc})", "github-artifact") from None
     finally:
@@ -925,11 +1039,19 @@ class StoredArtifact:
             raise MalformedAnswer(f"{what}: created_at {created[:40]!r} is not a time") from None
         if when is not None and when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)
-        return cls(_field(data, "id", int, what), _field(data, "name", str, what), _field(data, "size_in_bytes", int, what),
-                   _field(data, "expired", bool, what), when, _field(data, "archive_download_url", str, what),
-                   _field(run, "id", int, what, optional=True), _field(run, "repository_id", int, what, optional=True),
-                   _field(run, "head_repository_id", int, what, optional=True),
-                   _field(run, "head_branch", str, what, optional=True), _field(run, "head_sha", str, what, optional=True))
+        return cls(
+            _field(data, "id", int, what),
+            _field(data, "name", str, what),
+            _field(data, "size_in_bytes", int, what),
+            _field(data, "expired", bool, what),
+            when,
+            _field(data, "archive_download_url", str, what),
+            _field(run, "id", int, what, optional=True),
+            _field(run, "repository_id", int, what, optional=True),
+            _field(run, "head_repository_id", int, what, optional=True),
+            _field(run, "head_branch", str, what, optional=True),
+            _field(run, "head_sha", str, what, optional=True),
+        )
 
 
 @dataclass(frozen=True)
@@ -976,8 +1098,12 @@ def list_artifacts(client: Client, slug: str, names: set[str]) -> tuple[dict[str
                 requests_made += 1
                 with calling(f"listing the artifacts named {name}"):
                     keep(items, f"listing the artifacts named {name}")
-    newest_first = {name: sorted(by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), a.id),
-                                 reverse=True) for name, by_id in found.items()}
+    newest_first = {
+        name: sorted(
+            by_id.values(), key=lambda a: (a.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), a.id), reverse=True
+        )
+        for name, by_id in found.items()
+    }
     return newest_first, ListingCost("whole" if whole else "by-name", total, requests_made)
 
 
@@ -993,7 +1119,7 @@ class GitHubFacts:
         self._pull_commits: frozenset[str] | None = None
 
     def refusal(self, run_id: int) -> str:
-        """"" when the run's results may be reused, else why not (trust.result_refusal)."""
+        """ "" when the run's results may be reused, else why not (trust.result_refusal)."""
         if run_id not in self._runs:
             what = f"reading workflow run {run_id} of {self.slug}"
             data = self.client.get_json(what, f"/repos/{self.slug}/actions/runs/{run_id}")
@@ -1015,8 +1141,11 @@ class GitHubFacts:
             owner = self.slug.split("/")[0]
             what = f"listing the closed pull requests from {branch}"
             pulls = []
-            for _, items, _ in self.client.pages(what, f"/repos/{self.slug}/pulls",
-                                                 params={"state": "closed", "head": f"{owner}:{branch}", "base": self.main_ref}):
+            for _, items, _ in self.client.pages(
+                what,
+                f"/repos/{self.slug}/pulls",
+                params={"state": "closed", "head": f"{owner}:{branch}", "base": self.main_ref},
+            ):
                 with calling(what):
                     pulls += [pull_facts_from_api(item, what) for item in items]
             self._merged[branch] = pulls
@@ -1027,7 +1156,9 @@ class GitHubFacts:
         if self._pull_commits is None:
             what = f"reading pull request #{self.pull_number}"
             with calling(what):
-                pull = pull_facts_from_api(self.client.get_json(what, f"/repos/{self.slug}/pulls/{self.pull_number}"), what)
+                pull = pull_facts_from_api(
+                    self.client.get_json(what, f"/repos/{self.slug}/pulls/{self.pull_number}"), what
+                )
             shas: set[str] = set()
             if pull.head_repository == self.slug:
                 listing = f"listing the commits of #{self.pull_number}"
@@ -1056,7 +1187,6 @@ def fetch_artifact(client: Client, artifact: StoredArtifact, dest: Path) -> Path
 # --- infx repo check: the settings that keep fork pull requests off self-hosted runners ---------
 
 
-
 def _read_setting(client: Client, path: str, what: str, parameters: dict | None = None):
     """GET ``path``'s JSON, or repocheck.Unreadable when the token may not read it (403, or 404 as
     GitHub answers for what a token cannot see); any other failure is the usual one-line error."""
@@ -1079,7 +1209,9 @@ def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict
     items: list[dict] = []
     page = 1
     while True:
-        data = _read_setting(client, path, f"{what} (page {page})", {**(parameters or {}), "per_page": PER_PAGE, "page": page})
+        data = _read_setting(
+            client, path, f"{what} (page {page})", {**(parameters or {}), "per_page": PER_PAGE, "page": page}
+        )
         if isinstance(data, Unreadable):
             return data
         batch = data.get(key) or []
@@ -1090,8 +1222,16 @@ def _read_pages(client: Client, path: str, key: str, what: str, parameters: dict
 
 
 def _runners(raw: list[dict], group: str):
-    return tuple(Runner(r.get("name", "?"), tuple(label.get("name", "") for label in r.get("labels") or []),
-                        bool(r.get("ephemeral")), group, r.get("status") == "online") for r in raw)
+    return tuple(
+        Runner(
+            r.get("name", "?"),
+            tuple(label.get("name", "") for label in r.get("labels") or []),
+            bool(r.get("ephemeral")),
+            group,
+            r.get("status") == "online",
+        )
+        for r in raw
+    )
 
 
 def registered_runners(client: Client, slug: str, organization: bool):
@@ -1102,26 +1242,46 @@ def registered_runners(client: Client, slug: str, organization: bool):
     own = own if isinstance(own, Unreadable) else _runners(own, "repository")
     if not organization:
         return own, None
-    listed = _read_pages(client, f"/orgs/{owner}/actions/runner-groups", "runner_groups",
-                         f"listing the runner groups of {owner} this repository may use", {"visible_to_repository": name})
+    listed = _read_pages(
+        client,
+        f"/orgs/{owner}/actions/runner-groups",
+        "runner_groups",
+        f"listing the runner groups of {owner} this repository may use",
+        {"visible_to_repository": name},
+    )
     if isinstance(listed, Unreadable):
         return own, listed
     found = []
     for group in listed:
         gid = group["id"]
-        members = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/runners", "runners",
-                              f"listing the runners of group {group.get('name')}")
+        members = _read_pages(
+            client,
+            f"/orgs/{owner}/actions/runner-groups/{gid}/runners",
+            "runners",
+            f"listing the runners of group {group.get('name')}",
+        )
         repositories = None
         if group.get("visibility") == "selected":
-            selected = _read_pages(client, f"/orgs/{owner}/actions/runner-groups/{gid}/repositories", "repositories",
-                                   f"listing the repositories of group {group.get('name')}")
+            selected = _read_pages(
+                client,
+                f"/orgs/{owner}/actions/runner-groups/{gid}/repositories",
+                "repositories",
+                f"listing the repositories of group {group.get('name')}",
+            )
             if isinstance(selected, Unreadable):
                 return own, selected
             repositories = tuple(r.get("full_name", "") for r in selected)
         if isinstance(members, Unreadable):
             return own, members
-        found.append(RunnerGroup(gid, group.get("name", "?"), group.get("visibility", "all"), repositories,
-                                 _runners(members, group.get("name", "?"))))
+        found.append(
+            RunnerGroup(
+                gid,
+                group.get("name", "?"),
+                group.get("visibility", "all"),
+                repositories,
+                _runners(members, group.get("name", "?")),
+            )
+        )
     return own, tuple(found)
 
 
@@ -1129,8 +1289,9 @@ def read_repository(client: Client, slug: str) -> dict:
     """The repository's JSON (`GET /repos/{o}/{r}`); a token that may not read it is the usual one-line error."""
     repo = _read_setting(client, f"/repos/{slug}", f"reading repository {slug}")
     if isinstance(repo, Unreadable):
-        raise _fail(f"reading repository {slug}: HTTP {repo.status} {repo.message} — "
-                    f"{STATUS_CHECKS.get(repo.status, '')}")
+        raise _fail(
+            f"reading repository {slug}: HTTP {repo.status} {repo.message} — {STATUS_CHECKS.get(repo.status, '')}"
+        )
     return repo
 
 
@@ -1140,11 +1301,18 @@ def repository_settings(client: Client, slug: str):
     repo = read_repository(client, slug)
     private = bool(repo.get("private"))
     base = f"/repos/{slug}/actions/permissions"
-    approval = None if private else _read_setting(client, f"{base}/fork-pr-contributor-approval", "reading the fork PR approval policy")
+    approval = (
+        None
+        if private
+        else _read_setting(client, f"{base}/fork-pr-contributor-approval", "reading the fork PR approval policy")
+    )
     if isinstance(approval, dict):
         approval = approval.get("approval_policy")
-    private_forks = _read_setting(client, f"{base}/fork-pr-workflows-private-repos",
-                                  "reading the private fork PR settings") if private else None
+    private_forks = (
+        _read_setting(client, f"{base}/fork-pr-workflows-private-repos", "reading the private fork PR settings")
+        if private
+        else None
+    )
     permissions = _read_setting(client, f"{base}/workflow", "reading the default workflow permissions")
     organization = (repo.get("owner") or {}).get("type") == "Organization"
     own, groups = registered_runners(client, slug, organization)

@@ -59,8 +59,9 @@ def _run_source(run) -> dict:
     return {"run-id": run.id, "url": run.html_url, "branch": run.head_branch, "sha": run.head_sha}
 
 
-def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, settings=None,
-                  eval_keys: Iterable[str] = ()) -> Baseline:
+def find_baseline(
+    slug: str, config_keys: list[str], run_id: int | None = None, settings=None, eval_keys: Iterable[str] = ()
+) -> Baseline:
     """The baseline rows (for ``config_keys``) and eval rows (for ``eval_keys``); every GitHub call
     through the one client (api.py), so a failure is one located line (InfxError), which `infx
     results compare` turns into a notice."""
@@ -70,13 +71,22 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
         _, run = api.get_run(client, slug, run_id)
         found = run_results(client, run)
         if found is None:
-            return Baseline(source={"kind": "none"}, notices=[
-                f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no baseline"])
-        return Baseline(found.rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)}, evals=found.evals.rows)
+            return Baseline(
+                source={"kind": "none"},
+                notices=[
+                    f"run {run_id} has no readable `{RESULTS_ARTIFACT}` artifact (expired, or not a sweep run): no "
+                    "baseline"
+                ],
+            )
+        return Baseline(
+            found.rows, {"kind": "run", "workflow": SWEEP_WORKFLOW, **_run_source(run)}, evals=found.evals.rows
+        )
     this_run = os.environ.get("GITHUB_RUN_ID", "")
     exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
     repo = client.repo(slug)
-    workflow = api.read(client, f"reading workflow {SWEEP_WORKFLOW} of {slug}", lambda: repo.get_workflow(SWEEP_WORKFLOW))
+    workflow = api.read(
+        client, f"reading workflow {SWEEP_WORKFLOW} of {slug}", lambda: repo.get_workflow(SWEEP_WORKFLOW)
+    )
 
     def newest_runs():
         runs = list(itertools.islice(workflow.get_runs(branch=BASELINE_BRANCH, status="success"), CANDIDATE_RUNS))
@@ -106,10 +116,18 @@ def find_baseline(slug: str, config_keys: list[str], run_id: int | None = None, 
             used.append({**where, "config-keys": sorted(keys | eval_found)})
     notices = []
     if wanted:
-        notices.append(f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has results for "
-                       f"{', '.join(sorted(wanted))}: those points are compared with nothing (listed as new)")
+        notices.append(
+            f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has results for "
+            f"{', '.join(sorted(wanted))}: those points are compared with nothing (listed as new)"
+        )
     if wanted_evals:
-        notices.append(f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has eval rows for "
-                       f"{', '.join(sorted(wanted_evals))}: their scores have no change to show")
-    source = {"kind": "runs", "workflow": SWEEP_WORKFLOW, "branch": BASELINE_BRANCH, "runs": used} if used else {"kind": "none"}
+        notices.append(
+            f"no successful {SWEEP_WORKFLOW} run on {BASELINE_BRANCH} among the newest {len(runs)} has eval rows for "
+            f"{', '.join(sorted(wanted_evals))}: their scores have no change to show"
+        )
+    source = (
+        {"kind": "runs", "workflow": SWEEP_WORKFLOW, "branch": BASELINE_BRANCH, "runs": used}
+        if used
+        else {"kind": "none"}
+    )
     return Baseline(rows, source, notices, evals)

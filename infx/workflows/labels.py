@@ -55,33 +55,81 @@ class Trigger:
 # Applied top to bottom: the event's row, then the PR's one primary label, the modifier
 # labels, and last the head commit's marker (which can only take the launch away).
 TABLE: tuple[Trigger, ...] = (
-    Trigger("event", "pull_request", {"dispatch": False},
-            "A PR always plans and reports its plan; it launches only with a primary label."),
-    Trigger("event", "push", {"dispatch": True},
-            "A push to main sweeps every planned point (the changelog is gated under the main-branch policy first)."),
-    Trigger("event", "workflow_dispatch", {"dispatch": True},
-            "A manual run sweeps the rows its inputs select (or the points of a rerun)."),
-    Trigger("primary-label", "sweep-enabled", {"dispatch": True, "trim_conc": True},
-            "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest of their list."),
-    Trigger("primary-label", "full-sweep-enabled", {"dispatch": True, "canary": True},
-            "Every point; one canary point (the fewest GPU-hours) runs first and the rest start only when it succeeded."),
-    Trigger("primary-label", "non-canary-full-sweep-enabled", {"dispatch": True},
-            "Every point, all started at once."),
-    Trigger("primary-label", "full-sweep-fail-fast", {"dispatch": True, "canary": True, "fail_fast": True},
-            "Every point after a canary; the first failing point cancels the rest (`strategy.fail-fast`)."),
-    Trigger("primary-label", "full-sweep-fail-fast-no-canary", {"dispatch": True, "fail_fast": True},
-            "Every point at once; the first failing point cancels the rest."),
-    Trigger("modifier", "evals-only", {"evals_only": True},
-            "Only the eval points of the planned configs (no throughput points)."),
-    Trigger("modifier", "all-evals", {"all_evals": True},
-            "Throughput points as usual, and every eval configuration instead of the default eval subset."),
-    Trigger("modifier", "agentx-fast", {"agentx_fast": True},
-            "Agentic throughput points only: one warm-up request per lane and a 1,200 s profile (a preflight, "
-            "not a canonical result); fixed-seq-len and eval points are unchanged."),
-    Trigger("modifier", "no-reuse", {"reuse": False},
-            "Run every planned point, even one whose result key already has a valid result (docs/workflows.md, Reuse)."),
-    Trigger("commit-marker", SKIP_MARKER, {"dispatch": False},
-            "In the PR head commit's message: plan and report, launch nothing."),
+    Trigger(
+        "event",
+        "pull_request",
+        {"dispatch": False},
+        "A PR always plans and reports its plan; it launches only with a primary label.",
+    ),
+    Trigger(
+        "event",
+        "push",
+        {"dispatch": True},
+        "A push to main sweeps every planned point (the changelog is gated under the main-branch policy first).",
+    ),
+    Trigger(
+        "event",
+        "workflow_dispatch",
+        {"dispatch": True},
+        "A manual run sweeps the rows its inputs select (or the points of a rerun).",
+    ),
+    Trigger(
+        "primary-label",
+        "sweep-enabled",
+        {"dispatch": True, "trim_conc": True},
+        "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest "
+        "of their list.",
+    ),
+    Trigger(
+        "primary-label",
+        "full-sweep-enabled",
+        {"dispatch": True, "canary": True},
+        "Every point; one canary point (the fewest GPU-hours) runs first and the rest start only when it succeeded.",
+    ),
+    Trigger("primary-label", "non-canary-full-sweep-enabled", {"dispatch": True}, "Every point, all started at once."),
+    Trigger(
+        "primary-label",
+        "full-sweep-fail-fast",
+        {"dispatch": True, "canary": True, "fail_fast": True},
+        "Every point after a canary; the first failing point cancels the rest (`strategy.fail-fast`).",
+    ),
+    Trigger(
+        "primary-label",
+        "full-sweep-fail-fast-no-canary",
+        {"dispatch": True, "fail_fast": True},
+        "Every point at once; the first failing point cancels the rest.",
+    ),
+    Trigger(
+        "modifier",
+        "evals-only",
+        {"evals_only": True},
+        "Only the eval points of the planned configs (no throughput points).",
+    ),
+    Trigger(
+        "modifier",
+        "all-evals",
+        {"all_evals": True},
+        "Throughput points as usual, and every eval configuration instead of the default eval subset.",
+    ),
+    Trigger(
+        "modifier",
+        "agentx-fast",
+        {"agentx_fast": True},
+        "Agentic throughput points only: one warm-up request per lane and a 1,200 s profile (a preflight, "
+        "not a canonical result); fixed-seq-len and eval points are unchanged.",
+    ),
+    Trigger(
+        "modifier",
+        "no-reuse",
+        {"reuse": False},
+        "Run every planned point, even one whose result key already has a valid result (docs/workflows.md, Reuse).",
+    ),
+    Trigger(
+        "commit-marker",
+        SKIP_MARKER,
+        {"dispatch": False},
+        "In the PR head commit's message: plan and report, launch nothing.",
+    ),
 )
 
 PRIMARY_LABELS = tuple(t.name for t in TABLE if t.kind == "primary-label")
@@ -99,10 +147,17 @@ def resolve_mode(event: str, labels: list[str], head_message: str = "") -> tuple
     applied = [_row("event", event)]
     primaries = [name for name in PRIMARY_LABELS if name in labels]
     if len(primaries) > 1:
-        return Mode(), [error(TABLE_FILE, None, "plan-labels-conflict",
-                              f"the PR carries {len(primaries)} primary sweep labels: " + " and ".join(f"'{n}'" for n in primaries)
-                              + "; they ask for different sweeps",
-                              "Keep exactly one of: " + ", ".join(PRIMARY_LABELS) + ".")]
+        return Mode(), [
+            error(
+                TABLE_FILE,
+                None,
+                "plan-labels-conflict",
+                f"the PR carries {len(primaries)} primary sweep labels: "
+                + " and ".join(f"'{n}'" for n in primaries)
+                + "; they ask for different sweeps",
+                "Keep exactly one of: " + ", ".join(PRIMARY_LABELS) + ".",
+            )
+        ]
     applied += [_row("primary-label", name) for name in primaries]
     applied += [_row("modifier", name) for name in MODIFIER_LABELS if name in labels]
     if event == "pull_request" and SKIP_MARKER in (head_message or ""):
@@ -110,8 +165,9 @@ def resolve_mode(event: str, labels: list[str], head_message: str = "") -> tuple
     mode = Mode()
     for trigger in applied:
         mode = replace(mode, **trigger.sets)
-    return replace(mode, primary_label=primaries[0] if primaries else None,
-                   why=tuple(f"{t.kind} {t.name}" for t in applied)), []
+    return replace(
+        mode, primary_label=primaries[0] if primaries else None, why=tuple(f"{t.kind} {t.name}" for t in applied)
+    ), []
 
 
 def describe(mode: Mode) -> str:
@@ -119,15 +175,25 @@ def describe(mode: Mode) -> str:
     if not mode.dispatch:
         if any(w.startswith("commit-marker") for w in mode.why):
             return f"**Launch: no** — the head commit says `{SKIP_MARKER}`; the plan is reported only."
-        return ("**Launch: no** — add one of the labels " + ", ".join(f"`{n}`" for n in PRIMARY_LABELS)
-                + " to run the points.")
-    parts = ["trimmed to the lowest concurrency" if mode.trim_conc else "every point",
-             "a canary point first" if mode.canary else "all points at once"]
+        return (
+            "**Launch: no** — add one of the labels "
+            + ", ".join(f"`{n}`" for n in PRIMARY_LABELS)
+            + " to run the points."
+        )
+    parts = [
+        "trimmed to the lowest concurrency" if mode.trim_conc else "every point",
+        "a canary point first" if mode.canary else "all points at once",
+    ]
     if mode.fail_fast:
         parts.append("fail-fast")
     if mode.evals.evals_only:
-        parts.append({EvalMode.ONLY | EvalMode.ALL: "every eval point only", EvalMode.ONLY: "evals only",
-                      EvalMode.ALL: "every eval point"}[mode.evals])
+        parts.append(
+            {
+                EvalMode.ONLY | EvalMode.ALL: "every eval point only",
+                EvalMode.ONLY: "evals only",
+                EvalMode.ALL: "every eval point",
+            }[mode.evals]
+        )
     if mode.agentx_fast:
         parts.append("AgentX fast (agentic points: one warm-up request per lane, 1,200 s profile)")
     if not mode.reuse:
@@ -141,7 +207,12 @@ MODE_COLUMNS = ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "a
 
 def render_table() -> str:
     """The table as Markdown (docs/workflows.md carries exactly this between its markers)."""
-    names = {"event": "event", "primary-label": "PR label", "modifier": "PR label (modifier)", "commit-marker": "head commit"}
+    names = {
+        "event": "event",
+        "primary-label": "PR label",
+        "modifier": "PR label (modifier)",
+        "commit-marker": "head commit",
+    }
     header = ["trigger", "kind"] + [c.replace("_", "-") for c in MODE_COLUMNS] + ["what it does"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for trigger in TABLE:

@@ -22,10 +22,12 @@ from .repocheck import Unreadable
 
 RUNNERS_TOKEN = "INFX_RUNNERS_TOKEN"
 SELF_HOSTED = "self-hosted"
-NOT_CHECKED = (f"runner availability not checked ({{why}}): a lane whose runners are all offline holds only its own "
-               f"points, which GitHub cancels after 24 hours in the queue. The repository secret {RUNNERS_TOKEN} (a token "
-               "with the repository's Administration: read, and for an organization's runner groups its Self-hosted "
-               "runners: read) lets the gate skip them instead")
+NOT_CHECKED = (
+    f"runner availability not checked ({{why}}): a lane whose runners are all offline holds only its own "
+    f"points, which GitHub cancels after 24 hours in the queue. The repository secret {RUNNERS_TOKEN} (a token "
+    "with the repository's Administration: read, and for an organization's runner groups its Self-hosted "
+    "runners: read) lets the gate skip them instead"
+)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,12 @@ class Gate:
         return down_lanes(self.lanes)
 
     def to_json(self) -> dict:
-        return {"lanes": self.lanes, "down": self.down, "checked": not self.notice,
-                **({"notice": self.notice} if self.notice else {})}
+        return {
+            "lanes": self.lanes,
+            "down": self.down,
+            "checked": not self.notice,
+            **({"notice": self.notice} if self.notice else {}),
+        }
 
 
 def unchecked(lanes: list[str], why: str) -> Gate:
@@ -58,11 +64,20 @@ def judge(lanes: list[str], runners: tuple, complete: bool) -> Gate:
         if online:
             states[lane] = {"up": True, "detail": f"{len(online)} of {len(carrying)} runner(s) online"}
         elif not complete:
-            states[lane] = {"up": True, "detail": "no runner online among those the token can see (not all could be read)"}
+            states[lane] = {
+                "up": True,
+                "detail": "no runner online among those the token can see (not all could be read)",
+            }
         elif carrying:
-            states[lane] = {"up": False, "detail": f"no runner online: all {len(carrying)} runner(s) with the label are offline"}
+            states[lane] = {
+                "up": False,
+                "detail": f"no runner online: all {len(carrying)} runner(s) with the label are offline",
+            }
         else:
-            states[lane] = {"up": False, "detail": "no runner online: no self-hosted runner this repository can use carries the label"}
+            states[lane] = {
+                "up": False,
+                "detail": "no runner online: no self-hosted runner this repository can use carries the label",
+            }
     return Gate(states)
 
 
@@ -78,9 +93,12 @@ def read_gate(lanes: list[str], slug_of) -> Gate:
     repository = api.read_repository(client, slug)
     own, groups = api.registered_runners(client, slug, (repository.get("owner") or {}).get("type") == "Organization")
     if isinstance(own, Unreadable) and not isinstance(groups, tuple):
-        return unchecked(lanes, f"{RUNNERS_TOKEN} may not list the runners: GitHub answered {own.status} ({own.message})")
-    runners = (() if isinstance(own, Unreadable) else own) + \
-        tuple(runner for group in (groups if isinstance(groups, tuple) else ()) for runner in group.runners)
+        return unchecked(
+            lanes, f"{RUNNERS_TOKEN} may not list the runners: GitHub answered {own.status} ({own.message})"
+        )
+    runners = (() if isinstance(own, Unreadable) else own) + tuple(
+        runner for group in (groups if isinstance(groups, tuple) else ()) for runner in group.runners
+    )
     return judge(lanes, runners, complete=not isinstance(own, Unreadable) and not isinstance(groups, Unreadable))
 
 

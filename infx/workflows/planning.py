@@ -76,7 +76,9 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     mode, problems = run_mode(request)
     if problems:
         return PlannedSweep(None, Report(problems), tuple(problems))
-    options = PlanOptions(evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc)
+    options = PlanOptions(
+        evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc
+    )
     plan, report = _planned(request, options)
     if report.diagnostics:
         say(Said(tuple(report.sorted()), report.ok))
@@ -113,10 +115,17 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
     assert request.head_ref is not None  # the request has both refs or neither
     repo = git.toplevel(repository_root(start=request.cwd))
     slug, _ = resolve_slug(request.repo_slug, repo)
-    result = run_gate(repo, request.base_ref, request.head_ref, slug=slug, pr_number=request.pr_number,
-                      changelog=changelog_path(repo, request.changelog), allow_removal=request.allow_removal, plan_options=options)
+    result = run_gate(
+        repo,
+        request.base_ref,
+        request.head_ref,
+        slug=slug,
+        pr_number=request.pr_number,
+        changelog=changelog_path(repo, request.changelog),
+        allow_removal=request.allow_removal,
+        plan_options=options,
+    )
     return result.plan, result.report
-
 
 
 def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None]) -> SweepPlan:
@@ -131,11 +140,26 @@ def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None])
         source = reuse.GitHubSource(slug, request.pr_number if request.event == "pull_request" else None)
     decision = reuse.decide(plan.rows, root, source, lookup_may_fail=True)
     if decision.notice:
-        say(Said((warning("<github>", None, "plan-reuse-unavailable", decision.notice,
-                          "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` (whose commits "
-                          "they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run."),)))
-    say(Said(line=f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
-                  f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"))
+        say(
+            Said(
+                (
+                    warning(
+                        "<github>",
+                        None,
+                        "plan-reuse-unavailable",
+                        decision.notice,
+                        "The setup job's token needs `actions: read` (stored results) and `pull-requests: read` "
+                        "(whose commits they are); a wait past INFX_GITHUB_MAX_WAIT needs a later run.",
+                    ),
+                )
+            )
+        )
+    say(
+        Said(
+            line=f"infx plan: {len(decision.reused)} point(s) reused, {len(decision.dispatch)} to run, "
+            f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"
+        )
+    )
     return reuse.reduced_plan(plan, decision)
 
 
@@ -147,8 +171,14 @@ def _queued(plan: SweepPlan, root: Path, say: Callable[[Said], None]) -> SweepPl
     found = queue.warnings(queues, root)
     if found:
         say(Said(tuple(found)))
-    return replace(plan, queue={"limit-hours": queue.QUEUE_LIMIT_HOURS, "lanes": [lane.to_json() for lane in queues],
-                                "held": queue.held_points(queues)})
+    return replace(
+        plan,
+        queue={
+            "limit-hours": queue.QUEUE_LIMIT_HOURS,
+            "lanes": [lane.to_json() for lane in queues],
+            "held": queue.held_points(queues),
+        },
+    )
 
 
 def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary: str | None) -> int:
@@ -160,20 +190,29 @@ def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary:
     republish, left_out = actions.republish_shards(plan.reused)
     lanes = sorted({row["runner"] for rows in plan.buckets.values() for row in rows if row.get("runner")})
     # The mode outputs count against the job's output budget together with the shards.
-    shards = actions.write_sharded_outputs(buckets, output, shard_dir, other_outputs={
-        "dispatch": str(mode.dispatch).lower(), "fail-fast": str(mode.fail_fast).lower(),
-        "primary-label": mode.primary_label or "", "canary": dumps(canary),
-        "lanes": dumps(lanes if mode.dispatch else []),
-        "reused": str(len(plan.reused)),
-        "republish": dumps(republish),
-    })
+    shards = actions.write_sharded_outputs(
+        buckets,
+        output,
+        shard_dir,
+        other_outputs={
+            "dispatch": str(mode.dispatch).lower(),
+            "fail-fast": str(mode.fail_fast).lower(),
+            "primary-label": mode.primary_label or "",
+            "canary": dumps(canary),
+            "lanes": dumps(lanes if mode.dispatch else []),
+            "reused": str(len(plan.reused)),
+            "republish": dumps(republish),
+        },
+    )
     atomic_write(Path(shard_dir) / "plan.json", plan.text())
     if summary:
         actions.write_step_summary(summary, plan.buckets, title="infx plan", shards=shards)
         canary_line = f" Canary point: `{plan.canary.id}` ({plan.canary.bucket})." if plan.canary else ""
         reuse_text = reuse_markdown(plan.reuse) + "\n".join(queue.markdown(plan.queue))
         if left_out:
-            reuse_text += (f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
-                           "later sweeps still find them in the runs they came from.\n")
+            reuse_text += (
+                f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "
+                "later sweeps still find them in the runs they came from.\n"
+            )
         append(summary, f"\n{describe(mode)}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     return len(shards)

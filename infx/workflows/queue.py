@@ -48,11 +48,11 @@ class LaneQueue:
 
     @property
     def queued(self) -> tuple[str, ...]:
-        return self.points[:starting(self.hours, self.runners)]
+        return self.points[: starting(self.hours, self.runners)]
 
     @property
     def held(self) -> tuple[str, ...]:
-        return self.points[starting(self.hours, self.runners):]
+        return self.points[starting(self.hours, self.runners) :]
 
     @property
     def runners_needed(self) -> int:
@@ -67,9 +67,15 @@ class LaneQueue:
         return low
 
     def to_json(self) -> dict:
-        return {"labels": list(self.labels), "runners": self.runners, "points": len(self.points),
-                "runner-hours": round(sum(self.hours), 1), "queued": len(self.queued), "held": list(self.held),
-                "runners-needed": self.runners_needed}
+        return {
+            "labels": list(self.labels),
+            "runners": self.runners,
+            "points": len(self.points),
+            "runner-hours": round(sum(self.hours), 1),
+            "queued": len(self.queued),
+            "held": list(self.held),
+            "runners-needed": self.runners_needed,
+        }
 
 
 def starting(hours: tuple[float, ...], runners: int) -> int:
@@ -120,22 +126,36 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
         runner = row.get("runner")
         lane = lanes.get(runner) if isinstance(runner, str) else None
         if lane is not None:
-            members.setdefault(lane, []).append((point_id(row), benchmark_hours(row) + overhead_hours.get(row["runner"], 0.0)))
-    return [LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
-            for lane, points in members.items()]
+            members.setdefault(lane, []).append(
+                (point_id(row), benchmark_hours(row) + overhead_hours.get(row["runner"], 0.0))
+            )
+    return [
+        LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
+        for lane, points in members.items()
+    ]
 
 
 def repository_queues(rows: list[dict], root: Path) -> list[LaneQueue]:
     """check() with the repository's configs/runners.yaml and its lane profiles' overheads."""
     runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
     declared = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
-    labels = {label: [str(name) for name in names] for label, names in (declared or {}).items() if isinstance(names, list)}
+    labels = {
+        label: [str(name) for name in names] for label, names in (declared or {}).items() if isinstance(names, list)
+    }
     overhead = {}
     for entry in lane_entries(root):
         data = entry.doc.data if entry.doc is not None else None
-        minutes = (data.get(OVERHEAD_KEY[0]) or {}).get(OVERHEAD_KEY[1]) if isinstance(data, dict) and \
-            isinstance(data.get(OVERHEAD_KEY[0]), dict) else None
-        if isinstance(minutes, (int, float)) and not isinstance(minutes, bool) and math.isfinite(minutes) and minutes >= 0:
+        minutes = (
+            (data.get(OVERHEAD_KEY[0]) or {}).get(OVERHEAD_KEY[1])
+            if isinstance(data, dict) and isinstance(data.get(OVERHEAD_KEY[0]), dict)
+            else None
+        )
+        if (
+            isinstance(minutes, (int, float))
+            and not isinstance(minutes, bool)
+            and math.isfinite(minutes)
+            and minutes >= 0
+        ):
             overhead.update({label: minutes / 60 for label in entry.labels})
     return check(rows, labels, overhead)
 
@@ -152,14 +172,21 @@ def warnings(queues: list[LaneQueue], root: Path) -> list:
         if not lane.held:
             continue
         where = doc.where(("labels", lane.labels[0])) if doc is not None else None
-        found.append(warning(
-            DEFAULT_RUNNERS, where, "plan-queue-limit",
-            f"lane {', '.join(lane.labels)}: {len(lane.points)} points need about {sum(lane.hours):,.1f} runner-hours on its "
-            f"{lane.runners} runner(s); GitHub cancels a self-hosted job that waits {QUEUE_LIMIT_HOURS:.0f} h for a runner, so "
-            f"{len(lane.held)} point(s) are held back (planned, not queued); {lane.runners_needed} runners would start them all",
-            f"Register {lane.runners_needed} runners for these labels (and list them in {DEFAULT_RUNNERS}), or run the held "
-            "points after this sweep: `infx github rerun-failed --run-id <this run>` runs every point without a result. "
-            "A point's expected hours: its benchmark time plus the lane profile's queue.point-overhead-minutes."))
+        found.append(
+            warning(
+                DEFAULT_RUNNERS,
+                where,
+                "plan-queue-limit",
+                f"lane {', '.join(lane.labels)}: {len(lane.points)} points need about {sum(lane.hours):,.1f} "
+                f"runner-hours on its {lane.runners} runner(s); GitHub cancels a self-hosted job that waits "
+                f"{QUEUE_LIMIT_HOURS:.0f} h for a runner, so {len(lane.held)} point(s) are held back (planned, not "
+                f"queued); {lane.runners_needed} runners would start them all",
+                f"Register {lane.runners_needed} runners for these labels (and list them in {DEFAULT_RUNNERS}), or run "
+                "the held points after this sweep: `infx github rerun-failed --run-id <this run>` runs every point "
+                "without a result. A point's expected hours: its benchmark time plus the lane profile's "
+                "queue.point-overhead-minutes.",
+            )
+        )
     return found
 
 
@@ -167,9 +194,12 @@ def markdown(queue: dict | None) -> list[str]:
     """Lines for the step summary and the PR comment: the lanes that hold points back."""
     if not queue:
         return []
-    lines = [f"- ⏸ lane `{', '.join(lane['labels'])}`: {len(lane['held'])} of {lane['points']} points held back "
-             f"(about {lane['runner-hours']:,.1f} runner-hours on {lane['runners']} runner(s); GitHub cancels a job that "
-             f"waits {QUEUE_LIMIT_HOURS:.0f} h; {lane['runners-needed']} runners would start them all). "
-             "They run with `infx github rerun-failed` after this sweep."
-             for lane in queue.get("lanes", []) if lane["held"]]
+    lines = [
+        f"- ⏸ lane `{', '.join(lane['labels'])}`: {len(lane['held'])} of {lane['points']} points held back "
+        f"(about {lane['runner-hours']:,.1f} runner-hours on {lane['runners']} runner(s); GitHub cancels a job that "
+        f"waits {QUEUE_LIMIT_HOURS:.0f} h; {lane['runners-needed']} runners would start them all). "
+        "They run with `infx github rerun-failed` after this sweep."
+        for lane in queue.get("lanes", [])
+        if lane["held"]
+    ]
     return ["", "#### Queues", "", *lines] if lines else []

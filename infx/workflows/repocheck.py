@@ -22,9 +22,13 @@ from dataclasses import asdict, dataclass
 
 OK, AT_RISK, CANNOT_CHECK = "ok", "at-risk", "cannot-check"
 SAFE_APPROVAL_POLICY = "all_external_contributors"
-ADMIN_READ = "a token of a repository admin (fine-grained: the repository's Administration: read permission; classic: repo)"
-ORG_RUNNERS_READ = ("a token that may read the organization's self-hosted runners (fine-grained: the organization's "
-                    "Self-hosted runners: read permission; classic: admin:org)")
+ADMIN_READ = (
+    "a token of a repository admin (fine-grained: the repository's Administration: read permission; classic: repo)"
+)
+ORG_RUNNERS_READ = (
+    "a token that may read the organization's self-hosted runners (fine-grained: the organization's "
+    "Self-hosted runners: read permission; classic: admin:org)"
+)
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,12 @@ class Finding:
 
 
 def _cannot(check: str, unreadable: Unreadable, needs: str) -> Finding:
-    return Finding(check, CANNOT_CHECK, f"cannot check: GitHub answered {unreadable.status} ({unreadable.message})",
-                   f"Run it again with {needs}.")
+    return Finding(
+        check,
+        CANNOT_CHECK,
+        f"cannot check: GitHub answered {unreadable.status} ({unreadable.message})",
+        f"Run it again with {needs}.",
+    )
 
 
 def fork_approval(facts: Facts) -> Finding:
@@ -91,24 +99,38 @@ def fork_approval(facts: Facts) -> Finding:
         if isinstance(settings, Unreadable):
             return _cannot(check, settings, ADMIN_READ)
         settings = settings or {}
-        risky = [name for name in ("send_write_tokens_to_workflows", "send_secrets_and_variables") if settings.get(name)]
-        if settings.get("run_workflows_from_fork_pull_requests") and (not settings.get("require_approval_for_fork_pr_workflows") or risky):
-            return Finding(check, AT_RISK, "fork pull requests of this private repository run workflows"
-                           + (" without approval" if not settings.get("require_approval_for_fork_pr_workflows") else "")
-                           + (f" with {', '.join(risky)}" if risky else ""),
-                           f"{settings_page}: under 'Fork pull request workflows in private repositories' require approval "
-                           "and send no write tokens or secrets (or do not run fork workflows at all).")
+        risky = [
+            name for name in ("send_write_tokens_to_workflows", "send_secrets_and_variables") if settings.get(name)
+        ]
+        if settings.get("run_workflows_from_fork_pull_requests") and (
+            not settings.get("require_approval_for_fork_pr_workflows") or risky
+        ):
+            return Finding(
+                check,
+                AT_RISK,
+                "fork pull requests of this private repository run workflows"
+                + (" without approval" if not settings.get("require_approval_for_fork_pr_workflows") else "")
+                + (f" with {', '.join(risky)}" if risky else ""),
+                f"{settings_page}: under 'Fork pull request workflows in private repositories' require approval "
+                "and send no write tokens or secrets (or do not run fork workflows at all).",
+            )
         return Finding(check, OK, "fork pull requests do not run workflows without approval")
     policy = facts.approval_policy
     if isinstance(policy, Unreadable):
         return _cannot(check, policy, ADMIN_READ)
     if policy == SAFE_APPROVAL_POLICY:
-        return Finding(check, OK, "every outside collaborator's fork pull request waits for approval before its workflows run")
-    return Finding(check, AT_RISK, f"approval policy is {policy}: a fork pull request from an outside collaborator who is "
-                   "not new runs its own workflow files without anyone approving them",
-                   f"{settings_page}: 'Approval for running fork pull request workflows from contributors' -> "
-                   f"'Require approval for all external contributors' (API: PUT /repos/{facts.slug}/actions/permissions/"
-                   f"fork-pr-contributor-approval with approval_policy={SAFE_APPROVAL_POLICY}).")
+        return Finding(
+            check, OK, "every outside collaborator's fork pull request waits for approval before its workflows run"
+        )
+    return Finding(
+        check,
+        AT_RISK,
+        f"approval policy is {policy}: a fork pull request from an outside collaborator who is "
+        "not new runs its own workflow files without anyone approving them",
+        f"{settings_page}: 'Approval for running fork pull request workflows from contributors' -> "
+        f"'Require approval for all external contributors' (API: PUT /repos/{facts.slug}/actions/permissions/"
+        f"fork-pr-contributor-approval with approval_policy={SAFE_APPROVAL_POLICY}).",
+    )
 
 
 def default_token(facts: Facts) -> Finding:
@@ -116,19 +138,29 @@ def default_token(facts: Facts) -> Finding:
     settings = facts.workflow_permissions
     if isinstance(settings, Unreadable):
         return _cannot(check, settings, ADMIN_READ)
-    fix = (f"https://github.com/{facts.slug}/settings/actions: 'Workflow permissions' -> 'Read repository contents and "
-           "packages permissions', and leave 'Allow GitHub Actions to create and approve pull requests' off.")
+    fix = (
+        f"https://github.com/{facts.slug}/settings/actions: 'Workflow permissions' -> 'Read repository contents and "
+        "packages permissions', and leave 'Allow GitHub Actions to create and approve pull requests' off."
+    )
     if settings.get("default_workflow_permissions") != "read":
-        return Finding(check, AT_RISK, f"the default GITHUB_TOKEN may {settings.get('default_workflow_permissions')}: a job "
-                       "without `permissions:` gets write access", fix)
+        return Finding(
+            check,
+            AT_RISK,
+            f"the default GITHUB_TOKEN may {settings.get('default_workflow_permissions')}: a job "
+            "without `permissions:` gets write access",
+            fix,
+        )
     if settings.get("can_approve_pull_request_reviews"):
         return Finding(check, AT_RISK, "workflows may approve pull requests", fix)
     return Finding(check, OK, "the default GITHUB_TOKEN is read-only; workflows cannot approve pull requests")
 
 
 def _lane_runners(labels: tuple[str, ...], facts: Facts) -> tuple[list[Runner], list[RunnerGroup]]:
-    runners = [r for r in facts.repository_runners if set(r.labels) & set(labels)] \
-        if not isinstance(facts.repository_runners, Unreadable) else []
+    runners = (
+        [r for r in facts.repository_runners if set(r.labels) & set(labels)]
+        if not isinstance(facts.repository_runners, Unreadable)
+        else []
+    )
     groups = []
     if isinstance(facts.runner_groups, tuple):
         for group in facts.runner_groups:
@@ -159,23 +191,35 @@ def lane_findings(lane: str, labels: tuple[str, ...], facts: Facts) -> list[Find
             others = [r for r in group.repositories or () if r != facts.slug]
             shared.append(f"group {group.name!r} is also open to {', '.join(others)}")
         else:
-            shared.append(f"group {group.name!r} is open to {'every' if group.visibility == 'all' else 'every private'} "
-                          "repository of the organization")
+            shared.append(
+                f"group {group.name!r} is open to {'every' if group.visibility == 'all' else 'every private'} "
+                "repository of the organization"
+            )
     if shared:
-        group_finding = Finding(group_check, AT_RISK, "; ".join(shared) + ": their workflows (and their forks' pull requests) "
-                                "can send jobs to this lane's GPU runners",
-                                f"https://github.com/organizations/{facts.slug.split('/')[0]}/settings/actions/runner-groups: "
-                                f"limit the group to the selected repository {facts.slug} only (or move the runners to a group "
-                                "of their own).")
+        group_finding = Finding(
+            group_check,
+            AT_RISK,
+            "; ".join(shared) + ": their workflows (and their forks' pull requests) "
+            "can send jobs to this lane's GPU runners",
+            f"https://github.com/organizations/{facts.slug.split('/')[0]}/settings/actions/runner-groups: "
+            f"limit the group to the selected repository {facts.slug} only (or move the runners to a group "
+            "of their own).",
+        )
     else:
         where = ", ".join(sorted({r.group for r in runners}))
-        group_finding = Finding(group_check, OK, f"{len(runners)} runner(s), only this repository may use them ({where})")
+        group_finding = Finding(
+            group_check, OK, f"{len(runners)} runner(s), only this repository may use them ({where})"
+        )
     persistent = sorted(r.name for r in runners if not r.ephemeral)
     if persistent:
-        ephemeral_finding = Finding(ephemeral_check, AT_RISK, f"not ephemeral: {', '.join(persistent)}: a job can leave files, "
-                                    "processes or credentials for the next job on the same runner",
-                                    "Register each runner with `./config.sh --ephemeral` (one job, then it is removed), e.g. "
-                                    "through an autoscaler that registers a fresh runner per job.")
+        ephemeral_finding = Finding(
+            ephemeral_check,
+            AT_RISK,
+            f"not ephemeral: {', '.join(persistent)}: a job can leave files, "
+            "processes or credentials for the next job on the same runner",
+            "Register each runner with `./config.sh --ephemeral` (one job, then it is removed), e.g. "
+            "through an autoscaler that registers a fresh runner per job.",
+        )
     else:
         ephemeral_finding = Finding(ephemeral_check, OK, f"all {len(runners)} runner(s) are ephemeral")
     return [group_finding, ephemeral_finding]

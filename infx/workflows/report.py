@@ -29,7 +29,9 @@ def _cell(value) -> str:
 
 
 class Table:
-    def __init__(self, title: str, header: list[str], rows: list, note: str = ""):  # rows of cells (_cell), or Blocks' blocks
+    def __init__(
+        self, title: str, header: list[str], rows: list, note: str = ""
+    ):  # rows of cells (_cell), or Blocks' blocks
         self.title, self.header, self.rows, self.note = title, header, rows, note
         self.shown = len(rows)
 
@@ -51,8 +53,10 @@ class Blocks(Table):
     def render(self) -> str:
         lines = [self.title, ""] + self.rows[: self.shown]
         if self.shown < len(self.rows):
-            lines.append(f"_… and {len(self.rows) - self.shown} more charts not shown (size limit); "
-                         "all of them are in the sweep's results artifact._")
+            lines.append(
+                f"_… and {len(self.rows) - self.shown} more charts not shown (size limit); "
+                "all of them are in the sweep's results artifact._"
+            )
         return "\n".join(lines)
 
 
@@ -69,10 +73,19 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
         largest.shown = max(0, min(largest.shown - 1, largest.shown - (len(body) - budget) // average - 1))
 
 
-def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | None = None,
-                  run_url: str | None = None, budget: int = COMMENT_BUDGET, comparison: dict | None = None,
-                  charts: list[str] | None = None, logs_links: dict[str, str] | None = None, mode: Mode | None = None,
-                  lane_gate: dict | None = None, reuse: dict | None = None, queue: dict | None = None) -> str:
+def build_comment(
+    buckets: dict[str, list[dict]],
+    outcomes: dict[str, str] | None = None,
+    run_url: str | None = None,
+    budget: int = COMMENT_BUDGET,
+    comparison: dict | None = None,
+    charts: list[str] | None = None,
+    logs_links: dict[str, str] | None = None,
+    mode: Mode | None = None,
+    lane_gate: dict | None = None,
+    reuse: dict | None = None,
+    queue: dict | None = None,
+) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
     ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
@@ -82,11 +95,20 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(gpu_hours(r) for r in rows) for name, rows in buckets.items()}
-    head = [MARKER, "### infx sweep plan", "",
-            f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate)."]
+    head = [
+        MARKER,
+        "### infx sweep plan",
+        "",
+        f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate).",
+    ]
     head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + _queue_lines(queue)
-    tables = [Table("#### Points per bucket", ["bucket", "points", "GPU-hours"],
-                    [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()])]
+    tables = [
+        Table(
+            "#### Points per bucket",
+            ["bucket", "points", "GPU-hours"],
+            [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()],
+        )
+    ]
     if reuse and reuse.get("reused"):
         tables.append(reuse_table(reuse))
     points = [(name, row) for name, rows in buckets.items() for row in rows]
@@ -94,18 +116,37 @@ def build_comment(buckets: dict[str, list[dict]], outcomes: dict[str, str] | Non
         status = {point_id(row): outcomes.get(point_id(row), OUTCOME_MISSING) for _, row in points}
         counts = {kind: sum(1 for s in status.values() if s == kind) for kind in OUTCOME_LABELS}
         where = f" of [the sweep]({run_url})" if run_url else ""
-        head += ["", f"#### Outcomes{where}", "",
-                 " · ".join(f"{OUTCOME_LABELS[kind]}: **{counts[kind]}**" for kind in OUTCOME_LABELS)]
+        head += [
+            "",
+            f"#### Outcomes{where}",
+            "",
+            " · ".join(f"{OUTCOME_LABELS[kind]}: **{counts[kind]}**" for kind in OUTCOME_LABELS),
+        ]
         if counts[OUTCOME_FAILED] or counts[OUTCOME_MISSING]:
-            head += ["", "Rerun exactly the points without a valid result: `infx github rerun-failed --run-id <run id>`."]
+            head += [
+                "",
+                "Rerun exactly the points without a valid result: `infx github rerun-failed --run-id <run id>`.",
+            ]
         order = {kind: i for i, kind in enumerate(OUTCOME_LABELS)}
         ranked = sorted(points, key=lambda item: order[status[point_id(item[1])]])
-        tables.append(Table("#### Point outcomes", ["outcome", "point", "bucket", "config-key", "conc"],
-                            [[OUTCOME_LABELS[status[point_id(r)]], point_id(r), b, r.get("config-key"), r.get("conc")]
-                             for b, r in ranked]))
+        tables.append(
+            Table(
+                "#### Point outcomes",
+                ["outcome", "point", "bucket", "config-key", "conc"],
+                [
+                    [OUTCOME_LABELS[status[point_id(r)]], point_id(r), b, r.get("config-key"), r.get("conc")]
+                    for b, r in ranked
+                ],
+            )
+        )
     else:
-        tables.append(Table("#### Points", ["point", "bucket", "config-key", "runner", "conc"],
-                            [[point_id(r), b, r.get("config-key"), r.get("runner"), r.get("conc")] for b, r in points]))
+        tables.append(
+            Table(
+                "#### Points",
+                ["point", "bucket", "config-key", "runner", "conc"],
+                [[point_id(r), b, r.get("config-key"), r.get("runner"), r.get("conc")] for b, r in points],
+            )
+        )
     if comparison is not None:
         head.append("")
         head.extend(comparison_head(comparison))
@@ -121,24 +162,41 @@ def reuse_lines(reuse: dict | None) -> list[str]:
     if reuse.get("reused"):
         runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
         origin = f" (from run {', '.join(runs)})" if runs else ""
-        lines = ["", f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
-                     f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run."]
+        lines = [
+            "",
+            f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
+            f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run.",
+        ]
     if reuse.get("notice"):
         lines += ["", f"⚠️ {'Reuse incomplete' if lines else 'No reuse'}: {reuse['notice']}."]
     return lines
 
 
 def reuse_table(reuse: dict) -> Table:
-    return Table("#### Reused points (not run again)", ["point", "result key", "from run", "artifact", "GPU-hours"],
-                 [[item["point-id"], item["result-key"][:16], item.get("source-run") or "?", item["artifact"],
-                   f"{item.get('gpu-hours', 0):,.1f}"] for item in reuse["reused"]])
+    return Table(
+        "#### Reused points (not run again)",
+        ["point", "result key", "from run", "artifact", "GPU-hours"],
+        [
+            [
+                item["point-id"],
+                item["result-key"][:16],
+                item.get("source-run") or "?",
+                item["artifact"],
+                f"{item.get('gpu-hours', 0):,.1f}",
+            ]
+            for item in reuse["reused"]
+        ],
+    )
 
 
 def dispatch_reasons_table(reuse: dict) -> Table:
     """Each point that runs and why no stored result stood in for it (the lookup's reasons)."""
     reasons = reuse.get("dispatch-reasons") or {}
-    return Table("#### Points that run, and why no stored result was reused", ["point", "why"],
-                 [[pid, str(why)] for pid, why in reasons.items()])
+    return Table(
+        "#### Points that run, and why no stored result was reused",
+        ["point", "why"],
+        [[pid, str(why)] for pid, why in reasons.items()],
+    )
 
 
 def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
@@ -147,7 +205,9 @@ def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
     lines = reuse_lines(reuse)[1:]
     if not reuse or not (lines or reuse.get("dispatch-reasons")):
         return ""
-    tables = ([reuse_table(reuse)] if reuse.get("reused") else []) + ([] if reuse.get("notice") else [dispatch_reasons_table(reuse)])
+    tables = ([reuse_table(reuse)] if reuse.get("reused") else []) + (
+        [] if reuse.get("notice") else [dispatch_reasons_table(reuse)]
+    )
     return _fit("\n".join(lines) if lines else "#### Reuse", tables, budget)
 
 
@@ -163,7 +223,10 @@ def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[
     if not lane_gate:
         return []
 
-    lines = render_lines(lane_gate, Counter(runner for rows in buckets.values() for row in rows if isinstance(runner := row.get("runner"), str)))
+    lines = render_lines(
+        lane_gate,
+        Counter(runner for rows in buckets.values() for row in rows if isinstance(runner := row.get("runner"), str)),
+    )
     return ["", "#### Lane check", "", *lines] if lines else []
 
 
@@ -194,7 +257,9 @@ def _baseline_line(comparison: dict) -> str:
         where = f"[run {source.get('run-id')}]({source['url']})" if source.get("url") else f"run {source.get('run-id')}"
         return f"Baseline: {where} of `{source.get('workflow', 'the sweep')}` on `{source.get('branch', 'main')}`."
     if source.get("kind") == "runs":
-        runs = ", ".join(f"[{r['run-id']}]({r['url']})" if r.get("url") else str(r["run-id"]) for r in source.get("runs", []))
+        runs = ", ".join(
+            f"[{r['run-id']}]({r['url']})" if r.get("url") else str(r["run-id"]) for r in source.get("runs", [])
+        )
         return f"Baseline: the newest successful sweep on `main` per config key (runs {runs})."
     if source.get("kind") == "files":
         return "Baseline: " + ", ".join(f"`{p}`" for p in source.get("paths", [])) + "."
@@ -206,17 +271,25 @@ def comparison_head(comparison: dict) -> list[str]:
     threshold = comparison.get("threshold", 0) * 100
     lines = ["### Results against the baseline", "", _baseline_line(comparison)]
     lines += [f"> **Notice:** {notice}" for notice in comparison.get("notices", [])]
-    lines += ["", f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
-              f"**{counts.get('improved', 0)}** · {VERDICT_LABELS['within']} ±{threshold:g} %: **{counts.get('within', 0)}**"
-              f" · new: **{counts.get('new', 0)}** · gone: **{counts.get('gone', 0)}**"
-              f" · without a valid result: **{counts.get('without a valid result', 0)}**"]
+    lines += [
+        "",
+        f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
+        f"**{counts.get('improved', 0)}** · {VERDICT_LABELS['within']} ±{threshold:g} %: **{counts.get('within', 0)}**"
+        f" · new: **{counts.get('new', 0)}** · gone: **{counts.get('gone', 0)}**"
+        f" · without a valid result: **{counts.get('without a valid result', 0)}**",
+    ]
     return lines + accuracy_lines(comparison.get("accuracy"))
 
 
 # --- accuracy: the sweep's eval rows against their floors and main (infx/results/accuracy.py) -----
 
-ACCURACY_LABELS = {"missing": "❌ no score", "below": "❌ below floor", "no-floor": "⚠️ no floor",
-                   "no-metric": "⚠️ no exact-match score", "ok": "✅ at or above floor"}
+ACCURACY_LABELS = {
+    "missing": "❌ no score",
+    "below": "❌ below floor",
+    "no-floor": "⚠️ no floor",
+    "no-metric": "⚠️ no exact-match score",
+    "ok": "✅ at or above floor",
+}
 
 
 def _points(value: float | None, signed: bool = False) -> str:
@@ -233,32 +306,66 @@ def accuracy_lines(accuracy: dict | None) -> list[str]:
         return []
     counts = accuracy.get("counts", {})
     floors = f" (floors: `{accuracy['floors']}`)" if accuracy.get("floors") else " (no floors could be read)"
-    return ["", f"**Accuracy**{floors}: " + " · ".join(f"{ACCURACY_LABELS[kind]}: **{counts.get(kind, 0)}**" for kind in ACCURACY_LABELS)]
+    return [
+        "",
+        f"**Accuracy**{floors}: "
+        + " · ".join(f"{ACCURACY_LABELS[kind]}: **{counts.get(kind, 0)}**" for kind in ACCURACY_LABELS),
+    ]
 
 
 def accuracy_tables(accuracy: dict | None) -> list[Table]:
     """Eval folders without a score (why), then every eval row: failures first (accuracy.py orders them)."""
     if not accuracy:
         return []
-    unscored = Table("#### Accuracy: eval points without a score", ["", "point", "config-key", "why"],
-                     [[ACCURACY_LABELS["missing"], item.get("point-id") or item.get("folder"), item.get("config-key") or "?",
-                       str(item.get("why", ""))[:300]] for item in accuracy.get("unscored", [])])
+    unscored = Table(
+        "#### Accuracy: eval points without a score",
+        ["", "point", "config-key", "why"],
+        [
+            [
+                ACCURACY_LABELS["missing"],
+                item.get("point-id") or item.get("folder"),
+                item.get("config-key") or "?",
+                str(item.get("why", ""))[:300],
+            ]
+            for item in accuracy.get("unscored", [])
+        ],
+    )
     rows = []
     for row in accuracy.get("rows", []):
-        score = _points(row.get("score")) + (f" ± {_points(row['score-se'])}" if row.get("score-se") is not None else "")
+        score = _points(row.get("score")) + (
+            f" ± {_points(row['score-se'])}" if row.get("score-se") is not None else ""
+        )
         if row.get("score-name") and row["score-name"] != "em_strict":
             score += f" ({row['score-name']})"
         floor = _points(row.get("floor")) if row.get("floor") is not None else "none"
-        rows.append([ACCURACY_LABELS[row["status"]], row.get("config-key") or row.get("model-prefix"), row.get("topology"),
-                     row.get("conc"), row.get("task"), score, floor, _points(row.get("change"), signed=True)])
-    table = Table("#### Accuracy", ["", "config-key", "topology", "conc", "task", "score ± stderr (%)", "floor (%)", "vs main (pp)"],
-                  rows, "Score: strict exact match (lm-eval), with its standard error; the floor applies to the strict and the "
-                        "flexible score (`infx results check-evals`); the change is against main's newest eval of the same point.")
+        rows.append(
+            [
+                ACCURACY_LABELS[row["status"]],
+                row.get("config-key") or row.get("model-prefix"),
+                row.get("topology"),
+                row.get("conc"),
+                row.get("task"),
+                score,
+                floor,
+                _points(row.get("change"), signed=True),
+            ]
+        )
+    table = Table(
+        "#### Accuracy",
+        ["", "config-key", "topology", "conc", "task", "score ± stderr (%)", "floor (%)", "vs main (pp)"],
+        rows,
+        "Score: strict exact match (lm-eval), with its standard error; the floor applies to the strict and the "
+        "flexible score (`infx results check-evals`); the change is against main's newest eval of the same point.",
+    )
     return [unscored, table]
 
 
-def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None, run_url: str | None = None,
-                      charts: list[str] | None = None) -> list[Table]:
+def comparison_tables(
+    comparison: dict,
+    logs_links: dict[str, str] | None = None,
+    run_url: str | None = None,
+    charts: list[str] | None = None,
+) -> list[Table]:
     """Points without a valid result (one line each, with a link to the logs), the Accuracy tables
     (eval points without a score, then every eval row, failures first), then the matched rows
     most-changed first, then new and gone rows, then the charts (when given)."""
@@ -268,12 +375,27 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
 
     def logs(point: dict) -> str:
         artifact = point.get("artifact")
-        url = (links.get(artifact) if isinstance(artifact, str) else None) or (f"{run_url}#artifacts" if run_url else None)
+        url = (links.get(artifact) if isinstance(artifact, str) else None) or (
+            f"{run_url}#artifacts" if run_url else None
+        )
         return f"[{point.get('artifact')}]({url})" if url else str(point.get("artifact"))
 
-    tables = [Table("#### Points without a valid result", ["", "point", "config-key", "why", "logs"],
-                    [[STATUS_LABELS.get(p["status"], p["status"]), p.get("point-id") or "?", p.get("config-key") or "?",
-                      "; ".join(p.get("reasons") or [])[:300], logs(p)] for p in failed])]
+    tables = [
+        Table(
+            "#### Points without a valid result",
+            ["", "point", "config-key", "why", "logs"],
+            [
+                [
+                    STATUS_LABELS.get(p["status"], p["status"]),
+                    p.get("point-id") or "?",
+                    p.get("config-key") or "?",
+                    "; ".join(p.get("reasons") or [])[:300],
+                    logs(p),
+                ]
+                for p in failed
+            ],
+        )
+    ]
     tables += accuracy_tables(comparison.get("accuracy"))
     header = ["", "config-key", "scenario", "topology", "conc"] + [f"{m['label']} ({m['unit']})" for m in metrics]
     rows = []
@@ -283,17 +405,37 @@ def comparison_tables(comparison: dict, logs_links: dict[str, str] | None = None
             change = match["metrics"].get(m["id"], {})
             mark = {"improved": " 🔺", "regressed": " 🔻"}.get(change.get("judgement"), "")
             cells.append(f"{_value(change.get('head'), m['scale'])} ({percent(change.get('change'))}{mark})")
-        rows.append([VERDICT_LABELS[match["verdict"]], match["config-key"], match["scenario"], match["topology"],
-                     match["conc"]] + cells)
-    tables.append(Table("#### Matched points, most changed first", header, rows,
-                        "Each cell: the head value (the change against the baseline)."))
+        rows.append(
+            [VERDICT_LABELS[match["verdict"]], match["config-key"], match["scenario"], match["topology"], match["conc"]]
+            + cells
+        )
+    tables.append(
+        Table(
+            "#### Matched points, most changed first",
+            header,
+            rows,
+            "Each cell: the head value (the change against the baseline).",
+        )
+    )
     for kind in ("new", "gone"):
-        tables.append(Table(f"#### {kind.capitalize()} points", ["config-key", "scenario", "topology", "conc"],
-                            [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])]))
+        tables.append(
+            Table(
+                f"#### {kind.capitalize()} points",
+                ["config-key", "scenario", "topology", "conc"],
+                [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])],
+            )
+        )
     return tables + ([Blocks("#### Charts", charts)] if charts else [])
 
 
-def comparison_markdown(comparison: dict, charts: list[str] | None = None, logs_links: dict[str, str] | None = None,
-                        run_url: str | None = None, budget: int = SUMMARY_BUDGET) -> str:
+def comparison_markdown(
+    comparison: dict,
+    charts: list[str] | None = None,
+    logs_links: dict[str, str] | None = None,
+    run_url: str | None = None,
+    budget: int = SUMMARY_BUDGET,
+) -> str:
     """The step summary: the comparison and the charts, at most `budget` characters."""
-    return _fit("\n".join(comparison_head(comparison)), comparison_tables(comparison, logs_links, run_url, charts), budget)
+    return _fit(
+        "\n".join(comparison_head(comparison)), comparison_tables(comparison, logs_links, run_url, charts), budget
+    )

@@ -99,9 +99,16 @@ def dispatch_inputs(run_id: int, failed_ids: list[str], launch: str) -> dict[str
     inputs = {"rerun-of": str(run_id), "points": " ".join(sorted(failed_ids)), "launch-id": launch}
     size = sum(len(k) + len(v) for k, v in inputs.items())
     if size > DISPATCH_INPUTS_LIMIT:
-        raise InfxError(error("<github>", None, "github-dispatch-too-large",
-                              f"{len(failed_ids)} failed points do not fit in one dispatch ({size} > {DISPATCH_INPUTS_LIMIT} characters)",
-                              "Rerun the whole sweep instead (Re-run all jobs), or rerun part of it by config key."))
+        raise InfxError(
+            error(
+                "<github>",
+                None,
+                "github-dispatch-too-large",
+                f"{len(failed_ids)} failed points do not fit in one dispatch ({size} > {DISPATCH_INPUTS_LIMIT} "
+                "characters)",
+                "Rerun the whole sweep instead (Re-run all jobs), or rerun part of it by config key.",
+            )
+        )
     return inputs
 
 

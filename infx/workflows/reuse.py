@@ -96,8 +96,13 @@ class Decision:
         return round(sum(item["gpu-hours"] for item in self.reused), 1)
 
     def to_json(self) -> dict:
-        return {"reused": self.reused, "dispatch": self.dispatch, "dispatch-reasons": self.reasons,
-                "gpu-hours-saved": self.gpu_hours_saved, **({"notice": self.notice} if self.notice else {})}
+        return {
+            "reused": self.reused,
+            "dispatch": self.dispatch,
+            "dispatch-reasons": self.reasons,
+            "gpu-hours-saved": self.gpu_hours_saved,
+            **({"notice": self.notice} if self.notice else {}),
+        }
 
 
 def judge(folder: Path, key: str, row: dict) -> str | None:
@@ -108,12 +113,19 @@ def judge(folder: Path, key: str, row: dict) -> str | None:
     try:
         verdict = PointArtifact.read(folder).verdict(result_key=key)
     except Exception as exc:  # noqa: BLE001 - as in collect: one stored result never stops the plan; it is dispatched
-        return f"could not be checked (internal error: {type(exc).__name__}: {exc}); this is a bug in infx, please report it"
+        return (
+            f"could not be checked (internal error: {type(exc).__name__}: {exc}); this is a bug in infx, please report "
+            "it"
+        )
     return None if verdict.ok else f"{verdict.status}: {verdict.reason}"
 
 
-def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: dict[str, list[Stored]],
-           fetch: Callable[[Stored], Path | None] = lambda item: item.folder) -> Decision:
+def select(
+    rows: list[dict],
+    keys: dict[int, tuple[str | None, str]],
+    stored: dict[str, list[Stored]],
+    fetch: Callable[[Stored], Path | None] = lambda item: item.folder,
+) -> Decision:
     """Reuse or dispatch, per planned row; ``fetch`` brings a candidate's folder (download)."""
     decision = Decision()
     for index, row in enumerate(rows):
@@ -124,8 +136,9 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
             decision.reasons[pid] = f"no result key: {why}"
             continue
         reasons = []
-        newest_first = sorted(stored.get(key, []), key=lambda s: (s.created_at or dt.datetime.min.replace(tzinfo=dt.UTC)),
-                              reverse=True)
+        newest_first = sorted(
+            stored.get(key, []), key=lambda s: s.created_at or dt.datetime.min.replace(tzinfo=dt.UTC), reverse=True
+        )
         for candidate in newest_first:
             if candidate.refusal:
                 reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {candidate.refusal}")
@@ -134,13 +147,24 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
                 folder = fetch(candidate)
             except Unusable as exc:  # untrusted, expired by now, not downloadable or not unpackable
                 said = str(exc)  # a download's problem names the artifact and run already: said once, so the cause
-                reasons.append(said if candidate.artifact in said else f"{candidate.artifact} of run {candidate.source_run}: {said}")
+                reasons.append(
+                    said
+                    if candidate.artifact in said
+                    else f"{candidate.artifact} of run {candidate.source_run}: {said}"
+                )
                 continue
             problem = judge(folder, key, row) if folder is not None else "its contents could not be read"
             if problem is None:
-                decision.reused.append({"point-id": pid, "result-key": key, "source-run": candidate.source_run,
-                                        "artifact": candidate.artifact, "folder": str(folder),
-                                        "gpu-hours": round(gpu_hours(row), 1)})
+                decision.reused.append(
+                    {
+                        "point-id": pid,
+                        "result-key": key,
+                        "source-run": candidate.source_run,
+                        "artifact": candidate.artifact,
+                        "folder": str(folder),
+                        "gpu-hours": round(gpu_hours(row), 1),
+                    }
+                )
                 break
             reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {problem}")
         else:
@@ -149,7 +173,9 @@ def select(rows: list[dict], keys: dict[int, tuple[str | None, str]], stored: di
     return decision
 
 
-def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.datetime | None = None) -> dict[str, list[Stored]]:
+def stored_in_folder(
+    root: Path, max_age_days: float | None = None, now: dt.datetime | None = None
+) -> dict[str, list[Stored]]:
     """Candidates from a folder of downloaded artifacts (``<root>/point-<key>/…``); their run and
     age from the launch record when it reads (judge says why when it does not)."""
     now = now or dt.datetime.now(dt.UTC)
@@ -166,8 +192,9 @@ def stored_in_folder(root: Path, max_age_days: float | None = None, now: dt.date
                 run, created = record.run_id, record.finished_at
             except (OSError, ValueError):  # unreadable: judged (and refused) later, with the reason
                 pass
-        found.setdefault(key, []).append(Stored(key, folder.name, run, created, folder,
-                                                refusal_for_age(created, max_age_days, now)))
+        found.setdefault(key, []).append(
+            Stored(key, folder.name, run, created, folder, refusal_for_age(created, max_age_days, now))
+        )
     return found
 
 
@@ -215,8 +242,13 @@ def lane_resolver(root: Path):
     return lane_of
 
 
-def decide(rows: list[dict], root: Path, source: FolderSource | GitHubSource, now: dt.datetime | None = None,
-           lookup_may_fail: bool = False) -> Decision:
+def decide(
+    rows: list[dict],
+    root: Path,
+    source: FolderSource | GitHubSource,
+    now: dt.datetime | None = None,
+    lookup_may_fail: bool = False,
+) -> Decision:
     """Reuse or dispatch for every planned row: the rows' keys from the launch planner, then the
     stored results under them (a GitHub source downloads only the candidates it judges).
 
@@ -255,10 +287,21 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
     names = {result_artifact_name(key): key for key, _ in keys.values() if key}
     listed, _ = api.list_artifacts(client, source.slug, set(names))
     facts = api.GitHubFacts(client, source.slug, source.main_ref, source.pr_number)
-    stored = {names[name]: [Stored(names[name], name, artifact.run_id, artifact.created_at, None,
-                                   _listed_refusal(artifact, repo_id, source.max_age_days, now), artifact)
-                            for artifact in artifacts]
-              for name, artifacts in listed.items()}
+    stored = {
+        names[name]: [
+            Stored(
+                names[name],
+                name,
+                artifact.run_id,
+                artifact.created_at,
+                None,
+                _listed_refusal(artifact, repo_id, source.max_age_days, now),
+                artifact,
+            )
+            for artifact in artifacts
+        ]
+        for name, artifacts in listed.items()
+    }
     holder: dict[Path, int] = {}  # folder -> the artifact now unpacked in it
     stopped: list[str] = []
     downloads = 0
@@ -321,8 +364,11 @@ def reduced_plan(plan: SweepPlan, decision: Decision) -> SweepPlan:
     keyed = {point_id(row): row["result-key"] for row in decision.dispatch if row.get("result-key")}
     buckets = {}
     for name, rows in plan.buckets.items():
-        kept = [{**row, "result-key": keyed[point_id(row)]} if point_id(row) in keyed else row
-                for row in rows if point_id(row) not in reused]
+        kept = [
+            {**row, "result-key": keyed[point_id(row)]} if point_id(row) in keyed else row
+            for row in rows
+            if point_id(row) not in reused
+        ]
         if kept:
             buckets[name] = kept
     summary = {key: value for key, value in decision.to_json().items() if key != "dispatch"}
@@ -354,7 +400,12 @@ def select_reuse(request: ReuseRequest) -> tuple[Decision, SweepPlan]:
     if request.artifacts is not None:
         source = FolderSource(request.artifacts, request.max_age_days)
     else:
-        source = GitHubSource(resolve_slug(request.repo_slug, request.root)[0], request.pr_number, request.main_ref,
-                              request.download_dir or runner_temp(REUSED_DIR), request.max_age_days)
+        source = GitHubSource(
+            resolve_slug(request.repo_slug, request.root)[0],
+            request.pr_number,
+            request.main_ref,
+            request.download_dir or runner_temp(REUSED_DIR),
+            request.max_age_days,
+        )
     decision = decide(plan.rows, request.root, source)
     return decision, reduced_plan(plan, decision)

@@ -71,7 +71,9 @@ def post_report(request: ReportRequest, say: Say) -> Posted:
     status, run_url, logs_links = None, None, {}
     if request.results is not None:
         if not request.results.is_dir():
-            raise UsageError(f"--results {request.results} is not a folder", "Pass the folder the artifacts were downloaded to.")
+            raise UsageError(
+                f"--results {request.results} is not a folder", "Pass the folder the artifacts were downloaded to."
+            )
         status = outcomes_from_names(plan_rows, [p.name for p in request.results.iterdir()])
     if request.run_id is not None:
         _, run = api.get_run(client, slug, request.run_id)
@@ -84,10 +86,22 @@ def post_report(request: ReportRequest, say: Say) -> Posted:
         logs_links = {a.name: f"{run_url}/artifacts/{a.id}" for a in artifacts}
     lane_gate = None
     if request.lane_gate is not None:
-        gate = read_json(request.lane_gate, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`.")
+        gate = read_json(
+            request.lane_gate, "lane gate file", "Pass the JSON written by `infx github lane-gate --output`."
+        )
         lane_gate = gate.get("lanes") if isinstance(gate, dict) else None
-    body = build_comment(plan.buckets, status, run_url, comparison=comparison, charts=charts, logs_links=logs_links,
-                         mode=plan.mode, lane_gate=lane_gate, reuse=plan.reuse, queue=plan.queue)
+    body = build_comment(
+        plan.buckets,
+        status,
+        run_url,
+        comparison=comparison,
+        charts=charts,
+        logs_links=logs_links,
+        mode=plan.mode,
+        lane_gate=lane_gate,
+        reuse=plan.reuse,
+        queue=plan.queue,
+    )
     action = api.upsert_comment(client, slug, request.pr_number, body)
     return Posted(action, slug, len(plan_rows))
 
@@ -99,14 +113,21 @@ def results_inputs(comparison_path: Path | None, charts_path: Path | None) -> tu
         try:
             comparison = read(comparison_path, 1 << 30)  # the strict reader: regular files only, no NaN
         except (OSError, JSONProblem) as exc:
-            raise UsageError(f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
-                             COMPARISON_HINT, str(comparison_path)) from exc
+            raise UsageError(
+                f"--comparison {comparison_path} is not readable JSON ({getattr(exc, 'strerror', None) or exc})",
+                COMPARISON_HINT,
+                str(comparison_path),
+            ) from exc
         if not isinstance(comparison, dict) or "matches" not in comparison:
-            raise UsageError(f"--comparison {comparison_path} is not a comparison", COMPARISON_HINT, str(comparison_path))
+            raise UsageError(
+                f"--comparison {comparison_path} is not a comparison", COMPARISON_HINT, str(comparison_path)
+            )
     charts = None
     if charts_path is not None:
         if not charts_path.is_file():
-            raise UsageError(f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`.")
+            raise UsageError(
+                f"--charts {charts_path} does not exist", "Pass charts.md from `infx results plot --output DIR`."
+            )
         charts = read_chart_blocks(charts_path)
     return comparison, charts
 
@@ -149,7 +170,9 @@ def rerun_failed(request: RerunRequest, say: Say) -> Rerun:
     slug = repository_slug(request.repo_slug)
     client = api.connect(api.settings_from_env())
     repository, run = api.get_run(client, slug, request.run_id)
-    api.require_trusted(run, slug, {api.pull_branch(client, repository, request.pr_number)} if request.pr_number else set())
+    api.require_trusted(
+        run, slug, {api.pull_branch(client, repository, request.pr_number)} if request.pr_number else set()
+    )
     artifacts = api.run_artifacts(client, run)
     plan = SweepPlan.from_json(api.download_plan(client, run, artifacts), f"{PLAN_FILE} of run {request.run_id}")
     plan_rows = list({point_id(row): row for row in plan.rows}.values())
@@ -188,7 +211,13 @@ def select_points(plan_path: Path, wanted: set[str]) -> dict[str, list[dict]]:
     plan = SweepPlan.read(plan_path)
     unknown = sorted(wanted - {point_id(row) for row in plan.rows})
     if unknown:
-        raise InfxError(error(str(plan_path), None, "unknown-point",
-                              f"{len(unknown)} point id(s) are not in this plan: {' '.join(unknown[:10])}",
-                              "Rerun against the plan of the run the ids came from."))
+        raise InfxError(
+            error(
+                str(plan_path),
+                None,
+                "unknown-point",
+                f"{len(unknown)} point id(s) are not in this plan: {' '.join(unknown[:10])}",
+                "Rerun against the plan of the run the ids came from.",
+            )
+        )
     return select_rows(plan.buckets, wanted)

@@ -64,9 +64,15 @@ def origin_problems(run: RunFacts, slug: str) -> list[str]:
     """Why ``run`` is not this repository's sweep workflow on this repository's code ([] when it is)."""
     path = (run.workflow_path or "").partition("@")[0]
     checks = (
-        (path == SWEEP_WORKFLOW_PATH, f"it is a run of {run.workflow_path or 'an unknown workflow'}, not {SWEEP_WORKFLOW_PATH}"),
+        (
+            path == SWEEP_WORKFLOW_PATH,
+            f"it is a run of {run.workflow_path or 'an unknown workflow'}, not {SWEEP_WORKFLOW_PATH}",
+        ),
         (run.repository == slug, f"it belongs to {run.repository or 'an unknown repository'}, not {slug}"),
-        (run.head_repository == slug, f"its code came from {run.head_repository or 'an unknown repository'}, not {slug}"),
+        (
+            run.head_repository == slug,
+            f"its code came from {run.head_repository or 'an unknown repository'}, not {slug}",
+        ),
     )
     return [reason for ok, reason in checks if not ok]
 
@@ -83,11 +89,14 @@ def untrusted_reason(run: RunFacts, slug: str, branches: set[str]) -> str | None
 
 def final_head_of_merged(pulls: list[PullFacts], sha: str, slug: str, main_ref: str) -> PullFacts | None:
     """The merged pull request (into ``main_ref``, from this repository) whose final head is ``sha``."""
-    return next((p for p in pulls if p.merged and p.head_sha == sha and p.head_repository == slug and p.base_ref == main_ref), None)
+    return next(
+        (p for p in pulls if p.merged and p.head_sha == sha and p.head_repository == slug and p.base_ref == main_ref),
+        None,
+    )
 
 
 def result_refusal(run: RunFacts, slug: str, main_ref: str, pull_number: int | None, facts: ResultFacts) -> str:
-    """"" when the result artifacts of ``run`` may stand in for a launch in a sweep of
+    """ "" when the result artifacts of ``run`` may stand in for a launch in a sweep of
     ``main_ref`` (``pull_number`` None) or of pull request ``pull_number``; else why not."""
     problems = origin_problems(run, slug)
     if problems:

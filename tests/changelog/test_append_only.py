@@ -20,8 +20,9 @@ KEY = "dsv4-fp4-b300-vllm-agentic-mtp"
 
 
 def _entry(**fields):
-    entry, problems = parse_entry({"config-keys": ["test-config"], "description": ["x"], "pr-link": "XXX", **fields}, 1, FILE,
-                                  lambda path: (1, 1))
+    entry, problems = parse_entry(
+        {"config-keys": ["test-config"], "description": ["x"], "pr-link": "XXX", **fields}, 1, FILE, lambda path: (1, 1)
+    )
     assert entry is not None, problems
     return entry
 
@@ -38,14 +39,20 @@ def b300(tmp_path_factory):
 
 
 def _points(result) -> dict:
-    return {bucket: [(row["config-key"], row["tp"], row["conc"]) for row in rows] for bucket, rows in result.plan.buckets.items()}
+    return {
+        bucket: [(row["config-key"], row["tp"], row["conc"]) for row in rows]
+        for bucket, rows in result.plan.buckets.items()
+    }
 
 
-@pytest.mark.parametrize("trim, expected", [
-    # The reference's planner (process_changelog.py of 843c6254f, run on these two commits):
-    (False, [(KEY, 4, 1), (KEY, 4, 2), (KEY, 4, 4), (KEY, 4, 6)]),
-    (True, [(KEY, 4, 1)]),  # sweep-enabled trims the delta too: one point, not four
-])
+@pytest.mark.parametrize(
+    "trim, expected",
+    [
+        # The reference's planner (process_changelog.py of 843c6254f, run on these two commits):
+        (False, [(KEY, 4, 1), (KEY, 4, 2), (KEY, 4, 4), (KEY, 4, 6)]),
+        (True, [(KEY, 4, 1)]),  # sweep-enabled trims the delta too: one point, not four
+    ],
+)
 def test_the_real_b300_change_plans_its_delta_as_the_reference(b300, trim, expected):
     repo, change = b300
     result = run_gate(repo.path, change["parent"], change["merge"], slug=SLUG, plan_options=PlanOptions(trim_conc=trim))
@@ -58,7 +65,14 @@ def test_the_real_b300_change_as_its_pr_gate_sees_it(b300):
     """On the PR the byte contract also refuses the whitespace-only line the entry ends with
     (a defect the reference let through); the plan is the same."""
     repo, change = b300
-    result = run_gate(repo.path, change["parent"], change["merge"], slug=SLUG, pr_number=2647, plan_options=PlanOptions(trim_conc=True))
+    result = run_gate(
+        repo.path,
+        change["parent"],
+        change["merge"],
+        slug=SLUG,
+        pr_number=2647,
+        plan_options=PlanOptions(trim_conc=True),
+    )
     assert [d.rule for d in result.report.diagnostics if d.is_error] == ["changelog-trailing-blank"]
     assert _points(result) == {"single_node/agentic": [(KEY, 4, 1)]}
 
@@ -77,7 +91,9 @@ def test_an_append_only_change_that_also_changes_an_unnamed_config_is_refused(b3
     assert problem.line is not None
     # A PR run reports the same config once, through its coverage rule.
     pr = run_gate(repo.path, change["parent"], head, slug=SLUG, pr_number=2647)
-    assert [d.rule for d in pr.report.diagnostics if d.rule in ("plan-append-only-scope", "changelog-coverage")] == ["changelog-coverage"]
+    assert [d.rule for d in pr.report.diagnostics if d.rule in ("plan-append-only-scope", "changelog-coverage")] == [
+        "changelog-coverage"
+    ]
 
 
 # --- the scope rule: the reference's five cases (validate_append_only_scope) -------------------
@@ -92,23 +108,45 @@ def _scope(base, head, entry=APPEND):
 
 
 def test_scope_defers_changes_inside_the_selected_scenario_to_the_delta():
-    base = _config({"agentic-coding": {"duration": 3600, "search-space": [{"tp": 8, "conc-list": [1, 4]}]}}, image="v0.16.0")
-    head = _config({"agentic-coding": {"duration": 1800, "search-space": [{"tp": 8, "conc-list": [1, 4, 8]}]}}, image="v0.16.0")
+    base = _config(
+        {"agentic-coding": {"duration": 3600, "search-space": [{"tp": 8, "conc-list": [1, 4]}]}}, image="v0.16.0"
+    )
+    head = _config(
+        {"agentic-coding": {"duration": 1800, "search-space": [{"tp": 8, "conc-list": [1, 4, 8]}]}}, image="v0.16.0"
+    )
     assert _scope(base, head, _entry(**{"append-only": True, "scenario-type": ["agentic-coding"]})) == []
 
 
 def test_scope_allows_additive_restructuring_of_the_selected_scenario():
     router_a, router_b = {"name": "router-a", "version": "1"}, {"name": "router-b", "version": "2"}
-    base = _config({"fixed-seq-len": [{"isl": 8192, "osl": 1024, "search-space": [{"tp": 4, "conc-list": [1, 4, 8]}]}]},
-                   image="img", router=router_a)
-    head = _config({"fixed-seq-len": [{"isl": 8192, "osl": 1024, "search-space": [
-        {"tp": 4, "conc-list": [1, 4, 8], "router": router_a}, {"tp": 8, "conc-list": [12, 16], "router": router_b}]}]}, image="img")
+    base = _config(
+        {"fixed-seq-len": [{"isl": 8192, "osl": 1024, "search-space": [{"tp": 4, "conc-list": [1, 4, 8]}]}]},
+        image="img",
+        router=router_a,
+    )
+    head = _config(
+        {
+            "fixed-seq-len": [
+                {
+                    "isl": 8192,
+                    "osl": 1024,
+                    "search-space": [
+                        {"tp": 4, "conc-list": [1, 4, 8], "router": router_a},
+                        {"tp": 8, "conc-list": [12, 16], "router": router_b},
+                    ],
+                }
+            ]
+        },
+        image="img",
+    )
     assert _scope(base, head, _entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]})) == []
 
 
 def test_scope_refuses_a_config_wide_change_with_an_unselected_scenario():
-    scenarios = {"fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
-                 "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1]}]}}
+    scenarios = {
+        "fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
+        "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1]}]},
+    }
     base = _config(scenarios, router={"name": "dynamo-router", "version": "0.8.1"})
     head = _config(scenarios, router={"name": "dynamo-router", "version": "0.8.2"})
     (problem,) = _scope(base, head, _entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]}))
@@ -117,17 +155,33 @@ def test_scope_refuses_a_config_wide_change_with_an_unselected_scenario():
 
 
 def test_scope_refuses_a_change_to_an_unselected_scenario():
-    base = _config({"fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
-                    "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1]}]}})
-    head = _config({"fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
-                    "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1, 4]}]}})
+    base = _config(
+        {
+            "fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
+            "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1]}]},
+        }
+    )
+    head = _config(
+        {
+            "fixed-seq-len": {"search-space": [{"tp": 4, "conc-list": [1]}]},
+            "agentic-coding": {"search-space": [{"tp": 4, "conc-list": [1, 4]}]},
+        }
+    )
     (problem,) = _scope(base, head, _entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]}))
     assert "agentic-coding scenario, outside the entry's scope" in problem.message
     # A regular entry of the same change sweeps the other scenario: nothing is left unswept.
     regular = _entry(**{"scenario-type": ["agentic-coding"]})
     regular.index = 2
-    assert scope(base, head, [_entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]}), regular],
-                 {1: ["test-config"], 2: ["test-config"]}, FILE) == []
+    assert (
+        scope(
+            base,
+            head,
+            [_entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]}), regular],
+            {1: ["test-config"], 2: ["test-config"]},
+            FILE,
+        )
+        == []
+    )
 
 
 def test_scope_allows_a_range_rewritten_as_a_list():
@@ -149,10 +203,28 @@ def test_scope_refuses_an_added_scenario_and_a_config_missing_at_the_base():
 
 
 def _fixed(conc, image="vllm/vllm-openai:v0.16.0", tp=8, duration=None):
-    row = {"image": image, "model": "deepseek-ai/DeepSeek-V4-Pro", "model-prefix": "dsv4", "precision": "fp4", "framework": "vllm",
-           "spec-decoding": "mtp", "runner": "cluster:b300-nv", "isl": 8192, "osl": 1024, "tp": tp, "pp": 1, "dcp-size": 1,
-           "pcp-size": 1, "ep": 8, "dp-attn": True, "conc": conc, "max-model-len": 10240, "exp-name": f"dsv4_tp{tp}_conc{conc}",
-           "disagg": False, "run-eval": False}
+    row = {
+        "image": image,
+        "model": "deepseek-ai/DeepSeek-V4-Pro",
+        "model-prefix": "dsv4",
+        "precision": "fp4",
+        "framework": "vllm",
+        "spec-decoding": "mtp",
+        "runner": "cluster:b300-nv",
+        "isl": 8192,
+        "osl": 1024,
+        "tp": tp,
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+        "ep": 8,
+        "dp-attn": True,
+        "conc": conc,
+        "max-model-len": 10240,
+        "exp-name": f"dsv4_tp{tp}_conc{conc}",
+        "disagg": False,
+        "run-eval": False,
+    }
     return row | ({"duration": duration} if duration is not None else {})
 
 
@@ -177,14 +249,26 @@ def test_delta_deduplicates_new_points():
     assert [row["conc"] for row in added] == [8] and not problems
 
 
-@pytest.mark.parametrize("base, head, rule, says", [
-    ([_fixed(4)], [_fixed(4, image="vllm/vllm-openai:v0.16.1"), _fixed(8, image="vllm/vllm-openai:v0.16.1")],
-     "plan-append-only-removes", "removed or modified"),
-    ([_fixed(4, tp=4), _fixed(8, tp=8)], [_fixed(4, tp=4)], "plan-append-only-removes", "removed or modified"),
-    ([_fixed(4, duration=3600)], [_fixed(4, duration=300)], "plan-append-only-removes", "removed or modified"),
-    ([_fixed(4), _fixed(8)], [_fixed(8), _fixed(12)], "plan-append-only-removes", "[4]"),
-    ([_fixed(4)], [_fixed(4), _fixed(8, image="vllm/vllm-openai:v0.16.1", tp=16)], "plan-append-only-series", "its image"),
-])
+@pytest.mark.parametrize(
+    "base, head, rule, says",
+    [
+        (
+            [_fixed(4)],
+            [_fixed(4, image="vllm/vllm-openai:v0.16.1"), _fixed(8, image="vllm/vllm-openai:v0.16.1")],
+            "plan-append-only-removes",
+            "removed or modified",
+        ),
+        ([_fixed(4, tp=4), _fixed(8, tp=8)], [_fixed(4, tp=4)], "plan-append-only-removes", "removed or modified"),
+        ([_fixed(4, duration=3600)], [_fixed(4, duration=300)], "plan-append-only-removes", "removed or modified"),
+        ([_fixed(4), _fixed(8)], [_fixed(8), _fixed(12)], "plan-append-only-removes", "[4]"),
+        (
+            [_fixed(4)],
+            [_fixed(4), _fixed(8, image="vllm/vllm-openai:v0.16.1", tp=16)],
+            "plan-append-only-series",
+            "its image",
+        ),
+    ],
+)
 def test_delta_refuses_what_the_reference_refuses(base, head, rule, says):
     _, problems = delta(base, head, APPEND, FILE)
     assert rule in _rules(problems) and any(says in p.message for p in problems)
@@ -194,17 +278,37 @@ def _multinode(conc, prefill, decode, hardware=None):
     def worker(count, tp, ep, dpa):
         block = {"num-worker": count, "tp": tp, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": ep, "dp-attn": dpa}
         return block | ({"hardware": hardware} if hardware else {})
-    return {"image": "lmsysorg/sglang:v0.5.7", "model": "deepseek-ai/DeepSeek-V4-Pro", "model-prefix": "dsv4", "precision": "fp4",
-            "framework": "dynamo-sglang", "runner": "gb300-nv", "isl": 8192, "osl": 1024, "spec-decoding": "none",
-            "prefill": worker(*prefill), "decode": worker(*decode), "conc": conc, "max-model-len": 9472, "exp-name": "dsv4_8k1k",
-            "disagg": True, "run-eval": False, "kv-p2p-transfer": "nixl"}
+
+    return {
+        "image": "lmsysorg/sglang:v0.5.7",
+        "model": "deepseek-ai/DeepSeek-V4-Pro",
+        "model-prefix": "dsv4",
+        "precision": "fp4",
+        "framework": "dynamo-sglang",
+        "runner": "gb300-nv",
+        "isl": 8192,
+        "osl": 1024,
+        "spec-decoding": "none",
+        "prefill": worker(*prefill),
+        "decode": worker(*decode),
+        "conc": conc,
+        "max-model-len": 9472,
+        "exp-name": "dsv4_8k1k",
+        "disagg": True,
+        "run-eval": False,
+        "kv-p2p-transfer": "nixl",
+    }
 
 
 def test_a_new_topology_on_an_existing_multinode_curve_is_an_addition():
     """The issue's real refusals: a new 1P/4D split and a DEP32 decode at a new concurrency extend the
     curve of the same workers' hardware (the reference keys a curve by hardware, not tp/ep)."""
     base = [_multinode([64], (1, 4, 4, True), (1, 8, 8, True))]
-    head = [*base, _multinode([512], (1, 4, 4, True), (4, 8, 8, True)), _multinode([2048], (2, 4, 4, True), (1, 32, 32, True))]
+    head = [
+        *base,
+        _multinode([512], (1, 4, 4, True), (4, 8, 8, True)),
+        _multinode([2048], (2, 4, 4, True), (1, 32, 32, True)),
+    ]
     added, problems = delta(base, head, APPEND, FILE)
     assert [row["conc"] for row in added] == [[512], [2048]] and not problems
     assert curve(head[1]) == curve(head[2]) == curve(base[0])
@@ -212,7 +316,9 @@ def test_a_new_topology_on_an_existing_multinode_curve_is_an_addition():
 
 def test_other_workers_hardware_is_another_curve():
     base = [_multinode([64], (1, 4, 4, True), (1, 8, 8, True), hardware="gb200")]
-    _, problems = delta(base, [*base, _multinode([128], (1, 4, 4, True), (1, 8, 8, True), hardware="gb300")], APPEND, FILE)
+    _, problems = delta(
+        base, [*base, _multinode([128], (1, 4, 4, True), (1, 8, 8, True), hardware="gb300")], APPEND, FILE
+    )
     assert _rules(problems) == ["plan-append-only-series"]
 
 

@@ -31,7 +31,19 @@ def _commit_worktree(repo: Repo, message: str) -> str:
 def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, PH))
     _commit_worktree(work, "append")
-    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", "--format", "json", cwd=work.path)
+    done = run_cli(
+        "changelog",
+        "validate",
+        "--base-ref",
+        "origin/main",
+        "--head-ref",
+        "HEAD",
+        "--pr-number",
+        "42",
+        "--format",
+        "json",
+        cwd=work.path,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] and report["mode"] == "pr" and report["added-entries"] == [773]
@@ -42,7 +54,9 @@ def test_validate_reports_every_problem_at_once(work, BASE):
     entry = b'- config-keys:\n    - no-such-key\n  description:\n    - "a\tb"\n  pr-link: TBD\n'
     (work.path / FILE).write_bytes(BASE + b"\n\n" + entry + b"\n")
     _commit_worktree(work, "broken append")
-    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path)
+    done = run_cli(
+        "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path
+    )
     assert done.returncode == 1
     for rule in ("changelog-tab", "changelog-separator", "changelog-trailing-blank", "pr-link", "config-key-unknown"):
         assert f"[{rule}]" in done.stderr, done.stderr
@@ -52,17 +66,32 @@ def test_validate_reports_every_problem_at_once(work, BASE):
 def test_github_format_annotates(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "PLACEHOLDER"))
     _commit_worktree(work, "placeholder")
-    done = run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "7", "--format", "github", cwd=work.path)
+    done = run_cli(
+        "changelog",
+        "validate",
+        "--base-ref",
+        "origin/main",
+        "--head-ref",
+        "HEAD",
+        "--pr-number",
+        "7",
+        "--format",
+        "github",
+        cwd=work.path,
+    )
     assert done.returncode == 1
     line = BASE.count(b"\n") + 6
     assert f"::error file={FILE},line={line},col=3,title=pr-link::" in done.stdout
 
 
-@pytest.mark.parametrize("args, reason", [
-    (["--base-ref", "no-such-branch", "--head-ref", "HEAD"], "does not exist"),
-    (["--base-ref", "HEAD", "--head-ref", "HEAD", "--changelog", "/etc/passwd"], "outside the repository"),
-    (["--base-ref", "HEAD", "--head-ref", "HEAD", "--repo", "not a slug"], "OWNER/NAME"),
-])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (["--base-ref", "no-such-branch", "--head-ref", "HEAD"], "does not exist"),
+        (["--base-ref", "HEAD", "--head-ref", "HEAD", "--changelog", "/etc/passwd"], "outside the repository"),
+        (["--base-ref", "HEAD", "--head-ref", "HEAD", "--repo", "not a slug"], "OWNER/NAME"),
+    ],
+)
 def test_usage_errors_exit_2(work, args, reason):
     done = run_cli("changelog", "validate", *args, cwd=work.path)
     assert done.returncode == 2 and reason in done.stderr and "Traceback" not in done.stderr
@@ -74,7 +103,9 @@ def test_repo_slug_precedence(work, BASE):
     args = ["changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "5"]
     assert run_cli(*args, cwd=work.path).returncode == 1  # configs/infx.yaml names SemiAnalysisAI/InferenceX
     assert run_cli(*args, cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 0
-    assert run_cli(*args, "--repo", "other/repo", cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
+    assert (
+        run_cli(*args, "--repo", "other/repo", cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
+    )
 
 
 def test_fix_repairs_the_appended_region_atomically_and_then_validates(work, BASE):
@@ -83,11 +114,24 @@ def test_fix_repairs_the_appended_region_atomically_and_then_validates(work, BAS
     done = run_cli("changelog", "fix", "--pr-number", "42", "--base-ref", "origin/main", cwd=work.path)
     text = (work.path / FILE).read_bytes()
     assert text.startswith(BASE)
-    assert text[len(BASE):] == b"\n" + E(K, C(42)).replace(b'"Synthetic"', b'"x"') + b"\n" + E(K + "-mtp", C(42))
+    assert text[len(BASE) :] == b"\n" + E(K, C(42)).replace(b'"Synthetic"', b'"x"') + b"\n" + E(K + "-mtp", C(42))
     assert done.returncode == 0, done.stderr
     assert "TAB" in done.stderr and "PLACEHOLDER" in done.stderr
     _commit_worktree(work, "fixed")
-    assert run_cli("changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path).returncode == 0
+    assert (
+        run_cli(
+            "changelog",
+            "validate",
+            "--base-ref",
+            "origin/main",
+            "--head-ref",
+            "HEAD",
+            "--pr-number",
+            "42",
+            cwd=work.path,
+        ).returncode
+        == 0
+    )
 
 
 def test_fix_refuses_history_changes_and_writes_nothing(work, BASE):
@@ -112,17 +156,27 @@ def test_plan_json_and_github_shards(work, BASE, tmp_path):
     args = ["plan", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42"]
     plan = json.loads(run_cli(*args, cwd=work.path).stdout)
     meta = plan["changelog_metadata"]
-    assert meta["resolved-keys"] == [K, K + "-mtp"] and meta["pr-link"] == C(42) and meta["entries"][0]["position"] == 773
+    assert (
+        meta["resolved-keys"] == [K, K + "-mtp"] and meta["pr-link"] == C(42) and meta["entries"][0]["position"] == 773
+    )
     assert plan["point-count"] == sum(len(rows) for rows in plan["buckets"].values())
     output, summary, shards = tmp_path / "out", tmp_path / "summary", tmp_path / "shards"
-    done = run_cli(*args, "--format", "github", "--shard-dir", str(shards), cwd=work.path,
-                   env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)})
+    done = run_cli(
+        *args,
+        "--format",
+        "github",
+        "--shard-dir",
+        str(shards),
+        cwd=work.path,
+        env={"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert done.returncode == 0, done.stderr
     text = output.read_text()
     assert "point-count" in text and "shards<<" in text
     shard_rows = [row for path in sorted(shards.glob("shard-*.json")) for row in json.loads(path.read_text())]
     assert sorted(json.dumps(r, sort_keys=True) for r in shard_rows) == sorted(
-        json.dumps(r, sort_keys=True) for rows in plan["buckets"].values() for r in rows)
+        json.dumps(r, sort_keys=True) for rows in plan["buckets"].values() for r in rows
+    )
     assert summary.read_text()
 
 
@@ -139,18 +193,26 @@ def test_plan_of_a_changelog_with_no_entry_is_changelog_empty(work):
     (work.path / FILE).write_bytes(b"[]\n")
     done = run_cli("plan", cwd=work.path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert f"{FILE}:1:1: error[changelog-empty]: the changelog has no entry to plan" in done.stderr and "Append an entry" in done.stderr
+    assert (
+        f"{FILE}:1:1: error[changelog-empty]: the changelog has no entry to plan" in done.stderr
+        and "Append an entry" in done.stderr
+    )
 
 
 def test_push_run_warns_about_a_reformatted_historical_entry(work, BASE):
     # entry 1's second description line, single- instead of double-quoted: the same content, other bytes
-    head = BASE.replace(b'    - "6-7% uplift for llama for 6/8 configs"\n', b"    - '6-7% uplift for llama for 6/8 configs'\n", 1)
+    head = BASE.replace(
+        b'    - "6-7% uplift for llama for 6/8 configs"\n', b"    - '6-7% uplift for llama for 6/8 configs'\n", 1
+    )
     assert head != BASE
     (work.path / FILE).write_bytes(head)
     _commit_worktree(work, "requote history")
     done = run_cli("changelog", "validate", "--base-ref", "HEAD~1", "--head-ref", "HEAD", cwd=work.path)
     assert done.returncode == 0, done.stderr  # a push run reports, it does not refuse
-    assert f"{FILE}:1:1: warning[changelog-reformatted]: historical entry 1 " in done.stderr and "byte-for-byte" in done.stderr
+    assert (
+        f"{FILE}:1:1: warning[changelog-reformatted]: historical entry 1 " in done.stderr
+        and "byte-for-byte" in done.stderr
+    )
 
 
 def test_the_gate_and_fix_requests_work_without_the_command_line(work, BASE, monkeypatch):
@@ -159,7 +221,9 @@ def test_the_gate_and_fix_requests_work_without_the_command_line(work, BASE, mon
 
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "XXX") + b"\n\n")
-    fixed = fix_changelog(FixRequest(42, "origin/main", SLUG), cwd=work.path / "configs")  # any folder of the repository
+    fixed = fix_changelog(
+        FixRequest(42, "origin/main", SLUG), cwd=work.path / "configs"
+    )  # any folder of the repository
     assert fixed.written and fixed.file == FILE and (work.path / FILE).read_bytes() == BASE + b"\n" + E(K, C(42))
     _commit_worktree(work, "append")
     result = validate_changelog(GateRequest("origin/main", "HEAD", 42, SLUG), cwd=work.path)

@@ -19,12 +19,24 @@ from .conftest import PH, SLUG, C, E, K
 def test_docs_section_is_generated_from_the_policy():
     text = policy.DOCS_FILE.read_text()
     section = text.split(policy.DOCS_BEGIN, 1)[1].split(policy.DOCS_END, 1)[0].strip("\n")
-    assert section == policy.rules_markdown(policy.DOCS_SLUG), \
+    assert section == policy.rules_markdown(policy.DOCS_SLUG), (
         "regenerate: python3 -c 'from infx.changelog.policy import write_docs; write_docs()'"
+    )
 
 
-@pytest.mark.parametrize("link", ["TBD", "PLACEHOLDER", f"https://github.com/{SLUG}/pull/xxxx", f"https://github.com/{SLUG}/pull/YYYY",
-                                  f"https://github.com/{SLUG}/pull/TBD", C(41), C(42) + "/files", "http://github.com/" + SLUG + "/pull/42"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "TBD",
+        "PLACEHOLDER",
+        f"https://github.com/{SLUG}/pull/xxxx",
+        f"https://github.com/{SLUG}/pull/YYYY",
+        f"https://github.com/{SLUG}/pull/TBD",
+        C(41),
+        C(42) + "/files",
+        "http://github.com/" + SLUG + "/pull/42",
+    ],
+)
 def test_links_the_docs_call_rejected_are_rejected(link):
     rejection = policy.check_new_entry(link, SLUG, 42)
     assert rejection and repr(link) in rejection.message and policy.pr_line(SLUG, 42) in rejection.hint
@@ -42,18 +54,30 @@ def test_slug_is_a_parameter():
 
 
 def test_schema_file_is_generated_from_the_field_table():
-    assert json.loads(entry_module.SCHEMA_PATH.read_text()) == entry_module.json_schema(), \
+    assert json.loads(entry_module.SCHEMA_PATH.read_text()) == entry_module.json_schema(), (
         "regenerate: python3 -c 'from infx.changelog.entry import write_schema; write_schema()'"
+    )
 
 
 GOOD = {"config-keys": [K], "description": ["x"], "pr-link": "XXX"}
 EXAMPLES = [
-    GOOD, {**GOOD, "scenario-type": ["agentic-coding"]}, {**GOOD, "evals-only": "yes"}, {**GOOD, "eval-min-prefill-ep": 2},
-    {**GOOD, "append-only": True}, {**GOOD, "no-evals": True},
-    {**GOOD, "config-keys": []}, {**GOOD, "description": "x"}, {**GOOD, "pr-link": 123}, {**GOOD, "notes": "hi"},
-    {**GOOD, "scenario-type": ["agentic"]}, {**GOOD, "scenario-type": []}, {**GOOD, "evals-only": 2},
-    {**GOOD, "eval-min-prefill-ep": 0}, {**GOOD, "append-only": True, "evals-only": True},
-    {**GOOD, "append-only": True, "eval-min-prefill-ep": 3}, {k: v for k, v in GOOD.items() if k != "pr-link"},
+    GOOD,
+    {**GOOD, "scenario-type": ["agentic-coding"]},
+    {**GOOD, "evals-only": "yes"},
+    {**GOOD, "eval-min-prefill-ep": 2},
+    {**GOOD, "append-only": True},
+    {**GOOD, "no-evals": True},
+    {**GOOD, "config-keys": []},
+    {**GOOD, "description": "x"},
+    {**GOOD, "pr-link": 123},
+    {**GOOD, "notes": "hi"},
+    {**GOOD, "scenario-type": ["agentic"]},
+    {**GOOD, "scenario-type": []},
+    {**GOOD, "evals-only": 2},
+    {**GOOD, "eval-min-prefill-ep": 0},
+    {**GOOD, "append-only": True, "evals-only": True},
+    {**GOOD, "append-only": True, "eval-min-prefill-ep": 3},
+    {k: v for k, v in GOOD.items() if k != "pr-link"},
     {**GOOD, "description": [5]},
 ]
 

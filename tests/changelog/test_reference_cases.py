@@ -52,27 +52,95 @@ CASES = [
     (18, lambda B: B + b"\n" + E(K, PH) + b"\n\n" + E(K + "-mtp", PH), 42, False, ["changelog-separator"]),
     (19, lambda B: B + b"\n" + E(K, PH) + E(K + "-mtp", PH), 42, False, ["changelog-separator"]),
     (20, lambda B: B.replace(b"6-7% uplift", b"6-8% uplift") + b"\n" + E(K, PH), 42, False, ["changelog-history-edit"]),
-    (21, lambda B: B.replace(b"pull/95\n", b"pull/95 \n", 1) + b"\n" + E(K, PH), 42, False, ["changelog-history-bytes"]),
+    (
+        21,
+        lambda B: B.replace(b"pull/95\n", b"pull/95 \n", 1) + b"\n" + E(K, PH),
+        42,
+        False,
+        ["changelog-history-bytes"],
+    ),
     (22, lambda B: B.replace(b"\n  \n", b"\n", 1) + b"\n" + E(K, PH), 42, False, ["changelog-history-bytes"]),
     (23, lambda B: B[: B.rindex(b"\n- config-keys") + 1], 42, False, ["changelog-removed"]),
     (24, lambda B: B.replace(GLM_XXX, f"  pr-link: {C(2301)}\n".encode()), 42, True, []),
     ("24m", lambda B: B.replace(GLM_XXX, f"  pr-link: {C(2301)}\n".encode()), None, True, []),
     (25, lambda B: B.replace(GLM_XXX, b"  pr-link: TBD\n"), 42, False, ["pr-link-correction"]),
-    (26, lambda B: B.replace(GLM_XXX, f"  pr-link: {C(2301)}\n".encode()) + b"\n" + E(K, PH), 42, False, ["changelog-mixed"]),
-    (27, lambda B: B.replace(b"- config-keys:\n    - gptoss*\n", E(K, PH) + b"\n- config-keys:\n    - gptoss*\n", 1), 42, False,
-     ["changelog-not-appended"]),
+    (
+        26,
+        lambda B: B.replace(GLM_XXX, f"  pr-link: {C(2301)}\n".encode()) + b"\n" + E(K, PH),
+        42,
+        False,
+        ["changelog-mixed"],
+    ),
+    (
+        27,
+        lambda B: B.replace(b"- config-keys:\n    - gptoss*\n", E(K, PH) + b"\n- config-keys:\n    - gptoss*\n", 1),
+        42,
+        False,
+        ["changelog-not-appended"],
+    ),
     (28, lambda B: E(K, PH) + b"\n" + B, 42, False, ["changelog-not-appended"]),
-    (29, lambda B: B[: B.rindex(b"  pr-link:")] + b'    - "more"\n' + B[B.rindex(b"  pr-link:"):], 42, False, ["changelog-history-edit"]),
+    (
+        29,
+        lambda B: B[: B.rindex(b"  pr-link:")] + b'    - "more"\n' + B[B.rindex(b"  pr-link:") :],
+        42,
+        False,
+        ["changelog-history-edit"],
+    ),
     ("29b", lambda B: B + b'    - "more"\n', 42, False, ["pr-link-correction"]),  # continues the last pr-link scalar
-    (30, _append(_entry(f'- config-keys:\n    - {K}\n  description:\n    - "a"\n  description:\n    - "b"\n  pr-link: {PH}\n')), 42,
-     False, ["yaml-duplicate-key"]),
+    (
+        30,
+        _append(
+            _entry(
+                f'- config-keys:\n    - {K}\n  description:\n    - "a"\n  description:\n    - "b"\n  pr-link: {PH}\n'
+            )
+        ),
+        42,
+        False,
+        ["yaml-duplicate-key"],
+    ),
     (31, _append(E(K, PH) + b"  notes: hi\n"), 42, False, ["entry-unknown-field"]),
-    (32, _append(_entry(f'- config-keys: []\n  description:\n    - "x"\n  pr-link: {PH}\n')), 42, False, ["entry-field"]),
-    (33, _append(_entry(f'- config-keys:\n    - {K}\n  description: "x"\n  pr-link: {PH}\n')), 42, False, ["entry-field"]),
-    (34, _append(_entry(f'- config-keys:\n    - {K}\n  description:\n    - "x"\n')), 42, False, ["entry-missing-field"]),
-    (35, _append(_entry(f"- {{config-keys: [{K}], description: [x], pr-link: XXX}}\n")), 42, False, ["changelog-entry-style"]),
-    (36, _append(_entry(f'- description:\n    - "x"\n  config-keys:\n    - {K}\n  pr-link: {PH}\n')), 42, False, ["changelog-entry-style"]),
-    (37, _append(_entry(f'- config-keys:\n    - {K}\n  description:\n    - "a\tb"\n  pr-link: {PH}\n')), 42, False, ["changelog-tab"]),
+    (
+        32,
+        _append(_entry(f'- config-keys: []\n  description:\n    - "x"\n  pr-link: {PH}\n')),
+        42,
+        False,
+        ["entry-field"],
+    ),
+    (
+        33,
+        _append(_entry(f'- config-keys:\n    - {K}\n  description: "x"\n  pr-link: {PH}\n')),
+        42,
+        False,
+        ["entry-field"],
+    ),
+    (
+        34,
+        _append(_entry(f'- config-keys:\n    - {K}\n  description:\n    - "x"\n')),
+        42,
+        False,
+        ["entry-missing-field"],
+    ),
+    (
+        35,
+        _append(_entry(f"- {{config-keys: [{K}], description: [x], pr-link: XXX}}\n")),
+        42,
+        False,
+        ["changelog-entry-style"],
+    ),
+    (
+        36,
+        _append(_entry(f'- description:\n    - "x"\n  config-keys:\n    - {K}\n  pr-link: {PH}\n')),
+        42,
+        False,
+        ["changelog-entry-style"],
+    ),
+    (
+        37,
+        _append(_entry(f'- config-keys:\n    - {K}\n  description:\n    - "a\tb"\n  pr-link: {PH}\n')),
+        42,
+        False,
+        ["changelog-tab"],
+    ),
     (38, _append(E(K, PH).replace(b"\n", b"\r\n")), 42, False, ["changelog-cr"]),
     # STRICT accepts unknown keys; the issue requires resolution with "did you mean".
     (39, _append(E("no-such-config", PH)), 42, False, ["config-key-unknown"]),
@@ -88,8 +156,20 @@ CASES = [
     (49, _append(E(K, PH) + b"  evals-only: 2\n"), 42, False, ["entry-field"]),
     (50, _append(E(K, PH) + b"  eval-min-prefill-ep: 0\n"), 42, False, ["entry-field"]),
     (51, _append(E(K, "123").replace(b"pr-link: 123", b"pr-link: 123")), 42, False, ["entry-field"]),
-    ("51b", _append(_entry(f"- config-keys:\n    - {K}\n  description:\n    - 5\n  pr-link: {PH}\n")), 42, False, ["entry-field"]),
-    ("51c", _append(_entry(f'- config-keys: {K}\n  description:\n    - "x"\n  pr-link: {PH}\n')), 42, False, ["entry-field"]),
+    (
+        "51b",
+        _append(_entry(f"- config-keys:\n    - {K}\n  description:\n    - 5\n  pr-link: {PH}\n")),
+        42,
+        False,
+        ["entry-field"],
+    ),
+    (
+        "51c",
+        _append(_entry(f'- config-keys: {K}\n  description:\n    - "x"\n  pr-link: {PH}\n')),
+        42,
+        False,
+        ["entry-field"],
+    ),
     (52, lambda B: B + b"\n# just a comment\n", 42, False, ["changelog-no-entry"]),
     # STRICT and the reference refuse an unchanged changelog; a change that adds or changes no
     # master key asks for no sweep, so infx passes it with a notice (docs/changelog.md).
@@ -107,14 +187,22 @@ def test_reference_case(corpus_repo, BASE, row, build, pr_number, accepted, rule
     assert result.report.ok is accepted, result.report.diagnostics
     assert set(rules) <= reported, result.report.diagnostics
     for diagnostic in result.report.diagnostics:
-        assert diagnostic.message and (diagnostic.hint or not diagnostic.is_error), diagnostic  # every error names its fix
+        assert diagnostic.message and (diagnostic.hint or not diagnostic.is_error), (
+            diagnostic
+        )  # every error names its fix
     if accepted:
         assert result.plan is not None
 
 
 def test_rejected_pr_links_say_what_is_accepted_and_the_line_to_write(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
-    for link in ("PLACEHOLDER", "TBD", f"https://github.com/{SLUG}/pull/xxxx", f"https://github.com/{SLUG}/pull/YYYY", C(41)):
+    for link in (
+        "PLACEHOLDER",
+        "TBD",
+        f"https://github.com/{SLUG}/pull/xxxx",
+        f"https://github.com/{SLUG}/pull/YYYY",
+        C(41),
+    ):
         head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE + b"\n" + E(K, link)}, message=link)
         result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
         (problem,) = [d for d in result.report.diagnostics if d.rule == "pr-link"]
@@ -126,7 +214,9 @@ def test_rejected_pr_links_say_what_is_accepted_and_the_line_to_write(corpus_rep
 
 def test_history_edit_names_entry_and_line(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
-    head = corpus_repo.commit(base, {"perf-changelog.yaml": BASE.replace(b"6-7% uplift", b"6-8% uplift") + b"\n" + E(K, PH)})
+    head = corpus_repo.commit(
+        base, {"perf-changelog.yaml": BASE.replace(b"6-7% uplift", b"6-8% uplift") + b"\n" + E(K, PH)}
+    )
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (edit,) = [d for d in result.report.diagnostics if d.rule == "changelog-history-edit"]
     assert "historical entry 1 " in edit.message and "6-7% uplift" in edit.message and "6-8% uplift" in edit.message
@@ -160,12 +250,15 @@ def test_allow_removal_lists_removed_entries_and_does_not_sweep_them(corpus_repo
     assert result.plan.point_count == 0 and result.plan.changelog_metadata.removed[0]["position"] == 772
 
 
-@pytest.mark.parametrize("build, rule, offset", [
-    (lambda B: B + b"  \n" + E(K, PH), "changelog-separator", 1),  # the whitespace-only separator line
-    (lambda B: B + E(K, PH), "changelog-separator", 1),  # the entry that needs an empty line above it
-    (lambda B: B + b"\n" + E(K, PH) + b"\n", "changelog-trailing-blank", 7),
-    (lambda B: B + b"\n" + E(K, PH).replace(b'"Synthetic"', b'"a\tb"'), "changelog-tab", 5),
-])
+@pytest.mark.parametrize(
+    "build, rule, offset",
+    [
+        (lambda B: B + b"  \n" + E(K, PH), "changelog-separator", 1),  # the whitespace-only separator line
+        (lambda B: B + E(K, PH), "changelog-separator", 1),  # the entry that needs an empty line above it
+        (lambda B: B + b"\n" + E(K, PH) + b"\n", "changelog-trailing-blank", 7),
+        (lambda B: B + b"\n" + E(K, PH).replace(b'"Synthetic"', b'"a\tb"'), "changelog-tab", 5),
+    ],
+)
 def test_byte_violations_are_located(corpus_repo, BASE, build, rule, offset):
     base = corpus_repo.git("rev-parse", "HEAD")
     head = corpus_repo.commit(base, {"perf-changelog.yaml": build(BASE)}, message=rule)

@@ -25,15 +25,19 @@ from .conftest import SLUG
 BUNDLE = HISTORY_BUNDLE
 MASTERS = ("configs/amd-master.yaml", "configs/nvidia-master.yaml")
 TOP_LEVEL_KEY = re.compile(r"^([^\s#][^:\n]*):", re.MULTILINE)  # master keys are the unindented mapping keys
-KNOWN_NON_CANONICAL = {"https://github.com/SemiAnalysisAI/InferenceX/pull/2305/changes",
-                       "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX"}
+KNOWN_NON_CANONICAL = {
+    "https://github.com/SemiAnalysisAI/InferenceX/pull/2305/changes",
+    "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX",
+}
 
 
 class Blobs:
     """All blobs through one `git cat-file --batch` process (400 subprocesses would be slow)."""
 
     def __init__(self, repo: Path):
-        self.process = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            ["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
 
     def read(self, spec: str) -> bytes:
         self.process.stdin.write(spec.encode() + b"\n")
@@ -55,7 +59,9 @@ def history(tmp_path_factory):
         pytest.fail(f"the history bundle is missing at {BUNDLE}")
     clone = tmp_path_factory.mktemp("history") / "clone"
     subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone)], check=True, capture_output=True)
-    log = subprocess.run(["git", "-C", str(clone), "log", "--format=%H %P%x00%s%x01"], check=True, capture_output=True).stdout.decode()
+    log = subprocess.run(
+        ["git", "-C", str(clone), "log", "--format=%H %P%x00%s%x01"], check=True, capture_output=True
+    ).stdout.decode()
     merges = []
     for record in filter(None, (r.strip() for r in log.split("\x01"))):
         ids, subject = record.split("\x00")

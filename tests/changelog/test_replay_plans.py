@@ -42,13 +42,17 @@ def test_infx_plans_the_last_100_changes_of_main_as_the_reference(history):
     for change in changes:
         merge = merges[change["commit"]]
         for mode, trim in (("full", False), ("trimmed", True)):
-            result = run_gate(path, merge["parent"], merge["merge"], slug=SLUG, plan_options=PlanOptions(trim_conc=trim))
+            result = run_gate(
+                path, merge["parent"], merge["merge"], slug=SLUG, plan_options=PlanOptions(trim_conc=trim)
+            )
             errors = [f"{d.rule}: {d.message[:160]}" for d in result.report.diagnostics if d.is_error]
             assert not errors, (change["commit"], mode, errors)
             # infx's bucket names are the reference's (`single_node/8k1k`, `multinode_evals`, ...)
             found = Counter(point_digest(bucket, row) for bucket, rows in result.plan.buckets.items() for row in rows)
             wanted = Counter(change[mode])
             if found != wanted:
-                differences.append((change["commit"], mode, sum((wanted - found).values()), sum((found - wanted).values())))
+                differences.append(
+                    (change["commit"], mode, sum((wanted - found).values()), sum((found - wanted).values()))
+                )
     assert differences == [], "(change, mode, points only the reference plans, points only infx plans)"
     assert sum(len(c["full"]) for c in changes) == 1505 and sum(len(c["trimmed"]) for c in changes) == 851

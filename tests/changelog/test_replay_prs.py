@@ -25,24 +25,38 @@ from testing.corpus import PULL_REQUESTS_BUNDLE, PULL_REQUESTS_FACTS, point_dige
 from .conftest import SLUG
 
 FACTS = json.loads(PULL_REQUESTS_FACTS.read_text())["pull-requests"]
-NOTHING_TO_SWEEP = {2101: "deprecates the gpt-oss configs", 2439: "adds a runner node", 2531: "removes outdated configs"}
-SAME_PLAN = {2302: "append-only: new prefill/decode splits on an existing curve", 2605: "a point two configs share",
-             2665: "append-only: new aggregated and decode topologies"}
-REAL_DEFECTS = {2534: ("changelog-coverage", "key(s) that no appended entry sweeps: m"),
-                2212: ("bad-format", "image 'TBD' is not in the accepted form")}
+NOTHING_TO_SWEEP = {
+    2101: "deprecates the gpt-oss configs",
+    2439: "adds a runner node",
+    2531: "removes outdated configs",
+}
+SAME_PLAN = {
+    2302: "append-only: new prefill/decode splits on an existing curve",
+    2605: "a point two configs share",
+    2665: "append-only: new aggregated and decode topologies",
+}
+REAL_DEFECTS = {
+    2534: ("changelog-coverage", "key(s) that no appended entry sweeps: m"),
+    2212: ("bad-format", "image 'TBD' is not in the accepted form"),
+}
 
 
 @pytest.fixture(scope="module")
 def pulls(tmp_path_factory):
     path = tmp_path_factory.mktemp("pulls") / "repo"
     subprocess.run(["git", "init", "-q", str(path)], check=True, capture_output=True)
-    subprocess.run(["git", "-C", str(path), "fetch", "-q", str(PULL_REQUESTS_BUNDLE), "refs/heads/*:refs/heads/*"], check=True,
-                   capture_output=True)  # one branch pr-N per pull request: its merge-base, then its head
+    subprocess.run(
+        ["git", "-C", str(path), "fetch", "-q", str(PULL_REQUESTS_BUNDLE), "refs/heads/*:refs/heads/*"],
+        check=True,
+        capture_output=True,
+    )  # one branch pr-N per pull request: its merge-base, then its head
     return path
 
 
 def gate(path, number: int, trim: bool = False):
-    return run_gate(path, f"pr-{number}~1", f"pr-{number}", slug=SLUG, pr_number=number, plan_options=PlanOptions(trim_conc=trim))
+    return run_gate(
+        path, f"pr-{number}~1", f"pr-{number}", slug=SLUG, pr_number=number, plan_options=PlanOptions(trim_conc=trim)
+    )
 
 
 def points(result) -> Counter:

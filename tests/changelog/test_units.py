@@ -55,7 +55,9 @@ def test_an_appended_entry_as_rendered_is_accepted():
 
 def test_a_correction_with_another_whitespace_change_is_refused():
     base = block("config-a", "XXX")
-    head = base.replace("  pr-link: XXX\n", f"  pr-link: {C(42)}\n").replace("  - Update config-a", "  - Update config-a  ")
+    head = base.replace("  pr-link: XXX\n", f"  pr-link: {C(42)}\n").replace(
+        "  - Update config-a", "  - Update config-a  "
+    )
     assert "changelog-history-bytes" in rules(judge(base, head, 42))
 
 
@@ -96,12 +98,16 @@ def test_a_pr_whose_entry_main_already_has_contributes_nothing(corpus_repo, BASE
     # The reference's merge helper refuses it; as a change it adds and modifies nothing, so the
     # gate passes it with the notice that nothing will be swept (issue 23, docs/changelog.md).
     assert result.report.ok
-    assert [d.rule for d in result.report.diagnostics if d.rule.startswith("changelog")] == ["changelog-nothing-to-sweep"]
+    assert [d.rule for d in result.report.diagnostics if d.rule.startswith("changelog")] == [
+        "changelog-nothing-to-sweep"
+    ]
     assert result.plan.point_count == 0
 
 
 def test_wildcard_keys_resolve_in_config_order_without_duplicates():
-    entry, _ = parse_entry({"config-keys": ["config-*", "config-a"], "description": ["x"], "pr-link": "XXX"}, 1, FILE, lambda p: (1, 1))
+    entry, _ = parse_entry(
+        {"config-keys": ["config-*", "config-a"], "description": ["x"], "pr-link": "XXX"}, 1, FILE, lambda p: (1, 1)
+    )
     result = resolve([entry], ["config-b", "config-a", "other"], [], FILE, lambda e, n: (1, 1))
     assert result.keys == ["config-b", "config-a"]
     assert matching_keys("a.c*", ["abc-1", "a.c-1"]) == ["a.c-1"]  # only * is special
@@ -109,17 +115,31 @@ def test_wildcard_keys_resolve_in_config_order_without_duplicates():
 
 def test_trim_conc_keeps_the_lowest_concurrency_of_each_series():
     backend = {"name": "x", "opts": {"a": 1, "b": 2}}
-    rows = [{"exp-name": "a8", "conc": 8, "kv-offload-backend": backend}, {"exp-name": "a2", "conc": 2, "kv-offload-backend": dict(backend)},
-            {"exp-name": "b4", "conc": 4, "kv-offload-backend": {"name": "y"}}]
+    rows = [
+        {"exp-name": "a8", "conc": 8, "kv-offload-backend": backend},
+        {"exp-name": "a2", "conc": 2, "kv-offload-backend": dict(backend)},
+        {"exp-name": "b4", "conc": 4, "kv-offload-backend": {"name": "y"}},
+    ]
     assert [r["conc"] for r in trim_conc(rows)] == [2, 4]
 
 
-ENTRY, _ = parse_entry({"config-keys": ["k"], "description": ["x"], "pr-link": "XXX", "append-only": True}, 1, FILE, lambda p: (1, 1))
+ENTRY, _ = parse_entry(
+    {"config-keys": ["k"], "description": ["x"], "pr-link": "XXX", "append-only": True}, 1, FILE, lambda p: (1, 1)
+)
 
 
 def _row(conc, tp=8, image="img:1", multinode=False):
-    row = {"model": "m", "runner": "r", "framework": "f", "precision": "fp4", "isl": 8192, "osl": 1024, "image": image,
-           "config-key": "k", "exp-name": f"e{conc}"}
+    row = {
+        "model": "m",
+        "runner": "r",
+        "framework": "f",
+        "precision": "fp4",
+        "isl": 8192,
+        "osl": 1024,
+        "image": image,
+        "config-key": "k",
+        "exp-name": f"e{conc}",
+    }
     if multinode:
         return {**row, "prefill": {"tp": tp, "ep": 1}, "decode": {"tp": tp, "ep": 1}, "conc": conc}
     return {**row, "tp": tp, "conc": conc}
@@ -131,7 +151,9 @@ def test_append_only_plans_the_new_concurrencies_of_a_single_node_series():
 
 
 def test_append_only_plans_the_new_concurrencies_of_a_multinode_series():
-    delta, problems = append_only_delta([_row([8, 16], multinode=True)], [_row([8, 16, 24, 24], multinode=True)], ENTRY, FILE)
+    delta, problems = append_only_delta(
+        [_row([8, 16], multinode=True)], [_row([8, 16, 24, 24], multinode=True)], ENTRY, FILE
+    )
     assert [r["conc"] for r in delta] == [[24]] and not problems
 
 
@@ -196,11 +218,14 @@ def test_an_all_evals_entry_plans_only_all_evals(corpus_set):
     assert rows and all(r.get("eval-only") for r in rows)
 
 
-@pytest.mark.parametrize("options, modes", [
-    ({"evals": EvalMode.ONLY}, [EvalMode.ONLY]),
-    ({"evals": EvalMode.ALL}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
-    ({"evals": EvalMode.ONLY | EvalMode.ALL}, [EvalMode.ONLY | EvalMode.ALL]),
-])
+@pytest.mark.parametrize(
+    "options, modes",
+    [
+        ({"evals": EvalMode.ONLY}, [EvalMode.ONLY]),
+        ({"evals": EvalMode.ALL}, [EvalMode.NONE, EvalMode.ONLY | EvalMode.ALL]),
+        ({"evals": EvalMode.ONLY | EvalMode.ALL}, [EvalMode.ONLY | EvalMode.ALL]),
+    ],
+)
 def test_run_wide_modifiers_select_the_eval_modes(corpus_set, options, modes):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}), **options)
     assert _ids(rows) == _ids([r for mode in modes for r in _matrix(corpus_set, [FIXED_KEY], mode)])
@@ -208,16 +233,27 @@ def test_run_wide_modifiers_select_the_eval_modes(corpus_set, options, modes):
 
 def test_an_all_evals_entry_wins_and_evals_are_planned_once(corpus_set):
     rows = _plan(corpus_set, _entries({"config-keys": [FIXED_KEY]}, {"config-keys": [FIXED_KEY], "all-evals": True}))
-    expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL) + _matrix(corpus_set, [FIXED_KEY], EvalMode.NONE)
+    expected = _matrix(corpus_set, [FIXED_KEY], EvalMode.ONLY | EvalMode.ALL) + _matrix(
+        corpus_set, [FIXED_KEY], EvalMode.NONE
+    )
     assert _ids(rows) == _ids(expected)
 
 
 def test_disjoint_scenario_filters_each_plan_their_scenario(corpus_set):
     keys = [FIXED_KEY, AGENTIC_KEY]
-    rows = _plan(corpus_set, _entries({"config-keys": keys, "scenario-type": ["fixed-seq-len"]},
-                                      {"config-keys": keys, "scenario-type": ["agentic-coding"]}))
-    expected = [r for scenario in ("fixed-seq-len", "agentic-coding") for mode in (EvalMode.NONE, EvalMode.ONLY)
-                for r in _matrix(corpus_set, keys, mode, [scenario])]
+    rows = _plan(
+        corpus_set,
+        _entries(
+            {"config-keys": keys, "scenario-type": ["fixed-seq-len"]},
+            {"config-keys": keys, "scenario-type": ["agentic-coding"]},
+        ),
+    )
+    expected = [
+        r
+        for scenario in ("fixed-seq-len", "agentic-coding")
+        for mode in (EvalMode.NONE, EvalMode.ONLY)
+        for r in _matrix(corpus_set, keys, mode, [scenario])
+    ]
     assert _ids(rows) == _ids(expected)
     assert {r["config-key"] for r in rows} == set(keys)
 
@@ -238,12 +274,17 @@ def test_a_plan_that_fails_inside_infx_is_plan_build_not_a_traceback(corpus_set)
     assert plan is None and problem.rule == "plan-build" and problem.is_error and problem.file == FILE
     assert "Input/output error" in problem.message and "infx matrix" in problem.hint
 
+
 def test_eval_min_prefill_ep_drops_small_prefill_eval_rows(corpus_set):
     evals = build_matrix(corpus_set, Selection(), EvalMode.ONLY)
     key = next(r["config-key"] for r in evals if isinstance(r.get("prefill"), dict))
     minimum = max(r["prefill"]["ep"] for r in evals if r["config-key"] == key and isinstance(r.get("prefill"), dict))
     rows = _plan(corpus_set, _entries({"config-keys": [key], "evals-only": True, "eval-min-prefill-ep": minimum}))
-    expected = [r for r in _matrix(corpus_set, [key], EvalMode.ONLY) if not isinstance(r.get("prefill"), dict) or r["prefill"]["ep"] >= minimum]
+    expected = [
+        r
+        for r in _matrix(corpus_set, [key], EvalMode.ONLY)
+        if not isinstance(r.get("prefill"), dict) or r["prefill"]["ep"] >= minimum
+    ]
     assert rows and _ids(rows) == _ids(expected)
 
 
@@ -257,15 +298,25 @@ def _master_with(corpus_repo, commit, edit) -> bytes:
 
 def test_coverage_lists_changed_keys_no_appended_entry_sweeps(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
-    master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n", "dsr1-fp8-h200-sglang:\n  # tuned\n", 1)
-                          .replace("dsr1-fp8-h200-sglang-mtp:\n  image: ", "dsr1-fp8-h200-sglang-mtp:\n  image: x", 1))
-    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "tune two configs")
+    master = _master_with(
+        corpus_repo,
+        base,
+        lambda t: t.replace("dsr1-fp8-h200-sglang:\n", "dsr1-fp8-h200-sglang:\n  # tuned\n", 1).replace(
+            "dsr1-fp8-h200-sglang-mtp:\n  image: ", "dsr1-fp8-h200-sglang-mtp:\n  image: x", 1
+        ),
+    )
+    head = corpus_repo.commit(
+        base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "tune two configs"
+    )
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     (problem,) = [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
     assert "dsr1-fp8-h200-sglang-mtp" in problem.message and f"{K}," not in problem.message
     assert "    - dsr1-fp8-h200-sglang-mtp" in problem.hint
-    covered = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master,
-                                        FILE: BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH)}, "covered by a glob")
+    covered = corpus_repo.commit(
+        base,
+        {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH)},
+        "covered by a glob",
+    )
     result = run_gate(corpus_repo.path, base, covered, slug=SLUG, pr_number=42, with_plan=False)
     assert not [d for d in result.report.diagnostics if d.rule == "changelog-coverage"]
 
@@ -276,11 +327,16 @@ def test_key_deleted_by_the_same_change_is_a_warning_and_not_swept(corpus_repo, 
     doomed = "dsr1-fp8-h200-sglang-mtp"
     start = text.index(f"\n{doomed}:\n") + 1
     lines = text[start:].split("\n")
-    length = next(n for n, line in enumerate(lines[1:], 1) if line and not line.startswith((" ", "#")))  # up to the next key
+    length = next(
+        n for n, line in enumerate(lines[1:], 1) if line and not line.startswith((" ", "#"))
+    )  # up to the next key
     master = text[:start] + "\n".join(lines[length:])
     assert f"\n{doomed}:" not in master
-    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master.encode(),
-                                     FILE: BASE + b"\n" + E(K, PH) + b"\n" + E(doomed, PH)}, "delete a config")
+    head = corpus_repo.commit(
+        base,
+        {"configs/nvidia-master.yaml": master.encode(), FILE: BASE + b"\n" + E(K, PH) + b"\n" + E(doomed, PH)},
+        "delete a config",
+    )
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
     assert result.report.ok, result.report.diagnostics
     (deleted,) = [d for d in result.report.diagnostics if d.rule == "config-key-deleted"]
@@ -292,7 +348,9 @@ def test_key_deleted_by_the_same_change_is_a_warning_and_not_swept(corpus_repo, 
 def test_invalid_head_configs_are_reported_with_path_at_commit(corpus_repo, BASE):
     base = corpus_repo.git("rev-parse", "HEAD")
     master = corpus_repo.read(base, "configs/nvidia-master.yaml") + b"\nbroken: [\n"
-    head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "broken config")
+    head = corpus_repo.commit(
+        base, {"configs/nvidia-master.yaml": master, FILE: BASE + b"\n" + E(K, PH)}, "broken config"
+    )
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42)
     (problem,) = [d for d in result.report.diagnostics if d.is_error]
     assert problem.file == f"configs/nvidia-master.yaml@{head[:12]}" and problem.rule == "yaml-syntax"
@@ -307,7 +365,11 @@ def test_fix_file_refuses_bad_utf8_and_writes_nothing(tmp_path):
     path.write_bytes(base + b"\n" + block("config-n", "XXX").encode().replace(b"Update", b"Upd\xffate"))
     before = path.read_bytes()
     result = fix_file(path, base, FILE, 42, SLUG)
-    assert result.text is None and [d.rule for d in result.diagnostics] == ["changelog-utf8"] and path.read_bytes() == before
+    assert (
+        result.text is None
+        and [d.rule for d in result.diagnostics] == ["changelog-utf8"]
+        and path.read_bytes() == before
+    )
 
 
 # --- changes that ask for no sweep ---------------------------------------------------------------
@@ -320,12 +382,15 @@ def _without_key(text: str, doomed: str) -> str:
     return text[:start] + "\n".join(lines[length:])
 
 
-@pytest.mark.parametrize("name, edit", [
-    # The kinds of change the reference merged without a changelog entry: removing a config,
-    # deprecating one (moved out of the master files), adding a runner node.
-    ("configs/nvidia-master.yaml", lambda text: _without_key(text, "dsr1-fp8-h200-sglang-mtp")),
-    ("configs/runners.yaml", lambda text: text.replace("  h200:\n", "  h200:\n    - h200-cw_9\n", 1)),
-])
+@pytest.mark.parametrize(
+    "name, edit",
+    [
+        # The kinds of change the reference merged without a changelog entry: removing a config,
+        # deprecating one (moved out of the master files), adding a runner node.
+        ("configs/nvidia-master.yaml", lambda text: _without_key(text, "dsr1-fp8-h200-sglang-mtp")),
+        ("configs/runners.yaml", lambda text: text.replace("  h200:\n", "  h200:\n    - h200-cw_9\n", 1)),
+    ],
+)
 def test_a_pr_that_adds_or_changes_no_master_key_passes_with_nothing_to_sweep(corpus_repo, name, edit):
     base = corpus_repo.git("rev-parse", "HEAD")
     before = corpus_repo.read(base, name).decode()
@@ -341,7 +406,11 @@ def test_a_pr_that_adds_or_changes_no_master_key_passes_with_nothing_to_sweep(co
 
 def test_a_pr_that_changes_a_master_key_without_an_entry_is_still_refused(corpus_repo):
     base = corpus_repo.git("rev-parse", "HEAD")
-    master = _master_with(corpus_repo, base, lambda t: t.replace("dsr1-fp8-h200-sglang:\n  image: ", "dsr1-fp8-h200-sglang:\n  image: x", 1))
+    master = _master_with(
+        corpus_repo,
+        base,
+        lambda t: t.replace("dsr1-fp8-h200-sglang:\n  image: ", "dsr1-fp8-h200-sglang:\n  image: x", 1),
+    )
     head = corpus_repo.commit(base, {"configs/nvidia-master.yaml": master}, "retune without an entry")
     result = run_gate(corpus_repo.path, base, head, slug=SLUG, pr_number=42, with_plan=False)
     assert {d.rule for d in result.report.diagnostics if d.is_error} == {"changelog-unchanged", "changelog-coverage"}
@@ -382,8 +451,12 @@ def test_a_defect_the_change_introduces_still_blocks_it(unpatched_repo):
     base = repo.git("rev-parse", "HEAD")
     master = repo.read(base, "configs/nvidia-master.yaml").decode()
     line = master.index("  runner: h200\n", master.index(f"\n{K}:\n"))  # the runner of the key the entry names
-    edited = master[:line] + "  runner: h200-nowhere\n" + master[line + len("  runner: h200\n"):]
-    head = repo.commit(base, {"configs/nvidia-master.yaml": edited.encode(), FILE: repo.read(base, FILE) + b"\n" + E(K, PH)}, "new label")
+    edited = master[:line] + "  runner: h200-nowhere\n" + master[line + len("  runner: h200\n") :]
+    head = repo.commit(
+        base,
+        {"configs/nvidia-master.yaml": edited.encode(), FILE: repo.read(base, FILE) + b"\n" + E(K, PH)},
+        "new label",
+    )
     result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
     errors = [d for d in result.report.diagnostics if d.is_error]
     assert [d.rule for d in errors] == ["runner-unknown"] and "h200-nowhere" in errors[0].message
@@ -395,7 +468,9 @@ def test_an_older_defect_of_a_config_the_change_sweeps_blocks_it(unpatched_repo)
     repo = unpatched_repo
     base = repo.git("rev-parse", "HEAD")
     swept = "dsv4-fp4-gb300-dynamo-trt"  # runner gb300-nv, undeclared in the corpus
-    head = repo.commit(base, {FILE: repo.read(base, FILE) + b"\n" + E(swept, PH)}, "sweep a config with an older defect")
+    head = repo.commit(
+        base, {FILE: repo.read(base, FILE) + b"\n" + E(swept, PH)}, "sweep a config with an older defect"
+    )
     result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
     errors = [d for d in result.report.diagnostics if d.is_error]
     assert [d.rule for d in errors] == ["runner-unknown"] and errors[0].message.startswith(f"{swept}: ")
@@ -406,8 +481,17 @@ def test_an_older_defect_of_a_config_the_change_sweeps_blocks_it(unpatched_repo)
 def test_trimming_runs_a_point_two_configs_share_once():
     """The reference's PR 2605 case: two config keys expand to the same agentic point; the trimmed
     sweep (the reference groups rows without their config) runs it once, in full both are planned."""
-    row = {"image": "lmsysorg/sglang-rocm:v0.5.17", "model": "amd/Qwen3.5-397B-A17B-MXFP4", "tp": 4, "conc": 1,
-           "scenario-type": "agentic-coding", "exp-name": "qwen3.5_tp4_conc1"}
-    rows = [{**row, "config-key": "a"}, {**row, "config-key": "a", "conc": 4, "exp-name": "qwen3.5_tp4_conc4"},
-            {**row, "config-key": "b"}]
+    row = {
+        "image": "lmsysorg/sglang-rocm:v0.5.17",
+        "model": "amd/Qwen3.5-397B-A17B-MXFP4",
+        "tp": 4,
+        "conc": 1,
+        "scenario-type": "agentic-coding",
+        "exp-name": "qwen3.5_tp4_conc1",
+    }
+    rows = [
+        {**row, "config-key": "a"},
+        {**row, "config-key": "a", "conc": 4, "exp-name": "qwen3.5_tp4_conc4"},
+        {**row, "config-key": "b"},
+    ]
     assert [(r["config-key"], r["conc"]) for r in trim_conc(rows)] == [("a", 1)]

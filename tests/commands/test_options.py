@@ -41,8 +41,11 @@ def help_of(command: click.Command, path: str) -> str:
 
 
 def test_the_shared_options_are_declared_only_in_options_py():
-    declared = {path.name: [name for name in SHARED if re.search(rf"click\.option\(\s*\"{re.escape(name)}\"", path.read_text())]
-                for path in COMMANDS_DIR.glob("*.py") if path.name != "options.py"}
+    declared = {
+        path.name: [name for name in SHARED if re.search(rf"click\.option\(\s*\"{re.escape(name)}\"", path.read_text())]
+        for path in COMMANDS_DIR.glob("*.py")
+        if path.name != "options.py"
+    }
     assert {name: found for name, found in declared.items() if found} == {}
     assert all(f'"{name}"' in (COMMANDS_DIR / "options.py").read_text() for name in SHARED)
 
@@ -56,7 +59,14 @@ def test_the_pr_number_is_spelled_one_way_in_every_help():
             assert params["pr_number"].opts == ["--pr-number", "--pr"], path
             text = help_of(command, path)
             assert "--pr-number" in text and not re.search(r"--pr\b(?!-)", text), path
-    assert sorted(with_pr) == ["changelog fix", "changelog validate", "github report", "github rerun-failed", "plan", "reuse select"]
+    assert sorted(with_pr) == [
+        "changelog fix",
+        "changelog validate",
+        "github report",
+        "github rerun-failed",
+        "plan",
+        "reuse select",
+    ]
 
 
 @pytest.mark.parametrize("spelling", ["--pr-number", "--pr"])

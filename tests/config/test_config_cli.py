@@ -21,7 +21,10 @@ def test_default_files_from_the_repository_root():
     done = run_cli("config", "validate")
     assert done.returncode == 0, done.stderr
     notice, hint, verdict = done.stderr.strip().splitlines()  # no configs/components.yaml here: the shipped policy
-    assert "notice[components-default]: no configs/components.yaml: using the component version policy infx ships" in notice
+    assert (
+        "notice[components-default]: no configs/components.yaml: using the component version policy infx ships"
+        in notice
+    )
     assert "copy that file to configs/components.yaml" in hint and verdict == "configs are valid"
 
 
@@ -67,16 +70,19 @@ def test_github_format_annotates_and_caps_at_ten(tmp_path):
     assert "::notice title=infx::12 errors in all" in done.stdout
 
 
-@pytest.mark.parametrize("text, rule", [
-    ("a: [1, 2\n", "yaml-syntax"),
-    ("a:\n\tb: 1\n", "yaml-syntax"),
-    ("a: 1\na: 2\n", "yaml-duplicate-key"),
-    ("", "file-empty"),
-    ("- a\n- b\n", "file-not-mapping"),
-    ("k:\n  image: 3\n", "wrong-type"),
-    ("k:\n  imgae: x\n", "unknown-key"),
-    ("k: just a string\n", "wrong-type"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("a: [1, 2\n", "yaml-syntax"),
+        ("a:\n\tb: 1\n", "yaml-syntax"),
+        ("a: 1\na: 2\n", "yaml-duplicate-key"),
+        ("", "file-empty"),
+        ("- a\n- b\n", "file-not-mapping"),
+        ("k:\n  image: 3\n", "wrong-type"),
+        ("k:\n  imgae: x\n", "unknown-key"),
+        ("k: just a string\n", "wrong-type"),
+    ],
+)
 def test_bad_input_is_a_located_diagnostic_not_a_traceback(tmp_path, text, rule):
     path = tmp_path / "bad-master.yaml"
     path.write_text(text)

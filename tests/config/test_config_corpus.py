@@ -43,7 +43,9 @@ def test_corpus_reports_only_its_known_defects(corpus):
     unknown_runners = {d.message.split("'")[1] for d in errors if d.rule == "runner-unknown"}
     assert unknown_runners == set(MISSING_RUNNER_LABELS)
     assert {d.rule for d in report.diagnostics if not d.is_error} == {
-        "aggregated-point-in-disagg", "components-default"}
+        "aggregated-point-in-disagg",
+        "components-default",
+    }
     assert sum(d.rule == "components-default" for d in report.diagnostics) == 1  # said once
 
 
@@ -60,7 +62,9 @@ def test_patched_corpus_validates_with_warnings_only_and_normalises(corpus, tmp_
                 if entry["multinode"] and not entry.get("disagg"):
                     raw_aggregated += is_aggregated(raw)
                     if "prefill" in raw:
-                        assert (item["prefill"], item["decode"]) == (raw["prefill"], raw["decode"]), key  # kept as written
+                        assert (item["prefill"], item["decode"]) == (raw["prefill"], raw["decode"]), (
+                            key
+                        )  # kept as written
     assert normalised_workers == 0
     # The reference main's aggregated spelling (prefill + decode num-worker 0): read as it is, no warning.
     assert raw_aggregated == 57 and not [d for d in report.diagnostics if "aggregated spelling" in d.message]
@@ -109,18 +113,20 @@ def test_validate_command_on_the_corpus_exits_0_with_warnings_only(corpus, tmp_p
     import json
 
     root = patched_corpus(corpus, tmp_path)
-    done = run_cli("config", "validate", "--format", "json", cwd=root, env={"INFX_CACHE_DIR": str(tmp_path / "cache")}, timeout=120)
+    done = run_cli(
+        "config", "validate", "--format", "json", cwd=root, env={"INFX_CACHE_DIR": str(tmp_path / "cache")}, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert body["ok"] is True
     severities = {(d["rule"], d["severity"]) for d in body["diagnostics"]}
-    assert severities == {("aggregated-point-in-disagg", "warning"),
-                          ("components-default", "notice")}
+    assert severities == {("aggregated-point-in-disagg", "warning"), ("components-default", "notice")}
 
 
 def test_without_warnings_a_valid_set_skips_them_and_an_invalid_one_reports_them_all(corpus, tmp_path):
     """`infx matrix` loads with warnings=False: it shows diagnostics only for an invalid set,
     and then the same ones `infx config validate` finds, warnings included."""
+
     def load(configs: Path, warnings: bool):
         return load_config_set(sorted(configs.glob("*-master.yaml")), configs / "runners.yaml", warnings=warnings)
 

@@ -25,27 +25,58 @@ def _data(path: Path):
     return doc.data
 
 
-SEEDS = [entry for path in [*sorted((FIXTURES / "positive").glob("*.yaml")), REPO / "configs" / "nvidia-master.yaml"]
-         for entry in _data(path).values()]
+SEEDS = [
+    entry
+    for path in [*sorted((FIXTURES / "positive").glob("*.yaml")), REPO / "configs" / "nvidia-master.yaml"]
+    for entry in _data(path).values()
+]
 RUNNERS = _data(FIXTURES / "runners.yaml")
 COMPONENTS = _data(SHIPPED_COMPONENTS)
 SCHEMA = load_schema("master")
-ENTRY_VALIDATOR = Draft202012Validator({"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/entry"})
+ENTRY_VALIDATOR = Draft202012Validator(
+    {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/entry"}
+)
 
 
-KEYS = st.one_of(st.sampled_from(sorted(field_names(SCHEMA)) + ["duration", "conc_list"]), st.text(max_size=8), st.integers(-2, 2))
+KEYS = st.one_of(
+    st.sampled_from(sorted(field_names(SCHEMA)) + ["duration", "conc_list"]), st.text(max_size=8), st.integers(-2, 2)
+)
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 20), st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from(["none", "dram", "nvme", "mtp", "mooncake", "hicache", "image:x/y:1", "cluster:gb300-nv", "b200", "A=1", ""]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        ["none", "dram", "nvme", "mtp", "mooncake", "hicache", "image:x/y:1", "cluster:gb300-nv", "b200", "A=1", ""]
+    ),
     st.text(max_size=6),
 )
 SAME_TYPE = {
     bool: st.booleans(),
     int: st.integers(0, 20),
     float: st.floats(0, 1.5),
-    str: st.sampled_from(["none", "dram", "nvme", "mtp", "mooncake", "lmcache", "hicache", "image:x/y:1", "cluster:gb300-nv", "b200", "gb300-nv", "v1.2"]),
+    str: st.sampled_from(
+        [
+            "none",
+            "dram",
+            "nvme",
+            "mtp",
+            "mooncake",
+            "lmcache",
+            "hicache",
+            "image:x/y:1",
+            "cluster:gb300-nv",
+            "b200",
+            "gb300-nv",
+            "v1.2",
+        ]
+    ),
 }
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)), max_leaves=6)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 def _containers(node, path=()):
@@ -87,8 +118,12 @@ def mutated_entries(draw):
 @given(entry=mutated_entries(), key=st.one_of(st.sampled_from(["k", "k*", "dsv4-x"]), st.integers(0, 3)))
 def test_mutations_give_diagnostics_never_exceptions(entry, key):
     doc = Document("m.yaml", {key: entry}, {})
-    config_set = ConfigSet(runners=RUNNERS, components=COMPONENTS, runners_doc=Document("r.yaml", RUNNERS),
-                           components_doc=Document("c.yaml", COMPONENTS))
+    config_set = ConfigSet(
+        runners=RUNNERS,
+        components=COMPONENTS,
+        runners_doc=Document("r.yaml", RUNNERS),
+        components_doc=Document("c.yaml", COMPONENTS),
+    )
     config_set.sources[key] = doc
     config_set.raw_entries[key] = entry
     diagnostics = validate_config_set(config_set)

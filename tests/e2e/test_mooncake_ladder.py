@@ -56,14 +56,18 @@ def commit_last_edit(repo: Path, path: str, old: str, new: str) -> None:
 
 
 def test_pr_gate_accepts_the_change(change: Path, repo_root: Path):
-    done = run_cli("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change)
+    done = run_cli(
+        "changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"config key '{AGG}' is deleted in this change" in done.stdout + done.stderr  # a warning, not swept
 
 
 def test_placeholder_link_is_rejected_with_the_line_to_write(change: Path, repo_root: Path):
     commit_last_edit(change, "perf-changelog.yaml", "/pull/XXX\n", "/pull/PLACEHOLDER\n")
-    done = run_cli("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change)
+    done = run_cli(
+        "changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), cwd=change
+    )
     assert done.returncode == 1
     out = done.stdout + done.stderr
     assert "PLACEHOLDER" in out
@@ -75,7 +79,9 @@ def test_push_run_warns_about_xxx_until_fixed(change: Path, repo_root: Path):
     """On main the merge has happened: a placeholder link is a warning (the sweep runs) until fixed."""
     push = ("changelog", "validate", "--base-ref", "base", "--head-ref", "HEAD")
     done = run_cli(*push, cwd=change)
-    assert done.returncode == 0 and "warning[pr-link]" in done.stdout + done.stderr and "XXX" in done.stdout + done.stderr
+    assert (
+        done.returncode == 0 and "warning[pr-link]" in done.stdout + done.stderr and "XXX" in done.stdout + done.stderr
+    )
     fixed = run_cli("changelog", "fix", "--pr-number", str(PR), "--base-ref", "base", cwd=change)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert (change / "perf-changelog.yaml").read_text().endswith(f"  pr-link: https://github.com/{SLUG}/pull/{PR}\n")
@@ -96,7 +102,9 @@ def test_unversioned_mooncake_backend_fails_config_validation(change: Path, repo
 
 
 def plan_rows(change: Path, repo_root: Path) -> list[dict]:
-    done = run_cli("plan", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), "--format", "json", cwd=change)
+    done = run_cli(
+        "plan", "--base-ref", "base", "--head-ref", "HEAD", "--pr-number", str(PR), "--format", "json", cwd=change
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     plan = json.loads(done.stdout)
     return [row for name, rows in plan["buckets"].items() for row in rows]
@@ -139,7 +147,7 @@ def test_store_without_rdma_devices_fails_before_any_side_effect(change: Path, r
     rows = [r for r in plan_rows(change, repo_root) if not r.get("eval-only")]
     recipe = change / RECIPE
     text = recipe.read_text()
-    marker = '    - name: mooncake-store-2\n'
+    marker = "    - name: mooncake-store-2\n"
     head, tail = text.split(marker)
     tail = tail.replace('        MOONCAKE_DEVICE: "mlx5_0,mlx5_1,mlx5_2,mlx5_3"\n', "", 1)
     recipe.write_text(head + marker + tail)

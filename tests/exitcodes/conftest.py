@@ -23,7 +23,9 @@ def bundled_template(tmp_path_factory) -> Path:
 def work(bundled_template, tmp_path) -> Path:
     """A clone of the bundled repository a test may change (origin/main is its base)."""
     clone = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(bundled_template / ".." / "origin"), str(clone)], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", str(bundled_template / ".." / "origin"), str(clone)], check=True, capture_output=True
+    )
     return clone
 
 
@@ -69,4 +71,3 @@ def unprivileged_prefix() -> list[str]:
     setpriv = shutil.which("setpriv")
     assert setpriv, "running as root needs setpriv (util-linux) to test unreadable files"
     return [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
-

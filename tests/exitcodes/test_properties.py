@@ -49,8 +49,15 @@ def properties(ci_examples: int):
     """Register ``check(fixtures..., data)`` as two tests: CI's (``ci_examples``, the same
     examples on every run, so a landing never depends on the draw) and the nightly one
     (NIGHTLY_FACTOR times as many, freshly drawn each time)."""
-    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                                         HealthCheck.data_too_large, HealthCheck.large_base_example])
+    common = dict(
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
+    )
 
     def decorate(check):
         CI_EXAMPLES[check.__name__] = ci_examples
@@ -87,7 +94,12 @@ def odd(tmp_path_factory) -> OddFiles:
         for name, options in (("read-only", "ro,size=1m"), ("full", "size=64k")):
             folder = files.folder / name
             folder.mkdir()
-            if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True).returncode == 0:
+            if (
+                subprocess.run(
+                    ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True
+                ).returncode
+                == 0
+            ):
                 mounts.append(folder)
                 if name == "full":
                     (folder / "existing.json").write_text("{}")
@@ -144,7 +156,11 @@ def _matrix(repo, odd, data):
     env = {}
     if fmt == "github":  # the files GitHub names, as odd as the runner makes them
         paths = st.one_of(odd.strategy(), st.just(str(repo / "outputs")))
-        env = {"GITHUB_OUTPUT": data.draw(paths), "GITHUB_STEP_SUMMARY": data.draw(paths), "RUNNER_TEMP": data.draw(paths)}
+        env = {
+            "GITHUB_OUTPUT": data.draw(paths),
+            "GITHUB_STEP_SUMMARY": data.draw(paths),
+            "RUNNER_TEMP": data.draw(paths),
+        }
     assert_contract(run_infx(argv, repo, env=env), argv)
 
 
@@ -155,8 +171,11 @@ def _config_side_files(repo, odd, data):
     which = data.draw(st.sampled_from(["--runners", "--components", "--config"]))
     path = data.draw(st.one_of(odd.strategy(), st.just("configs/hostile-side.yaml")))
     if path == "configs/hostile-side.yaml":
-        source = {"--runners": REPO / "configs" / "runners.yaml", "--components": REPO / "infx" / "config" / "components.yaml",
-                  "--config": REPO / "configs" / "nvidia-master.yaml"}[which]  # components: the shipped policy
+        source = {
+            "--runners": REPO / "configs" / "runners.yaml",
+            "--components": REPO / "infx" / "config" / "components.yaml",
+            "--config": REPO / "configs" / "nvidia-master.yaml",
+        }[which]  # components: the shipped policy
         document = yaml.safe_load(source.read_text())
         (repo / path).write_text(data.draw(yaml_text(document)), encoding="utf-8", errors="surrogatepass")
     command = data.draw(st.sampled_from([["config", "validate"], ["matrix"]]))
@@ -173,25 +192,59 @@ test_config_side_files, test_config_side_files_nightly = properties(60)(_config_
 def _entry_text(data) -> bytes:
     kind = data.draw(st.sampled_from(["yaml", "bytes"]))
     if kind == "bytes":
-        return data.draw(st.sampled_from([b"\t- x", b"\r\n- a\r\n", b"\x00", b"\xff\xfe", b"- config-keys: !!int ''\n",
-                                          b"- pr-link: XXX\n" * 3, b"\n\n\n", b"- " + b"[" * 5000]))
+        return data.draw(
+            st.sampled_from(
+                [
+                    b"\t- x",
+                    b"\r\n- a\r\n",
+                    b"\x00",
+                    b"\xff\xfe",
+                    b"- config-keys: !!int ''\n",
+                    b"- pr-link: XXX\n" * 3,
+                    b"\n\n\n",
+                    b"- " + b"[" * 5000,
+                ]
+            )
+        )
     return ("\n" + data.draw(yaml_text([APPENDED[0]]))).encode("utf-8", errors="surrogatepass")
 
 
 def _head_commit(repo: Path, content: bytes) -> str:
-    blob = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=content, capture_output=True, check=True).stdout.decode().strip()
+    blob = (
+        subprocess.run(
+            ["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=content, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
     index = repo / ".git" / "hostile-index"
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     subprocess.run(["git", "-C", str(repo), "read-tree", "origin/main"], env=env, check=True, capture_output=True)
-    subprocess.run(["git", "-C", str(repo), "update-index", "--add", "--cacheinfo", f"100644,{blob},{CHANGELOG}"], env=env, check=True)
-    tree = subprocess.run(["git", "-C", str(repo), "write-tree"], env=env, capture_output=True, check=True, text=True).stdout.strip()
+    subprocess.run(
+        ["git", "-C", str(repo), "update-index", "--add", "--cacheinfo", f"100644,{blob},{CHANGELOG}"],
+        env=env,
+        check=True,
+    )
+    tree = subprocess.run(
+        ["git", "-C", str(repo), "write-tree"], env=env, capture_output=True, check=True, text=True
+    ).stdout.strip()
     return git("commit-tree", tree, "-p", "origin/main", "-m", "hostile", cwd=repo)
 
 
 def _changelog_validate(repo, data):
     head = _head_commit(repo, BASE_CHANGELOG + _entry_text(data))
-    argv = ["changelog", "validate", "--base-ref", "origin/main", "--head-ref", head, "--repo", "acme/bench",
-            "--format", data.draw(st.sampled_from(["text", "json", "github"]))]
+    argv = [
+        "changelog",
+        "validate",
+        "--base-ref",
+        "origin/main",
+        "--head-ref",
+        head,
+        "--repo",
+        "acme/bench",
+        "--format",
+        data.draw(st.sampled_from(["text", "json", "github"])),
+    ]
     argv += data.draw(st.sampled_from([[], ["--pr-number", "7"], ["--trim-conc"], ["--evals-only", "--all-evals"]]))
     assert_contract(run_infx(argv, repo), argv)
 
@@ -202,7 +255,16 @@ test_changelog_validate, test_changelog_validate_nightly = properties(25)(_chang
 def _changelog_fix_and_plan(repo, data):
     changelog = repo / CHANGELOG
     changelog.write_bytes(BASE_CHANGELOG + _entry_text(data))
-    argv = ["changelog", "fix", "--pr-number", "7", "--repo", "acme/bench", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    argv = [
+        "changelog",
+        "fix",
+        "--pr-number",
+        "7",
+        "--repo",
+        "acme/bench",
+        "--format",
+        data.draw(st.sampled_from(["text", "json"])),
+    ]
     before = changelog.read_bytes()
     done = run_infx(argv, repo)
     assert_contract(done, argv)
@@ -232,7 +294,11 @@ def _launch_dry_run(repo, rows, data):
     point.write_text(text, encoding="utf-8", errors="surrogatepass")
     argv = ["launch", "--lane", "gb300-nv", "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
     # An environment variable is bytes: no NUL, and text that is not UTF-8 arrives as surrogate escapes.
-    env = {"POINT_JSON": text.replace("\x00", "").encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")} if where == "env" else {}
+    env = (
+        {"POINT_JSON": text.replace("\x00", "").encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")}
+        if where == "env"
+        else {}
+    )
     argv += [] if where == "env" else ["--point", str(point)]
     assert_contract(run_infx(argv, repo, env=env), argv)
     identify = ["github", "point-id", "--point", str(point)]
@@ -251,7 +317,16 @@ def _lane_profile(repo, rows, data):
     profile.write_text(data.draw(yaml_text(LANE)), encoding="utf-8", errors="surrogatepass")
     point = repo / "valid-point.json"
     point.write_text(json.dumps(data.draw(st.sampled_from([row for row in rows if row["runner"] == "gb300-nv"]))))
-    argv = ["launch", "--lane", str(profile), "--point", str(point), "--dry-run", "--format", data.draw(st.sampled_from(["text", "json"]))]
+    argv = [
+        "launch",
+        "--lane",
+        str(profile),
+        "--point",
+        str(point),
+        "--dry-run",
+        "--format",
+        data.draw(st.sampled_from(["text", "json"])),
+    ]
     assert_contract(run_infx(argv, repo), argv)
 
 
@@ -274,12 +349,21 @@ def _select_points(repo, rows, odd, data):
     plan = repo / "hostile-plan.json"
     plan.write_text(_plan_text(data, rows), encoding="utf-8", errors="surrogatepass")
     known = st.sampled_from([point_id(r) for r in rows])
-    ids = data.draw(st.one_of(st.lists(known, min_size=1, max_size=3), st.lists(st.one_of(known, ARGV_TEXT), min_size=1, max_size=3)))
+    ids = data.draw(
+        st.one_of(
+            st.lists(known, min_size=1, max_size=3), st.lists(st.one_of(known, ARGV_TEXT), min_size=1, max_size=3)
+        )
+    )
     argv = ["github", "select-points", "--plan", str(plan), "--points", " ".join(ids)]
     fmt = data.draw(st.sampled_from(["json", "github"]))
     env = {}
     if fmt == "github":
-        argv += ["--format", "github", "--shard-dir", data.draw(st.one_of(odd.strategy(), st.just(str(repo / "shards"))))]
+        argv += [
+            "--format",
+            "github",
+            "--shard-dir",
+            data.draw(st.one_of(odd.strategy(), st.just(str(repo / "shards")))),
+        ]
         env = {"GITHUB_OUTPUT": data.draw(st.one_of(odd.strategy(), st.just(str(repo / "outputs"))))}
     if data.draw(st.booleans()):
         argv += ["--output", data.draw(st.one_of(odd.strategy(), st.just(str(repo / "selected.json"))))]
@@ -330,11 +414,26 @@ def _point_artifact(folder: Path, row: dict) -> dict[str, tuple[Path, dict]]:
         result = (folder / f"{name}_conc{conc}.json", {**AGGREGATE, **point_parallelism(row), "conc": conc})
     else:
         gpus = "gpus_24_ctx_8_gen_16" if "prefill" in row else f"gpus_{row.get('tp', 1)}"
-        result = (folder / f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_{gpus}.json",
-                  {**SA_BENCH, "max_concurrency": conc})
-    record = {"lane": "gb300-nv", "point-id": pid, "point": row, "srt-slurm": {"commit": "e4019633" + "0" * 32}, "result-key": RESULT_KEY,
-              "job-id": "77", "terminal-state": "COMPLETED", "exit-code": 0, "result-name": name, "results": [result[0].name],
-              "message": "job 77 completed", "run-id": 4242, "run-attempt": 1, "timings": {"finished": "2026-11-30T10:00:00+00:00"}}
+        result = (
+            folder / f"{name}_sa-bench_isl_{row.get('isl')}_osl_{row.get('osl')}_conc{conc}_{gpus}.json",
+            {**SA_BENCH, "max_concurrency": conc},
+        )
+    record = {
+        "lane": "gb300-nv",
+        "point-id": pid,
+        "point": row,
+        "srt-slurm": {"commit": "e4019633" + "0" * 32},
+        "result-key": RESULT_KEY,
+        "job-id": "77",
+        "terminal-state": "COMPLETED",
+        "exit-code": 0,
+        "result-name": name,
+        "results": [result[0].name],
+        "message": "job 77 completed",
+        "run-id": 4242,
+        "run-attempt": 1,
+        "timings": {"finished": "2026-11-30T10:00:00+00:00"},
+    }
     parts = {"record": (folder / f"{name}_launch.json", record), "result": result}
     if row.get("scenario-type") == "agentic-coding":
         (folder / "LOGS" / f"conc{conc}").mkdir(parents=True)
@@ -356,7 +455,10 @@ def _results_pipeline(repo, rows, odd, data):
 
     root = repo / "hostile-points"
     shutil.rmtree(root, ignore_errors=True)
-    chosen = [dict(row, conc=[concurrencies_of(row)[0]]) for row in data.draw(st.lists(st.sampled_from(rows), min_size=2, max_size=2))]
+    chosen = [
+        dict(row, conc=[concurrencies_of(row)[0]])
+        for row in data.draw(st.lists(st.sampled_from(rows), min_size=2, max_size=2))
+    ]
     hostile = _point_artifact(root / "downloaded" / "point-hostile", chosen[0])
     _point_artifact(root / "downloaded" / "point-good", chosen[1])
     part = data.draw(st.sampled_from(sorted(hostile)))
@@ -366,7 +468,9 @@ def _results_pipeline(repo, rows, odd, data):
     else:
         path.write_text(data.draw(result_json_text(document)), encoding="utf-8", errors="surrogatepass")
     results = root / "results.json"
-    argv = ["results", "collect", str(root / "downloaded"), "--output", str(results)] + data.draw(st.sampled_from([[], ["--exit-zero"]]))
+    argv = ["results", "collect", str(root / "downloaded"), "--output", str(results)] + data.draw(
+        st.sampled_from([[], ["--exit-zero"]])
+    )
     assert_contract(run_infx(argv, repo), argv)
     verdicts = {p["artifact"]: p for p in json.loads(results.read_text())["points"]}  # always written, every verdict
     assert sorted(verdicts) == ["point-good", "point-hostile"]
@@ -375,9 +479,21 @@ def _results_pipeline(repo, rows, odd, data):
         keyed = artifact.record is not None and artifact.record.result_key == RESULT_KEY
         judged = judge(root / "downloaded" / name, RESULT_KEY, chosen[0])
         assert (judged is None) == (verdict["status"] == "ok" and keyed), (name, verdict, judged)
-    for argv in (["results", "compare", "--head", str(results), "--baseline", str(results), "--format", "json", "--fail-on-regression"],
-                 ["results", "compare", "--head", str(root / "downloaded"), "--baseline", str(results)],
-                 ["results", "plot", str(results), "--baseline", str(root / "downloaded"), "--output", str(root / "charts")]):
+    for argv in (
+        [
+            "results",
+            "compare",
+            "--head",
+            str(results),
+            "--baseline",
+            str(results),
+            "--format",
+            "json",
+            "--fail-on-regression",
+        ],
+        ["results", "compare", "--head", str(root / "downloaded"), "--baseline", str(results)],
+        ["results", "plot", str(results), "--baseline", str(root / "downloaded"), "--output", str(root / "charts")],
+    ):
         done = run_infx(argv, repo)
         assert_contract(done, argv)
         assert done.code == 0, (argv, done.stderr[-2000:])
@@ -406,10 +522,23 @@ def _results_files(repo, rows, odd, data):
     if data.draw(st.integers(0, 3)) == 0:
         place_odd(hostile, data.draw(st.sampled_from(ODD_PLACEMENTS)), real)
     else:
-        hostile.write_text(data.draw(result_json_text(json.loads(real.read_text()))), encoding="utf-8", errors="surrogatepass")
-    for argv in (["results", "compare", "--head", str(real), "--baseline", str(hostile), "--format", data.draw(st.sampled_from(["json", "markdown"]))],
-                 ["results", "compare", "--head", str(hostile), "--baseline", str(real)],
-                 ["results", "plot", str(hostile), "--output", str(root / "charts")]):
+        hostile.write_text(
+            data.draw(result_json_text(json.loads(real.read_text()))), encoding="utf-8", errors="surrogatepass"
+        )
+    for argv in (
+        [
+            "results",
+            "compare",
+            "--head",
+            str(real),
+            "--baseline",
+            str(hostile),
+            "--format",
+            data.draw(st.sampled_from(["json", "markdown"])),
+        ],
+        ["results", "compare", "--head", str(hostile), "--baseline", str(real)],
+        ["results", "plot", str(hostile), "--output", str(root / "charts")],
+    ):
         assert_contract(run_infx(argv, repo), argv)
 
 
@@ -498,25 +627,38 @@ def world(repo, rows, tmp_path_factory):
 
 
 def _ids(world: World, *names: str) -> list[int]:
-    return [a["id"] for artifacts in world.server.state.artifacts.values() for a in artifacts
-            if any(a["name"].startswith(n) for n in names) and a["id"] in world.files]
+    return [
+        a["id"]
+        for artifacts in world.server.state.artifacts.values()
+        for a in artifacts
+        if any(a["name"].startswith(n) for n in names) and a["id"] in world.files
+    ]
 
 
 def test_the_github_world_reaches_every_call_when_nothing_is_hostile(repo, world):
     """Without a hostile answer each command goes all the way: so the properties below reach
     the listing, trust, downloads and extraction, the comment, the dispatch and the baseline."""
     world.reset()
-    done = run_infx(["plan", "--rows", str(world.plan_path), "--reuse-github", "--repo", "acme/bench", "--format", "json"],
-                    repo, env=world.env())
+    done = run_infx(
+        ["plan", "--rows", str(world.plan_path), "--reuse-github", "--repo", "acme/bench", "--format", "json"],
+        repo,
+        env=world.env(),
+    )
     assert done.code == 0 and len(json.loads(done.stdout)["reuse"]["reused"]) == len(world.rows), done.stderr
     assert world.server.state.count("GET", r"/blob-storage/.*") == len(world.rows)
-    report = run_infx(["github", "report", "--pr", "7", "--plan", str(world.plan_path), "--run-id", "4242", "--repo", "acme/bench"],
-                      repo, env=world.env())
+    report = run_infx(
+        ["github", "report", "--pr", "7", "--plan", str(world.plan_path), "--run-id", "4242", "--repo", "acme/bench"],
+        repo,
+        env=world.env(),
+    )
     assert report.code == 0 and len(world.server.state.comments[7]) == 1, report.stderr
     rerun = run_infx(["github", "rerun-failed", "--run-id", "4242", "--repo", "acme/bench"], repo, env=world.env())
     assert rerun.code == 0 and len(world.server.state.dispatches) == 1, rerun.stderr
-    compare = run_infx(["results", "compare", "--head", str(world.head), "--repo", "acme/bench", "--format", "json"],
-                       repo, env=world.env())
+    compare = run_infx(
+        ["results", "compare", "--head", str(world.head), "--repo", "acme/bench", "--format", "json"],
+        repo,
+        env=world.env(),
+    )
     assert compare.code == 0 and json.loads(compare.stdout)["baseline"]["runs"][0]["run-id"] == 4242, compare.stderr
 
 
@@ -566,8 +708,17 @@ test_baseline_lookup, test_baseline_lookup_nightly = properties(15)(_baseline_lo
 
 # Commands that reach only files (a real launch, lane check, and the GitHub verbs other than
 # the plan readers need a cluster or the API; their file-reading options are covered above).
-OFFLINE = [("config", "validate"), ("matrix",), ("changelog", "validate"), ("changelog", "fix"), ("plan",),
-           ("launch",), ("github", "select-points"), ("github", "point-id"), ("results", "check-evals")]
+OFFLINE = [
+    ("config", "validate"),
+    ("matrix",),
+    ("changelog", "validate"),
+    ("changelog", "fix"),
+    ("plan",),
+    ("launch",),
+    ("github", "select-points"),
+    ("github", "point-id"),
+    ("results", "check-evals"),
+]
 
 
 def _command(path: tuple[str, ...]) -> click.Command:
@@ -583,8 +734,11 @@ def _value(param: click.Parameter, odd: OddFiles):
     if isinstance(kind, click.Choice):
         return st.one_of(st.sampled_from(list(kind.choices)), ARGV_TEXT)
     if isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
-        return st.one_of(st.integers(-(2**70), 2**70).map(str), st.sampled_from(["", "0", "-1", "1e3", "nan", "inf", "0x10", "٣",
-                                                                                  "9" * 5000, " 4", "4 "]), ARGV_TEXT)
+        return st.one_of(
+            st.integers(-(2**70), 2**70).map(str),
+            st.sampled_from(["", "0", "-1", "1e3", "nan", "inf", "0x10", "٣", "9" * 5000, " 4", "4 "]),
+            ARGV_TEXT,
+        )
     if isinstance(kind, click.Path) or kind.name in ("file", "path", "directory"):
         return st.one_of(odd.strategy(), ARGV_TEXT)
     return ARGV_TEXT

@@ -42,7 +42,9 @@ def test_an_atomic_write_syncs_the_file_and_then_its_folder(tmp_path, monkeypatc
     assert synced == [(False, target.stat().st_ino), (True, tmp_path.stat().st_ino)]
 
 
-@pytest.mark.parametrize("interruption", [RuntimeError("bug"), Interrupted(signal.SIGTERM), KeyboardInterrupt(), OSError(28, "full")])
+@pytest.mark.parametrize(
+    "interruption", [RuntimeError("bug"), Interrupted(signal.SIGTERM), KeyboardInterrupt(), OSError(28, "full")]
+)
 def test_the_temporary_is_removed_on_every_exit_that_runs_code(tmp_path, interruption):
     target = tmp_path / "a.json"
     target.write_text("old")
@@ -53,18 +55,21 @@ def test_the_temporary_is_removed_on_every_exit_that_runs_code(tmp_path, interru
     assert target.read_text() == "old" and temporaries(tmp_path) == []
 
 
-WRITER = ("import sys, time\n"
-          "from infx import fsio, interrupts\n"
-          "interrupts.install()\n"
-          "with fsio.replacing(sys.argv[1]) as temporary:\n"
-          "    temporary.write_text('half')\n"
-          "    print(temporary, flush=True)\n"
-          "    time.sleep(60)\n")
+WRITER = (
+    "import sys, time\n"
+    "from infx import fsio, interrupts\n"
+    "interrupts.install()\n"
+    "with fsio.replacing(sys.argv[1]) as temporary:\n"
+    "    temporary.write_text('half')\n"
+    "    print(temporary, flush=True)\n"
+    "    time.sleep(60)\n"
+)
 
 
 def _writer_inside_replacing(target: Path) -> tuple[subprocess.Popen, Path]:
-    process = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], env=ENV, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target)], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     temporary = Path(process.stdout.readline().strip())
     assert temporary.is_file()
     return process, temporary
@@ -109,18 +114,22 @@ def test_sigkill_during_changelog_fix_leaves_no_temporary_after_the_next_run(wor
     (work / CHANGELOG).write_bytes((work / CHANGELOG).read_bytes() + appended_entry())
     # The real command, stopped at the point of its write by a breakpoint at the process boundary:
     # the syscall that syncs the temporary blocks on a FIFO nobody writes to.
-    stall = ("import os, sys\n"
-             "from infx import fsio\n"
-             "real = fsio._fsync_path\n"
-             "def stalled(path, directory=False):\n"
-             "    print('writing', flush=True)\n"
-             "    os.read(os.open(sys.argv[1], os.O_RDONLY), 1)\n"
-             "fsio._fsync_path = stalled\n"
-             "from infx.cli import main\n"
-             "main(['changelog', 'fix', '--pr-number', '7', '--repo', 'a/b'])\n")
+    stall = (
+        "import os, sys\n"
+        "from infx import fsio\n"
+        "real = fsio._fsync_path\n"
+        "def stalled(path, directory=False):\n"
+        "    print('writing', flush=True)\n"
+        "    os.read(os.open(sys.argv[1], os.O_RDONLY), 1)\n"
+        "fsio._fsync_path = stalled\n"
+        "from infx.cli import main\n"
+        "main(['changelog', 'fix', '--pr-number', '7', '--repo', 'a/b'])\n"
+    )
     gate = work.parent / "gate"
     os.mkfifo(gate)
-    process = subprocess.Popen([sys.executable, "-c", stall, str(gate)], cwd=work, env=ENV, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", stall, str(gate)], cwd=work, env=ENV, stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout.readline().strip() == "writing"
     left = temporaries(work)
     assert len(left) == 1 and left[0].startswith(f".{CHANGELOG}.{process.pid}.")
@@ -179,7 +188,12 @@ def test_every_output_refuses_what_is_not_a_regular_file(work, tmp_path, plan_fi
     os.mkfifo(fifo)
     folder = tmp_path / "folder"
     folder.mkdir()
-    for target, kind in (("/dev/full", "a character device"), ("/dev/null", "a character device"), (fifo, "a FIFO"), (folder, "a folder")):
+    for target, kind in (
+        ("/dev/full", "a character device"),
+        ("/dev/null", "a character device"),
+        (fifo, "a FIFO"),
+        (folder, "a folder"),
+    ):
         done = run_infx(_argv(template, target, plan_file), work)
         assert done.code == 2 and f"is {kind}, not a regular file" in done.stderr, done.stderr
     assert Path("/dev/full").is_char_device() and Path("/dev/null").is_char_device()
@@ -244,10 +258,20 @@ def test_github_outputs_that_are_a_fifo_or_a_device_are_refused_not_waited_on(wo
     os.mkfifo(fifo)
     outputs = tmp_path / "outputs"
     for target, kind in ((fifo, "a FIFO"), ("/dev/full", "a character device")):
-        env = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "RUNNER_TEMP": str(tmp_path),
-               variable: str(target)}
-        done = run_infx(["matrix", "--config", "configs/nvidia-master.yaml", "--format", "github"], work, env=env, timeout=20)
+        env = {
+            "GITHUB_OUTPUT": str(outputs),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "RUNNER_TEMP": str(tmp_path),
+            variable: str(target),
+        }
+        done = run_infx(
+            ["matrix", "--config", "configs/nvidia-master.yaml", "--format", "github"], work, env=env, timeout=20
+        )
         assert done.code == 2 and f"is {kind}, not a regular file" in done.stderr, done.stderr
-    env = {"GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "RUNNER_TEMP": str(tmp_path)}
+    env = {
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "RUNNER_TEMP": str(tmp_path),
+    }
     assert run_infx(["matrix", "--config", "configs/nvidia-master.yaml", "--format", "github"], work, env=env).code == 0
     assert "shards<<" in outputs.read_text() and (tmp_path / "summary.md").read_text()

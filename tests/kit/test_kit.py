@@ -30,8 +30,13 @@ PIN = "1.2.3"
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args], cwd=repo,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -78,18 +83,28 @@ def test_the_kit_workflows_are_infx_workflows_installing_the_pinned_release(benc
             for step in job.get("steps", []):
                 if "pip install" in step.get("run", ""):
                     installs += 1
-                    step["run"] = (step["run"].replace("-r requirements.lock", f"-r {LOCK_PATH}")
-                                   .replace("--no-deps .", f'--no-deps "infx=={PIN}"'))
+                    step["run"] = (
+                        step["run"]
+                        .replace("-r requirements.lock", f"-r {LOCK_PATH}")
+                        .replace("--no-deps .", f'--no-deps "infx=={PIN}"')
+                    )
         assert kit == original, name
-    assert installs == 7  # run-sweep's five jobs (setup, report-plan, lane-gate, results, report-results), run-point, pr-checks' validate
+    assert (
+        installs == 7
+    )  # run-sweep's five jobs (setup, report-plan, lane-gate, results, report-results), run-point, pr-checks' validate
     assert (bench / LOCK_PATH).read_bytes() == (REPO / "requirements.lock").read_bytes()
 
 
 def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
     first = run_cli("init", "--pin", PIN, cwd=bench)
     assert first.returncode == 0, first.stderr
-    expected = [f".github/workflows/{name}" for name in KIT_WORKFLOWS] + [LOCK_PATH, ACTIONLINT_PATH, "configs/infx.yaml",
-                                                                           "runners/my-lane.yaml", ".pre-commit-config.yaml"]
+    expected = [f".github/workflows/{name}" for name in KIT_WORKFLOWS] + [
+        LOCK_PATH,
+        ACTIONLINT_PATH,
+        "configs/infx.yaml",
+        "runners/my-lane.yaml",
+        ".pre-commit-config.yaml",
+    ]
     assert re.findall(r"(?m)^wrote +(\S+)$", first.stdout) == expected
     assert "Left to do:" in first.stdout and "infx repo check --repo acme/bench" in first.stdout
     assert "Optional: add the repository secret INFX_RUNNERS_TOKEN" in first.stdout
@@ -114,18 +129,31 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path):
     assert lane.read_text() == "lane: my-lane\n"
 
 
-@pytest.mark.parametrize("argv, message", [
-    ([], "infx 0.1.dev3+gabcdef0 is not a released version"),
-    (["--pin", "1.2.3; rm -rf /"], "is not a version"),
-    (["--pin", PIN, "--lane", "GB300 NV"], "is not a lane name"),
-    (["--pin", PIN, "no-such-folder"], "is not a folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "infx 0.1.dev3+gabcdef0 is not a released version"),
+        (["--pin", "1.2.3; rm -rf /"], "is not a version"),
+        (["--pin", PIN, "--lane", "GB300 NV"], "is not a lane name"),
+        (["--pin", PIN, "no-such-folder"], "is not a folder"),
+    ],
+)
 def test_init_refuses_what_it_cannot_install_and_writes_nothing(bench: Path, argv: list[str], message: str):
     before = sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts)
     # This infx as a development build (what a checkout without a release tag is) runs `infx init ARGV`.
-    done = subprocess.run([sys.executable, "-c", "import sys, infx; infx.__version__ = '0.1.dev3+gabcdef0'; "
-                           "from infx.cli import main; main(['init', *sys.argv[1:]])", *argv], cwd=bench, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, infx; infx.__version__ = '0.1.dev3+gabcdef0'; "
+            "from infx.cli import main; main(['init', *sys.argv[1:]])",
+            *argv,
+        ],
+        cwd=bench,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts) == before
 
@@ -139,11 +167,21 @@ def tool(name: str) -> str:
 
 def test_the_kit_passes_actionlint_and_zizmor_in_the_benchmark_repository(bench: Path):
     assert run_cli("init", "--pin", PIN, cwd=bench).returncode == 0
-    linted = subprocess.run([tool("actionlint"), "-no-color", "-oneline", "-shellcheck", shutil.which("shellcheck") or ""],
-                            cwd=bench, capture_output=True, text=True, timeout=120)
+    linted = subprocess.run(
+        [tool("actionlint"), "-no-color", "-oneline", "-shellcheck", shutil.which("shellcheck") or ""],
+        cwd=bench,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert linted.returncode == 0 and not linted.stdout.strip(), linted.stdout + linted.stderr
-    audited = subprocess.run([tool("zizmor"), "--offline", "--format", "json", "--no-progress", str(bench / ".github" / "workflows")],
-                             capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    audited = subprocess.run(
+        [tool("zizmor"), "--offline", "--format", "json", "--no-progress", str(bench / ".github" / "workflows")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert audited.returncode == 0 and audited.stdout.strip() == "[]", audited.stdout + audited.stderr
 
 
@@ -158,16 +196,26 @@ def test_the_lane_skeleton_marks_every_fact_to_fill_in(bench: Path):
     lines = text.splitlines()
     located = [int(m) for m in re.findall(r"runners/b300-nv\.yaml:(\d+):\d+: error", rejected.stderr)]
     assert len(located) >= 6 and all(FILL_IN in lines[number - 1] for number in located), rejected.stderr
-    facts = {"the Slurm partition the points run in": "batch", "GPUs per node, a number": "4",
-             "a Slurm time limit such as 4:00:00": '"4:00:00"', "a model-prefix of your master configs": "dsv4",
-             "its precision": "fp4", "the model alias the recipes name": "deepseek-v4-pro",
-             "absolute path of the weights on the cluster": "/models/DeepSeek-V4-Pro",
-             "the srt-slurm git repository URL": "https://github.com/NVIDIA/srt-slurm.git", "the tag or branch to use": "v1.0.25",
-             "the full 40-hex commit of that ref": "3435776cd6db4c14f8b771ff7a3976deb62fe133", "a route name": "sglang-fixed",
-             "fixed-seq-len or agentic-coding": "fixed-seq-len", "a framework of your master configs": "dynamo-sglang",
-             "the configs/runners.yaml labels of this lane's runners": "b300"}
-    filled = "".join(line if line.startswith("#") else re.sub(r'"<FILL IN: ([^>]*)>"', lambda m: facts[m.group(1)], line)
-                     for line in text.splitlines(keepends=True))
+    facts = {
+        "the Slurm partition the points run in": "batch",
+        "GPUs per node, a number": "4",
+        "a Slurm time limit such as 4:00:00": '"4:00:00"',
+        "a model-prefix of your master configs": "dsv4",
+        "its precision": "fp4",
+        "the model alias the recipes name": "deepseek-v4-pro",
+        "absolute path of the weights on the cluster": "/models/DeepSeek-V4-Pro",
+        "the srt-slurm git repository URL": "https://github.com/NVIDIA/srt-slurm.git",
+        "the tag or branch to use": "v1.0.25",
+        "the full 40-hex commit of that ref": "3435776cd6db4c14f8b771ff7a3976deb62fe133",
+        "a route name": "sglang-fixed",
+        "fixed-seq-len or agentic-coding": "fixed-seq-len",
+        "a framework of your master configs": "dynamo-sglang",
+        "the configs/runners.yaml labels of this lane's runners": "b300",
+    }
+    filled = "".join(
+        line if line.startswith("#") else re.sub(r'"<FILL IN: ([^>]*)>"', lambda m: facts[m.group(1)], line)
+        for line in text.splitlines(keepends=True)
+    )
     assert all(FILL_IN not in line for line in filled.splitlines() if not line.startswith("#"))
     lane.write_text(filled)
     accepted = run_cli("lane", "validate", "b300-nv", cwd=bench)
@@ -188,12 +236,19 @@ def test_without_a_github_remote_the_settings_say_what_to_fill_in(bench: Path):
     assert run_cli("config", "validate", cwd=bench).returncode == 0, "the settings file stays valid while unfilled"
 
 
-@pytest.mark.parametrize("url, slug", [
-    ("https://github.com/acme/bench.git", "acme/bench"), ("https://github.com/acme/bench", "acme/bench"),
-    ("git@github.com:acme/bench.git", "acme/bench"), ("ssh://git@github.com/acme/bench.git", "acme/bench"),
-    ("https://gitlab.com/acme/bench.git", None), ("https://github.com/acme", None), (None, None),
-    ("https://github.com/acme/bench;rm.git", None),
-])
+@pytest.mark.parametrize(
+    "url, slug",
+    [
+        ("https://github.com/acme/bench.git", "acme/bench"),
+        ("https://github.com/acme/bench", "acme/bench"),
+        ("git@github.com:acme/bench.git", "acme/bench"),
+        ("ssh://git@github.com/acme/bench.git", "acme/bench"),
+        ("https://gitlab.com/acme/bench.git", None),
+        ("https://github.com/acme", None),
+        (None, None),
+        ("https://github.com/acme/bench;rm.git", None),
+    ],
+)
 def test_the_repository_slug_comes_from_a_github_remote(url, slug):
     assert slug_from_remote(url) == slug
 

@@ -20,8 +20,13 @@ SLUG = "SemiAnalysisAI/InferenceX"  # the bundled changelog's pr-link repository
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args], cwd=repo,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) -> Path:
@@ -51,8 +56,15 @@ def clean_env() -> dict:
 def test_a_benchmark_repository_with_the_kit_runs_a_manual_sweep(tmp_path: Path):
     runtime = Runtime.read(runtime_file())
     repo = kit_repository(tmp_path, runtime)
-    run = Executor(repo, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"}, sha=git(repo, "rev-parse", "HEAD"),
-                   repository=SLUG, run_id=9500)
+    run = Executor(
+        repo,
+        tmp_path / "run",
+        "workflow_dispatch",
+        {"ref": "refs/heads/main"},
+        sha=git(repo, "rev-parse", "HEAD"),
+        repository=SLUG,
+        run_id=9500,
+    )
     results = run.run(inputs={"dry-run": True, "no-reuse": True, "config-keys": "dsv4-fp4-gb300-dynamo-sglang"})
     failed = "\n".join(f"== {job.path}\n{job.log[-2000:]}" for job in run.jobs if job.result == "failure")
     assert results["setup"] == "success" and results["sweep"] == "success", failed
@@ -80,12 +92,21 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     git(repo, "remote", "add", "local", str(bare))
     git(repo, "push", "-q", "-u", "local", "main")
-    hooks_env = {**env, "PRE_COMMIT_HOME": str(Path(os.environ["INFX_TEST_RUNNER_ROOT"]) / "pre-commit"),
-                 "PIP_FIND_LINKS": str(Path(runtime.wheel).parent)}
+    hooks_env = {
+        **env,
+        "PRE_COMMIT_HOME": str(Path(os.environ["INFX_TEST_RUNNER_ROOT"]) / "pre-commit"),
+        "PIP_FIND_LINKS": str(Path(runtime.wheel).parent),
+    }
 
     def pre_commit(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, capture_output=True, text=True,
-                              env=hooks_env, timeout=600)
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env=hooks_env,
+            timeout=600,
+        )
 
     assert pre_commit("validate-config").returncode == 0
     ran = pre_commit("run", "--all-files")
@@ -151,8 +172,10 @@ def github(monkeypatch):
         yield gh
 
 
-ENTRY = (f"\n- config-keys:\n    - {SWEPT_KEY}\n  scenario-type:\n    - fixed-seq-len\n  description:\n"
-         f"    - \"Sweep the GB300 vLLM points again.\"\n  pr-link: https://github.com/{SLUG}/pull/XXX\n")
+ENTRY = (
+    f"\n- config-keys:\n    - {SWEPT_KEY}\n  scenario-type:\n    - fixed-seq-len\n  description:\n"
+    f'    - "Sweep the GB300 vLLM points again."\n  pr-link: https://github.com/{SLUG}/pull/XXX\n'
+)
 
 
 def open_pull_request(repo: Path, gh) -> str:
@@ -168,14 +191,28 @@ def open_pull_request(repo: Path, gh) -> str:
 def consumer_pr_run(repo: Path, tmp: Path, gh, run_id: int, only: set[str] | None = None) -> Executor:
     event = pr_payload(repo, "labeled", ["sweep-enabled"], "sweep-enabled", number=CONSUMER_PR)
     gh.state.add_run(run_id, head_branch="pr", event="pull_request", head_sha=event["pull_request"]["head"]["sha"])
-    run = Executor(repo, tmp, "pull_request", event, sha=event["pull_request"]["head"]["sha"], ref=f"refs/pull/{CONSUMER_PR}/merge",
-                   repository=SLUG, run_id=run_id, github=gh, variables=DRY_RUN)
+    run = Executor(
+        repo,
+        tmp,
+        "pull_request",
+        event,
+        sha=event["pull_request"]["head"]["sha"],
+        ref=f"refs/pull/{CONSUMER_PR}/merge",
+        repository=SLUG,
+        run_id=run_id,
+        github=gh,
+        variables=DRY_RUN,
+    )
     run.results = run.run(only=only)
     return run
 
 
 def planned_rows(run: Executor) -> list[dict]:
-    return [row for rows in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values() for row in rows]
+    return [
+        row
+        for rows in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
+        for row in rows
+    ]
 
 
 def launched(run: Executor) -> list[dict]:
@@ -192,14 +229,20 @@ def test_a_consumer_repository_runs_a_pr_sweep_and_the_push_that_merges_it(consu
     assert pr.results["setup"] == "success" and pr.results["sweep"] == "success", _logs(pr)
     assert pr.results["report-plan"] == pr.results["report-results"] == "success", _logs(pr)
     rows = planned_rows(pr)
-    assert rows and {row["config-key"] for row in rows} == {SWEPT_KEY} and all(len(row["result-key"]) == 64 for row in rows)
+    assert (
+        rows
+        and {row["config-key"] for row in rows} == {SWEPT_KEY}
+        and all(len(row["result-key"]) == 64 for row in rows)
+    )
     assert sorted(map(point_id, launched(pr))) == sorted(map(point_id, rows))
     assert all(job.result == "success" for job in pr.jobs if job.path.endswith("/launch")), _logs(pr)
     comments = github.state.comments[CONSUMER_PR]
     assert len(comments) == 1 and f"✅ ok: **{len(rows)}**" in comments[0]["body"]
     # What a launching run of those points on the lane would have stored (the launch itself: tests/slurm).
     for row in rows:
-        github.state.add_artifact(5101, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5101))
+        github.state.add_artifact(
+            5101, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5101)
+        )
     # Squash-merged, the changelog's link naming the pull request.
     git(consumer, "checkout", "-q", "main")
     git(consumer, "merge", "-q", "--squash", "pr")
@@ -211,8 +254,17 @@ def test_a_consumer_repository_runs_a_pr_sweep_and_the_push_that_merges_it(consu
     github.state.merge_pull(CONSUMER_PR, merged, head_sha=head)
     github.state.add_run(5102, head_branch="main", event="push", head_sha=merged)
     event = {"ref": "refs/heads/main", "before": base, "after": merged, "head_commit": {"id": merged, "message": "m"}}
-    push = Executor(consumer, tmp_path / "push", "push", event, sha=merged, repository=SLUG, run_id=5102, github=github,
-                    variables=DRY_RUN)
+    push = Executor(
+        consumer,
+        tmp_path / "push",
+        "push",
+        event,
+        sha=merged,
+        repository=SLUG,
+        run_id=5102,
+        github=github,
+        variables=DRY_RUN,
+    )
     push.results = push.run()
     assert push.results["setup"] == "success", _logs(push)
     plan = json.loads((push.artifacts / "sweep-plan" / "plan.json").read_text())
@@ -220,9 +272,12 @@ def test_a_consumer_repository_runs_a_pr_sweep_and_the_push_that_merges_it(consu
     assert full >= len(rows) and {item["source-run"] for item in plan["reuse"]["reused"]} == {5101}, plan["reuse"]
     assert sorted(item["result-key"] for item in plan["reuse"]["reused"]) == sorted(row["result-key"] for row in rows)
     assert push.results["republish"] == "success", _logs(push)
-    assert sorted(a["name"] for a in github.state.artifacts[5102] if a["name"].startswith("point-")) == \
-        sorted(artifact_name(row) for row in rows)
-    assert sorted(map(point_id, launched(push))) == sorted(point_id(row) for rows_ in plan["buckets"].values() for row in rows_)
+    assert sorted(a["name"] for a in github.state.artifacts[5102] if a["name"].startswith("point-")) == sorted(
+        artifact_name(row) for row in rows
+    )
+    assert sorted(map(point_id, launched(push))) == sorted(
+        point_id(row) for rows_ in plan["buckets"].values() for row in rows_
+    )
 
 
 def test_a_consumer_setup_job_without_pull_requests_read_says_so(consumer: Path, tmp_path: Path, github):
@@ -240,14 +295,18 @@ def test_a_consumer_setup_job_without_pull_requests_read_says_so(consumer: Path,
     first = consumer_pr_run(consumer, tmp_path / "first", github, run_id=5202, only={"setup"})  # the planned rows
     rows = planned_rows(first)
     for row in rows:  # stored by an earlier trusted sweep of the PR's own head
-        github.state.add_artifact(5201, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5201))
+        github.state.add_artifact(
+            5201, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=5201)
+        )
     second = consumer_pr_run(consumer, tmp_path / "second", github, run_id=5203)
     setup = next(job for job in second.jobs if job.path == "setup")
     plan = json.loads((second.artifacts / "sweep-plan" / "plan.json").read_text())
     assert "pull-requests" not in setup.permissions and plan["reuse"]["reused"] == []
     assert sorted(map(point_id, launched(second))) == sorted(map(point_id, rows))
     why = "`pull-requests: read`"
-    assert why in plan["reuse"]["notice"] and "HTTP 403 Resource not accessible by integration" in plan["reuse"]["notice"]
+    assert (
+        why in plan["reuse"]["notice"] and "HTTP 403 Resource not accessible by integration" in plan["reuse"]["notice"]
+    )
     assert "title=plan-reuse-unavailable::" in setup.log and "No reuse" in setup.summary and why in setup.summary
     body = github.state.comments[CONSUMER_PR][0]["body"]
     assert "No reuse" in body and why in body
@@ -261,8 +320,15 @@ def test_failed_points_whose_naming_step_never_ran_keep_an_artifact_each(consume
     version = Runtime.read(runtime_file()).version
     workflow.write_text(workflow.read_text().replace(f'"infx=={version}"', '"infx==0.0.0"'))
     git(consumer, "commit", "-qam", "pin a release that does not exist in run-point")
-    run = Executor(consumer, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"},
-                   sha=git(consumer, "rev-parse", "HEAD"), repository=SLUG, run_id=9501)
+    run = Executor(
+        consumer,
+        tmp_path / "run",
+        "workflow_dispatch",
+        {"ref": "refs/heads/main"},
+        sha=git(consumer, "rev-parse", "HEAD"),
+        repository=SLUG,
+        run_id=9501,
+    )
     results = run.run(inputs={"dry-run": True, "no-reuse": True, "config-keys": SWEPT_KEY})
     assert results["setup"] == "success" and results["sweep"] == "failure", _logs(run)
     points = [job for job in run.jobs if job.path.endswith("/launch")]
@@ -279,10 +345,18 @@ def test_a_consumer_dispatch_of_all_1820_reference_points_passes_the_output_limi
     shard's `load` and matrix, and each point's run-point call with its point, every job's outputs
     within GitHub's 1 MB (UTF-16) and the run's within 50 MB. Each point's own steps are not run
     here (the dry-run launches of the consumer's lane run above and in test_workflow_runs.py)."""
-    run = Executor(consumer, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"},
-                   sha=git(consumer, "rev-parse", "HEAD"), repository=SLUG, run_id=9502)
-    results = run.run(inputs={"dry-run": True, "no-reuse": True},
-                      only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"})
+    run = Executor(
+        consumer,
+        tmp_path / "run",
+        "workflow_dispatch",
+        {"ref": "refs/heads/main"},
+        sha=git(consumer, "rev-parse", "HEAD"),
+        repository=SLUG,
+        run_id=9502,
+    )
+    results = run.run(
+        inputs={"dry-run": True, "no-reuse": True}, only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"}
+    )
     assert results["setup"] == "success" and results["sweep"] == "success", _logs(run)
     assert not [job.path for job in run.jobs if job.result == "failure"]
     setup = run.find("setup")[0]
@@ -292,7 +366,9 @@ def test_a_consumer_dispatch_of_all_1820_reference_points_passes_the_output_limi
     loads = [job for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/load", job.path)]
     assert len([job for job in loads if job.result == "success"]) == sum(1 for s in shards if not s["output"])
     assert all(job.outputs_size <= JOB_OUTPUTS_LIMIT for job in run.jobs) and run.outputs_total <= RUN_OUTPUTS_LIMIT
-    points = [json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)]
+    points = [
+        json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)
+    ]
     assert len(points) == 1820 and len(set(map(point_id, points))) == 1820
     reference = json.loads(gzip.open(REFERENCE_ROWS).read())
     # What infx adds to the reference's row shape (the eval protocol: the consumer has an eval suite).

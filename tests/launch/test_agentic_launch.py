@@ -29,8 +29,19 @@ def planned_rows(tmp: Path, *labels: str) -> list[dict]:
     done = infx("matrix", "--format", "json", "--output", str(rows_file), root=REPO, cache=tmp / "cache")
     assert done.returncode == 0, done.stderr
     flags = [arg for label in labels for arg in ("--label", label)]
-    done = infx("plan", "--rows", str(rows_file), "--event", "workflow_dispatch", *flags, "--no-reuse", "--format", "json",
-                root=REPO, cache=tmp / "cache")
+    done = infx(
+        "plan",
+        "--rows",
+        str(rows_file),
+        "--event",
+        "workflow_dispatch",
+        *flags,
+        "--no-reuse",
+        "--format",
+        "json",
+        root=REPO,
+        cache=tmp / "cache",
+    )
     assert done.returncode == 0, done.stderr
     return [row for rows in json.loads(done.stdout)["buckets"].values() for row in rows]
 
@@ -47,7 +58,10 @@ def agentic_throughput(rows: list[dict]) -> list[dict]:
 
 
 def test_every_bundled_agentic_row_runs_the_fast_profile_only_under_agentx_fast(harness_repo, tmp_path):
-    fast_rows, normal_rows = agentic_throughput(planned_rows(tmp_path, "agentx-fast")), agentic_throughput(planned_rows(tmp_path))
+    fast_rows, normal_rows = (
+        agentic_throughput(planned_rows(tmp_path, "agentx-fast")),
+        agentic_throughput(planned_rows(tmp_path)),
+    )
     assert len(fast_rows) == len(normal_rows) == 21  # dynamo-vllm 10, dynamo-trt 6, the Mooncake ladder 5
     for fast_row, normal_row in zip(fast_rows, normal_rows):
         code, fast = dry_run(fast_row, harness_repo, tmp_path)
@@ -61,17 +75,26 @@ def test_every_bundled_agentic_row_runs_the_fast_profile_only_under_agentx_fast(
         assert code == 0, normal
         env = normal["recipe"]["benchmark"]["env"]
         assert env["DURATION"] == "3600" and "AIPERF_WARMUP_REQUESTS_PER_LANE" not in env, normal_row["config-key"]
-        assert normal["result-key"] != fast["result-key"] and normal["resolved-recipe-sha256"] != fast["resolved-recipe-sha256"]
+        assert (
+            normal["result-key"] != fast["result-key"]
+            and normal["resolved-recipe-sha256"] != fast["resolved-recipe-sha256"]
+        )
 
 
 def test_this_repository_refuses_its_agentic_points_at_the_recipes_command(tmp_path):
     """It ships no AgentX harness: the dry run says so at the line of the recipe's command, and writes nothing."""
-    [row] = [r for r in agentic_throughput(planned_rows(tmp_path, "agentx-fast"))
-             if r["config-key"] == "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"][:1]
+    [row] = [
+        r
+        for r in agentic_throughput(planned_rows(tmp_path, "agentx-fast"))
+        if r["config-key"] == "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
+    ][:1]
     code, body = dry_run(row, REPO, tmp_path)
     assert code == 1 and body["ok"] is False
     [diag] = body["diagnostics"]
-    assert diag["rule"] == "agentic-harness-missing" and "has no file benchmarks/multi_node/agentic_srt.sh" in diag["message"]
+    assert (
+        diag["rule"] == "agentic-harness-missing"
+        and "has no file benchmarks/multi_node/agentic_srt.sh" in diag["message"]
+    )
     line = (REPO / diag["file"]).read_text().splitlines()[diag["line"] - 1]
     assert line.strip() == "command: bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh"
     assert not (REPO / ".infx-launch").exists() and not list((tmp_path / "cache").glob("dry-runs"))
@@ -103,15 +126,25 @@ def test_the_point_replaces_the_profile_and_fills_in_only_the_identity_the_recip
     code, body = plan(ws, point(agentic=True, conc=(4, 8), duration=1200, **{"warmup-requests-per-lane": 1}))
     assert code == 0, body
     assert body["recipe"]["benchmark"]["env"] == {
-        "MODEL": "served-name", "DURATION": "1200", "CONC": "4", "RESULT_DIR": "/logs/agentic",
-        "AIPERF_WARMUP_REQUESTS_PER_LANE": "1", "CONC_LIST": "4 8", "MODEL_PREFIX": "dsv4", "FRAMEWORK": "dynamo-sglang",
-        "PRECISION": "fp4"}
+        "MODEL": "served-name",
+        "DURATION": "1200",
+        "CONC": "4",
+        "RESULT_DIR": "/logs/agentic",
+        "AIPERF_WARMUP_REQUESTS_PER_LANE": "1",
+        "CONC_LIST": "4 8",
+        "MODEL_PREFIX": "dsv4",
+        "FRAMEWORK": "dynamo-sglang",
+        "PRECISION": "fp4",
+    }
     assert body["agentic"]["replaces"] == ["DURATION", "AIPERF_WARMUP_REQUESTS_PER_LANE", "CONC", "CONC_LIST"]
     assert "MODEL" not in body["agentic"]["benchmark-env"]  # the recipe's served name stays
     # the recipe file itself is untouched, and planning it again gives the same recipe
     source = yaml.safe_load((ws.root / "benchmarks/multi_node/srt-slurm-recipes/test/recipe.yaml").read_text())
     assert source["benchmark"]["env"]["DURATION"] == "3600"
-    assert plan(ws, point(agentic=True, conc=(4, 8), duration=1200, **{"warmup-requests-per-lane": 1}))[1]["recipe"] == body["recipe"]
+    assert (
+        plan(ws, point(agentic=True, conc=(4, 8), duration=1200, **{"warmup-requests-per-lane": 1}))[1]["recipe"]
+        == body["recipe"]
+    )
 
 
 def test_a_fixed_seq_len_or_eval_only_point_gets_no_agentic_profile(ws):
@@ -121,17 +154,32 @@ def test_a_fixed_seq_len_or_eval_only_point_gets_no_agentic_profile(ws):
     assert body["environment"]["INFMAX_WORKSPACE"] == "<output dir>"
 
 
-@pytest.mark.parametrize("recipe, where, says", [
-    (v1_recipe(command="true", benchmark={"type": "sa-bench", "isl": 8, "osl": 8}), ("benchmark", "type"),
-     "benchmark.type 'sa-bench'"),
-    ({**v1_recipe(), "benchmark": None}, (), "no benchmark block"),
-    (agentic_recipe(AIPERF_EXPERIMENTAL_FAST="1"), ("benchmark", "env", "AIPERF_EXPERIMENTAL_FAST"),
-     "replace the point's duration and warm-up"),
-    ({**v1_recipe(), "benchmark": {"type": "custom", "command": "bash /x.sh", "env": ["DURATION=1"]}}, ("benchmark", "env"),
-     "not a mapping"),
-    ({**v1_recipe(), "benchmark": {"type": "custom", "command": "bash '/infmax-workspace/x.sh"}}, ("benchmark", "command"),
-     "cannot be read as shell words"),
-])
+@pytest.mark.parametrize(
+    "recipe, where, says",
+    [
+        (
+            v1_recipe(command="true", benchmark={"type": "sa-bench", "isl": 8, "osl": 8}),
+            ("benchmark", "type"),
+            "benchmark.type 'sa-bench'",
+        ),
+        ({**v1_recipe(), "benchmark": None}, (), "no benchmark block"),
+        (
+            agentic_recipe(AIPERF_EXPERIMENTAL_FAST="1"),
+            ("benchmark", "env", "AIPERF_EXPERIMENTAL_FAST"),
+            "replace the point's duration and warm-up",
+        ),
+        (
+            {**v1_recipe(), "benchmark": {"type": "custom", "command": "bash /x.sh", "env": ["DURATION=1"]}},
+            ("benchmark", "env"),
+            "not a mapping",
+        ),
+        (
+            {**v1_recipe(), "benchmark": {"type": "custom", "command": "bash '/infmax-workspace/x.sh"}},
+            ("benchmark", "command"),
+            "cannot be read as shell words",
+        ),
+    ],
+)
 def test_a_recipe_that_cannot_take_the_profile_is_refused_at_its_key(ws, recipe, where, says):
     ws.recipe("recipe.yaml", recipe)
     code, body = plan(ws, point(agentic=True))
@@ -143,12 +191,19 @@ def test_a_recipe_that_cannot_take_the_profile_is_refused_at_its_key(ws, recipe,
     assert key is None or text[diag["line"] - 1].strip().startswith(f"{key}:"), (diag, text)
 
 
-@pytest.mark.parametrize("command, setup, says", [
-    ("bash /infmax-workspace/benchmarks/multi_node/missing.sh", None, "has no file benchmarks/multi_node/missing.sh"),
-    ("bash /infmax-workspace/../etc/passwd", None, ".."),
-    (f"bash /infmax-workspace/{HARNESS}", "outside", "outside"),  # the harness is a link out of the checkout
-    (f"bash /infmax-workspace/{HARNESS}", "folder", f"has no file {HARNESS}"),
-])
+@pytest.mark.parametrize(
+    "command, setup, says",
+    [
+        (
+            "bash /infmax-workspace/benchmarks/multi_node/missing.sh",
+            None,
+            "has no file benchmarks/multi_node/missing.sh",
+        ),
+        ("bash /infmax-workspace/../etc/passwd", None, ".."),
+        (f"bash /infmax-workspace/{HARNESS}", "outside", "outside"),  # the harness is a link out of the checkout
+        (f"bash /infmax-workspace/{HARNESS}", "folder", f"has no file {HARNESS}"),
+    ],
+)
 def test_a_harness_the_checkout_does_not_hold_is_refused(ws, tmp_path, command, setup, says):
     target = ws.root / HARNESS
     if setup == "outside":
@@ -166,20 +221,23 @@ def test_a_harness_the_checkout_does_not_hold_is_refused(ws, tmp_path, command, 
     assert (ws.root / diag["file"]).read_text().splitlines()[diag["line"] - 1].strip().startswith("command:")
 
 
-@pytest.mark.parametrize("fields, field, says", [
-    ({"duration": 0}, "duration", "duration is 0"),
-    ({"warmup-requests-per-lane": 0}, "warmup-requests-per-lane", "warmup-requests-per-lane is 0"),
-    ({"conc": [4, 0]}, "conc", "conc is [4, 0]"),
-    ({"conc": []}, "conc", "conc is []"),
-    ({"duration": 2 ** 63 - 1, "conc": [2 ** 63 - 1]}, None, None),  # within the point's limits: taken as it is
-    ({"model": "a model; rm -rf /"}, "model", "model (MODEL)"),
-])
+@pytest.mark.parametrize(
+    "fields, field, says",
+    [
+        ({"duration": 0}, "duration", "duration is 0"),
+        ({"warmup-requests-per-lane": 0}, "warmup-requests-per-lane", "warmup-requests-per-lane is 0"),
+        ({"conc": [4, 0]}, "conc", "conc is [4, 0]"),
+        ({"conc": []}, "conc", "conc is []"),
+        ({"duration": 2**63 - 1, "conc": [2**63 - 1]}, None, None),  # within the point's limits: taken as it is
+        ({"model": "a model; rm -rf /"}, "model", "model (MODEL)"),
+    ],
+)
 def test_a_point_value_the_benchmark_cannot_take_is_refused_at_its_field(ws, fields, field, says):
     ws.recipe("recipe.yaml", agentic_recipe())
     path = ws.point(point(agentic=True, **fields))
     code, body = ws.dry_run(path)
     if field is None:
-        assert code == 0 and body["recipe"]["benchmark"]["env"]["DURATION"] == str(2 ** 63 - 1), body
+        assert code == 0 and body["recipe"]["benchmark"]["env"]["DURATION"] == str(2**63 - 1), body
         return
     assert code == 1, body
     [diag] = body["diagnostics"]
@@ -230,8 +288,10 @@ def test_aggregates_move_from_the_checkout_into_the_output_and_nothing_else_is_f
     skipped = agentic.stage_aggregates(workspace, out, "RF", [4, 8, 16, 32])
     assert (out / "RF_conc4.json").read_text() == '{"conc": 4}' and not (workspace / "RF_conc4.json").exists()
     assert sorted(p.name for p in out.iterdir()) == ["RF_conc4.json"]  # the link and the FIFO stay where they are
-    assert skipped == ["RF_conc8.json: not a regular file in the workspace, not followed or staged",
-                       "RF_conc16.json: not a regular file in the workspace, not followed or staged"]
+    assert skipped == [
+        "RF_conc8.json: not a regular file in the workspace, not followed or staged",
+        "RF_conc16.json: not a regular file in the workspace, not followed or staged",
+    ]
     assert (workspace / "other_conc4.json").exists()  # only this point's files are touched
 
 
@@ -242,9 +302,13 @@ def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged
     (workspace / "RF_conc4.json").write_text("stale")
     (workspace / "RF_conc8.json").symlink_to(secret)
     removed = agentic.clear_stale(workspace, out, "RF", [4, 8, 16])
-    assert sorted(p.name for p in workspace.iterdir()) == [] and secret.read_text() == "a file of the runner host"  # a link is removed, not its target
-    assert removed == ["RF_conc4.json: an earlier launch's aggregate, removed from the workspace before submission",
-                       "RF_conc8.json: an earlier launch's aggregate, removed from the workspace before submission"]
+    assert (
+        sorted(p.name for p in workspace.iterdir()) == [] and secret.read_text() == "a file of the runner host"
+    )  # a link is removed, not its target
+    assert removed == [
+        "RF_conc4.json: an earlier launch's aggregate, removed from the workspace before submission",
+        "RF_conc8.json: an earlier launch's aggregate, removed from the workspace before submission",
+    ]
     assert agentic.stage_aggregates(workspace, out, "RF", [4, 8, 16]) == [] and list(out.iterdir()) == []
     (out / "RF_conc4.json").write_text("the output dir is the workspace")  # --output-dir at the checkout itself
     assert agentic.clear_stale(out, out, "RF", [4]) == [] and agentic.stage_aggregates(out, out, "RF", [4]) == []
@@ -253,9 +317,14 @@ def test_an_earlier_launch_s_aggregate_is_removed_before_submission_never_staged
 
 def test_the_text_dry_run_says_the_profile_and_the_harness(ws):
     ws.recipe("recipe.yaml", agentic_recipe(MODEL="served-name"))
-    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point(agentic=True, duration=1200,
-                                                                                   **{"warmup-requests-per-lane": 1}))),
-                   "--dry-run")
+    done = ws.infx(
+        "launch",
+        "--lane",
+        "testlane",
+        "--point",
+        str(ws.point(point(agentic=True, duration=1200, **{"warmup-requests-per-lane": 1}))),
+        "--dry-run",
+    )
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if line.startswith("agentic ")]
     assert "DURATION=1200 AIPERF_WARMUP_REQUESTS_PER_LANE=1 CONC=4 CONC_LIST=4" in line

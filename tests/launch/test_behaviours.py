@@ -36,7 +36,12 @@ def test_sglang_agentic_needs_only_srt_slurm(harness_repo, lane, points):
     assert plan.route.name == "sglang-dsv4-agentic" and plan.pin.commit == SA_SCHEMA2_PIN
     assert plan.route.overlays == (("sglang/deepseek-v4/agentic", "recipes/sglang/deepseek-v4/agentic"),)
     assert plan.sources == []  # no engine fork, no setup script
-    assert plan.argv()[-2:] == [plan.tags, "--no-preflight"] and plan.tags.split(",")[:4] == ["gb300-nv", "dsv4", "fp4", "0x0"]
+    assert plan.argv()[-2:] == [plan.tags, "--no-preflight"] and plan.tags.split(",")[:4] == [
+        "gb300-nv",
+        "dsv4",
+        "fp4",
+        "0x0",
+    ]
 
 
 def test_a_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, points):
@@ -52,7 +57,9 @@ def test_a_power_recipe_routes_to_the_pinned_producer(harness_repo, lane, points
 def test_trt_agentic_takes_its_route_and_model_alias(harness_repo, lane, points):
     plan = plan_for(harness_repo, lane, points, "dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp")
     assert plan.route.name == "trt-dsv4-agentic" and plan.time_limit == "8:00:00" and plan.pin.ref == "v1.0.50"
-    assert plan.cluster_config("/c", "/s")["model_paths"] == {"deepseek-ai/DeepSeek-V4-Pro": "/scratch/models/DeepSeek-V4-Pro"}
+    assert plan.cluster_config("/c", "/s")["model_paths"] == {
+        "deepseek-ai/DeepSeek-V4-Pro": "/scratch/models/DeepSeek-V4-Pro"
+    }
     vllm = plan_for(harness_repo, lane, points, "agg-gb300-tp8-mtp-agentic")
     assert vllm.route.name == "vllm-agentic" and vllm.time_limit == "4:00:00" and vllm.pin.ref == "v1.0.36"
 
@@ -83,12 +90,18 @@ def test_fixed_seq_results_are_renamed(tmp_path):
     (logs / "sa-bench_isl_8192_osl_1024").mkdir(parents=True)
     (logs / "unrelated").mkdir()
     out.mkdir()
-    for name in ("results_concurrency_1024_gpus_20_ctx_4_gen_16.json", "results_concurrency_4_gpus_4.json", "other.json"):
+    for name in (
+        "results_concurrency_1024_gpus_20_ctx_4_gen_16.json",
+        "results_concurrency_4_gpus_4.json",
+        "other.json",
+    ):
         (logs / "sa-bench_isl_8192_osl_1024" / name).write_text("{}")
     (logs / "unrelated" / "results_concurrency_1_gpus_1.json").write_text("{}")
     staged, skipped = staging.stage_fixed_seq(logs, out, "RF")
-    assert sorted(p.name for p in staged) == ["RF_sa-bench_isl_8192_osl_1024_conc1024_gpus_20_ctx_4_gen_16.json",
-                                              "RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json"]
+    assert sorted(p.name for p in staged) == [
+        "RF_sa-bench_isl_8192_osl_1024_conc1024_gpus_20_ctx_4_gen_16.json",
+        "RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json",
+    ]
     assert skipped == []
     # Nothing staged is no error here: the artifact's verdict says which concurrency has no result.
     assert staging.stage_fixed_seq(tmp_path / "empty", out, "RF") == ([], [])
@@ -101,17 +114,20 @@ def test_agentic_results_are_the_aggregates_with_successful_requests(tmp_path):
     assert staging.check_agentic(tmp_path, "RF", [16]) == []  # the verdict names the missing concurrency
 
 
-@pytest.mark.parametrize("recipe, nodes", [
-    ("recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp-kvoffload.yaml", 2),
-    ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p1d-dep8-tp4-c80-mtp-kvoffload.yaml", 4),
-    ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p4d-dep8-dep16-c256-mtp-kvoffload.yaml", 7),
-    ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-4p4d-dep8-dep16-c512-mtp-kvoffload.yaml", 9),
-    ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-6p4d-dep8-dep16-c768-mtp-kvoffload.yaml", 11),
-    ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-12p4d-dep8-dep16-c1536-mtp-kvoffload.yaml", 17),
-    ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-tp4-tp4-2-c1.yaml", 2),
-    ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-dep4-dep16-5-c1024.yaml", 5),
-    ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-15p1d-dep4-dep12-18-c12000.yaml", 18),
-])
+@pytest.mark.parametrize(
+    "recipe, nodes",
+    [
+        ("recipes/sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp-kvoffload.yaml", 2),
+        ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p1d-dep8-tp4-c80-mtp-kvoffload.yaml", 4),
+        ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-2p4d-dep8-dep16-c256-mtp-kvoffload.yaml", 7),
+        ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-4p4d-dep8-dep16-c512-mtp-kvoffload.yaml", 9),
+        ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-6p4d-dep8-dep16-c768-mtp-kvoffload.yaml", 11),
+        ("recipes/sglang/deepseek-v4/agentic/disagg-gb300-12p4d-dep8-dep16-c1536-mtp-kvoffload.yaml", 17),
+        ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-tp4-tp4-2-c1.yaml", 2),
+        ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-1p1d-dep4-dep16-5-c1024.yaml", 5),
+        ("recipes/sglang/deepseek-v4/8k1k/disagg-gb300-15p1d-dep4-dep12-18-c12000.yaml", 18),
+    ],
+)
 def test_the_node_count_of_the_corpus_recipes(recipe, nodes, corpus):
     _, flat = load_recipe(RecipeRef.parse(recipe), corpus)
     assert recipe_node_count(flat) == nodes
@@ -122,8 +138,10 @@ def test_status_line_prints_once_per_state_change_in_ci():
     status = StatusLine(stream)
     for state, elapsed in (("PENDING", 0), ("PENDING", 5), ("RUNNING", 10), ("RUNNING", 75)):
         status.update("42", state, elapsed)
-    assert stream.getvalue().splitlines() == ["[infx launch] job 42: PENDING, 00:00 elapsed",
-                                              "[infx launch] job 42: RUNNING, 00:10 elapsed"]
+    assert stream.getvalue().splitlines() == [
+        "[infx launch] job 42: PENDING, 00:00 elapsed",
+        "[infx launch] job 42: RUNNING, 00:10 elapsed",
+    ]
 
 
 def test_status_line_is_live_on_a_terminal():
@@ -149,5 +167,7 @@ def test_the_documented_lane_defaults_are_the_code_s():
 
     doc = (REPO / "docs" / "launch.md").read_text()
     documented = {key: float(value) for key, value in re.findall(r"`([a-z-]+-seconds)` \([^)]*?default (\d+)\)", doc)}
-    assert documented == {spec.name.replace("_", "-"): spec.default for spec in fields(SlurmSettings) if spec.name.endswith("_seconds")}
+    assert documented == {
+        spec.name.replace("_", "-"): spec.default for spec in fields(SlurmSettings) if spec.name.endswith("_seconds")
+    }
     assert f"After {sources.LOCK_SECONDS:g} s of waiting (`LOCK_SECONDS`" in doc

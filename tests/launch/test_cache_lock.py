@@ -55,7 +55,9 @@ def bare(tmp_path_factory):
 
 
 def start_together(argvs: list[list[str]], go: Path, env: dict) -> list[subprocess.CompletedProcess]:
-    children = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in argvs]
+    children = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in argvs
+    ]
     for child in children:
         assert child.stdout.readline().strip() == "ready"
     go.touch()
@@ -70,8 +72,10 @@ def test_two_concurrent_launches_share_one_verified_checkout(bare, tmp_path):
     url, commit = bare
     cache_root = tmp_path / "cache" / "srt-slurm"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    argvs = [[sys.executable, "-c", CHILD, url, commit, str(cache_root), str(tmp_path / f"launch-{i}"), str(tmp_path / "go")]
-             for i in range(2)]
+    argvs = [
+        [sys.executable, "-c", CHILD, url, commit, str(cache_root), str(tmp_path / f"launch-{i}"), str(tmp_path / "go")]
+        for i in range(2)
+    ]
     done = start_together(argvs, tmp_path / "go", env)
     assert [d.returncode for d in done] == [0, 0], [d.stderr for d in done]
     reports = [json.loads(d.stdout.splitlines()[-1]) for d in done]
@@ -87,11 +91,24 @@ def test_two_concurrent_cache_seeds_both_succeed_and_each_pin_is_seeded_once(tmp
     cache = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if k != "RUNNER_NAME"}
     env.update(PYTHONPATH=str(REPO), INFX_CACHE_DIR=str(cache), GITHUB_WORKSPACE=str(REPO))
-    wait = "import sys, time, pathlib, runpy; go = pathlib.Path(sys.argv.pop(1)); print('ready', flush=True)\n" \
-           "while not go.exists(): time.sleep(0.005)\n" \
-           "sys.argv[0] = 'infx'; runpy.run_module('infx', run_name='__main__')"
-    argv = [sys.executable, "-c", wait, str(tmp_path / "go"), "lane", "cache-seed", "gb300-nv",
-            "--from", str(SRT_SLURM_BUNDLE), "--format", "json"]
+    wait = (
+        "import sys, time, pathlib, runpy; go = pathlib.Path(sys.argv.pop(1)); print('ready', flush=True)\n"
+        "while not go.exists(): time.sleep(0.005)\n"
+        "sys.argv[0] = 'infx'; runpy.run_module('infx', run_name='__main__')"
+    )
+    argv = [
+        sys.executable,
+        "-c",
+        wait,
+        str(tmp_path / "go"),
+        "lane",
+        "cache-seed",
+        "gb300-nv",
+        "--from",
+        str(SRT_SLURM_BUNDLE),
+        "--format",
+        "json",
+    ]
     done = start_together([argv, argv], tmp_path / "go", env)
     assert [d.returncode for d in done] == [0, 0], [d.stderr for d in done]
     outcomes: dict[str, list[str]] = {}
@@ -112,14 +129,21 @@ def test_a_held_lock_times_out_with_a_clear_message(bare, tmp_path):
     with open(cache_root / f"{commit}.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         started = time.monotonic()
-        with pytest.raises(FetchError, match=r"waited 0.3 s for the cache lock .*another infx process is still filling"):
-            cached_checkout("srt-slurm", url, commit, cache_root, tmp_path / "dest", protocols=("file",), lock_seconds=0.3)
+        with pytest.raises(
+            FetchError, match=r"waited 0.3 s for the cache lock .*another infx process is still filling"
+        ):
+            cached_checkout(
+                "srt-slurm", url, commit, cache_root, tmp_path / "dest", protocols=("file",), lock_seconds=0.3
+            )
         assert 0.3 <= time.monotonic() - started < 5
         with pytest.raises(SeedError, match="waited 0.3 s for the cache lock"):
             seed_checkout(tmp_path, SRT_SLURM_BUNDLE, commit, lock_seconds=0.3)
     assert not (cache_root / commit).exists() and not (tmp_path / "dest").exists()
     # released: the same call goes through
-    assert cached_checkout("srt-slurm", url, commit, cache_root, tmp_path / "dest", protocols=("file",), lock_seconds=0.3) == commit
+    assert (
+        cached_checkout("srt-slurm", url, commit, cache_root, tmp_path / "dest", protocols=("file",), lock_seconds=0.3)
+        == commit
+    )
 
 
 def test_a_symlinked_lock_file_is_refused(bare, tmp_path):

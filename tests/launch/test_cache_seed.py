@@ -20,7 +20,13 @@ from testing.corpus import SRT_SLURM_BUNDLE
 from testing.launchkit import git
 
 REPO = Path(__file__).resolve().parents[2]
-NVIDIA_PINS = {"nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes"}
+NVIDIA_PINS = {
+    "nvidia-v1.0.25",
+    "nvidia-v1.0.36",
+    "nvidia-v1.0.50",
+    "nvidia-sa-submission-q2-2026",
+    "nvidia-gb200-dsv4-recipes",
+}
 
 
 def infx(*argv, cache: Path, cwd: Path = REPO, **kwargs) -> subprocess.CompletedProcess:
@@ -39,14 +45,20 @@ def seeded(tmp_path_factory):
 def test_seed_from_the_bundle_puts_a_verified_checkout_per_pinned_commit(seeded, lane):
     cache, body = seeded
     outcomes = {p["pin"]: p["outcome"] for p in body["pins"]}
-    assert outcomes == {**{name: "seeded" for name in NVIDIA_PINS}, "sa-schema2": "missing", "power-producer": "missing"}
+    assert outcomes == {
+        **{name: "seeded" for name in NVIDIA_PINS},
+        "sa-schema2": "missing",
+        "power-producer": "missing",
+    }
     for name in NVIDIA_PINS:
         commit = lane.pins[name].commit
         entry = verified_checkout(cache, commit)
         assert entry == cache / "srt-slurm" / commit and (entry / "pyproject.toml").is_file()
         assert git("for-each-ref", cwd=entry) == ""  # only HEAD, like a fetched cache entry
     assert not [p for p in (cache / "srt-slurm").iterdir() if p.name.startswith(".")]  # no scratch left
-    again = infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.50", cache=cache)
+    again = infx(
+        "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.50", cache=cache
+    )
     assert again.returncode == 0 and "cached" in again.stdout
 
 
@@ -67,25 +79,46 @@ def test_seed_from_a_local_clone_and_what_it_refuses(tmp_path, lane):
     not_git.write_text("hello")
     bad = infx("lane", "cache-seed", "gb300-nv", "--from", str(not_git), "--pin", "nvidia-v1.0.25", cache=cache)
     assert bad.returncode == 1 and "error[cache-seed]" in bad.stderr and "Traceback" not in bad.stderr
-    entries = sorted(p.name for p in (cache / "srt-slurm").iterdir() if not p.name.endswith(".lock"))  # locks are not entries
+    entries = sorted(
+        p.name for p in (cache / "srt-slurm").iterdir() if not p.name.endswith(".lock")
+    )  # locks are not entries
     assert entries == [lane.pins["nvidia-v1.0.36"].commit]
 
 
 def test_a_dirty_cache_entry_is_not_used(tmp_path, lane):
     cache = tmp_path / "cache"
-    assert infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.25", cache=cache).returncode == 0
+    assert (
+        infx(
+            "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.25", cache=cache
+        ).returncode
+        == 0
+    )
     commit = lane.pins["nvidia-v1.0.25"].commit
     (cache / "srt-slurm" / commit / "README.md").write_text("edited\n")
     assert verified_checkout(cache, commit) is None
-    reseed = infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.25", cache=cache)
+    reseed = infx(
+        "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.25", cache=cache
+    )
     assert reseed.returncode == 0 and "seeded" in reseed.stdout and verified_checkout(cache, commit)
 
 
 def dry_run(point: dict, cache: Path, tmp: Path, root: Path = REPO) -> tuple[int, dict, str]:
     path = tmp / "point.json"
     path.write_text(json.dumps(point))
-    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", "--format", "json", "--output-dir", str(tmp),
-                cache=cache, cwd=root)
+    done = infx(
+        "launch",
+        "--lane",
+        "gb300-nv",
+        "--point",
+        str(path),
+        "--dry-run",
+        "--format",
+        "json",
+        "--output-dir",
+        str(tmp),
+        cache=cache,
+        cwd=root,
+    )
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
@@ -118,10 +151,15 @@ def test_a_srt_slurm_recipe_the_pinned_commit_lacks_is_refused_in_the_dry_run(se
     cache, _ = seeded
     row = next(p for p in points if config_file(p).startswith("recipes/DeepSeek-V4-Pro/"))
     missing = "recipes/DeepSeek-V4-Pro/purged-recipe.yaml"  # matches the route's recipes/DeepSeek-V4-Pro/**
-    settings = [f"CONFIG_FILE={missing}" if s.startswith("CONFIG_FILE=") else s for s in row["prefill"]["additional-settings"]]
+    settings = [
+        f"CONFIG_FILE={missing}" if s.startswith("CONFIG_FILE=") else s for s in row["prefill"]["additional-settings"]
+    ]
     code, body, _ = dry_run({**row, "prefill": {**row["prefill"], "additional-settings": settings}}, cache, tmp_path)
     assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-missing"], body
-    assert f"recipe {missing} is neither in this repository nor in srt-slurm at nvidia-sa-submission-q2-2026" in body["diagnostics"][0]["message"]
+    assert (
+        f"recipe {missing} is neither in this repository nor in srt-slurm at nvidia-sa-submission-q2-2026"
+        in body["diagnostics"][0]["message"]
+    )
 
 
 def test_without_the_cache_the_srt_slurm_recipe_stays_deferred(points, tmp_path):
@@ -151,6 +189,7 @@ def test_a_cached_recipe_failing_a_check_fails_the_dry_run_located_in_the_checko
     edited = git("rev-parse", "HEAD", cwd=clone)
     cache = tmp_path / "cache"
     from infx.launch.cache import seed_checkout
+
     assert seed_checkout(cache, clone, edited) == "seeded"
     plan.pin = replace(plan.pin, commit=edited)
     with pytest.raises(InfxError) as caught:
@@ -172,12 +211,24 @@ def test_one_cache_folder_rule_for_the_matrix_caches_the_seed_and_the_launcher(t
     def run(*argv):
         return run_cli(*argv, env=env)
 
-    seeded = run("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-sa-submission-q2-2026")
+    seeded = run(
+        "lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-sa-submission-q2-2026"
+    )
     assert seeded.returncode == 0, seeded.stderr
     point = next(p for p in points if config_file(p).startswith("recipes/DeepSeek-V4-Pro/"))
     (tmp_path / "point.json").write_text(json.dumps(point))
-    done = run("launch", "--lane", "gb300-nv", "--point", str(tmp_path / "point.json"), "--dry-run", "--format", "json",
-               "--output-dir", str(tmp_path))
+    done = run(
+        "launch",
+        "--lane",
+        "gb300-nv",
+        "--point",
+        str(tmp_path / "point.json"),
+        "--dry-run",
+        "--format",
+        "json",
+        "--output-dir",
+        str(tmp_path),
+    )
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert body["recipe-source"]["checkout"] == str(xdg / "infx" / "srt-slurm" / body["srt-slurm"]["commit"])

@@ -47,17 +47,36 @@ def eval_point(**overrides):
 
 # --- the eval choice -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("row, settings, kind, concs", [
-    ({"conc": [4, 8]}, {}, EvalKind.NONE, ()),
-    ({"conc": [4, 8], "run-eval": False, "eval-conc": 8}, {}, EvalKind.NONE, ()),
-    ({"conc": 64, "run-eval": True}, {}, EvalKind.AFTER_BENCHMARK, (64,)),  # a single-node row: its one concurrency
-    ({"conc": [16, 64], "run-eval": True, "eval-conc": 16}, {}, EvalKind.AFTER_BENCHMARK, (16,)),
-    ({"conc": [16, 64], "run-eval": True}, {}, EvalKind.AFTER_BENCHMARK, (64,)),  # srt-slurm's own fallback: the largest
-    ({"conc": [16, 64], "run-eval": True, "eval-only": True, "eval-conc": 64}, {}, EvalKind.ONLY, (64,)),
-    ({"conc": [16, 32, 64], "run-eval": True, "eval-only": True, "eval-all-concs": True}, {}, EvalKind.ONLY, (16, 32, 64)),
-    ({"conc": [16]}, {"EVAL_ONLY": ["true"]}, EvalKind.ONLY, (16,)),  # the reference's setting, as the recipe choice reads it
-    ({"conc": [16], "eval-only": True}, {"EVAL_ONLY": ["false"]}, EvalKind.ONLY, (16,)),
-])
+
+@pytest.mark.parametrize(
+    "row, settings, kind, concs",
+    [
+        ({"conc": [4, 8]}, {}, EvalKind.NONE, ()),
+        ({"conc": [4, 8], "run-eval": False, "eval-conc": 8}, {}, EvalKind.NONE, ()),
+        ({"conc": 64, "run-eval": True}, {}, EvalKind.AFTER_BENCHMARK, (64,)),  # a single-node row: its one concurrency
+        ({"conc": [16, 64], "run-eval": True, "eval-conc": 16}, {}, EvalKind.AFTER_BENCHMARK, (16,)),
+        (
+            {"conc": [16, 64], "run-eval": True},
+            {},
+            EvalKind.AFTER_BENCHMARK,
+            (64,),
+        ),  # srt-slurm's own fallback: the largest
+        ({"conc": [16, 64], "run-eval": True, "eval-only": True, "eval-conc": 64}, {}, EvalKind.ONLY, (64,)),
+        (
+            {"conc": [16, 32, 64], "run-eval": True, "eval-only": True, "eval-all-concs": True},
+            {},
+            EvalKind.ONLY,
+            (16, 32, 64),
+        ),
+        (
+            {"conc": [16]},
+            {"EVAL_ONLY": ["true"]},
+            EvalKind.ONLY,
+            (16,),
+        ),  # the reference's setting, as the recipe choice reads it
+        ({"conc": [16], "eval-only": True}, {"EVAL_ONLY": ["false"]}, EvalKind.ONLY, (16,)),
+    ],
+)
 def test_a_rows_eval_fields_have_one_reading(row, settings, kind, concs):
     choice = PointEval.of(row, settings)
     assert (choice.kind, choice.concs) == (kind, concs)
@@ -66,24 +85,60 @@ def test_a_rows_eval_fields_have_one_reading(row, settings, kind, concs):
 
 # --- the environment and the job's --export --------------------------------------------------
 
+
 def test_an_eval_only_point_gets_the_eval_stage_environment_in_srtctls_env_and_the_jobs_export(ws):
     plan = plan_of(ws, eval_point())
     env = plan.environment("/out", "/work/infmax-workspace")
     assert env["EVAL_ONLY"] == "true" and env["RUN_EVAL"] == "true" and env["EVAL_CONC"] == "32"
     assert env["INFMAX_WORKSPACE"] == "/work/infmax-workspace"  # the eval workspace, not the output dir
-    assert {key: env[key] for key in ("IS_MULTINODE", "FRAMEWORK", "PRECISION", "MODEL_PREFIX", "RUNNER_TYPE", "ISL", "OSL",
-                                      "MODEL", "MAX_MODEL_LEN", "PREFILL_TP", "PREFILL_EP", "PREFILL_DP_ATTN",
-                                      "PREFILL_NUM_WORKERS", "DECODE_TP", "DECODE_EP", "DECODE_DP_ATTN", "DECODE_NUM_WORKERS")} == {
-        "IS_MULTINODE": "true", "FRAMEWORK": "dynamo-sglang", "PRECISION": "fp4", "MODEL_PREFIX": "dsv4", "RUNNER_TYPE": "testlane",
-        "ISL": "8", "OSL": "8", "MODEL": "deepseek-ai/DeepSeek-V4-Pro", "MAX_MODEL_LEN": "16", "PREFILL_TP": "4", "PREFILL_EP": "1",
-        "PREFILL_DP_ATTN": "false", "PREFILL_NUM_WORKERS": "1", "DECODE_TP": "4", "DECODE_EP": "1", "DECODE_DP_ATTN": "false",
-        "DECODE_NUM_WORKERS": "1"}
+    assert {
+        key: env[key]
+        for key in (
+            "IS_MULTINODE",
+            "FRAMEWORK",
+            "PRECISION",
+            "MODEL_PREFIX",
+            "RUNNER_TYPE",
+            "ISL",
+            "OSL",
+            "MODEL",
+            "MAX_MODEL_LEN",
+            "PREFILL_TP",
+            "PREFILL_EP",
+            "PREFILL_DP_ATTN",
+            "PREFILL_NUM_WORKERS",
+            "DECODE_TP",
+            "DECODE_EP",
+            "DECODE_DP_ATTN",
+            "DECODE_NUM_WORKERS",
+        )
+    } == {
+        "IS_MULTINODE": "true",
+        "FRAMEWORK": "dynamo-sglang",
+        "PRECISION": "fp4",
+        "MODEL_PREFIX": "dsv4",
+        "RUNNER_TYPE": "testlane",
+        "ISL": "8",
+        "OSL": "8",
+        "MODEL": "deepseek-ai/DeepSeek-V4-Pro",
+        "MAX_MODEL_LEN": "16",
+        "PREFILL_TP": "4",
+        "PREFILL_EP": "1",
+        "PREFILL_DP_ATTN": "false",
+        "PREFILL_NUM_WORKERS": "1",
+        "DECODE_TP": "4",
+        "DECODE_EP": "1",
+        "DECODE_DP_ATTN": "false",
+        "DECODE_NUM_WORKERS": "1",
+    }
     # every variable infx sets is one srt-slurm's eval stage forwards (or EVAL_CONC, which it reads itself)
     assert set(env) - {"INFMAX_WORKSPACE", "EVAL_CONC"} <= set(evalenv.FORWARDED)
     assert set(evalenv.FORWARDED) - set(env) == set(evalenv.NOT_SET)
     # the same variables, minus the per-launch ones, are the job's #SBATCH --export
     export = plan.recipe["sbatch_directives"]["export"]
-    assert export == "ALL," + ",".join(f"{k}={v}" for k, v in env.items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE"))
+    assert export == "ALL," + ",".join(
+        f"{k}={v}" for k, v in env.items() if k not in ("RESULT_FILENAME", "INFMAX_WORKSPACE")
+    )
     body = plan.to_json()
     assert body["environment"]["INFMAX_WORKSPACE"] == evalenv.DRY_RUN_WORKSPACE
     assert body["eval"]["kind"] == "only" and body["eval"]["concs"] == [32]
@@ -108,13 +163,18 @@ def test_a_throughput_point_passes_only_the_result_name_and_the_output_dir(ws):
     assert plan.environment("/out", "/unused") == {"RESULT_FILENAME": "my_result", "INFMAX_WORKSPACE": "/out"}
     assert "sbatch_directives" not in plan.recipe and plan.evaluation is None
     body = plan.to_json()
-    assert body["eval"] is None and body["environment"] == {"RESULT_FILENAME": "my_result", "INFMAX_WORKSPACE": evalenv.DRY_RUN_OUTPUT}
+    assert body["eval"] is None and body["environment"] == {
+        "RESULT_FILENAME": "my_result",
+        "INFMAX_WORKSPACE": evalenv.DRY_RUN_OUTPUT,
+    }
 
 
 def test_the_recipes_own_directives_stay_and_its_own_export_is_refused(ws):
     ws.recipe("recipe.yaml", v1_recipe(sbatch_directives={"mem": "0"}))
     plan = plan_of(ws, eval_point())
-    assert plan.recipe["sbatch_directives"]["mem"] == "0" and plan.recipe["sbatch_directives"]["export"].startswith("ALL,RUN_EVAL=")
+    assert plan.recipe["sbatch_directives"]["mem"] == "0" and plan.recipe["sbatch_directives"]["export"].startswith(
+        "ALL,RUN_EVAL="
+    )
     ws.recipe("recipe.yaml", v1_recipe(sbatch_directives={"export": "NONE"}))
     [d] = problems(ws, eval_point())
     assert d.rule == "recipe-sbatch-export" and d.file.endswith("recipe.yaml") and d.line
@@ -131,11 +191,19 @@ def test_eval_config_file_is_the_recipe_of_an_eval_only_point(ws):
 
 # --- hostile values reaching the environment or a path -----------------------------------------
 
-@pytest.mark.parametrize("field, value", [
-    (("model",), "org/model,EVAL_ONLY=false"),  # a comma would add a variable to the --export line
-    (("model",), 'a"b'), (("runner",), "lane\nx"), (("framework",), "dynamo sglang"),
-    (("precision",), "fp4$(id)"), (("model",), "a#b"), (("model",), ""),
-])
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        (("model",), "org/model,EVAL_ONLY=false"),  # a comma would add a variable to the --export line
+        (("model",), 'a"b'),
+        (("runner",), "lane\nx"),
+        (("framework",), "dynamo sglang"),
+        (("precision",), "fp4$(id)"),
+        (("model",), "a#b"),
+        (("model",), ""),
+    ],
+)
 def test_hostile_values_never_reach_the_environment(ws, field, value):
     data = eval_point()
     data[field[0]] = value
@@ -153,6 +221,7 @@ def test_a_non_integer_worker_field_is_located(ws):
 
 
 # --- the workspace: checked before anything is written -----------------------------------------
+
 
 def nothing_fetched(ws):
     """No checkout, venv or staged dry run: only parsed files may be remembered in infx's cache."""
@@ -176,9 +245,15 @@ def test_a_lane_without_an_eval_suite_refuses_an_eval_point_at_its_eval_field(ws
     assert dry_run(ws, point())[0] == 0  # a throughput point needs no suite
 
 
-@pytest.mark.parametrize("missing, where", [
-    ("gsm8k.yaml", "tasks"), ("gpqa_diamond_docs.py", "helpers"), ("benchmark_lib.sh", "harness"), ("run_lm_eval.py", "harness"),
-])
+@pytest.mark.parametrize(
+    "missing, where",
+    [
+        ("gsm8k.yaml", "tasks"),
+        ("gpqa_diamond_docs.py", "helpers"),
+        ("benchmark_lib.sh", "harness"),
+        ("run_lm_eval.py", "harness"),
+    ],
+)
 def test_a_missing_workspace_piece_is_located_in_the_suite(ws, missing, where):
     (ws.root / "benchmarks" / "evals" / missing).unlink()
     code, body = dry_run(ws, eval_point())
@@ -213,17 +288,24 @@ def test_suite_paths_never_leave_the_suite_folder(ws, tmp_path):
     assert code == 1 and d["rule"] == "eval-workspace-missing" and "outside" in d["message"]
 
 
-@pytest.mark.parametrize("edit, rule", [
-    (lambda text: text.replace("task: gsm8k", "task: gsm8k; rm -rf /"), "eval-task-file"),
-    (lambda text: text.replace("max_gen_toks: 5376", "max_gen_toks: lots"), "eval-task-file"),
-    (lambda text: text.replace("task: gsm8k", "task: [a"), "eval-task-file"),
-    (lambda text: text.replace("task: gsm8k", "task: !!python/object:os.system x"), "eval-task-file"),
-])
+@pytest.mark.parametrize(
+    "edit, rule",
+    [
+        (lambda text: text.replace("task: gsm8k", "task: gsm8k; rm -rf /"), "eval-task-file"),
+        (lambda text: text.replace("max_gen_toks: 5376", "max_gen_toks: lots"), "eval-task-file"),
+        (lambda text: text.replace("task: gsm8k", "task: [a"), "eval-task-file"),
+        (lambda text: text.replace("task: gsm8k", "task: !!python/object:os.system x"), "eval-task-file"),
+    ],
+)
 def test_a_task_file_infx_cannot_read_safely_is_located(ws, edit, rule):
     path = ws.root / "benchmarks" / "evals" / "gsm8k.yaml"
     path.write_text(edit(path.read_text()))
     code, body = dry_run(ws, eval_point())
-    assert code == 1 and body["diagnostics"][0]["rule"] == rule and body["diagnostics"][0]["file"] == "benchmarks/evals/gsm8k.yaml"
+    assert (
+        code == 1
+        and body["diagnostics"][0]["rule"] == rule
+        and body["diagnostics"][0]["file"] == "benchmarks/evals/gsm8k.yaml"
+    )
 
 
 def test_a_lane_suite_path_has_the_relative_path_shape(ws):
@@ -245,17 +327,29 @@ def test_a_point_planned_with_another_protocol_is_refused(ws):
 
 # --- staging the workspace ---------------------------------------------------------------------
 
+
 def test_the_staged_workspace_is_what_srt_slurms_lm_eval_stage_sources(ws, tmp_path):
     plan = plan_of(ws, point(conc=(16, 32), **{"run-eval": True, "eval-only": True, "eval-all-concs": True}))
     dest = plan.stage_eval_workspace(ws.root, tmp_path / "infmax-workspace")
-    assert (dest / "benchmarks" / "benchmark_lib.sh").read_bytes() == (ws.root / "benchmarks/evals/benchmark_lib.sh").read_bytes()
+    assert (dest / "benchmarks" / "benchmark_lib.sh").read_bytes() == (
+        ws.root / "benchmarks/evals/benchmark_lib.sh"
+    ).read_bytes()
     for name in ("run_lm_eval.py", "gsm8k.yaml"):
-        assert (dest / "benchmarks" / "evals" / name).read_bytes() == (ws.root / "benchmarks" / "evals" / name).read_bytes()
-    assert sorted(p.name for p in (dest / "benchmarks" / "evals").iterdir()) == ["gsm8k.yaml", "run_lm_eval.py"]  # not the opt-in GPQA
+        assert (dest / "benchmarks" / "evals" / name).read_bytes() == (
+            ws.root / "benchmarks" / "evals" / name
+        ).read_bytes()
+    assert sorted(p.name for p in (dest / "benchmarks" / "evals").iterdir()) == [
+        "gsm8k.yaml",
+        "run_lm_eval.py",
+    ]  # not the opt-in GPQA
     plan_file = json.loads((dest / evalenv.PLAN_FILE).read_text())
     assert plan_file["concs"] == [16, 32] and plan_file["tasks-dir"] == "benchmarks/evals"
     assert plan_file["protocol"] == plan.evaluation.protocol
-    assert plan_file["meta"]["is_multinode"] is True and plan_file["meta"]["prefill_tp"] == 4 and plan_file["meta"]["isl"] == "8"
+    assert (
+        plan_file["meta"]["is_multinode"] is True
+        and plan_file["meta"]["prefill_tp"] == 4
+        and plan_file["meta"]["isl"] == "8"
+    )
     assert plan_file["infx"]["point-id"] == plan.point_id and plan_file["infx"]["lane"] == "testlane"
 
 
@@ -268,6 +362,7 @@ def test_a_suite_file_edited_after_planning_is_not_staged(ws, tmp_path):
 
 # --- the protocol the matrix records -------------------------------------------------------------
 
+
 def test_every_bundled_eval_row_records_the_suites_protocol(points):
     from bench.gb300_points import gb300_eval_points
 
@@ -277,17 +372,30 @@ def test_every_bundled_eval_row_records_the_suites_protocol(points):
     assert all(row["eval-protocol"] == protocol for row in rows)
     assert not any("eval-protocol" in row for row in points)  # throughput rows carry none
     [gsm8k] = protocol["tasks"]  # GPQA Diamond is an opt-in (its data set is gated): not run by default
-    assert (gsm8k["task"], gsm8k["num-fewshot"], gsm8k["max-gen-tokens"], gsm8k["temperature"]) == ("gsm8k", 5, 5376, 0.0)
-    assert (protocol["lm-eval"], protocol["chat-template"], protocol["model"]) == ("0.4.13", True, "local-chat-completions")
+    assert (gsm8k["task"], gsm8k["num-fewshot"], gsm8k["max-gen-tokens"], gsm8k["temperature"]) == (
+        "gsm8k",
+        5,
+        5376,
+        0.0,
+    )
+    assert (protocol["lm-eval"], protocol["chat-template"], protocol["model"]) == (
+        "0.4.13",
+        True,
+        "local-chat-completions",
+    )
 
 
 def test_the_protocol_comes_from_the_task_files(tmp_path):
     shutil.copytree(REPO / "benchmarks" / "evals", tmp_path / "benchmarks" / "evals")
     before = load_suite(tmp_path)[0].protocol()
     path = tmp_path / "benchmarks" / "evals" / "gsm8k.yaml"
-    path.write_text(path.read_text().replace("num_fewshot: 5", "num_fewshot: 3").replace("max_gen_toks: 5376", "max_gen_toks: 2048"))
+    path.write_text(
+        path.read_text().replace("num_fewshot: 5", "num_fewshot: 3").replace("max_gen_toks: 5376", "max_gen_toks: 2048")
+    )
     after = load_suite(tmp_path)[0].protocol()
-    assert (after["tasks"][0]["num-fewshot"], after["tasks"][0]["max-gen-tokens"]) == (3, 2048) and after["sha256"] != before["sha256"]
+    assert (after["tasks"][0]["num-fewshot"], after["tasks"][0]["max-gen-tokens"]) == (3, 2048) and after[
+        "sha256"
+    ] != before["sha256"]
     (tmp_path / "benchmarks" / "evals" / "run_lm_eval.py").write_text("# changed\n")
     assert load_suite(tmp_path)[0].protocol()["sha256"] != after["sha256"]  # the harness is part of what runs
 
@@ -317,18 +425,26 @@ def test_an_opted_in_gated_task_needs_its_token_before_anything_is_submitted(ws)
     opt_in_gpqa(ws.root)
     point_path = ws.point(eval_point())
     out = ws.root / "out"
-    done = ws.infx("launch", "--lane", "testlane", "--point", str(point_path), "--output-dir", str(out), env={"HF_TOKEN": ""})
+    done = ws.infx(
+        "launch", "--lane", "testlane", "--point", str(point_path), "--output-dir", str(out), env={"HF_TOKEN": ""}
+    )
     assert done.returncode == 1, done.stderr
-    line = next(n for n, text in enumerate((ws.root / SUITE).read_text().splitlines(), 1) if "file: gpqa_diamond.yaml" in text)
+    line = next(
+        n for n, text in enumerate((ws.root / SUITE).read_text().splitlines(), 1) if "file: gpqa_diamond.yaml" in text
+    )
     assert f"{SUITE}:{line}:" in done.stderr and "error[eval-secret-missing]" in done.stderr, done.stderr
     assert "task gpqa_diamond needs $HF_TOKEN" in done.stderr and "hf-token" in done.stderr
     assert not out.exists() and nothing_fetched(ws)
     code, body = ws.dry_run(point_path, env={"HF_TOKEN": ""})
-    assert code == 0 and [w["rule"] for w in body["warnings"] if w["rule"].startswith("eval")] == ["eval-secret-missing"]
+    assert code == 0 and [w["rule"] for w in body["warnings"] if w["rule"].startswith("eval")] == [
+        "eval-secret-missing"
+    ]
     secret = "hf_" + "x" * 34
     code, body = ws.dry_run(point_path, env={"HF_TOKEN": secret})
     assert code == 0 and not [w for w in body["warnings"] if w["rule"] == "eval-secret-missing"]
-    assert secret not in json.dumps(body) and "HF_TOKEN" not in body["environment"]  # passed on by the runner, never by infx
+    assert (
+        secret not in json.dumps(body) and "HF_TOKEN" not in body["environment"]
+    )  # passed on by the runner, never by infx
 
 
 def test_the_default_suite_needs_no_token(ws):

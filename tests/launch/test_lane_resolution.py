@@ -44,7 +44,9 @@ def test_a_label_declared_by_two_profiles_is_an_error_in_the_profiles(ws):
     second_profile(ws, ["other", "testlane"])
     diagnostics = duplicate_label_diagnostics(lane_entries(ws.root))
     assert sorted((d.rule, d.file.rsplit("/", 1)[-1], d.line) for d in diagnostics) == [
-        ("lane-label-duplicate", "otherlane.yaml", 4), ("lane-label-duplicate", "testlane.yaml", 3)]
+        ("lane-label-duplicate", "otherlane.yaml", 4),
+        ("lane-label-duplicate", "testlane.yaml", 3),
+    ]
     assert all("'testlane'" in d.message for d in diagnostics)
     with pytest.raises(InfxError) as caught:
         find_lane(ws.root, runner="testlane")
@@ -62,9 +64,16 @@ def test_override_by_name_label_or_path_and_usage_errors(ws):
     for override in ("otherlane", "cluster:canary", str(ws.root / "runners" / "otherlane.yaml")):
         done = ws.infx("launch", "--lane", override, "--point", str(ws.point(row)), "--dry-run", "--format", "json")
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["lane"] == "otherlane" and json.loads(done.stdout)["srt-slurm"]["commit"] == "b" * 40
+        assert (
+            json.loads(done.stdout)["lane"] == "otherlane"
+            and json.loads(done.stdout)["srt-slurm"]["commit"] == "b" * 40
+        )
     done = ws.infx("launch", "--lane", "canry", "--point", str(ws.point(row)), "--dry-run")
-    assert done.returncode == 2 and "--lane 'canry' names no lane" in done.stderr and "did you mean 'canary'" in done.stderr
+    assert (
+        done.returncode == 2
+        and "--lane 'canry' names no lane" in done.stderr
+        and "did you mean 'canary'" in done.stderr
+    )
     assert "otherlane: canary, cluster:canary" in done.stderr and "testlane: testlane" in done.stderr
     done = ws.infx("launch", "--lane", "no/such.yaml", "--point", str(ws.point(row)), "--dry-run")
     assert done.returncode == 2 and "no lane profile at no/such.yaml" in done.stderr
@@ -81,12 +90,19 @@ def test_an_unreadable_profile_is_reported_when_the_label_is_not_found_elsewhere
     assert find_lane(ws.root, runner="testlane").name == "testlane.yaml"
     with pytest.raises(InfxError) as caught:
         find_lane(ws.root, runner="b")
-    assert [d.rule for d in caught.value.diagnostics] == ["yaml-syntax"] and caught.value.diagnostics[0].file.endswith("broken.yaml")
+    assert [d.rule for d in caught.value.diagnostics] == ["yaml-syntax"] and caught.value.diagnostics[0].file.endswith(
+        "broken.yaml"
+    )
 
 
 def test_lane_check_accepts_any_label_of_the_lane(ws):
     second_profile(ws, ["canary", "cluster:canary"])
-    for selector, lane in (("otherlane", "otherlane"), ("cluster:canary", "otherlane"), ("canary", "otherlane"), ("testlane", "testlane")):
+    for selector, lane in (
+        ("otherlane", "otherlane"),
+        ("cluster:canary", "otherlane"),
+        ("canary", "otherlane"),
+        ("testlane", "testlane"),
+    ):
         done = ws.infx("lane", "check", selector, "--format", "json")
         # Whether the partition answers depends on the machine; which lane was checked does not.
         assert json.loads(done.stdout)["lane"] == lane, (selector, done.stdout, done.stderr)

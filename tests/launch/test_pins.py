@@ -24,7 +24,9 @@ NVIDIA_PINS = {name: (ref, sha) for name, (url, ref, sha) in PINS.items() if url
 
 def test_every_bundled_pin_is_a_full_commit_and_the_bundle_holds_the_nvidia_ones():
     assert len(PINS) == 7 and len(NVIDIA_PINS) == 5
-    heads = dict(line.split()[::-1] for line in git("bundle", "list-heads", str(SRT_SLURM_BUNDLE), cwd=REPO).splitlines())
+    heads = dict(
+        line.split()[::-1] for line in git("bundle", "list-heads", str(SRT_SLURM_BUNDLE), cwd=REPO).splitlines()
+    )
     for ref, sha in NVIDIA_PINS.values():
         kind = "tags" if ref.startswith("v") else "heads"
         assert heads[f"refs/{kind}/{ref}"] == sha
@@ -48,7 +50,9 @@ def remote(pristine, tmp_path):
 def copy_profile(tmp_path, remote, text=BUNDLED):
     """The bundled profile with the NVIDIA pins on ``remote`` (file://, which the lane then allows)."""
     text = text.replace(NVIDIA, remote.as_uri()).replace("\nslurm:\n", "\ngit-protocols: [https, file]\n\nslurm:\n", 1)
-    lines = [line for line in text.splitlines(keepends=True) if not re.match(r"^    (sa-schema2|power-producer): ", line)]
+    lines = [
+        line for line in text.splitlines(keepends=True) if not re.match(r"^    (sa-schema2|power-producer): ", line)
+    ]
     path = tmp_path / "lane.yaml"
     path.write_text("".join(lines))
     return path
@@ -81,7 +85,8 @@ def test_a_copy_pointing_at_the_bundle_has_every_pin_current(remote, tmp_path):
     assert done.returncode == 0, done.stderr
     assert statuses(done) == {name: "current" for name in NVIDIA_PINS}
     assert {p["pin"]: p["kind"] for p in json.loads(done.stdout)["pins"]} == {
-        name: "tag" if ref.startswith("v") else "branch" for name, (ref, _) in NVIDIA_PINS.items()}
+        name: "tag" if ref.startswith("v") else "branch" for name, (ref, _) in NVIDIA_PINS.items()
+    }
     done = pins(path, "--update")
     assert done.returncode == 0 and path.read_bytes() == before and done.stdout.count("current") == 5
 
@@ -113,8 +118,12 @@ def test_a_rewritten_branch_says_the_recorded_commit_left_its_history(remote, tm
 def test_failures_are_located_exit_1_and_write_nothing(remote, tmp_path, case):
     path = copy_profile(tmp_path, remote)
     ref, sha = NVIDIA_PINS["nvidia-v1.0.36"]
-    rule = {"tag moved": "lane-pin-tag-moved", "ref deleted": "lane-pin-ref-missing", "unreachable": "lane-pin-unreachable",
-            "commit mismatch": "lane-pin-mismatch"}[case]
+    rule = {
+        "tag moved": "lane-pin-tag-moved",
+        "ref deleted": "lane-pin-ref-missing",
+        "unreachable": "lane-pin-unreachable",
+        "commit mismatch": "lane-pin-mismatch",
+    }[case]
     if case == "commit mismatch":  # the ref is another commit id than the one recorded
         other = NVIDIA_PINS["nvidia-v1.0.50"][1]
         path.write_text(path.read_text().replace(f"ref: {ref}, commit: {sha}", f"ref: {other}, commit: {sha}"))
@@ -152,8 +161,12 @@ def test_a_pin_without_a_recorded_commit_fails_the_check_located_with_the_comman
     done = pins(path, "--check")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("error[") == 1 and f"{path.name}:{line_of(path, 'nvidia-v1.0.36')}:" in done.stderr
-    assert f"error[lane-pin-unrecorded]: pin nvidia-v1.0.36 ({remote.as_uri()} {ref}): no commit recorded; the tag is at {sha}" in done.stderr
+    assert (
+        f"error[lane-pin-unrecorded]: pin nvidia-v1.0.36 ({remote.as_uri()} {ref}): no commit recorded; the tag is at "
+        f"{sha}" in done.stderr
+    )
     assert "Run `infx lane pins LANE --update`" in done.stderr and path.read_bytes() == before
+
 
 def fill(template, **values):
     for key, value in values.items():
@@ -163,7 +176,11 @@ def fill(template, **values):
 
 def test_update_fills_missing_commits_keeping_every_other_byte(remote, tmp_path):
     url = remote.as_uri()
-    (ref25, sha25), (ref36, sha36), (ref50, sha50) = NVIDIA_PINS["nvidia-v1.0.25"], NVIDIA_PINS["nvidia-v1.0.36"], NVIDIA_PINS["nvidia-v1.0.50"]
+    (ref25, sha25), (ref36, sha36), (ref50, sha50) = (
+        NVIDIA_PINS["nvidia-v1.0.25"],
+        NVIDIA_PINS["nvidia-v1.0.36"],
+        NVIDIA_PINS["nvidia-v1.0.50"],
+    )
     branch, old_branch_sha = NVIDIA_PINS["nvidia-sa-submission-q2-2026"]
     template = (
         "# a hand-written profile: comments, odd spacing and styles stay as they are\n"
@@ -171,17 +188,17 @@ def test_update_fills_missing_commits_keeping_every_other_byte(remote, tmp_path)
         "git-protocols: [file]\n"
         "srt-slurm:\n"
         "  pins:\n"
-        f"    flow-null: {{repository: \"{url}\", ref: {ref25},   commit: @A@}}   # keep me\n"
+        f'    flow-null: {{repository: "{url}", ref: {ref25},   commit: @A@}}   # keep me\n'
         "    block-tilde:\n"
         f"      repository: '{url}'\n"
         "      commit: @B@  # the SHA goes here\n"
-        f"      ref: \"{ref36}\"\n"
+        f'      ref: "{ref36}"\n'
         "    block-empty:\n"
         f"      repository: {url}\n"
         f"      ref: {ref50}\n"
         "      commit:@C@\n"
-        f"    flow-missing: {{repository: \"{url}\", ref: {ref25}@D@}}\n"
-        f"    quoted-branch: {{repository: \"{url}\", ref: {branch}, commit: \"@E@\"}}\n"
+        f'    flow-missing: {{repository: "{url}", ref: {ref25}@D@}}\n'
+        f'    quoted-branch: {{repository: "{url}", ref: {branch}, commit: "@E@"}}\n'
         "routes: []  # end\n"
     )
     path = tmp_path / "lane.yaml"
@@ -194,7 +211,8 @@ def test_update_fills_missing_commits_keeping_every_other_byte(remote, tmp_path)
     assert done.returncode == 0, done.stderr
     assert path.read_text() == fill(template, A=sha25, B=sha36, C=f" {sha50}", D=f", commit: {sha25}", E=new_branch_sha)
     assert statuses(pins(path, "--check", "--format", "json")) == dict.fromkeys(
-        ["flow-null", "block-tilde", "block-empty", "flow-missing", "quoted-branch"], "current")
+        ["flow-null", "block-tilde", "block-empty", "flow-missing", "quoted-branch"], "current"
+    )
 
 
 def test_git_runs_without_the_users_config_or_prompts(remote, tmp_path):
@@ -204,13 +222,19 @@ def test_git_runs_without_the_users_config_or_prompts(remote, tmp_path):
     # A user config that would send every request elsewhere: infx must not read it.
     config = home / ".gitconfig"
     config.write_text(f'[url "{(tmp_path / "elsewhere.git").as_uri()}"]\n\tinsteadOf = {remote.as_uri()}\n')
-    done = pins(path, "--check", env={"HOME": str(home), "GIT_CONFIG_GLOBAL": str(config), "XDG_CONFIG_HOME": str(home)})
+    done = pins(
+        path, "--check", env={"HOME": str(home), "GIT_CONFIG_GLOBAL": str(config), "XDG_CONFIG_HOME": str(home)}
+    )
     assert done.returncode == 0, done.stderr
     # A transport that runs a command, or a URL that is an option, never reaches git.
     for url in ("ext::sh -c touch% pwned", "--upload-pack=touch pwned"):
         path.write_text(copy_profile(tmp_path, remote).read_text().replace(remote.as_uri(), url, 1))
         done = pins(path, "--check")
-        assert done.returncode == 1 and "error[lane-pin]" in done.stderr and f"repository {url!r} is not https://" in done.stderr
+        assert (
+            done.returncode == 1
+            and "error[lane-pin]" in done.stderr
+            and f"repository {url!r} is not https://" in done.stderr
+        )
     # file:// only where the lane's git-protocols lists it.
     path.write_text(copy_profile(tmp_path, remote).read_text().replace("git-protocols: [https, file]\n", ""))
     done = pins(path, "--check")

@@ -37,15 +37,29 @@ def test_plan_resolves_one_flat_recipe_named_after_the_job(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     plan = plan_of(ws, point(), env={"RUNNER_NAME": "testlane_1"})
     assert plan.recipe["name"] == "testlane_1" and plan.job_name == "testlane_1"
-    assert plan.argv() == ["srtctl", "apply", "-f", "recipes/infx-resolved/testlane_1.yaml", "--tags",
-                           "testlane,dsv4,fp4,8x8,20261130"]
+    assert plan.argv() == [
+        "srtctl",
+        "apply",
+        "-f",
+        "recipes/infx-resolved/testlane_1.yaml",
+        "--tags",
+        "testlane,dsv4,fp4,8x8,20261130",
+    ]
     assert plan.node_count == 2 and plan.sources == [] and plan.route.name == "fixed"
 
 
 def test_a_selector_materialises_its_variant_and_an_index_out_of_range_is_refused(ws):
     base = v1_recipe()
-    ws.recipe("ladder.yaml", {"base": base, "zip_override_lowlat": {"resources": {"decode_nodes": [1, 1], "decode_workers": [1, 1]},
-                                                                    "slurm": {"time_limit": ["1:00", "2:00"]}}})
+    ws.recipe(
+        "ladder.yaml",
+        {
+            "base": base,
+            "zip_override_lowlat": {
+                "resources": {"decode_nodes": [1, 1], "decode_workers": [1, 1]},
+                "slurm": {"time_limit": ["1:00", "2:00"]},
+            },
+        },
+    )
     plan = plan_of(ws, point("recipes/test/ladder.yaml:zip_override_lowlat[1]"))
     assert plan.recipe["slurm"]["time_limit"] == "2:00" and "base" not in plan.recipe
     bad = problems(ws, point("recipes/test/ladder.yaml:zip_override_lowlat[2]"))
@@ -66,7 +80,11 @@ def test_eval_config_file_and_slurm_partition_override_the_recipe_and_partition(
     ws.recipe("recipe.yaml", v1_recipe())
     ws.recipe("eval.yaml", v1_recipe(time_limit="3:00"))
     data = point()
-    data["prefill"]["additional-settings"] += ["EVAL_ONLY=true", "EVAL_CONFIG_FILE=recipes/test/eval.yaml", "SLURM_PARTITION=batch_3"]
+    data["prefill"]["additional-settings"] += [
+        "EVAL_ONLY=true",
+        "EVAL_CONFIG_FILE=recipes/test/eval.yaml",
+        "SLURM_PARTITION=batch_3",
+    ]
     plan = plan_of(ws, data)
     assert plan.recipe["slurm"]["time_limit"] == "3:00" and plan.partition == "batch_3"
     assert plan.cluster_config("/x", "/sq")["default_partition"] == "batch_3"
@@ -99,12 +117,15 @@ def test_invalid_image(ws, image):
     assert "point-image" in {d.rule for d in problems(ws, point(image=image))}
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda p: p["prefill"].update({"num-worker": 2}), "num-worker"),
-    (lambda p: p["decode"].update({"tp": 8}), "tp"),
-    (lambda p: p["decode"].update({"ep": 4}), "ep"),
-    (lambda p: p["prefill"].update({"dp-attn": True}), "dp-attn"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda p: p["prefill"].update({"num-worker": 2}), "num-worker"),
+        (lambda p: p["decode"].update({"tp": 8}), "tp"),
+        (lambda p: p["decode"].update({"ep": 4}), "ep"),
+        (lambda p: p["prefill"].update({"dp-attn": True}), "dp-attn"),
+    ],
+)
 def test_point_recipe_topology_agreement(ws, mutate, field):
     ws.recipe("recipe.yaml", v1_recipe())
     data = point()
@@ -151,16 +172,22 @@ def test_prefill_role_without_mooncake_device_is_named(ws):
 
 
 def test_stores_sharing_a_node_need_distinct_ports(ws):
-    ws.recipe("recipe.yaml", schema2_recipe(services=[store("store-0", 8800), store("store-1", 8801), store("store-2", 8800)]))
+    ws.recipe(
+        "recipe.yaml", schema2_recipe(services=[store("store-0", 8800), store("store-1", 8801), store("store-2", 8800)])
+    )
     [d] = problems(ws, point())
-    assert d.rule == "lane-service-port" and "'store-0'" in d.message and "'store-2'" in d.message and "8800" in d.message
+    assert (
+        d.rule == "lane-service-port" and "'store-0'" in d.message and "'store-2'" in d.message and "8800" in d.message
+    )
 
 
 def test_the_power_guard_reads_only_the_telemetry_block(ws):
     telemetry = {"enabled": True, "provider": "dcgm-power"}
     ws.recipe("recipe.yaml", v1_recipe(telemetry=telemetry))
     profile = lane_profile("file:///x", "a" * 40)
-    profile["routes"].append({"name": "vllm", "match": {"scenario": "fixed-seq-len", "framework": "dynamo-vllm"}, "srt-slurm": "standin"})
+    profile["routes"].append(
+        {"name": "vllm", "match": {"scenario": "fixed-seq-len", "framework": "dynamo-vllm"}, "srt-slurm": "standin"}
+    )
     ws.write_profile(profile)
     rules = {d.rule for d in problems(ws, point(framework="dynamo-vllm"))}
     assert rules == {"lane-power-framework"}
@@ -187,7 +214,10 @@ def test_recipe_from_srt_slurm_is_deferred_and_said_so(ws):
     ws.recipe("unrelated.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point("recipes/upstream/big.yaml")))
     assert code == 0 and body["recipe"] is None
-    assert body["recipe-source"]["origin"] == "srt-slurm" and "after srt-slurm checkout" in body["recipe-source"]["checked"]
+    assert (
+        body["recipe-source"]["origin"] == "srt-slurm"
+        and "after srt-slurm checkout" in body["recipe-source"]["checked"]
+    )
     assert any(w["rule"] == "recipe-deferred" for w in body["warnings"])
 
 
@@ -202,12 +232,16 @@ def test_a_recipe_from_srt_slurm_that_enables_power_is_refused_after_checkout(ws
     checkout = tmp_path / "checkout"
     (checkout / "recipes/upstream").mkdir(parents=True)
     (checkout / "recipes/upstream/power.yaml").write_text(
-        yaml.safe_dump(v1_recipe(telemetry={"enabled": True, "provider": "dcgm-power"}), sort_keys=False))
+        yaml.safe_dump(v1_recipe(telemetry={"enabled": True, "provider": "dcgm-power"}), sort_keys=False)
+    )
     with pytest.raises(InfxError) as caught:
         resolve_in_checkout(plan, checkout)
     (problem,) = caught.value.diagnostics
     telemetry_line = (checkout / "recipes/upstream/power.yaml").read_text().splitlines().index("telemetry:") + 1
-    assert problem.rule == "recipe-power-deferred" and (problem.file, problem.line) == ("standin:recipes/upstream/power.yaml", telemetry_line)
+    assert problem.rule == "recipe-power-deferred" and (problem.file, problem.line) == (
+        "standin:recipes/upstream/power.yaml",
+        telemetry_line,
+    )
     assert "Keep power recipes in this repository" in problem.hint and plan.recipe is None
 
 
@@ -218,41 +252,75 @@ def test_a_recipe_that_gives_no_node_count_is_recipe_nodes_at_its_resources(ws):
     code, body = ws.dry_run(ws.point(point()))
     assert code == 1
     found = [d for d in body["diagnostics"] if d["rule"] == "recipe-nodes"]
-    assert len(found) == 1 and found[0]["message"] == "the recipe declares no node counts" and "prefill_nodes + decode_nodes" in found[0]["hint"]
+    assert (
+        len(found) == 1
+        and found[0]["message"] == "the recipe declares no node counts"
+        and "prefill_nodes + decode_nodes" in found[0]["hint"]
+    )
     text = (ws.root / "benchmarks/multi_node/srt-slurm-recipes/test/recipe.yaml").read_text()
-    assert found[0]["file"].endswith("test/recipe.yaml") and found[0]["line"] == text.splitlines().index("resources:") + 1
+    assert (
+        found[0]["file"].endswith("test/recipe.yaml") and found[0]["line"] == text.splitlines().index("resources:") + 1
+    )
+
 
 def test_dry_run_json_keys_and_failure_shape(ws):
     ws.recipe("recipe.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point()))
     assert code == 0
     assert {"route", "sources", "srt-slurm", "recipe", "argv", "node-count"} <= set(body)
-    assert body["sources"] == [] and body["srt-slurm"]["commit"] == "a" * 40 and body["recipe"]["name"].startswith("infx-")
+    assert (
+        body["sources"] == [] and body["srt-slurm"]["commit"] == "a" * 40 and body["recipe"]["name"].startswith("infx-")
+    )
     code, body = ws.dry_run(ws.point(point(image="no good")))
     assert code == 1 and body["ok"] is False and body["diagnostics"][0]["rule"] == "point-image"
 
 
 def test_point_from_env_and_usage_errors(ws):
     ws.recipe("recipe.yaml", v1_recipe())
-    done = ws.infx("launch", "--lane", "testlane", "--dry-run", "--format", "json", env={"POINT_JSON": json.dumps(point())})
+    done = ws.infx(
+        "launch", "--lane", "testlane", "--dry-run", "--format", "json", env={"POINT_JSON": json.dumps(point())}
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["route"] == "fixed"
     assert ws.infx("launch", "--lane", "testlane", "--point", "missing.json", "--dry-run").returncode == 2
     assert ws.infx("launch", "--lane", "nolane", "--point", str(ws.point(point())), "--dry-run").returncode == 2
     # Without --lane the lane comes from the point's runner label; RUNNER_NAME only names the job.
-    done = ws.infx("launch", "--point", str(ws.point(point())), "--dry-run", "--format", "json", env={"RUNNER_NAME": "other-lane_0"})
-    assert done.returncode == 0 and json.loads(done.stdout)["job-name"] == "other-lane_0" and json.loads(done.stdout)["lane"] == "testlane"
-    done = ws.infx("launch", "--point", str(ws.point(point(runner="testlan"))), "--dry-run", env={"RUNNER_NAME": "testlane_0"})
-    assert done.returncode == 2 and "runner label 'testlan' names no lane" in done.stderr and "testlane: testlane" in done.stderr
+    done = ws.infx(
+        "launch",
+        "--point",
+        str(ws.point(point())),
+        "--dry-run",
+        "--format",
+        "json",
+        env={"RUNNER_NAME": "other-lane_0"},
+    )
+    assert (
+        done.returncode == 0
+        and json.loads(done.stdout)["job-name"] == "other-lane_0"
+        and json.loads(done.stdout)["lane"] == "testlane"
+    )
+    done = ws.infx(
+        "launch", "--point", str(ws.point(point(runner="testlan"))), "--dry-run", env={"RUNNER_NAME": "testlane_0"}
+    )
+    assert (
+        done.returncode == 2
+        and "runner label 'testlan' names no lane" in done.stderr
+        and "testlane: testlane" in done.stderr
+    )
 
 
 def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     ws = Workspace(tmp_path, lane_profile("file:///nonexistent", None))
     ws.recipe("recipe.yaml", v1_recipe())
-    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"))
+    done = ws.infx(
+        "launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out")
+    )
     # The profile itself is invalid: located at the pin's commit, with the command that fills it in.
     commit_line = (tmp_path / "runners/testlane.yaml").read_text().splitlines().index("      commit: null") + 1
     assert done.returncode == 1 and f"runners/testlane.yaml:{commit_line}:" in done.stderr
-    assert "error[lane-schema]: srt-slurm.pins.standin.commit" in done.stderr and "infx lane pins LANE --update" in done.stderr
+    assert (
+        "error[lane-schema]: srt-slurm.pins.standin.commit" in done.stderr
+        and "infx lane pins LANE --update" in done.stderr
+    )
     assert not (tmp_path / ".cache").exists() and not (tmp_path / "out").exists()
     # Defence in depth: a plan whose pin has no SHA (a profile built in code) never launches.
     from dataclasses import replace
@@ -262,7 +330,15 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     ws.write_profile(lane_profile("file:///nonexistent", "a" * 40))
     plan = plan_of(ws, point())
     plan.pin = replace(plan.pin, commit=None)
-    assert launch_point(plan, tmp_path / "out", ws.root, env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]}) == 1
+    assert (
+        launch_point(
+            plan,
+            tmp_path / "out",
+            ws.root,
+            env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]},
+        )
+        == 1
+    )
     record = json.loads(next((tmp_path / "out").glob("*_launch.json")).read_text())
     assert record["job-id"] is None and record["exit-code"] == 1 and "no commit SHA" in record["message"]
     assert not (tmp_path / ".cache").exists()
@@ -280,7 +356,11 @@ def test_a_plan_whose_pin_has_no_sha_warns_at_the_pin(ws):
     (warning,) = [w for w in plan.warnings if w.rule == "lane-pin-unresolved"]
     commit_line = (ws.root / "runners/testlane.yaml").read_text().splitlines().index(f"      commit: {'a' * 40}") + 1
     assert warning.file.endswith("testlane.yaml") and warning.line == commit_line and not warning.is_error
-    assert "has no commit SHA; a launch will refuse it" in warning.message and "git ls-remote file:///nonexistent main" in warning.hint
+    assert (
+        "has no commit SHA; a launch will refuse it" in warning.message
+        and "git ls-remote file:///nonexistent main" in warning.hint
+    )
+
 
 def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
     """Every gb300-nv row the matrix builds passes every pre-submit check in a checkout with an AgentX
@@ -306,7 +386,9 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
     for _, diagnostics in refused.values():
         [(rule, file, line)] = diagnostics
         assert rule == "agentic-harness-missing" and file.startswith("benchmarks/multi_node/srt-slurm-recipes/")
-        assert "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh" in (REPO / file).read_text().splitlines()[line - 1]
+        assert (
+            "/infmax-workspace/benchmarks/multi_node/agentic_srt.sh" in (REPO / file).read_text().splitlines()[line - 1]
+        )
     done = run_cli("launch", "--lane", "gb300-nv", "--point", paths[0], "--dry-run", "--format", "json")
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True
 
@@ -314,8 +396,14 @@ def test_every_gb300_point_of_the_master_config_plans(tmp_path, harness_repo):
 def test_schema2_ladder_with_file_level_schema_and_zip(ws):
     body = schema2_recipe()
     schema = body.pop("schema")
-    ws.recipe("ladder.yaml", {"schema": schema, "base": body,
-                              "zip_override_ladder": {"roles": {"prefill": {"nodes": [1, 2], "workers": [1, 2]}}}})
+    ws.recipe(
+        "ladder.yaml",
+        {
+            "schema": schema,
+            "base": body,
+            "zip_override_ladder": {"roles": {"prefill": {"nodes": [1, 2], "workers": [1, 2]}}},
+        },
+    )
     plan = plan_of(ws, point("recipes/test/ladder.yaml:zip_override_ladder[0]"))
     assert plan.recipe["schema"] == 2 and plan.node_count == 3
     [d] = problems(ws, point("recipes/test/ladder.yaml:zip_override_ladder[1]"))
@@ -323,16 +411,24 @@ def test_schema2_ladder_with_file_level_schema_and_zip(ws):
 
 
 def test_recipe_declared_sources_show_in_the_dry_run(tmp_path):
-    profile = lane_profile("file:///x", "a" * 40, sources={"engine": {"url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}})
+    profile = lane_profile(
+        "file:///x",
+        "a" * 40,
+        sources={"engine": {"url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}},
+    )
     ws = Workspace(tmp_path, profile)
     ws.recipe("needs.yaml", v1_recipe(**{"infx-sources": ["engine"]}))
     ws.recipe("plain.yaml", v1_recipe())
     code, body = ws.dry_run(ws.point(point("recipes/test/needs.yaml")))
-    assert code == 0 and body["sources"] == [{"name": "engine", "url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}]
+    assert code == 0 and body["sources"] == [
+        {"name": "engine", "url": "file:///engine", "commit": "e" * 40, "dest": "configs/engine"}
+    ]
     assert "infx-sources" not in body["recipe"]
     code, body = ws.dry_run(ws.point(point("recipes/test/plain.yaml")))
     assert code == 0 and body["sources"] == []
-    ws.recipe("bad.yaml", v1_recipe(**{"infx-sources": ["nope", {"name": "x", "url": "u", "commit": "main", "dest": "d"}]}))
+    ws.recipe(
+        "bad.yaml", v1_recipe(**{"infx-sources": ["nope", {"name": "x", "url": "u", "commit": "main", "dest": "d"}]})
+    )
     code, body = ws.dry_run(ws.point(point("recipes/test/bad.yaml")))
     assert code == 1 and [d["rule"] for d in body["diagnostics"]] == ["recipe-source", "recipe-source"]
 
@@ -347,26 +443,49 @@ def test_a_hosted_runner_name_only_labels_a_dry_run(ws, tmp_path):
     # Elsewhere the name is checked as for a launch; a launch always checks it.
     code, body = ws.dry_run(ws.point(point()), env={"RUNNER_NAME": "GitHub Actions 7"})
     assert code == 1 and body["diagnostics"][0]["rule"] == "env-shape"
-    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(tmp_path / "out"), env=hosted)
+    done = ws.infx(
+        "launch",
+        "--lane",
+        "testlane",
+        "--point",
+        str(ws.point(point())),
+        "--output-dir",
+        str(tmp_path / "out"),
+        env=hosted,
+    )
     assert done.returncode == 1 and "error[env-shape]" in done.stderr and not (tmp_path / ".cache").exists()
 
 
-@pytest.mark.parametrize("settings, row, expected", [
-    (["CONFIG_FILE=recipes/test/recipe.yaml"], {}, "recipes/test/recipe.yaml"),
-    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {}, "recipes/test/recipe.yaml"),
-    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {"eval-only": True},
-     "recipes/test/eval.yaml"),
-    (["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_ONLY=true", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"], {},
-     "recipes/test/eval.yaml"),
-])
+@pytest.mark.parametrize(
+    "settings, row, expected",
+    [
+        (["CONFIG_FILE=recipes/test/recipe.yaml"], {}, "recipes/test/recipe.yaml"),
+        (
+            ["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"],
+            {},
+            "recipes/test/recipe.yaml",
+        ),
+        (
+            ["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"],
+            {"eval-only": True},
+            "recipes/test/eval.yaml",
+        ),
+        (
+            ["CONFIG_FILE=recipes/test/recipe.yaml", "EVAL_ONLY=true", "EVAL_CONFIG_FILE=recipes/test/eval.yaml"],
+            {},
+            "recipes/test/eval.yaml",
+        ),
+    ],
+)
 def test_the_launcher_and_the_matrix_name_the_same_recipe(ws, settings, row, expected):
     from infx.recipes import recipe_ref_of
 
     ws.recipe("recipe.yaml", v1_recipe())
     ws.recipe("eval.yaml", v1_recipe(time_limit="3:00"))
     data = {**point(), **row}
-    data["prefill"]["additional-settings"] = [s for s in data["prefill"]["additional-settings"]
-                                              if not s.startswith("CONFIG_FILE=")] + settings
+    data["prefill"]["additional-settings"] = [
+        s for s in data["prefill"]["additional-settings"] if not s.startswith("CONFIG_FILE=")
+    ] + settings
     plan = plan_of(ws, data)
     matrix_ref = recipe_ref_of(data["prefill"], data["decode"], eval_only=data.get("eval-only"))
     assert plan.recipe_source.ref.value == matrix_ref.value == expected
@@ -383,5 +502,9 @@ def test_a_library_caller_plans_a_launch_through_its_request_without_the_command
     assert (plan.lane.name, plan.route.name, plan.job_name) == ("testlane", "fixed", f"infx-{plan.point_id}")
     assert [w.rule for w in plan.warnings] == ["env-runner-name-unused"]
     with pytest.raises(InfxError) as caught:  # a real launch keeps $RUNNER_NAME, whose shape is checked
-        plan_launch(LaunchRequest(point_file=None, lane="testlane", root=ws.root, env={**env, "RUNNER_ENVIRONMENT": "self-hosted"}))
+        plan_launch(
+            LaunchRequest(
+                point_file=None, lane="testlane", root=ws.root, env={**env, "RUNNER_ENVIRONMENT": "self-hosted"}
+            )
+        )
     assert [d.rule for d in caught.value.diagnostics] == ["env-shape"]

@@ -16,16 +16,37 @@ KEY = "e" * 64
 
 def launcher_record() -> dict:
     """A record as run.py builds it by the end of a launch (every field, in its order)."""
-    return {"lane": "gb300-nv", "point-id": "ab-c4", "point": point(), "route": "fixed",
-            "srt-slurm": {"pin": "v1", "repository": "https://x", "ref": "v1", "commit": "a" * 40}, "sources": [], "prepare": [],
-            "recipe-source": "recipes/x.yaml", "resolved-recipe-sha256": None, "resolved-recipe": None, "result-key": KEY,
-            "job-name": "runner_1", "job-id": "77", "terminal-state": "COMPLETED", "slurm-exit-code": "0:0", "exit-code": 0,
-            "deadline": {"time-limit": "1:00", "margin-seconds": 2.0, "seconds": 62.0, "passed": False}, "signals": [],
-            "cleanup": {"confirmed": True, "cancelled": [], "errors": []}, "result-name": "dsv4_ab-c4", "results": ["x.json"],
-            "message": "job 77 completed; 1 result file(s) \u2014 \u00fcn\u00efcode",
-            "timings": {"started": "2026-12-01T00:00:00+00:00", "checkout-seconds": 1.5, "finished": "2026-12-01T00:05:00"},
-            "eval": None, "environment": {"RESULT_FILENAME": "dsv4_ab-c4", "INFMAX_WORKSPACE": "/x/out"},
-            "run-id": 9, "run-attempt": 1, "skipped": ["job logs: pipe: a FIFO, not copied"], "srtctl": "/x/srtctl"}
+    return {
+        "lane": "gb300-nv",
+        "point-id": "ab-c4",
+        "point": point(),
+        "route": "fixed",
+        "srt-slurm": {"pin": "v1", "repository": "https://x", "ref": "v1", "commit": "a" * 40},
+        "sources": [],
+        "prepare": [],
+        "recipe-source": "recipes/x.yaml",
+        "resolved-recipe-sha256": None,
+        "resolved-recipe": None,
+        "result-key": KEY,
+        "job-name": "runner_1",
+        "job-id": "77",
+        "terminal-state": "COMPLETED",
+        "slurm-exit-code": "0:0",
+        "exit-code": 0,
+        "deadline": {"time-limit": "1:00", "margin-seconds": 2.0, "seconds": 62.0, "passed": False},
+        "signals": [],
+        "cleanup": {"confirmed": True, "cancelled": [], "errors": []},
+        "result-name": "dsv4_ab-c4",
+        "results": ["x.json"],
+        "message": "job 77 completed; 1 result file(s) \u2014 \u00fcn\u00efcode",
+        "timings": {"started": "2026-12-01T00:00:00+00:00", "checkout-seconds": 1.5, "finished": "2026-12-01T00:05:00"},
+        "eval": None,
+        "environment": {"RESULT_FILENAME": "dsv4_ab-c4", "INFMAX_WORKSPACE": "/x/out"},
+        "run-id": 9,
+        "run-attempt": 1,
+        "skipped": ["job logs: pipe: a FIFO, not copied"],
+        "srtctl": "/x/srtctl",
+    }
 
 
 def test_the_record_type_and_its_schema_name_the_same_fields():
@@ -58,5 +79,12 @@ def test_a_record_read_once_gives_typed_attributes(tmp_path):
     assert record.config_key == "test-key" and record.concurrencies == [4] and record.result_key == KEY
     assert record.srt_slurm_commit == "a" * 40 and record.exit_code == 0 and not record.agentic
     assert str(record.finished_at) == "2026-12-01 00:05:00+00:00"  # a time without a zone is UTC
-    failed = LaunchRecord.from_json({"point": point(agentic=True, conc=(4, "x")), "message": "\njob 7: FAILED\nits output"})
-    assert failed.agentic and failed.concurrencies == [4] and failed.ending == "job 7: FAILED" and failed.finished_at is None
+    failed = LaunchRecord.from_json(
+        {"point": point(agentic=True, conc=(4, "x")), "message": "\njob 7: FAILED\nits output"}
+    )
+    assert (
+        failed.agentic
+        and failed.concurrencies == [4]
+        and failed.ending == "job 7: FAILED"
+        and failed.finished_at is None
+    )

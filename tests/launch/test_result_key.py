@@ -19,7 +19,10 @@ from infx.launch.resultkey import COSMETIC_POINT_FIELDS, RESULT_FORMAT, ingredie
 
 REPO = Path(__file__).resolve().parents[2]
 LADDER_KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
-LADDER_RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+LADDER_RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/"
+    "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+)
 
 
 @pytest.fixture
@@ -64,12 +67,15 @@ def test_cosmetic_fields_and_the_runner_name_do_not_change_the_key(workspace, la
     assert key_of(workspace, ladder_point, env={"RUNNER_NAME": "gb300-nv_7"}) == base
 
 
-@pytest.mark.parametrize("field, value", [
-    ("image", "lmsysorg/sglang:nightly-dev-cu13-20261001-0000000"),  # an image bump
-    ("conc", [121]),  # another concurrency
-    ("duration", 1800),
-    ("config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg-v2"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("image", "lmsysorg/sglang:nightly-dev-cu13-20261001-0000000"),  # an image bump
+        ("conc", [121]),  # another concurrency
+        ("duration", 1800),
+        ("config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg-v2"),
+    ],
+)
 def test_a_point_field_that_changes_the_run_changes_the_key(workspace, ladder_point, field, value):
     assert ladder_point[field] != value
     assert key_of(workspace, {**ladder_point, field: value}) != key_of(workspace, ladder_point)
@@ -90,18 +96,30 @@ def test_a_comment_in_the_recipe_does_not_change_the_key(workspace, ladder_point
 
 def test_the_pin_commit_changes_the_key(workspace, ladder_point):
     base = key_of(workspace, ladder_point)
-    edit(workspace / "runners" / "gb300-nv.yaml", "commit: 32ef19f7d08297925b0978b4f1ef68bf30ce494d",
-         "commit: " + "ab12" * 10)
+    edit(
+        workspace / "runners" / "gb300-nv.yaml",
+        "commit: 32ef19f7d08297925b0978b4f1ef68bf30ce494d",
+        "commit: " + "ab12" * 10,
+    )
     assert key_of(workspace, ladder_point) != base
 
 
-@pytest.mark.parametrize("old, new", [
-    ("partition: batch_1", "partition: batch_2"),  # where the job runs
-    ('default-time-limit: "4:00:00"', 'default-time-limit: "6:00:00"'),  # the job's time limit
-    ("path: /scratch/models/DeepSeek-V4-Pro\n", "path: /scratch/models/DeepSeek-V4-Pro-r2\n"),  # the weights
-    ("/data/home/sa-shared/gharunners/hf-hub-cache: /hf_hub_cache", "/data/other/hf-hub-cache: /hf_hub_cache"),  # a mount
-    ("srtctl-flags: [--no-preflight]\n  - name: trt-dsv4-agentic", "srtctl-flags: []\n  - name: trt-dsv4-agentic"),  # route flags
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("partition: batch_1", "partition: batch_2"),  # where the job runs
+        ('default-time-limit: "4:00:00"', 'default-time-limit: "6:00:00"'),  # the job's time limit
+        ("path: /scratch/models/DeepSeek-V4-Pro\n", "path: /scratch/models/DeepSeek-V4-Pro-r2\n"),  # the weights
+        (
+            "/data/home/sa-shared/gharunners/hf-hub-cache: /hf_hub_cache",
+            "/data/other/hf-hub-cache: /hf_hub_cache",
+        ),  # a mount
+        (
+            "srtctl-flags: [--no-preflight]\n  - name: trt-dsv4-agentic",
+            "srtctl-flags: []\n  - name: trt-dsv4-agentic",
+        ),  # route flags
+    ],
+)
 def test_lane_settings_that_reach_the_job_change_the_key(workspace, ladder_point, old, new):
     base = key_of(workspace, ladder_point)
     edit(workspace / "runners" / "gb300-nv.yaml", old, new)
@@ -110,8 +128,11 @@ def test_lane_settings_that_reach_the_job_change_the_key(workspace, ladder_point
 
 def test_a_source_commit_changes_the_key(workspace, ladder_point):
     profile = workspace / "runners" / "gb300-nv.yaml"
-    edit(profile, "sources: {}", "sources:\n  traces: {url: \"https://example.invalid/traces.git\", "
-                                  "commit: \"" + "a" * 40 + "\", dest: traces}")
+    edit(
+        profile,
+        "sources: {}",
+        'sources:\n  traces: {url: "https://example.invalid/traces.git", commit: "' + "a" * 40 + '", dest: traces}',
+    )
     edit(profile, "srt-slurm: sa-schema2\n", "srt-slurm: sa-schema2\n    sources: [traces]\n")
     with_source = key_of(workspace, ladder_point)
     edit(profile, "a" * 40, "b" * 40)
@@ -127,7 +148,9 @@ def test_the_result_format_version_is_an_ingredient(workspace, ladder_point, mon
 
 
 def test_ingredients_say_what_is_hashed(workspace, ladder_point):
-    plan = plan_point(load_lane("gb300-nv", workspace), Point(ladder_point, "<test>"), workspace, env={"RUNNER_NAME": "x_1"})
+    plan = plan_point(
+        load_lane("gb300-nv", workspace), Point(ladder_point, "<test>"), workspace, env={"RUNNER_NAME": "x_1"}
+    )
     body = ingredients(plan)
     assert set(body) == {"result-format", "point", "recipe", "srt-slurm-commit", "route", "lane", "sources"}
     assert "name" not in body["recipe"] and "exp-name" not in body["point"]

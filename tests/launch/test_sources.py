@@ -16,7 +16,11 @@ def repo(tmp_path):
     first = git_repo(tmp_path / "origin", files={"a.txt": "one\n"})
     (tmp_path / "origin" / "a.txt").write_text("two\n")
     git("commit", "-qam", "second", cwd=tmp_path / "origin")
-    return {"url": f"file://{tmp_path / 'origin'}", "first": first, "second": git("rev-parse", "HEAD", cwd=tmp_path / "origin")}
+    return {
+        "url": f"file://{tmp_path / 'origin'}",
+        "first": first,
+        "second": git("rev-parse", "HEAD", cwd=tmp_path / "origin"),
+    }
 
 
 def test_fetch_pinned_checks_out_exactly_the_pin(repo, tmp_path):
@@ -38,7 +42,10 @@ def test_cache_is_keyed_by_commit_reused_and_verified(repo, tmp_path):
     assert head_of(cache / repo["first"]) == repo["first"]
     # reused without the network: the origin may vanish once the cache holds the commit
     (tmp_path / "origin").rename(tmp_path / "gone")
-    assert cached_checkout("srt-slurm", repo["url"], repo["first"], cache, tmp_path / "launch2", protocols=LOCAL) == repo["first"]
+    assert (
+        cached_checkout("srt-slurm", repo["url"], repo["first"], cache, tmp_path / "launch2", protocols=LOCAL)
+        == repo["first"]
+    )
     # a tampered cache entry is not trusted: it is fetched again (and here that fails loudly)
     (cache / repo["first"] / "a.txt").write_text("tampered\n")
     with pytest.raises(FetchError, match=re.escape(repo["first"])):
@@ -53,7 +60,9 @@ def test_each_launch_gets_a_fresh_directory(repo, tmp_path):
     assert not (dest / "leftover.txt").exists() and (dest / "a.txt").read_text() == "two\n"
 
 
-def test_a_cache_entry_hiding_a_change_behind_skip_worktree_and_fsmonitor_is_rebuilt_and_the_hook_never_runs(repo, tmp_path):
+def test_a_cache_entry_hiding_a_change_behind_skip_worktree_and_fsmonitor_is_rebuilt_and_the_hook_never_runs(
+    repo, tmp_path
+):
     cache = tmp_path / "cache"
     cached_checkout("srt-slurm", repo["url"], repo["first"], cache, tmp_path / "launch1", protocols=LOCAL)
     entry, marker = cache / repo["first"], tmp_path / "hook-ran"
@@ -75,12 +84,18 @@ def test_a_cache_entry_hiding_a_change_behind_skip_worktree_and_fsmonitor_is_reb
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("tamper", [
-    lambda entry: (entry / "extra.txt").write_text("dropped in\n"),
-    lambda entry: (entry / ".git" / "config").write_text((entry / ".git" / "config").read_text() + "[core]\n\tpager = evil\n"),
-    lambda entry: (entry / ".git" / "hooks").mkdir(),
-    lambda entry: (entry / "a.txt").unlink(),
-], ids=["untracked-file", "config", "hooks", "deleted-file"])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda entry: (entry / "extra.txt").write_text("dropped in\n"),
+        lambda entry: (entry / ".git" / "config").write_text(
+            (entry / ".git" / "config").read_text() + "[core]\n\tpager = evil\n"
+        ),
+        lambda entry: (entry / ".git" / "hooks").mkdir(),
+        lambda entry: (entry / "a.txt").unlink(),
+    ],
+    ids=["untracked-file", "config", "hooks", "deleted-file"],
+)
 def test_any_other_change_to_a_cache_entry_is_rebuilt(repo, tmp_path, tamper):
     cache = tmp_path / "cache"
     cached_checkout("srt-slurm", repo["url"], repo["first"], cache, tmp_path / "launch1", protocols=LOCAL)

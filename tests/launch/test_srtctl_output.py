@@ -20,7 +20,9 @@ PANEL = """2026-12-01 08:33:50 | INFO | Loaded config: job
 
 
 def test_the_script_is_read_from_the_numbered_panel_with_its_indentation():
-    assert script_from_dry_run(PANEL) == '#!/bin/bash\n#SBATCH --nodes=2\n\nif true; then\n    echo "indented │ bar"\nfi\n'
+    assert (
+        script_from_dry_run(PANEL) == '#!/bin/bash\n#SBATCH --nodes=2\n\nif true; then\n    echo "indented │ bar"\nfi\n'
+    )
 
 
 def test_no_panel_or_an_unknown_layout_gives_no_script_rather_than_a_wrong_one():
@@ -32,7 +34,10 @@ def test_no_panel_or_an_unknown_layout_gives_no_script_rather_than_a_wrong_one()
 
 
 def test_both_registry_notations_name_the_same_image():
-    assert image_spellings("nvcr.io#nvidia/ai-dynamo/x:1") == {"nvcr.io#nvidia/ai-dynamo/x:1", "nvcr.io/nvidia/ai-dynamo/x:1"}
+    assert image_spellings("nvcr.io#nvidia/ai-dynamo/x:1") == {
+        "nvcr.io#nvidia/ai-dynamo/x:1",
+        "nvcr.io/nvidia/ai-dynamo/x:1",
+    }
     assert image_spellings("localhost:5000/x") == {"localhost:5000/x", "localhost:5000#x"}
     # a first component without '.' or ':' is a Docker Hub namespace, not a registry
     assert image_spellings("lmsysorg/sglang:v0.5.14") == {"lmsysorg/sglang:v0.5.14"}

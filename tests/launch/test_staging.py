@@ -46,7 +46,9 @@ def test_staging_takes_regular_result_files_only(tmp_path):
     staged, skipped = staging.stage_fixed_seq(logs, out, "RF")
     assert [p.name for p in staged] == ["RF_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json"]
     assert staged[0].read_bytes() == SA_BENCH_RESULT.read_bytes()
-    assert skipped == ["logs/sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json: a symbolic link, not followed or staged"]
+    assert skipped == [
+        "logs/sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json: a symbolic link, not followed or staged"
+    ]
     assert uploadable(out) == []
     assert staging.stage_fixed_seq(tmp_path / "secret.txt", out, "RF") == ([], [])  # not a folder: nothing
     (tmp_path / "logs-link").symlink_to(logs)
@@ -59,15 +61,25 @@ def test_the_tarball_and_the_logs_copy_hold_no_link_fifo_or_device(tmp_path):
     out.mkdir()
     tarball, skipped = staging.tar_logs(logs, out)
     names = {line.split(":")[0] for line in skipped}
-    assert names >= {"host-file", "zeros", "pipe", "linked-folder", "sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json"}
+    assert names >= {
+        "host-file",
+        "zeros",
+        "pipe",
+        "linked-folder",
+        "sa-bench_isl_8192_osl_1024/results_concurrency_8_gpus_4.json",
+    }
     assert ("null-device" in names) == (os.geteuid() == 0)
     with tarfile.open(tarball) as tar:
         members = tar.getmembers()
         assert all(m.isfile() or m.isdir() for m in members)
-        assert sorted(m.name for m in members if m.isfile()) == ["./sa-bench_isl_8192_osl_1024/results_concurrency_4_gpus_4.json"]
+        assert sorted(m.name for m in members if m.isfile()) == [
+            "./sa-bench_isl_8192_osl_1024/results_concurrency_4_gpus_4.json"
+        ]
         assert SECRET.encode() not in b"".join(tar.extractfile(m).read() for m in members if m.isfile())
     assert sorted(str(p.relative_to(out / "LOGS")) for p in (out / "LOGS").rglob("*")) == [
-        "sa-bench_isl_8192_osl_1024", "sa-bench_isl_8192_osl_1024/results_concurrency_4_gpus_4.json"]
+        "sa-bench_isl_8192_osl_1024",
+        "sa-bench_isl_8192_osl_1024/results_concurrency_4_gpus_4.json",
+    ]
     assert uploadable(out) == []
 
 

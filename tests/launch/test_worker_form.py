@@ -6,9 +6,17 @@ from infx.workers import is_aggregated
 
 
 def context(point, recipe):
-    return CheckContext(point=point, recipe=recipe, lane=None, model=None, power=False,
-                        recipe_file="recipe.yaml", recipe_where=lambda path: None,
-                        point_file="point.json", point_where=lambda path: (len(path), 1))
+    return CheckContext(
+        point=point,
+        recipe=recipe,
+        lane=None,
+        model=None,
+        power=False,
+        recipe_file="recipe.yaml",
+        recipe_where=lambda path: None,
+        point_file="point.json",
+        point_where=lambda path: (len(path), 1),
+    )
 
 
 def agg_recipe(tp, workers=1):

@@ -19,6 +19,5 @@ def make_repo(tmp_path):
 
     def make(masters: dict, runners: dict | None = None) -> Repo:
         return Repo(tmp_path / f"repo{next(counter)}", masters, runners)
+
     return make
-
-

@@ -53,7 +53,9 @@ def test_rows_equal_the_reference_generators(rows):
         core = {key: value for key, value in row.items() if key not in INFX_FIELDS}
         assert core == reference, (index, row["config-key"])
     legacy = [r for r in rows if r["config-key"] == "dsv4-fp4-gb200-dynamo-vllm-mtp2"]
-    assert legacy[0]["disagg"] is True and legacy[0]["decode"]["num-worker"] == 0  # the aggregated point, as the reference runs it
+    assert (
+        legacy[0]["disagg"] is True and legacy[0]["decode"]["num-worker"] == 0
+    )  # the aggregated point, as the reference runs it
 
 
 def bucket_sizes(rows):
@@ -62,19 +64,35 @@ def bucket_sizes(rows):
 
 def test_full_expansion_counts(rows):
     assert len(rows) == 1820
-    assert bucket_sizes(rows) == {"single_node/8k1k": 690, "single_node/agentic": 482, "multi_node/8k1k": 383,
-                                  "multi_node/1k1k": 1, "multi_node/agentic": 264}
+    assert bucket_sizes(rows) == {
+        "single_node/8k1k": 690,
+        "single_node/agentic": 482,
+        "multi_node/8k1k": 383,
+        "multi_node/1k1k": 1,
+        "multi_node/agentic": 264,
+    }
     assert sum(r["run-eval"] for r in rows) == 519
     assert sum("eval-conc" in r for r in rows) == 317
     assert sum(len(r["conc"]) for r in rows if "prefill" in r) == 906  # every multinode concurrency
 
 
-@pytest.mark.parametrize("mode, expected", [
-    (EvalMode.NONE, {"single_node/8k1k": 690, "single_node/agentic": 482, "multi_node/8k1k": 383,
-                     "multi_node/1k1k": 1, "multi_node/agentic": 264}),
-    (EvalMode.ONLY, {"evals": 202, "multinode_evals": 317, "agentic_evals": 33, "multinode_agentic_evals": 93}),
-    (EvalMode.ALL, {"evals": 690, "multinode_evals": 375, "agentic_evals": 482, "multinode_agentic_evals": 116}),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        (
+            EvalMode.NONE,
+            {
+                "single_node/8k1k": 690,
+                "single_node/agentic": 482,
+                "multi_node/8k1k": 383,
+                "multi_node/1k1k": 1,
+                "multi_node/agentic": 264,
+            },
+        ),
+        (EvalMode.ONLY, {"evals": 202, "multinode_evals": 317, "agentic_evals": 33, "multinode_agentic_evals": 93}),
+        (EvalMode.ALL, {"evals": 690, "multinode_evals": 375, "agentic_evals": 482, "multinode_agentic_evals": 116}),
+    ],
+)
 def test_eval_mode_counts(config_set, mode, expected):
     assert bucket_sizes(build_matrix(config_set, evals=mode)) == expected
 
@@ -98,8 +116,20 @@ def test_throughput_points_survive_eval_modes(config_set, rows):
     evals = build_matrix(config_set, evals=EvalMode.ONLY)
 
     def points(some_rows):
-        return Counter((r["config-key"], r["runner"], r["exp-name"], json.dumps(r.get("prefill"), sort_keys=True),
-                        r.get("tp"), r.get("ep"), r.get("isl"), json.dumps(r["conc"])) for r in some_rows)
+        return Counter(
+            (
+                r["config-key"],
+                r["runner"],
+                r["exp-name"],
+                json.dumps(r.get("prefill"), sort_keys=True),
+                r.get("tp"),
+                r.get("ep"),
+                r.get("isl"),
+                json.dumps(r["conc"]),
+            )
+            for r in some_rows
+        )
+
     assert points(rows) == points(throughput)  # default marking changes flags, never the points
     combined = bucketize(throughput + evals)
     throughput_lists = [rows for name, rows in combined.items() if "/" in name]
@@ -110,7 +140,9 @@ def test_throughput_points_survive_eval_modes(config_set, rows):
 
 
 def expected_fingerprint(row):
-    body = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint")}
+    body = {
+        k: v for k, v in row.items() if k not in ("conc", "exp-name", "run-eval", "eval-conc", "recipe-fingerprint")
+    }
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -125,24 +157,56 @@ def test_sample_rows_agentic_disagg(rows):
         (768, (3, 8, 8, True), (1, 16, 16, True), "disagg-gb300-6p4d-dep8-dep16-c768-mtp-kvoffload.yaml", 10),
         (1536, (6, 8, 8, True), (1, 16, 16, True), "disagg-gb300-12p4d-dep8-dep16-c1536-mtp-kvoffload.yaml", 16),
     ]
-    names = ["dsv4_p1x8ep8dpa_d1x4_conc80_kvdram-hicache", "dsv4_p1x8ep8dpa_d1x16ep16dpa_conc256_kvdram-hicache",
-             "dsv4_p2x8ep8dpa_d1x16ep16dpa_conc512_kvdram-hicache", "dsv4_p3x8ep8dpa_d1x16ep16dpa_conc768_kvdram-hicache",
-             "dsv4_p6x8ep8dpa_d1x16ep16dpa_conc1536_kvdram-hicache"]
+    names = [
+        "dsv4_p1x8ep8dpa_d1x4_conc80_kvdram-hicache",
+        "dsv4_p1x8ep8dpa_d1x16ep16dpa_conc256_kvdram-hicache",
+        "dsv4_p2x8ep8dpa_d1x16ep16dpa_conc512_kvdram-hicache",
+        "dsv4_p3x8ep8dpa_d1x16ep16dpa_conc768_kvdram-hicache",
+        "dsv4_p6x8ep8dpa_d1x16ep16dpa_conc1536_kvdram-hicache",
+    ]
     expected = []
     for (conc, p, d, recipe, nodes), name in zip(table, names):
         row = {
-            "image": "lmsysorg/sglang:nightly-dev-cu13-20260719-99f5a6f4", "model": "deepseek-ai/DeepSeek-V4-Pro",
-            "model-prefix": "dsv4", "precision": "fp4", "framework": "dynamo-sglang", "runner": "cluster:gb300-nv",
+            "image": "lmsysorg/sglang:nightly-dev-cu13-20260719-99f5a6f4",
+            "model": "deepseek-ai/DeepSeek-V4-Pro",
+            "model-prefix": "dsv4",
+            "precision": "fp4",
+            "framework": "dynamo-sglang",
+            "runner": "cluster:gb300-nv",
             "spec-decoding": "mtp",
-            "prefill": {"num-worker": p[0], "tp": p[1], "ep": p[2], "dp-attn": p[3],
-                        "additional-settings": [f"CONFIG_FILE={RECIPES}{recipe}"], "pp": 1, "dcp-size": 1, "pcp-size": 1},
-            "decode": {"num-worker": d[0], "tp": d[1], "ep": d[2], "dp-attn": d[3], "pp": 1, "dcp-size": 1, "pcp-size": 1},
-            "conc": [conc], "kv-offloading": "dram", "kv-offload-backend": {"name": "hicache"},
-            "total-cpu-dram-gb": 721, "duration": 3600, "exp-name": name, "disagg": True,
-            "scenario-type": "agentic-coding", "router": {"name": "dynamo-router", "version": "1.3.0.dev20260718"},
-            "kv-p2p-transfer": "mooncake", "run-eval": False,
+            "prefill": {
+                "num-worker": p[0],
+                "tp": p[1],
+                "ep": p[2],
+                "dp-attn": p[3],
+                "additional-settings": [f"CONFIG_FILE={RECIPES}{recipe}"],
+                "pp": 1,
+                "dcp-size": 1,
+                "pcp-size": 1,
+            },
+            "decode": {
+                "num-worker": d[0],
+                "tp": d[1],
+                "ep": d[2],
+                "dp-attn": d[3],
+                "pp": 1,
+                "dcp-size": 1,
+                "pcp-size": 1,
+            },
+            "conc": [conc],
+            "kv-offloading": "dram",
+            "kv-offload-backend": {"name": "hicache"},
+            "total-cpu-dram-gb": 721,
+            "duration": 3600,
+            "exp-name": name,
+            "disagg": True,
+            "scenario-type": "agentic-coding",
+            "router": {"name": "dynamo-router", "version": "1.3.0.dev20260718"},
+            "kv-p2p-transfer": "mooncake",
+            "run-eval": False,
             # infx counts the dedicated etcd/nats node these recipes request; the reference did not
-            "node-count": nodes + 1, "config-key": AGENTIC_DISAGG,
+            "node-count": nodes + 1,
+            "config-key": AGENTIC_DISAGG,
         }
         row["recipe-fingerprint"] = expected_fingerprint(row)
         expected.append(row)
@@ -156,8 +220,15 @@ def test_sample_rows_agentic_agg(rows, config_set):
     assert [r["exp-name"] for r in sample] == [f"dsv4_p1x4_d0x4_conc{c}_kvdram-hicache" for c in (2, 4, 8, 16)]
     assert [r["conc"] for r in sample] == [[2], [4], [8], [16]]
     for row in sample:
-        assert row["decode"] == {"num-worker": 0, "tp": 4, "ep": 1, "dp-attn": False, "pp": 1, "dcp-size": 1,
-                                 "pcp-size": 1}
+        assert row["decode"] == {
+            "num-worker": 0,
+            "tp": 4,
+            "ep": 1,
+            "dp-attn": False,
+            "pp": 1,
+            "dcp-size": 1,
+            "pcp-size": 1,
+        }
         assert row["prefill"]["additional-settings"] == [f"CONFIG_FILE={RECIPES}agg-gb300-tp4-mtp-kvoffload.yaml"]
         assert (row["total-cpu-dram-gb"], row["disagg"], row["node-count"]) == (721, False, 1 + 1)
         assert "kv-p2p-transfer" not in row
@@ -178,8 +249,16 @@ def test_sample_rows_other_gb300(rows):
 
 
 def test_cli_json_matches_the_api(corpus_repo, rows):
-    result = run_cli("matrix", "--config", "configs/nvidia-master.yaml", "--config", "configs/amd-master.yaml", "--format", "json",
-                     cwd=corpus_repo)
+    result = run_cli(
+        "matrix",
+        "--config",
+        "configs/nvidia-master.yaml",
+        "--config",
+        "configs/amd-master.yaml",
+        "--format",
+        "json",
+        cwd=corpus_repo,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == rows
 
@@ -206,12 +285,15 @@ def test_docs_matrix_names_the_fields_a_topology_leaves_out():
     from infx.matrix.derive import NOT_TOPOLOGY
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "matrix.md").read_text()
-    sentence = re.search(r"A point's topology is its row without (.*?)\(`infx\.matrix\.derive\.NOT_TOPOLOGY`\)", doc, re.S)
+    sentence = re.search(
+        r"A point's topology is its row without (.*?)\(`infx\.matrix\.derive\.NOT_TOPOLOGY`\)", doc, re.S
+    )
     assert sentence and set(re.findall(r"`([a-z-]+)`", sentence.group(1))) == NOT_TOPOLOGY
 
 
 def test_rows_pass_jsonschema(rows, config_set):
-    """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of every mode is valid."""
+    """jsonschema (a second implementation) agrees with the jsonschema-rs check build_matrix runs: every corpus row of
+    every mode is valid."""
     import jsonschema
 
     from infx.matrix.rowschema import row_schema

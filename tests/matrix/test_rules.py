@@ -29,17 +29,22 @@ def test_full_sweep_single_node(make_repo):
         assert row["dp-attn"] is False and row["disagg"] is False and row["run-eval"] is False
         assert row["config-key"] == SN_KEY and row["runner"] == "mi300x"
     assert {(r["isl"], r["exp-name"], r["max-model-len"]) for r in rows} == {
-        (1024, "dsr1_1k1k", 2304), (8192, "dsr1_8k1k", 9472)}
+        (1024, "dsr1_1k1k", 2304),
+        (8192, "dsr1_8k1k", 9472),
+    }
 
 
 # rules 2 and 3 (infx: min/max are plain filters on the ladder; no synthetic point, no restart)
-@pytest.mark.parametrize("selection, expected", [
-    (Selection(seq_lens=("1k1k",), step_size=4), [4, 16, 64]),
-    (Selection(seq_lens=("1k1k",), max_conc=16), [4, 8, 16]),
-    (Selection(seq_lens=("1k1k",), max_conc=1), []),  # reference: synthetic [1]
-    (Selection(seq_lens=("1k1k",), min_conc=5), [8, 16, 32, 64]),  # reference: 5,10,20,40,64
-    (Selection(seq_lens=("1k1k",), max_tp=4), []),
-])
+@pytest.mark.parametrize(
+    "selection, expected",
+    [
+        (Selection(seq_lens=("1k1k",), step_size=4), [4, 16, 64]),
+        (Selection(seq_lens=("1k1k",), max_conc=16), [4, 8, 16]),
+        (Selection(seq_lens=("1k1k",), max_conc=1), []),  # reference: synthetic [1]
+        (Selection(seq_lens=("1k1k",), min_conc=5), [8, 16, 32, 64]),  # reference: 5,10,20,40,64
+        (Selection(seq_lens=("1k1k",), max_tp=4), []),
+    ],
+)
 def test_concurrency_filters(make_repo, selection, expected):
     assert concs(make_repo({SN_KEY: sn_entry()}).build(selection)) == expected
 
@@ -49,13 +54,16 @@ def test_conc_list_window(make_repo):
     assert concs(make_repo({SN_KEY: config}).build(Selection(min_conc=8, max_conc=32))) == [16]
 
 
-@pytest.mark.parametrize("selection, message", [
-    (Selection(step_size=1), "greater than 1"),
-    (Selection(min_conc=16, max_conc=8), "less than or equal"),
-    (Selection(max_conc=0), "at least 1"),
-    (Selection(max_tp=-1), "at least 1"),
-    (Selection(seq_lens=("2k1k",)), "not a sequence name"),
-])
+@pytest.mark.parametrize(
+    "selection, message",
+    [
+        (Selection(step_size=1), "greater than 1"),
+        (Selection(min_conc=16, max_conc=8), "less than or equal"),
+        (Selection(max_conc=0), "at least 1"),
+        (Selection(max_tp=-1), "at least 1"),
+        (Selection(seq_lens=("2k1k",)), "not a sequence name"),
+    ],
+)
 def test_contradictory_selection_is_a_usage_error(make_repo, selection, message):
     with pytest.raises(UsageError, match=message) as caught:
         make_repo({SN_KEY: sn_entry()}).build(selection)
@@ -78,8 +86,16 @@ def test_cli_usage_errors(make_repo):
 
 # rule 5 (infx: --max-ep drops points whose ep is above the cap; the reference rewrote ep)
 def test_max_tp_and_max_ep_filter_points(make_repo):
-    config = entry(scenarios={"fixed-seq-len": [fixed(
-        {"tp": 8, "ep": 8, "conc-start": 4, "conc-end": 4}, {"tp": 2, "ep": 8, "conc-start": 100, "conc-end": 200})]})
+    config = entry(
+        scenarios={
+            "fixed-seq-len": [
+                fixed(
+                    {"tp": 8, "ep": 8, "conc-start": 4, "conc-end": 4},
+                    {"tp": 2, "ep": 8, "conc-start": 100, "conc-end": 200},
+                )
+            ]
+        }
+    )
     repo = make_repo({SN_KEY: config})
     assert repo.build(Selection(max_ep=2)) == []
     assert [(r["tp"], r["ep"], r["conc"]) for r in repo.build(Selection(max_tp=2))] == [(2, 8, 100), (2, 8, 200)]
@@ -102,13 +118,23 @@ def test_multinode_row(make_repo):
     repo = make_repo({MN_KEY: mn_entry()})
     (row,) = repo.build()
     assert row["conc"] == [2150] and row["disagg"] is True and row["kv-p2p-transfer"] == "nixl"
-    assert row["prefill"] == {"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "hardware": "gb200",
-                              "pp": 1, "dcp-size": 1, "pcp-size": 1}
+    assert row["prefill"] == {
+        "num-worker": 5,
+        "tp": 4,
+        "ep": 4,
+        "dp-attn": True,
+        "hardware": "gb200",
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+    }
     assert row["decode"]["num-worker"] == 1 and row["decode"]["hardware"] == "h100"
     assert row["node-count"] == 6  # 5×tp4 on 4-GPU gb200 nodes + 1×tp8 on an 8-GPU h100 node
     assert repo.build(Selection(node_types=("single-node",))) == []
-    explicit = mn_entry(prefill={"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "pp": 2, "dcp-size": 2, "pcp-size": 2},
-                        decode={"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True, "pp": 2, "dcp-size": 4, "pcp-size": 1})
+    explicit = mn_entry(
+        prefill={"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "pp": 2, "dcp-size": 2, "pcp-size": 2},
+        decode={"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True, "pp": 2, "dcp-size": 4, "pcp-size": 1},
+    )
     (row,) = make_repo({MN_KEY: explicit}).build()
     assert (row["prefill"]["pp"], row["prefill"]["dcp-size"], row["prefill"]["pcp-size"]) == (2, 2, 2)
     assert (row["decode"]["pp"], row["decode"]["dcp-size"], row["decode"]["pcp-size"]) == (2, 4, 1)
@@ -126,10 +152,13 @@ def test_multinode_concurrency(make_repo):
 
 
 # rule 9
-@pytest.mark.parametrize("search, marks", [
-    ({"tp": 8, "conc-start": 8, "conc-end": 64}, [False, False, True, True]),
-    ({"tp": 8, "conc-list": [32, 128, 512]}, [False, True, True]),
-])
+@pytest.mark.parametrize(
+    "search, marks",
+    [
+        ({"tp": 8, "conc-start": 8, "conc-end": 64}, [False, False, True, True]),
+        ({"tp": 8, "conc-list": [32, 128, 512]}, [False, True, True]),
+    ],
+)
 def test_default_single_node_eval_marking(make_repo, search, marks):
     config = entry(scenarios={"fixed-seq-len": [fixed(dict(search)), fixed(dict(search), isl=8192)]})
     rows = make_repo({SN_KEY: config}).build()
@@ -141,11 +170,20 @@ def _mn_8k(*concs_lists, num_workers=None):
     searches = []
     for index, conc_list in enumerate(concs_lists):
         workers = (num_workers or [1] * len(concs_lists))[index]
-        searches.append({"conc-list": conc_list,
-                         "prefill": {"num-worker": workers, "tp": 4, "ep": 4, "dp-attn": True},
-                         "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True}})
-    return entry(runner="gb200", multinode=True, disagg=True, **{"kv-p2p-transfer": "nixl"},
-                 scenarios={"fixed-seq-len": [fixed(*searches, isl=8192)]})
+        searches.append(
+            {
+                "conc-list": conc_list,
+                "prefill": {"num-worker": workers, "tp": 4, "ep": 4, "dp-attn": True},
+                "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True},
+            }
+        )
+    return entry(
+        runner="gb200",
+        multinode=True,
+        disagg=True,
+        **{"kv-p2p-transfer": "nixl"},
+        scenarios={"fixed-seq-len": [fixed(*searches, isl=8192)]},
+    )
 
 
 # rule 10
@@ -159,31 +197,45 @@ def test_default_multinode_eval_marking(make_repo):
 
 
 def _agentic_sn(*searches, runner="cluster:b300-nv", utilization=0.8):
-    return entry(runner=runner, scenarios={"agentic-coding": [{"dram-utilization": utilization,
-                                                               "search-space": list(searches)}]})
+    return entry(
+        runner=runner, scenarios={"agentic-coding": [{"dram-utilization": utilization, "search-space": list(searches)}]}
+    )
 
 
 def _agentic_mn(*searches, runner="cluster:gb200-nv", utilization=0.8, disagg=True):
-    return entry(model_prefix="dsv4", runner=runner, multinode=True, disagg=disagg,
-                 **({"kv-p2p-transfer": "nixl"} if disagg else {}),
-                 scenarios={"agentic-coding": [{"dram-utilization": utilization, "search-space": list(searches)}]})
+    return entry(
+        model_prefix="dsv4",
+        runner=runner,
+        multinode=True,
+        disagg=disagg,
+        **({"kv-p2p-transfer": "nixl"} if disagg else {}),
+        scenarios={"agentic-coding": [{"dram-utilization": utilization, "search-space": list(searches)}]},
+    )
 
 
 def _mn_search(concs_list, prefill_workers=1, **extra):
-    return {"conc-list": concs_list, "prefill": {"num-worker": prefill_workers, "tp": 4, "ep": 1, "dp-attn": False},
-            "decode": {"num-worker": 1, "tp": 4, "ep": 1, "dp-attn": False}, **extra}
+    return {
+        "conc-list": concs_list,
+        "prefill": {"num-worker": prefill_workers, "tp": 4, "ep": 1, "dp-attn": False},
+        "decode": {"num-worker": 1, "tp": 4, "ep": 1, "dp-attn": False},
+        **extra,
+    }
 
 
 # rule 11
 def test_agentic_eval_marking_is_opt_in(make_repo):
-    single = _agentic_sn({"tp": 4, "kv-offloading": "none", "conc-list": [32]},
-                         {"tp": 8, "kv-offloading": "none", "conc-list": [64]})
+    single = _agentic_sn(
+        {"tp": 4, "kv-offloading": "none", "conc-list": [32]}, {"tp": 8, "kv-offloading": "none", "conc-list": [64]}
+    )
     multi = _agentic_mn(_mn_search([8]), _mn_search([16]), _mn_search([32]), _mn_search([64], prefill_workers=2))
     repo = make_repo({"sn-agentic": single, "mn-agentic": multi})
     assert not any(r["run-eval"] for r in repo.build())
     evals = repo.build(evals=EvalMode.ONLY)
     assert [(r["config-key"], r["conc"], r.get("eval-conc")) for r in evals] == [
-        ("sn-agentic", 64, None), ("mn-agentic", [32], 32), ("mn-agentic", [64], 64)]
+        ("sn-agentic", 64, None),
+        ("mn-agentic", [32], 32),
+        ("mn-agentic", [64], 64),
+    ]
     assert all(r["eval-only"] and r["run-eval"] for r in evals)
 
 
@@ -192,7 +244,8 @@ def test_agentic_eval_marking_is_opt_in(make_repo):
 def test_all_evals_single_node(make_repo, mode):
     rows = make_repo({SN_KEY: sn_entry()}).build(evals=mode)
     assert [(r["isl"], r["conc"], r["run-eval"], r["eval-only"]) for r in rows] == [
-        (8192, c, True, True) for c in (4, 8, 16, 32, 64)]
+        (8192, c, True, True) for c in (4, 8, 16, 32, 64)
+    ]
 
 
 # rule 13
@@ -201,7 +254,9 @@ def test_all_evals_multinode_merges_per_topology(make_repo):
     assert row["conc"] == [4, 16, 64] and row["eval-all-concs"] is True and row["eval-only"] is True
     assert "eval-conc" not in row
     config = _mn_8k([4, 8, 16], [16, 32])
-    config["scenarios"]["fixed-seq-len"].append(fixed(*copy.deepcopy(config["scenarios"]["fixed-seq-len"][0]["search-space"])))
+    config["scenarios"]["fixed-seq-len"].append(
+        fixed(*copy.deepcopy(config["scenarios"]["fixed-seq-len"][0]["search-space"]))
+    )
     rows = make_repo({MN_KEY: config}).build(evals=EvalMode.ALL)
     assert [(r["isl"], r["conc"]) for r in rows] == [(8192, [4, 8, 16, 32])]  # 1k1k rows are no eval rows
 
@@ -212,15 +267,23 @@ def test_all_evals_agentic(make_repo):
     single = _agentic_sn({"tp": 4, "kv-offloading": "none", "conc-list": [8]})
     rows = make_repo({"mn": multi, "sn": single}).build(evals=EvalMode.ALL)
     assert [(r["config-key"], r["conc"], r.get("eval-conc"), "eval-all-concs" in r) for r in rows] == [
-        ("mn", [2, 16, 32], 32, False), ("sn", 8, None, False)]
+        ("mn", [2, 16, 32], 32, False),
+        ("sn", 8, None, False),
+    ]
     assert rows[0]["exp-name"] == "dsv4_p1x4_d1x4_conc2x16x32"
 
 
 # rule 15
-@pytest.mark.parametrize("parallelism, budget", [
-    ({"tp": 4}, 1199), ({"tp": 4, "dcp-size": 2}, 1199), ({"tp": 4, "pcp-size": 2}, 2399),
-    ({"tp": 4, "pp": 2}, 2399), ({"tp": 8}, 2399),
-])
+@pytest.mark.parametrize(
+    "parallelism, budget",
+    [
+        ({"tp": 4}, 1199),
+        ({"tp": 4, "dcp-size": 2}, 1199),
+        ({"tp": 4, "pcp-size": 2}, 2399),
+        ({"tp": 4, "pp": 2}, 2399),
+        ({"tp": 8}, 2399),
+    ],
+)
 def test_single_node_dram_budget(make_repo, parallelism, budget):
     search = {**parallelism, "kv-offloading": "dram", "kv-offload-backend": {"name": "native"}, "conc-list": [4]}
     (row,) = make_repo({"a": _agentic_sn(search)}).build()
@@ -242,10 +305,17 @@ def test_dram_budget_errors_are_located(make_repo):
 # rule 16
 def test_multinode_dram_budget(make_repo):
     def config(prefill_tp, decode_tp):
-        return _agentic_mn({"conc-list": [16], "kv-offloading": "dram", "kv-offload-backend": {"name": "hicache"},
-                            "prefill": {"num-worker": 1, "tp": prefill_tp, "ep": 1, "dp-attn": False},
-                            "decode": {"num-worker": 1, "tp": decode_tp, "ep": 1, "dp-attn": False}},
-                           runner="cluster:mi355x-amds")
+        return _agentic_mn(
+            {
+                "conc-list": [16],
+                "kv-offloading": "dram",
+                "kv-offload-backend": {"name": "hicache"},
+                "prefill": {"num-worker": 1, "tp": prefill_tp, "ep": 1, "dp-attn": False},
+                "decode": {"num-worker": 1, "tp": decode_tp, "ep": 1, "dp-attn": False},
+            },
+            runner="cluster:mi355x-amds",
+        )
+
     for decode_tp in (8, 4):
         (row,) = make_repo({"a": config(8, decode_tp)}).build()
         assert row["total-cpu-dram-gb"] == 2399 and row["kv-offloading"] == "dram"
@@ -257,11 +327,29 @@ def test_multinode_dram_budget(make_repo):
 
 # rule 17
 def test_multinode_agentic_rows(make_repo):
-    search = {"conc-list": [16, 32, 64, 128, 256],
-              "prefill": {"num-worker": 2, "tp": 4, "ep": 4, "dp-attn": False, "pp": 2, "dcp-size": 2, "pcp-size": 2,
-                          "hardware": "gb200"},
-              "decode": {"num-worker": 1, "tp": 4, "ep": 1, "dp-attn": False, "pp": 2, "dcp-size": 2, "pcp-size": 1,
-                         "hardware": "h100"}}
+    search = {
+        "conc-list": [16, 32, 64, 128, 256],
+        "prefill": {
+            "num-worker": 2,
+            "tp": 4,
+            "ep": 4,
+            "dp-attn": False,
+            "pp": 2,
+            "dcp-size": 2,
+            "pcp-size": 2,
+            "hardware": "gb200",
+        },
+        "decode": {
+            "num-worker": 1,
+            "tp": 4,
+            "ep": 1,
+            "dp-attn": False,
+            "pp": 2,
+            "dcp-size": 2,
+            "pcp-size": 1,
+            "hardware": "h100",
+        },
+    }
     rows = make_repo({"a": _agentic_mn(search)}).build()
     assert concs(rows) == [[16], [32], [64], [128], [256]]
     assert [r["exp-name"] for r in rows] == [f"dsv4_p2x4ep4_d1x4_conc{c}" for c in (16, 32, 64, 128, 256)]
@@ -282,44 +370,74 @@ def test_agentic_point_order(make_repo):
 
     rows = build_matrix(config_set, Selection(runner_node_filter="b300-nv_"))
     assert [(r["runner"], r["conc"]) for r in rows if r["config-key"] == "sn"] == [
-        ("b300-nv_0", 32), ("b300-nv_1", 32), ("b300-nv_0", 8), ("b300-nv_1", 8), ("b300-nv_0", 32), ("b300-nv_1", 32)]
+        ("b300-nv_0", 32),
+        ("b300-nv_1", 32),
+        ("b300-nv_0", 8),
+        ("b300-nv_1", 8),
+        ("b300-nv_0", 32),
+        ("b300-nv_1", 32),
+    ]
     assert [(r["runner"], r["conc"]) for r in rows if r["config-key"] == "mn"] == [
-        ("b300-nv_0", [32]), ("b300-nv_0", [8]), ("b300-nv_0", [32]),
-        ("b300-nv_1", [32]), ("b300-nv_1", [8]), ("b300-nv_1", [32])]
+        ("b300-nv_0", [32]),
+        ("b300-nv_0", [8]),
+        ("b300-nv_0", [32]),
+        ("b300-nv_1", [32]),
+        ("b300-nv_1", [8]),
+        ("b300-nv_1", [32]),
+    ]
     assert config_set.entries == before and masters == pristine
 
 
 # rule 19 (infx: --max-tp / --max-ep apply to agentic points too)
-@pytest.mark.parametrize("selection, expected", [
-    (Selection(), [3, 6, 10]),
-    (Selection(min_conc=5, max_conc=9), [6]),
-    (Selection(max_conc=2), []),
-    (Selection(step_size=3), [3, 9, 10]),
-    (Selection(max_tp=4), []),
-])
+@pytest.mark.parametrize(
+    "selection, expected",
+    [
+        (Selection(), [3, 6, 10]),
+        (Selection(min_conc=5, max_conc=9), [6]),
+        (Selection(max_conc=2), []),
+        (Selection(step_size=3), [3, 9, 10]),
+        (Selection(max_tp=4), []),
+    ],
+)
 def test_agentic_ladder(make_repo, selection, expected):
     config = _agentic_sn({"tp": 8, "kv-offloading": "none", "conc-start": 3, "conc-end": 10})
     assert concs(make_repo({"a": config}).build(selection)) == expected
 
 
 # rule 25 (key globbing; infx globs know only `*`, and a glob matching nothing is a notice)
-KEYS = ["dsr1-fp4-b200-sglang", "dsr1-fp8-mi300x-sglang", "dsr1-fp8-h200-trt", "gptoss-fp4-b200-vllm",
-        "gptoss-fp8-b200-sglang"]
+KEYS = [
+    "dsr1-fp4-b200-sglang",
+    "dsr1-fp8-mi300x-sglang",
+    "dsr1-fp8-h200-trt",
+    "gptoss-fp4-b200-vllm",
+    "gptoss-fp8-b200-sglang",
+]
 
 
 @pytest.fixture
 def keyed_repo(make_repo):
-    return make_repo({key: entry(model_prefix=key.split("-")[0], scenarios={
-        "fixed-seq-len": [fixed({"tp": 8, "conc-list": [4]})]}) for key in KEYS})
+    return make_repo(
+        {
+            key: entry(
+                model_prefix=key.split("-")[0], scenarios={"fixed-seq-len": [fixed({"tp": 8, "conc-list": [4]})]}
+            )
+            for key in KEYS
+        }
+    )
 
 
-@pytest.mark.parametrize("patterns, expected", [
-    (("*-sglang",), ["dsr1-fp4-b200-sglang", "dsr1-fp8-mi300x-sglang", "gptoss-fp8-b200-sglang"]),
-    (("*-sglang", "dsr1*"), ["dsr1-fp4-b200-sglang", "dsr1-fp8-mi300x-sglang", "dsr1-fp8-h200-trt",
-                             "gptoss-fp8-b200-sglang"]),
-    (("dsr1-fp8-h200-trt", "dsr1-fp8-h200-trt", "*trt"), ["dsr1-fp8-h200-trt"]),
-    (("*b200*",), ["dsr1-fp4-b200-sglang", "gptoss-fp4-b200-vllm", "gptoss-fp8-b200-sglang"]),
-])
+@pytest.mark.parametrize(
+    "patterns, expected",
+    [
+        (("*-sglang",), ["dsr1-fp4-b200-sglang", "dsr1-fp8-mi300x-sglang", "gptoss-fp8-b200-sglang"]),
+        (
+            ("*-sglang", "dsr1*"),
+            ["dsr1-fp4-b200-sglang", "dsr1-fp8-mi300x-sglang", "dsr1-fp8-h200-trt", "gptoss-fp8-b200-sglang"],
+        ),
+        (("dsr1-fp8-h200-trt", "dsr1-fp8-h200-trt", "*trt"), ["dsr1-fp8-h200-trt"]),
+        (("*b200*",), ["dsr1-fp4-b200-sglang", "gptoss-fp4-b200-vllm", "gptoss-fp8-b200-sglang"]),
+    ],
+)
 def test_config_key_globs(keyed_repo, patterns, expected):
     assert [r["config-key"] for r in keyed_repo.build(Selection(config_keys=patterns))] == expected
 
@@ -334,7 +452,11 @@ def test_config_key_misses(keyed_repo):
     result = keyed_repo.cli("--config-key", "dsr1-fp8-mi300x-sglag")
     assert result.returncode == 1 and "Did you mean dsr1-fp8-mi300x-sglang" in result.stderr and result.stdout == ""
     result = keyed_repo.cli("--config-key", "nothing-*")
-    assert rows_of(result) == [] and "infx matrix: notice[matrix-notice]: --config-key pattern 'nothing-*' matched no config keys" in result.stderr
+    assert (
+        rows_of(result) == []
+        and "infx matrix: notice[matrix-notice]: --config-key pattern 'nothing-*' matched no config keys"
+        in result.stderr
+    )
 
 
 def test_the_reference_mains_aggregated_entry_expands_as_the_reference_expands_it(make_repo):
@@ -347,7 +469,16 @@ def test_the_reference_mains_aggregated_entry_expands_as_the_reference_expands_i
     (disagg_row,) = make_repo({MN_KEY: mn_entry()}).build(evals=EvalMode.NONE)
     (row,) = rows
     assert row["disagg"] is False and row["kv-p2p-transfer"] == "nixl"
-    assert row["prefill"] == {"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "hardware": "gb200", "pp": 1, "dcp-size": 1, "pcp-size": 1}
+    assert row["prefill"] == {
+        "num-worker": 5,
+        "tp": 4,
+        "ep": 4,
+        "dp-attn": True,
+        "hardware": "gb200",
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+    }
     assert row["decode"]["num-worker"] == 1 and row["decode"]["hardware"] == "h100"
     different = {key for key in row if row[key] != disagg_row[key]}
     assert different == {"disagg", "recipe-fingerprint"}

@@ -15,25 +15,40 @@ from testing.matrix_helpers import entry, fixed, mn_entry, rows_of, sn_entry
 
 @pytest.fixture
 def mixed(make_repo):
-    return make_repo({
-        "dsr1-fp8-mi300x-sglang": sn_entry(),
-        "gptoss-fp4-h200-vllm": entry(model_prefix="gptoss", runner="h200", precision="fp4", framework="vllm",
-                                      scenarios={"fixed-seq-len": [fixed({"tp": 2, "conc-list": [8, 4]}, isl=2048)]}),
-        "dsr1-fp4-gb200-dynamo-trt": mn_entry(),
-        "dsv4-agentic": entry(model_prefix="dsv4", runner="cluster:b300-nv", scenarios={"agentic-coding": [{
-            "search-space": [{"tp": 8, "kv-offloading": "none", "conc-list": [1, 2]}]}]}),
-    })
+    return make_repo(
+        {
+            "dsr1-fp8-mi300x-sglang": sn_entry(),
+            "gptoss-fp4-h200-vllm": entry(
+                model_prefix="gptoss",
+                runner="h200",
+                precision="fp4",
+                framework="vllm",
+                scenarios={"fixed-seq-len": [fixed({"tp": 2, "conc-list": [8, 4]}, isl=2048)]},
+            ),
+            "dsr1-fp4-gb200-dynamo-trt": mn_entry(),
+            "dsv4-agentic": entry(
+                model_prefix="dsv4",
+                runner="cluster:b300-nv",
+                scenarios={
+                    "agentic-coding": [{"search-space": [{"tp": 8, "kv-offloading": "none", "conc-list": [1, 2]}]}]
+                },
+            ),
+        }
+    )
 
 
-@pytest.mark.parametrize("selection, keys", [
-    (Selection(model_prefixes=("gptoss",)), ["gptoss-fp4-h200-vllm"]),
-    (Selection(frameworks=("dynamo-trt", "vllm")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
-    (Selection(precisions=("fp4",)), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
-    (Selection(runner_types=("h200", "gb200")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
-    (Selection(seq_lens=("2048_1024",)), ["gptoss-fp4-h200-vllm", "dsv4-agentic"]),
-    (Selection(scenario_types=("agentic-coding",)), ["dsv4-agentic"]),
-    (Selection(node_types=("multi-node",)), ["dsr1-fp4-gb200-dynamo-trt"]),
-])
+@pytest.mark.parametrize(
+    "selection, keys",
+    [
+        (Selection(model_prefixes=("gptoss",)), ["gptoss-fp4-h200-vllm"]),
+        (Selection(frameworks=("dynamo-trt", "vllm")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+        (Selection(precisions=("fp4",)), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+        (Selection(runner_types=("h200", "gb200")), ["gptoss-fp4-h200-vllm", "dsr1-fp4-gb200-dynamo-trt"]),
+        (Selection(seq_lens=("2048_1024",)), ["gptoss-fp4-h200-vllm", "dsv4-agentic"]),
+        (Selection(scenario_types=("agentic-coding",)), ["dsv4-agentic"]),
+        (Selection(node_types=("multi-node",)), ["dsr1-fp4-gb200-dynamo-trt"]),
+    ],
+)
 def test_entry_filters(mixed, selection, keys):
     assert list(dict.fromkeys(r["config-key"] for r in mixed.build(selection))) == keys
 
@@ -41,8 +56,12 @@ def test_entry_filters(mixed, selection, keys):
 def test_every_sequence_gets_its_bucket(mixed):
     buckets = bucketize(mixed.build())
     assert {name: len(rows) for name, rows in buckets.items()} == {
-        "single_node/1k1k": 5, "single_node/8k1k": 5, "single_node/2048_1024": 2, "multi_node/1k1k": 1,
-        "single_node/agentic": 2}
+        "single_node/1k1k": 5,
+        "single_node/8k1k": 5,
+        "single_node/2048_1024": 2,
+        "multi_node/1k1k": 1,
+        "single_node/agentic": 2,
+    }
     assert [r["conc"] for r in buckets["single_node/2048_1024"]] == [8, 4]  # lists keep their order
     assert {r["exp-name"] for r in buckets["single_node/2048_1024"]} == {"gptoss_2048_1024"}
     assert buckets["single_node/2048_1024"][0]["max-model-len"] == 2048 + 1024 + 256
@@ -73,8 +92,27 @@ def test_invalid_input_exits_1_without_output(mixed, make_repo):
     mixed.master.write_text(mixed.master.read_text() + "dsv4-agentic: {}\n")  # a duplicate key
     result = mixed.cli()
     assert result.returncode == 1 and result.stdout == "" and "duplicate" in result.stderr
-    bad = make_repo({"a": entry(runner="cluster:b300-nv", scenarios={"agentic-coding": [{
-        "search-space": [{"tp": 8, "kv-offloading": "dram", "kv-offload-backend": {"name": "hicache"}, "conc-list": [1]}]}]})})
+    bad = make_repo(
+        {
+            "a": entry(
+                runner="cluster:b300-nv",
+                scenarios={
+                    "agentic-coding": [
+                        {
+                            "search-space": [
+                                {
+                                    "tp": 8,
+                                    "kv-offloading": "dram",
+                                    "kv-offload-backend": {"name": "hicache"},
+                                    "conc-list": [1],
+                                }
+                            ]
+                        }
+                    ]
+                },
+            )
+        }
+    )
     result = bad.cli()
     assert result.returncode == 1 and result.stdout == "" and "requires dram-utilization" in result.stderr
     assert "test-master.yaml:" in result.stderr  # located at the search-space entry
@@ -94,11 +132,16 @@ def test_row_schema_is_valid_and_agrees_with_jsonschema(mixed):
     reference = jsonschema.Draft202012Validator(row_schema())
     rows = mixed.build() + mixed.build(evals=EvalMode.ALL)
     mutations = [
-        lambda r: r.update(conc=True), lambda r: r.update({"recipe-fingerprint": "ABC"}),
-        lambda r: r.pop("exp-name"), lambda r: r.update(extra=1), lambda r: r.update({"spec-decoding": "eagle"}),
+        lambda r: r.update(conc=True),
+        lambda r: r.update({"recipe-fingerprint": "ABC"}),
+        lambda r: r.pop("exp-name"),
+        lambda r: r.update(extra=1),
+        lambda r: r.update({"spec-decoding": "eagle"}),
         lambda r: r.update(disagg=True) if "prefill" not in r else r["prefill"].update(tp=0),
-        lambda r: r.update({"scenario-type": "chat"}), lambda r: r.update({"run-eval": 1}),
-        lambda r: r.update(image=""), lambda r: r.update(conc=[]) if "prefill" in r else r.update(conc=0),
+        lambda r: r.update({"scenario-type": "chat"}),
+        lambda r: r.update({"run-eval": 1}),
+        lambda r: r.update(image=""),
+        lambda r: r.update(conc=[]) if "prefill" in r else r.update(conc=0),
     ]
     assert row_problems(rows) == [] and all(reference.is_valid(r) for r in rows)
     for row in rows:
@@ -124,7 +167,9 @@ def test_fingerprint_is_the_contract_canonical_form(image):
 
 def test_selection_takes_a_lone_string_as_one_value(mixed):
     assert Selection(config_keys="dsv4-*").config_keys == ("dsv4-*",)
-    assert {r["config-key"] for r in mixed.build(Selection(config_keys="dsv4-*", seq_lens=["8k1k"]))} == {"dsv4-agentic"}
+    assert {r["config-key"] for r in mixed.build(Selection(config_keys="dsv4-*", seq_lens=["8k1k"]))} == {
+        "dsv4-agentic"
+    }
 
 
 def test_stdlib_json_fallback_is_byte_identical(mixed, monkeypatch):
@@ -142,8 +187,13 @@ def test_a_matrix_request_gives_the_rows_and_notices_the_command_prints(mixed):
     from infx.diagnostics import UsageError
     from infx.matrix.request import MatrixRequest, expand_matrix
 
-    request = MatrixRequest((mixed.master,), mixed.root / "configs" / "runners.yaml", mixed.root / "configs" / "components.yaml",
-                            Selection(config_keys=("dsr1-*", "nope-*")), EvalMode.ONLY)
+    request = MatrixRequest(
+        (mixed.master,),
+        mixed.root / "configs" / "runners.yaml",
+        mixed.root / "configs" / "components.yaml",
+        Selection(config_keys=("dsr1-*", "nope-*")),
+        EvalMode.ONLY,
+    )
     matrix = expand_matrix(request)
     printed = mixed.cli("--config-key", "dsr1-*,nope-*", "--evals-only")
     assert matrix.rows == rows_of(printed) and matrix.rows

@@ -36,8 +36,15 @@ def collected(tmp_path: Path, *sets: str, **row_changes) -> Path:
     """results.json holding the evals of point artifacts, one per fixture folder named."""
     artifacts = tmp_path / "artifacts"
     for name in sets:
-        row = bundled_row(VLLM_DISAGG, **row_changes) if name == FLAT else \
-            bundled_row(VLLM_DISAGG, conc=[16, 32] if name == BATCHED else [16, 32, 64], **{"eval-all-concs": True, **row_changes})
+        row = (
+            bundled_row(VLLM_DISAGG, **row_changes)
+            if name == FLAT
+            else bundled_row(
+                VLLM_DISAGG,
+                conc=[16, 32] if name == BATCHED else [16, 32, 64],
+                **{"eval-all-concs": True, **row_changes},
+            )
+        )
         eval_point(artifacts, name, row)
     return results_json(tmp_path / "results.json", collect_evals([artifacts]).to_json())
 
@@ -57,8 +64,10 @@ def test_the_reference_example_fails_on_strict_only_located_at_its_floor(tmp_pat
     line, column = shipped_line("models", "dsv4", "gsm8k")
     [failure] = errors(done.stderr)
     point = json.loads(results.read_text())["evals"]["rows"][0]["point-id"]
-    assert failure == (f"{SHIPPED_THRESHOLDS}:{line}:{column}: error[eval-below-threshold]: point {point} ({VLLM_DISAGG}), "
-                       "concurrency 192, task gsm8k: em_strict 0.9052 is below the floor 0.91 (models.dsv4.gsm8k)")
+    assert failure == (
+        f"{SHIPPED_THRESHOLDS}:{line}:{column}: error[eval-below-threshold]: point {point} ({VLLM_DISAGG}), "
+        "concurrency 192, task gsm8k: em_strict 0.9052 is below the floor 0.91 (models.dsv4.gsm8k)"
+    )
     # no configs/eval-thresholds.yaml in this repository: the shipped floors, said once
     assert "notice[eval-thresholds-default]" in done.stderr and not (REPO / "configs" / "eval-thresholds.yaml").exists()
     assert "2 scores of 1 eval rows checked: 1 at or above their floor, 1 below" in done.stderr
@@ -70,7 +79,9 @@ def test_a_score_equal_to_its_floor_passes(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     at_floor = [v for v in report["checked"] if v["conc"] == 16 and v["metric"] == "em_strict"]
-    assert at_floor == [{**at_floor[0], "value": 0.91, "floor": 0.91, "floor-source": "models.dsv4.gsm8k", "passed": True}]
+    assert at_floor == [
+        {**at_floor[0], "value": 0.91, "floor": 0.91, "floor-source": "models.dsv4.gsm8k", "passed": True}
+    ]
     assert report["ok"] is True and len(report["checked"]) == 4
 
 
@@ -104,7 +115,11 @@ def test_batch_manifest_problems_fail_the_gate_under_their_own_rules(tmp_path):
     assert done.returncode == 1
     titles = [line.split("title=")[1].split("::")[0] for line in done.stdout.splitlines() if line.startswith("::error")]
     assert titles == ["eval-batch-failed-conc", "eval-batch-conc-missing", "eval-batch-result-missing"]
-    assert all("eval/meta_env.json" in line and "point " in line for line in done.stdout.splitlines() if line.startswith("::error"))
+    assert all(
+        "eval/meta_env.json" in line and "point " in line
+        for line in done.stdout.splitlines()
+        if line.startswith("::error")
+    )
 
 
 def _rewrite(results: Path, change) -> None:
@@ -115,8 +130,12 @@ def _rewrite(results: Path, change) -> None:
 
 def test_a_row_without_an_exact_match_score_is_eval_no_metric(tmp_path):
     results = collected(tmp_path, FLAT)
-    _rewrite(results, lambda d: d["evals"]["rows"][0].update(em_strict=None, em_strict_se=None, em_flexible=None, em_flexible_se=None,
-                                                            score=0.7, score_name="accuracy"))
+    _rewrite(
+        results,
+        lambda d: d["evals"]["rows"][0].update(
+            em_strict=None, em_strict_se=None, em_flexible=None, em_flexible_se=None, score=0.7, score_name="accuracy"
+        ),
+    )
     done = check(results)
     [line] = errors(done.stderr)
     assert done.returncode == 1 and "error[eval-no-metric]" in line and "concurrency 192, task gsm8k" in line
@@ -131,14 +150,17 @@ def test_a_task_without_a_floor_is_eval_no_threshold(tmp_path):
     assert line.startswith(f"{SHIPPED_THRESHOLDS}:{shipped_line('default')[0]}:")
 
 
-@pytest.mark.parametrize("content, code, rule", [
-    ('{"format": "infx-results/1", "rows": [], "points": []}', 1, "eval-none"),
-    ('{"evals": {"rows": [], "sets": []}}', 1, "eval-none"),
-    ("not json", 1, "results-json"),
-    ('{"evals": {"rows": [], "sets": []}, "x": NaN}', 1, "results-json"),
-    ('{"evals": {"rows": [{"task": "gsm8k"}], "sets": []}}', 1, "results-json"),
-    ("[]", 1, "results-json"),
-])
+@pytest.mark.parametrize(
+    "content, code, rule",
+    [
+        ('{"format": "infx-results/1", "rows": [], "points": []}', 1, "eval-none"),
+        ('{"evals": {"rows": [], "sets": []}}', 1, "eval-none"),
+        ("not json", 1, "results-json"),
+        ('{"evals": {"rows": [], "sets": []}, "x": NaN}', 1, "results-json"),
+        ('{"evals": {"rows": [{"task": "gsm8k"}], "sets": []}}', 1, "results-json"),
+        ("[]", 1, "results-json"),
+    ],
+)
 def test_results_that_hold_no_eval_or_are_not_results(tmp_path, content, code, rule):
     path = tmp_path / "results.json"
     path.write_text(content)
@@ -155,16 +177,19 @@ def test_unusable_files_are_exit_2(tmp_path):
     assert done.returncode == 2 and "file-missing" in done.stderr
 
 
-@pytest.mark.parametrize("text, rule, line", [
-    ("default:\n  gsm8k: 1.5\n", "out-of-range", 2),
-    ("default:\n  gsm8k: true\n", "wrong-type", 2),
-    ("default:\n  gsm8k: '0.9'\n", "wrong-type", 2),
-    ("default:\n  gsm8k: 0.9\nmodel:\n  dsv4: {gsm8k: 0.9}\n", "unknown-key", 3),
-    ("models:\n  dsv4: {gsm8k: 0.9}\n", "missing-field", 1),
-    ("default:\n  gsm8k: 0.9\nmodels:\n  'ds v4': {gsm8k: 0.9}\n", "unknown-key", 4),
-    ("default:\n  gsm8k: 0.9\n  gsm8k: 0.8\n", "yaml-duplicate-key", 3),
-    ("", "wrong-type", 1),
-])
+@pytest.mark.parametrize(
+    "text, rule, line",
+    [
+        ("default:\n  gsm8k: 1.5\n", "out-of-range", 2),
+        ("default:\n  gsm8k: true\n", "wrong-type", 2),
+        ("default:\n  gsm8k: '0.9'\n", "wrong-type", 2),
+        ("default:\n  gsm8k: 0.9\nmodel:\n  dsv4: {gsm8k: 0.9}\n", "unknown-key", 3),
+        ("models:\n  dsv4: {gsm8k: 0.9}\n", "missing-field", 1),
+        ("default:\n  gsm8k: 0.9\nmodels:\n  'ds v4': {gsm8k: 0.9}\n", "unknown-key", 4),
+        ("default:\n  gsm8k: 0.9\n  gsm8k: 0.8\n", "yaml-duplicate-key", 3),
+        ("", "wrong-type", 1),
+    ],
+)
 def test_a_thresholds_file_the_schema_refuses_is_located(tmp_path, text, rule, line):
     results = collected(tmp_path, BATCHED)
     floors = tmp_path / "floors.yaml"
@@ -206,7 +231,10 @@ def test_every_task_the_suite_can_run_has_a_floor_for_every_bundled_model():
     assert prefixes == ["dsv4"]
     missing = [(prefix, task) for prefix in prefixes for task in tasks if floors.floor(prefix, task) is None]
     assert missing == []
-    assert floors.floor("dsv4", "gsm8k").source == "models.dsv4.gsm8k" and floors.floor("dsv4", "gpqa_diamond").source == "default.gpqa_diamond"
+    assert (
+        floors.floor("dsv4", "gsm8k").source == "models.dsv4.gsm8k"
+        and floors.floor("dsv4", "gpqa_diamond").source == "default.gpqa_diamond"
+    )
 
 
 def test_the_default_suite_runs_gsm8k_and_gpqa_is_an_opt_in_that_needs_a_token():
@@ -214,7 +242,9 @@ def test_the_default_suite_runs_gsm8k_and_gpqa_is_an_opt_in_that_needs_a_token()
     from infx.evalsuite import load_suite
 
     suite, _ = load_suite(REPO)
-    assert [task.task for task in suite.tasks] == ["gsm8k"] and [task["task"] for task in suite.protocol()["tasks"]] == ["gsm8k"]
+    assert [task.task for task in suite.tasks] == ["gsm8k"] and [
+        task["task"] for task in suite.protocol()["tasks"]
+    ] == ["gsm8k"]
     [gpqa] = suite.opt_in
     assert (gpqa.task, gpqa.enabled, gpqa.requires_env) == ("gpqa_diamond", False, ("HF_TOKEN",))
     assert suite.required_env == ()  # nothing the default eval point needs from the runner
@@ -250,8 +280,12 @@ def real_inputs(tmp_path_factory) -> tuple[dict, dict]:
     return read(results), {"default": {"gsm8k": 0.9}, "models": {"dsv4": {"gsm8k": 0.91}}}
 
 
-@settings(max_examples=60, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+@settings(
+    max_examples=60,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_hostile_results_and_thresholds_end_in_0_1_or_2(tmp_path, real_inputs, data):
     results_doc, floors_doc = real_inputs
@@ -329,7 +363,9 @@ def test_an_evals_only_run_fails_when_a_planned_eval_is_missing_and_passes_when_
     # below the floor: the dsv4 floor 0.91
     low = swept(tmp_path / "low", rows, {index: 0.95 if index else 0.9 for index in range(5)})
     done = check(low, "--plan", str(plan))
-    assert done.returncode == 1 and [line.split("error[")[1].split("]")[0] for line in errors(done.stderr)] == ["eval-below-threshold"]
+    assert done.returncode == 1 and [line.split("error[")[1].split("]")[0] for line in errors(done.stderr)] == [
+        "eval-below-threshold"
+    ]
 
 
 def test_a_run_that_is_not_an_eval_run_is_gated_only_on_the_eval_rows_it_has(tmp_path):
@@ -343,7 +379,11 @@ def test_a_run_that_is_not_an_eval_run_is_gated_only_on_the_eval_rows_it_has(tmp
     assert check(nothing).returncode == 1  # without the plan the gate requires eval rows (eval-none)
     below = swept(tmp_path / "below", rows, {eval_points[0]: 0.5})
     done = check(below, "--plan", str(plan))
-    assert done.returncode == 1 and "error[eval-below-threshold]" in done.stderr and "error[eval-missing]" not in done.stderr
+    assert (
+        done.returncode == 1
+        and "error[eval-below-threshold]" in done.stderr
+        and "error[eval-missing]" not in done.stderr
+    )
 
 
 def test_a_plan_that_is_not_one_is_a_located_error_or_a_usage_error(tmp_path):

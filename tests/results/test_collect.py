@@ -58,7 +58,9 @@ def test_multinode_fixed_seq_point_follows_the_reference_formulas(tmp_path):
     # infx's identity and provenance
     assert row["config-key"] == VLLM_DISAGG and row["point-id"].endswith("-c4")
     assert row["srt-slurm-commit"].startswith("e4019633") and row["run-id"] == 4242 and row["job-id"] == "1234"
-    assert row["terminal-state"] == "COMPLETED" and row["lane"] == "gb300-nv" and row["scenario-type"] == "fixed-seq-len"
+    assert (
+        row["terminal-state"] == "COMPLETED" and row["lane"] == "gb300-nv" and row["scenario-type"] == "fixed-seq-len"
+    )
     assert result_row_problem(row) is None
 
 
@@ -82,13 +84,21 @@ def test_aggregated_multinode_name_counts_all_gpus_as_prefill(tmp_path):
 def test_single_node_point_divides_by_tp_pp_pcp(tmp_path):
     base = bundled_row(VLLM_DISAGG)
     point = {k: v for k, v in base.items() if k not in ("prefill", "decode", "node-count")}
-    point.update({"tp": 4, "pp": 2, "pcp-size": 2, "dcp-size": 2, "ep": 4, "dp-attn": False, "conc": 4, "disagg": False})
+    point.update(
+        {"tp": 4, "pp": 2, "pcp-size": 2, "dcp-size": 2, "ep": 4, "dp-attn": False, "conc": 4, "disagg": False}
+    )
     raw = sa_bench("results_concurrency_4_gpus_4.json")
     folder = point_folder(tmp_path, point, {"{name}_sa-bench_isl_8192_osl_1024_conc4_gpus_4.json": raw})
     [row] = collect([folder]).rows
     assert row["tput_per_gpu"] == pytest.approx(raw["total_token_throughput"] / 16)  # DCP adds no GPUs
     assert row["output_tput_per_gpu"] == pytest.approx(raw["output_throughput"] / 16)
-    assert (row["is_multinode"], row["tp"], row["pp"], row["pcp_size"], row["dp_attention"]) == (False, 4, 2, 2, "false")
+    assert (row["is_multinode"], row["tp"], row["pp"], row["pcp_size"], row["dp_attention"]) == (
+        False,
+        4,
+        2,
+        2,
+        "false",
+    )
     assert result_row_problem(row) is None
 
 
@@ -99,15 +109,21 @@ def test_an_all_failed_file_is_refused_naming_the_point(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     pid = json.loads((tmp_path / "results.json").read_text())["points"][0]["point-id"]
-    assert f"point {pid} ({VLLM_DISAGG}): concurrency 16: no request completed (completed=0 of num_prompts=32)" in done.stderr
+    assert (
+        f"point {pid} ({VLLM_DISAGG}): concurrency 16: no request completed (completed=0 of num_prompts=32)"
+        in done.stderr
+    )
     assert "error[result-invalid]" in done.stderr
     written = json.loads((tmp_path / "results.json").read_text())
     assert written["rows"] == [] and written["points"][0]["status"] == "invalid"
 
 
 def test_a_planned_concurrency_without_a_result_is_invalid(tmp_path):
-    folder = point_folder(tmp_path, bundled_row(VLLM_DISAGG, conc=[4, 8, 32]),
-                          {staged(4): sa_bench(MULTINODE_4), staged(8): sa_bench(MULTINODE_8)})
+    folder = point_folder(
+        tmp_path,
+        bundled_row(VLLM_DISAGG, conc=[4, 8, 32]),
+        {staged(4): sa_bench(MULTINODE_4), staged(8): sa_bench(MULTINODE_8)},
+    )
     [verdict] = collect([folder]).points
     assert verdict.status == "invalid"
     assert verdict.reasons == ["planned concurrency 32 produced no result file"]
@@ -122,8 +138,9 @@ def test_a_zero_tpot_with_completed_requests_is_a_clear_message(tmp_path):
 
 
 def test_a_failed_launch_says_why_in_one_line(tmp_path):
-    folder = point_folder(tmp_path, bundled_row(VLLM_DISAGG), {}, exit_code=1,
-                          message="job 77: FAILED (exit code 1:0)\nits output: ...")
+    folder = point_folder(
+        tmp_path, bundled_row(VLLM_DISAGG), {}, exit_code=1, message="job 77: FAILED (exit code 1:0)\nits output: ..."
+    )
     [verdict] = collect([folder]).points
     assert (verdict.status, verdict.reasons) == ("failed", ["job 77: FAILED (exit code 1:0)"])
     assert folder.name.endswith("-failed")
@@ -146,14 +163,24 @@ def test_agentx_gate_refuses_above_ten_percent_and_passes_at_exactly_ten(tmp_pat
     folder = point_folder(tmp_path, row, {"{name}_conc120.json": agentic()})
     aiperf = folder / "LOGS" / "agentic" / "conc120" / "profile_export_aiperf.json"
     aiperf.parent.mkdir(parents=True)
-    aiperf.write_text(json.dumps({"request_count": {"avg": total - failed}, "error_request_count": {"avg": failed},
-                                  "completed_request_count": {"avg": total}}))
+    aiperf.write_text(
+        json.dumps(
+            {
+                "request_count": {"avg": total - failed},
+                "error_request_count": {"avg": failed},
+                "completed_request_count": {"avg": total},
+            }
+        )
+    )
     done = run_cli("results", "collect", str(folder), "--output", str(tmp_path / "r.json"))
     verdict = json.loads((tmp_path / "r.json").read_text())["points"][0]
     assert verdict["status"] == status
     if status == "invalid":
         assert done.returncode == 1
-        assert f"point {verdict['point-id']} ({LADDER}): concurrency 120: failed-request rate 11/100 = 11.0% exceeds the AgentX gate of 10%" in done.stderr
+        assert (
+            f"point {verdict['point-id']} ({LADDER}): concurrency 120: failed-request rate 11/100 = 11.0% exceeds the "
+            "AgentX gate of 10%" in done.stderr
+        )
     else:
         assert done.returncode == 0, done.stderr
 
@@ -263,8 +290,15 @@ def test_collected_rows_pass_the_published_schema_and_each_broken_field_is_named
     assert len(rows) == 2
     broken = []
     for row in rows:
-        for key, value in (("tput_per_gpu", -1.0), ("conc", 0), ("run-id", "x"), ("srt-slurm-commit", "main"),
-                           ("num_requests_successful", 0), ("prefill_dp_attention", True), ("scenario-type", "other")):
+        for key, value in (
+            ("tput_per_gpu", -1.0),
+            ("conc", 0),
+            ("run-id", "x"),
+            ("srt-slurm-commit", "main"),
+            ("num_requests_successful", 0),
+            ("prefill_dp_attention", True),
+            ("scenario-type", "other"),
+        ):
             if key in row:
                 changed = copy.deepcopy(row)
                 changed[key] = value

@@ -64,7 +64,12 @@ def test_an_eval_only_point_needs_no_throughput_file_and_gives_its_eval_rows(tmp
         assert verdict.status == "ok" and verdict.rows == 0, verdict.reason
         artifact = PointArtifact.read(folder)
         [eval_row] = artifact.verdict().evals.rows  # the artifact carries its typed eval rows
-        assert (eval_row.task, eval_row.conc, eval_row.config_key, eval_row.result_key) == ("gsm8k", row["eval-conc"], LADDER, KEY)
+        assert (eval_row.task, eval_row.conc, eval_row.config_key, eval_row.result_key) == (
+            "gsm8k",
+            row["eval-conc"],
+            LADDER,
+            KEY,
+        )
         assert (eval_row.em_strict, eval_row.em_flexible) == FLAT_NEWER and eval_row.model_prefix == "dsv4"
 
 
@@ -72,14 +77,17 @@ def test_an_eval_point_without_eval_results_is_eval_missing_for_collect_and_reus
     row = seed_eval_rows[0]
     bare = point_folder(tmp_path / "bare", {**row, "result-key": KEY}, {}, eval_results=False)
     verdict = verdict_of(bare)
-    assert verdict.status == "invalid" and verdict.reasons[0].startswith("eval-missing: an eval point (only)"), verdict.reasons
+    assert verdict.status == "invalid" and verdict.reasons[0].startswith("eval-missing: an eval point (only)"), (
+        verdict.reasons
+    )
     # meta_env.json but no lm-eval result: the stage ran, lm-eval wrote nothing
     half = eval_only_point(tmp_path / "half", row)
     for path in (half / "eval").glob("results_*.json"):
         path.unlink()
     verdict = verdict_of(half)
     assert verdict.status == "invalid" and verdict.reasons == [
-        f"eval-missing: {half / 'eval'} holds meta_env.json but no lm-eval result (a JSON file with lm_eval_version)"]
+        f"eval-missing: {half / 'eval'} holds meta_env.json but no lm-eval result (a JSON file with lm_eval_version)"
+    ]
     # a link where meta_env.json belongs is never followed
     linked = eval_only_point(tmp_path / "linked", row)
     (linked / "eval" / "meta_env.json").unlink()
@@ -98,14 +106,26 @@ def test_reuse_refuses_an_eval_point_without_eval_results_and_accepts_one_with_t
     artifacts = tmp_path / "artifacts"
     for index, row in enumerate(seed_eval_rows[:2]):
         key = keys[index][0]
-        files = result_artifact_files(row, key, eval_results=index == 0)  # the second: its eval results were never staged
+        files = result_artifact_files(
+            row, key, eval_results=index == 0
+        )  # the second: its eval results were never staged
         for name, text in files.items():
             (artifacts / result_artifact_name(key) / name).parent.mkdir(parents=True, exist_ok=True)
             (artifacts / result_artifact_name(key) / name).write_text(text)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"buckets": {"multinode_agentic_evals": seed_eval_rows}, "point-count": 5}))
-    done = run_cli("reuse", "select", "--plan", str(plan), "--artifacts", str(artifacts), "--output", str(tmp_path / "out.json"),
-                   "--format", "json")
+    done = run_cli(
+        "reuse",
+        "select",
+        "--plan",
+        str(plan),
+        "--artifacts",
+        str(artifacts),
+        "--output",
+        str(tmp_path / "out.json"),
+        "--format",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)
     assert [item["result-key"] for item in decision["reused"]] == [keys[0][0]]
@@ -136,12 +156,16 @@ def test_the_eval_sets_own_problems_are_reasons(tmp_path, seed_eval_rows):
     verdict = verdict_of(folder)
     assert verdict.status == "invalid"
     assert [reason.split(":")[0] for reason in verdict.reasons] == [
-        "eval-batch-failed-conc", "eval-batch-conc-missing", "eval-batch-result-missing"], verdict.reasons
+        "eval-batch-failed-conc",
+        "eval-batch-conc-missing",
+        "eval-batch-result-missing",
+    ], verdict.reasons
     # what it ran is not what its point asked for
     other = eval_only_point(tmp_path / "q", seed_eval_rows[1])
     edit_meta(other / "eval", conc=7)
     assert verdict_of(other).reasons == [
-        f"eval-conc-mismatch: the point asked for eval concurrency {seed_eval_rows[1]['eval-conc']}, the eval ran 7"]
+        f"eval-conc-mismatch: the point asked for eval concurrency {seed_eval_rows[1]['eval-conc']}, the eval ran 7"
+    ]
 
 
 def test_collect_writes_eval_rows_of_valid_points_and_the_problems_of_the_others(tmp_path, seed_eval_rows):
@@ -207,7 +231,9 @@ def test_a_re_run_of_a_point_never_duplicates_its_rows(tmp_path, seed_eval_rows)
 
 
 def test_an_eval_collection_without_duplicates_is_unchanged():
-    found = EvalCollection((read_eval_set(Path(__file__).resolve().parents[1] / "data" / "results" / "evals" / BATCHED),))
+    found = EvalCollection(
+        (read_eval_set(Path(__file__).resolve().parents[1] / "data" / "results" / "evals" / BATCHED),)
+    )
     assert found.without_duplicate_rows() is found
 
 

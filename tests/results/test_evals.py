@@ -63,10 +63,26 @@ def test_a_flat_folder_rerun_gives_one_row_from_the_newest_result():
     assert 0 < row.em_strict_se < 0.01 and row.n_eff == 1319 and row.task == "gsm8k" and row.conc == 192
     # The reference's row fields from meta_env.json: upper-cased hw, lower-cased framework, one dp-attention text.
     assert (row.model_prefix, row.model, row.hw, row.framework, row.precision) == (
-        "dsv4", "deepseek-ai/DeepSeek-V4-Pro", "GB300", "dynamo-vllm", "fp4")
+        "dsv4",
+        "deepseek-ai/DeepSeek-V4-Pro",
+        "GB300",
+        "dynamo-vllm",
+        "fp4",
+    )
     assert (row.is_multinode, row.isl, row.osl, row.tp, row.ep) == (True, 8192, 1024, 4, 4)
-    assert (row.prefill_tp, row.prefill_ep, row.prefill_num_workers, row.decode_tp, row.decode_ep, row.decode_num_workers) == (4, 4, 1, 4, 1, 6)
-    assert (row.dp_attention, row.prefill_dp_attention, row.decode_dp_attention) == ("prefill=true,decode=false", "true", "false")
+    assert (
+        row.prefill_tp,
+        row.prefill_ep,
+        row.prefill_num_workers,
+        row.decode_tp,
+        row.decode_ep,
+        row.decode_num_workers,
+    ) == (4, 4, 1, 4, 1, 6)
+    assert (row.dp_attention, row.prefill_dp_attention, row.decode_dp_attention) == (
+        "prefill=true,decode=false",
+        "true",
+        "false",
+    )
     assert row.protocol == EvalProtocol("0.4.13", 5, 64, 0.0, True, True, None)
     assert row.source == str(EVALS / FLAT / results_files(EVALS / FLAT)[1].name)
     assert [(r.used, r.conc) for r in found.results] == [(False, None), (True, None)]
@@ -117,21 +133,37 @@ def _suffixed_copy(folder, conc: int) -> None:
     shutil.copy(source, folder / f"results_2026-12-02T00-00-00.000000_conc{conc}.json")
 
 
-@pytest.mark.parametrize("change, expected", [
-    (lambda f: edit_meta(f, eval_concs=[16, 16, 32]), ["eval-batch-conc-duplicate"]),
-    (lambda f: edit_meta(f, completed_eval_concs=[16, 32, 32]), ["eval-batch-conc-duplicate"]),
-    (lambda f: edit_meta(f, completed_eval_concs=[16, 32, 48]), ["eval-batch-conc-unexpected"]),
-    (lambda f: edit_meta(f, completed_eval_concs=[16]), ["eval-batch-conc-missing"]),
-    (lambda f: edit_meta(f, failed_eval_concs=[32]), ["eval-batch-failed-conc"]),
-    (lambda f: shutil.copy(results_files(f)[0], f / "results_rerun.json"), ["eval-batch-file-unsuffixed"]),
-    (lambda f: _suffixed_copy(f, 48), ["eval-batch-result-unexpected"]),
-    (lambda f: [p.unlink() for p in results_files(f) if "_conc32" in p.name], ["eval-batch-result-missing"]),
-    (lambda f: edit_meta(f, eval_concs="16 32"), ["eval-batch-manifest-invalid"]),
-    (lambda f: edit_meta(f, failed_eval_concs=...), ["eval-batch-manifest-invalid"]),
-    (lambda f: edit_meta(f, eval_concs=[0, 16, 32]), ["eval-batch-manifest-invalid"]),
-    (lambda f: edit_meta(f, completed_eval_concs=[16, True]), ["eval-batch-manifest-invalid"]),
-], ids=["duplicate-expected", "duplicate-completed", "unexpected-completed", "not-completed", "failed",
-        "unsuffixed-file", "unexpected-file", "missing-file", "string-list", "no-failed-list", "zero", "boolean"])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda f: edit_meta(f, eval_concs=[16, 16, 32]), ["eval-batch-conc-duplicate"]),
+        (lambda f: edit_meta(f, completed_eval_concs=[16, 32, 32]), ["eval-batch-conc-duplicate"]),
+        (lambda f: edit_meta(f, completed_eval_concs=[16, 32, 48]), ["eval-batch-conc-unexpected"]),
+        (lambda f: edit_meta(f, completed_eval_concs=[16]), ["eval-batch-conc-missing"]),
+        (lambda f: edit_meta(f, failed_eval_concs=[32]), ["eval-batch-failed-conc"]),
+        (lambda f: shutil.copy(results_files(f)[0], f / "results_rerun.json"), ["eval-batch-file-unsuffixed"]),
+        (lambda f: _suffixed_copy(f, 48), ["eval-batch-result-unexpected"]),
+        (lambda f: [p.unlink() for p in results_files(f) if "_conc32" in p.name], ["eval-batch-result-missing"]),
+        (lambda f: edit_meta(f, eval_concs="16 32"), ["eval-batch-manifest-invalid"]),
+        (lambda f: edit_meta(f, failed_eval_concs=...), ["eval-batch-manifest-invalid"]),
+        (lambda f: edit_meta(f, eval_concs=[0, 16, 32]), ["eval-batch-manifest-invalid"]),
+        (lambda f: edit_meta(f, completed_eval_concs=[16, True]), ["eval-batch-manifest-invalid"]),
+    ],
+    ids=[
+        "duplicate-expected",
+        "duplicate-completed",
+        "unexpected-completed",
+        "not-completed",
+        "failed",
+        "unsuffixed-file",
+        "unexpected-file",
+        "missing-file",
+        "string-list",
+        "no-failed-list",
+        "zero",
+        "boolean",
+    ],
+)
 def test_each_batch_manifest_inconsistency_is_its_own_rule(tmp_path, change, expected):
     folder = copy_set(BATCHED, tmp_path / "set")
     change(folder)
@@ -148,7 +180,9 @@ def test_eval_folders_are_found_at_the_root_one_level_down_and_in_point_artifact
     copy_set(BATCHED, tmp_path / "artifacts" / "loose")
     found = dict(find_eval_sets([tmp_path / "artifacts"]))
     assert sorted(p.relative_to(tmp_path).as_posix() for p in found) == [
-        "artifacts/loose", f"artifacts/point-{row_id(row)}/eval"]
+        "artifacts/loose",
+        f"artifacts/point-{row_id(row)}/eval",
+    ]
     # The point folder itself, and the eval folder given directly, find the same folder.
     point = tmp_path / "artifacts" / f"point-{row_id(row)}"
     assert list(dict(find_eval_sets([point]))) == list(dict(find_eval_sets([point / "eval"]))) == [point / "eval"]
@@ -169,7 +203,12 @@ def test_rows_of_a_point_artifact_carry_its_identity_and_provenance(tmp_path):
     [eval_row] = found.rows
     assert rules(found) == []
     assert (eval_row.config_key, eval_row.point_id, eval_row.result_key) == (VLLM_DISAGG, row_id(row), "a" * 64)
-    assert (eval_row.run_id, eval_row.run_attempt, eval_row.lane, eval_row.artifact) == (987, 1, "gb300-nv", artifact.name)
+    assert (eval_row.run_id, eval_row.run_attempt, eval_row.lane, eval_row.artifact) == (
+        987,
+        1,
+        "gb300-nv",
+        artifact.name,
+    )
     assert (found.config_key, found.point_id) == (VLLM_DISAGG, row_id(row))
 
 
@@ -200,7 +239,13 @@ def test_missing_meta_fields_take_the_reference_defaults(tmp_path):
     folder = copy_set(FLAT, tmp_path / "set")
     write(folder / "meta_env.json", {})
     [row] = read_eval_set(folder).rows
-    assert (row.model_prefix, row.hw, row.framework, row.precision, row.spec_decoding) == ("unknown", "UNKNOWN", "unknown", "unknown", "unknown")
+    assert (row.model_prefix, row.hw, row.framework, row.precision, row.spec_decoding) == (
+        "unknown",
+        "UNKNOWN",
+        "unknown",
+        "unknown",
+        "unknown",
+    )
     assert (row.is_multinode, row.isl, row.osl, row.conc, row.tp, row.ep) == (False, 0, 0, 0, 1, 1)
     assert (row.prefill_num_workers, row.decode_tp, row.dp_attention, row.decode_dp_attention) == (1, 1, "none", "none")
     assert row.model == "deepseek-ai/DeepSeek-V4-Pro"  # lm-eval's model name comes first
@@ -208,32 +253,76 @@ def test_missing_meta_fields_take_the_reference_defaults(tmp_path):
 
 def test_single_node_meta_keeps_its_own_dp_attention_and_exported_strings_are_read(tmp_path):
     folder = copy_set(FLAT, tmp_path / "set")
-    write(folder / "meta_env.json", {"is_multinode": "False", "tp": "8", "ep": "8", "conc": "64", "dp_attention": "True",
-                                     "hw": "b200", "framework": "SGLang", "precision": "FP8", "infmax_model_prefix": "dsr1"})
+    write(
+        folder / "meta_env.json",
+        {
+            "is_multinode": "False",
+            "tp": "8",
+            "ep": "8",
+            "conc": "64",
+            "dp_attention": "True",
+            "hw": "b200",
+            "framework": "SGLang",
+            "precision": "FP8",
+            "infmax_model_prefix": "dsr1",
+        },
+    )
     [row] = read_eval_set(folder).rows
     assert (row.is_multinode, row.tp, row.ep, row.conc, row.prefill_tp, row.decode_ep) == (False, 8, 8, 64, 8, 8)
-    assert (row.dp_attention, row.prefill_dp_attention, row.hw, row.framework, row.precision) == ("true", "true", "B200", "sglang", "fp8")
+    assert (row.dp_attention, row.prefill_dp_attention, row.hw, row.framework, row.precision) == (
+        "true",
+        "true",
+        "B200",
+        "sglang",
+        "fp8",
+    )
 
 
 def on_data(change):
     """A text edit that changes the parsed JSON instead."""
+
     def edit(text: str) -> str:
         data = json.loads(text)
         change(data)
         return json.dumps(data)
+
     return edit
 
 
-@pytest.mark.parametrize("edit, rule", [
-    (lambda text: text.replace('"date": ', '"date": NaN, "x": '), "eval-result-unreadable"),
-    (lambda text: text.replace('"exact_match,strict-match": 0.9', '"exact_match,strict-match": Infinity, "y": 0.9'), "eval-result-unreadable"),
-    (lambda text: text.replace('"lm_eval_version": ', '"lm_eval_version": "0", "lm_eval_version": '), "eval-result-unreadable"),
-    (lambda text: text[: len(text) // 2], "eval-result-unreadable"),
-    (on_data(lambda d: d["results"]["gsm8k"].update({"exact_match,strict-match": "0.9052"})), "eval-result-malformed"),
-    (on_data(lambda d: d["results"]["gsm8k"].update({"exact_match,strict-match": 1.9})), "eval-row-schema"),
-    (on_data(lambda d: d.update(results=[d["results"]])), "eval-result-malformed"),
-    (on_data(lambda d: d["configs"]["gsm8k"].update(filter_list="strict-match")), "eval-result-malformed"),
-], ids=["nan", "infinity", "duplicate-key", "truncated", "score-text", "score-above-1", "results-list", "filters-text"])
+@pytest.mark.parametrize(
+    "edit, rule",
+    [
+        (lambda text: text.replace('"date": ', '"date": NaN, "x": '), "eval-result-unreadable"),
+        (
+            lambda text: text.replace(
+                '"exact_match,strict-match": 0.9', '"exact_match,strict-match": Infinity, "y": 0.9'
+            ),
+            "eval-result-unreadable",
+        ),
+        (
+            lambda text: text.replace('"lm_eval_version": ', '"lm_eval_version": "0", "lm_eval_version": '),
+            "eval-result-unreadable",
+        ),
+        (lambda text: text[: len(text) // 2], "eval-result-unreadable"),
+        (
+            on_data(lambda d: d["results"]["gsm8k"].update({"exact_match,strict-match": "0.9052"})),
+            "eval-result-malformed",
+        ),
+        (on_data(lambda d: d["results"]["gsm8k"].update({"exact_match,strict-match": 1.9})), "eval-row-schema"),
+        (on_data(lambda d: d.update(results=[d["results"]])), "eval-result-malformed"),
+        (on_data(lambda d: d["configs"]["gsm8k"].update(filter_list="strict-match")), "eval-result-malformed"),
+    ],
+    ids=[
+        "nan",
+        "infinity",
+        "duplicate-key",
+        "truncated",
+        "score-text",
+        "score-above-1",
+        "results-list",
+        "filters-text",
+    ],
+)
 def test_a_result_that_is_not_strictly_lm_eval_output_is_a_problem_not_a_row(tmp_path, edit, rule):
     folder = copy_set(FLAT, tmp_path / "set")
     older, newer = results_files(folder)
@@ -257,15 +346,18 @@ def test_a_standard_error_lm_eval_could_not_compute_is_none(tmp_path):
     assert row.em_strict_se is None and row.score_se is None and row.em_flexible_se is not None
 
 
-@pytest.mark.parametrize("meta, rule", [
-    ('{"tp": "eight"}', "eval-meta-field"),
-    ('{"is_multinode": "yes"}', "eval-meta-field"),
-    ('{"hw": 300}', "eval-meta-field"),
-    ('{"tp": 4.0}', "eval-meta-field"),
-    ('{"conc": NaN}', "eval-meta-unreadable"),
-    ('[1, 2]', "eval-meta-unreadable"),
-    ('{"tp": 1, "tp": 2}', "eval-meta-unreadable"),
-])
+@pytest.mark.parametrize(
+    "meta, rule",
+    [
+        ('{"tp": "eight"}', "eval-meta-field"),
+        ('{"is_multinode": "yes"}', "eval-meta-field"),
+        ('{"hw": 300}', "eval-meta-field"),
+        ('{"tp": 4.0}', "eval-meta-field"),
+        ('{"conc": NaN}', "eval-meta-unreadable"),
+        ("[1, 2]", "eval-meta-unreadable"),
+        ('{"tp": 1, "tp": 2}', "eval-meta-unreadable"),
+    ],
+)
 def test_meta_env_values_the_row_cannot_hold_are_problems(tmp_path, meta, rule):
     folder = copy_set(FLAT, tmp_path / "set")
     (folder / "meta_env.json").write_text(meta)
@@ -292,7 +384,13 @@ def test_a_task_without_filters_gives_accuracy_and_lm_eval_0_4_metric_names_are_
     data["results"]["gsm8k"] = {"acc,none": 0.75, "acc_stderr,none": 0.01}
     write(newer, data)
     [row] = read_eval_set(folder).rows
-    assert (row.score, row.score_name, row.score_se, row.em_strict, row.em_flexible) == (0.75, "accuracy", 0.01, None, None)
+    assert (row.score, row.score_name, row.score_se, row.em_strict, row.em_flexible) == (
+        0.75,
+        "accuracy",
+        0.01,
+        None,
+        None,
+    )
     data["results"]["gsm8k"] = {"exact_match,none": 0.5, "exact_match_stderr,none": 0.02}
     write(newer, data)
     [row] = read_eval_set(folder).rows
@@ -332,8 +430,12 @@ from hypothesis import strategies as st  # noqa: E402
 from testing.hostile import json_text  # noqa: E402
 
 
-@settings(max_examples=80, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+@settings(
+    max_examples=80,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_hostile_meta_and_results_give_problems_never_an_exception(tmp_path_factory, data):
     folder = copy_set(BATCHED, tmp_path_factory.mktemp("hostile") / "set")

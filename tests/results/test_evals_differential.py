@@ -31,10 +31,37 @@ from infx.results.evals import collect_evals
 from testing.evalsets import BATCHED, EVALS, FAILED, FLAT, edit_meta, read, results_files, write
 
 REFERENCE_FIELDS = (
-    "is_multinode", "model_prefix", "model", "hw", "framework", "precision", "spec_decoding", "isl", "osl", "tp", "ep",
-    "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep", "decode_num_workers", "conc",
-    "dp_attention", "prefill_dp_attention", "decode_dp_attention", "task", "em_strict", "em_strict_se", "em_flexible",
-    "em_flexible_se", "n_eff", "source", "score", "score_name", "score_se",
+    "is_multinode",
+    "model_prefix",
+    "model",
+    "hw",
+    "framework",
+    "precision",
+    "spec_decoding",
+    "isl",
+    "osl",
+    "tp",
+    "ep",
+    "prefill_tp",
+    "prefill_ep",
+    "prefill_num_workers",
+    "decode_tp",
+    "decode_ep",
+    "decode_num_workers",
+    "conc",
+    "dp_attention",
+    "prefill_dp_attention",
+    "decode_dp_attention",
+    "task",
+    "em_strict",
+    "em_strict_se",
+    "em_flexible",
+    "em_flexible_se",
+    "n_eff",
+    "source",
+    "score",
+    "score_name",
+    "score_se",
 )
 
 
@@ -83,9 +110,17 @@ def described_task(data: dict, task: str) -> dict:
         score = (accuracy, "accuracy", accuracy_se)
     else:
         score = (None, None, None)
-    return {"task": task, "em_strict": strict, "em_strict_se": strict_se, "em_flexible": flexible, "em_flexible_se": flexible_se,
-            "n_eff": data.get("n-samples", {}).get(task, {}).get("effective"),
-            "score": score[0], "score_name": score[1], "score_se": score[2]}
+    return {
+        "task": task,
+        "em_strict": strict,
+        "em_strict_se": strict_se,
+        "em_flexible": flexible,
+        "em_flexible_se": flexible_se,
+        "n_eff": data.get("n-samples", {}).get(task, {}).get("effective"),
+        "score": score[0],
+        "score_name": score[1],
+        "score_se": score[2],
+    }
 
 
 def described_row(meta: dict, conc: int, data: dict, task: str, source: Path) -> dict:
@@ -94,12 +129,30 @@ def described_row(meta: dict, conc: int, data: dict, task: str, source: Path) ->
         dp_attention = prefill_dp if prefill_dp == decode_dp else f"prefill={prefill_dp},decode={decode_dp}"
     else:
         dp_attention = str(meta["dp_attention"]).lower()
-    return {"is_multinode": meta["is_multinode"], "model_prefix": meta["infmax_model_prefix"], "model": meta["model"],
-            "hw": meta["hw"].upper(), "framework": meta["framework"].lower(), "precision": meta["precision"].lower(),
-            "spec_decoding": meta["spec_decoding"], "isl": meta["isl"], "osl": meta["osl"], "tp": meta["tp"], "ep": meta["ep"],
-            **{f"{role}_{name}": meta[f"{role}_{name}"] for role in ("prefill", "decode") for name in ("tp", "ep", "num_workers")},
-            "conc": conc, "dp_attention": dp_attention, "prefill_dp_attention": prefill_dp, "decode_dp_attention": decode_dp,
-            **described_task(data, task), "source": str(source)}
+    return {
+        "is_multinode": meta["is_multinode"],
+        "model_prefix": meta["infmax_model_prefix"],
+        "model": meta["model"],
+        "hw": meta["hw"].upper(),
+        "framework": meta["framework"].lower(),
+        "precision": meta["precision"].lower(),
+        "spec_decoding": meta["spec_decoding"],
+        "isl": meta["isl"],
+        "osl": meta["osl"],
+        "tp": meta["tp"],
+        "ep": meta["ep"],
+        **{
+            f"{role}_{name}": meta[f"{role}_{name}"]
+            for role in ("prefill", "decode")
+            for name in ("tp", "ep", "num_workers")
+        },
+        "conc": conc,
+        "dp_attention": dp_attention,
+        "prefill_dp_attention": prefill_dp,
+        "decode_dp_attention": decode_dp,
+        **described_task(data, task),
+        "source": str(source),
+    }
 
 
 def described_collect(root: Path) -> list[dict]:
@@ -167,12 +220,32 @@ def test_a_result_file_of_a_concurrency_that_did_not_complete_is_left_out_by_bot
     assert ordered(infx_rows(root)) == described
 
 
-@pytest.mark.parametrize("meta", [
-    {"is_multinode": False, "tp": 8, "ep": 8, "dp_attention": "true", "prefill_tp": 8, "prefill_ep": 8, "prefill_num_workers": 1,
-     "decode_tp": 8, "decode_ep": 8, "decode_num_workers": 1, "prefill_dp_attention": "true", "decode_dp_attention": "true",
-     "hw": "B200", "framework": "SGLang", "precision": "FP8", "infmax_model_prefix": "dsr1", "conc": 64},
-    {"prefill_dp_attention": "true", "decode_dp_attention": "true"},  # multinode, the roles agree: one value
-], ids=["single-node", "dp-attention-agrees"])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {
+            "is_multinode": False,
+            "tp": 8,
+            "ep": 8,
+            "dp_attention": "true",
+            "prefill_tp": 8,
+            "prefill_ep": 8,
+            "prefill_num_workers": 1,
+            "decode_tp": 8,
+            "decode_ep": 8,
+            "decode_num_workers": 1,
+            "prefill_dp_attention": "true",
+            "decode_dp_attention": "true",
+            "hw": "B200",
+            "framework": "SGLang",
+            "precision": "FP8",
+            "infmax_model_prefix": "dsr1",
+            "conc": 64,
+        },
+        {"prefill_dp_attention": "true", "decode_dp_attention": "true"},  # multinode, the roles agree: one value
+    ],
+    ids=["single-node", "dp-attention-agrees"],
+)
 def test_other_topologies_give_the_same_rows(tmp_path, meta):
     root = aligned_copy([FLAT], tmp_path / "evals")
     edit_meta(root / FLAT, **meta)
@@ -190,7 +263,10 @@ def test_a_task_without_filters_gives_the_same_accuracy_row(tmp_path):
     write(newer, data)
     os.utime(newer, (stamp, stamp))
     described = ordered(described_collect(root))
-    assert [(row["task"], row["score_name"]) for row in described] == [("gpqa_diamond_cot_n_shot", "accuracy"), ("gsm8k", "em_strict")]
+    assert [(row["task"], row["score_name"]) for row in described] == [
+        ("gpqa_diamond_cot_n_shot", "accuracy"),
+        ("gsm8k", "em_strict"),
+    ]
     assert ordered(infx_rows(root)) == described
 
 

@@ -29,7 +29,10 @@ QUESTIONS = 40
 def harness() -> str:
     done = subprocess.run([PYTHON, "-c", "import lm_eval; print(lm_eval.__version__)"], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.fail(f"lm-eval is not installed for {PYTHON}: pip install -e '.[evals]' (or set INFX_LM_EVAL_PYTHON)\n{done.stderr[-500:]}")
+        pytest.fail(
+            f"lm-eval is not installed for {PYTHON}: pip install -e '.[evals]' (or set "
+            f"INFX_LM_EVAL_PYTHON)\n{done.stderr[-500:]}"
+        )
     return done.stdout.strip()
 
 
@@ -53,17 +56,30 @@ def test_lm_eval_scores_what_the_stand_in_answered_and_a_dead_engine_leaves_no_r
                 shutil.copy(sample, folder / f"{sample.stem}_conc{conc}.jsonl")
             completed.append(conc)
     assert (completed, failed) == ([4], [8])
-    (folder / "meta_env.json").write_text(json.dumps({**META, "conc": 4, "eval_concs": [4, 8], "completed_eval_concs": completed,
-                                                      "failed_eval_concs": failed}))
+    (folder / "meta_env.json").write_text(
+        json.dumps(
+            {**META, "conc": 4, "eval_concs": [4, 8], "completed_eval_concs": completed, "failed_eval_concs": failed}
+        )
+    )
     evals = collect_evals([tmp_path / "artifact"])
     [row] = evals.rows
     assert (row.conc, row.task, row.em_strict, row.em_flexible, row.n_eff) == (4, "gsm8k", 34 / 40, 38 / 40, 40)
     assert row.protocol.lm_eval_version == harness and row.protocol.n_shot == 5 and row.protocol.chat_template
-    assert [p.rule for p in evals.problems] == ["eval-batch-failed-conc", "eval-batch-conc-missing", "eval-batch-result-missing"]
+    assert [p.rule for p in evals.problems] == [
+        "eval-batch-failed-conc",
+        "eval-batch-conc-missing",
+        "eval-batch-result-missing",
+    ]
     # The gate: 0.85 is below the dsv4 floor, and the failed concurrency is reported too.
-    done = run_cli("results", "check-evals", str(results_json(tmp_path / "results.json", evals.to_json())), "--format", "json")
+    done = run_cli(
+        "results", "check-evals", str(results_json(tmp_path / "results.json", evals.to_json())), "--format", "json"
+    )
     report = json.loads(done.stdout)
     assert done.returncode == 1
     assert sorted(d["rule"] for d in report["diagnostics"] if d["severity"] == "error") == [
-        "eval-batch-conc-missing", "eval-batch-failed-conc", "eval-batch-result-missing", "eval-below-threshold"]
+        "eval-batch-conc-missing",
+        "eval-batch-failed-conc",
+        "eval-batch-result-missing",
+        "eval-below-threshold",
+    ]
     assert [(v["metric"], v["passed"]) for v in report["checked"]] == [("em_strict", False), ("em_flexible", True)]

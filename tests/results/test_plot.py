@@ -27,10 +27,18 @@ def sweep(tmp_path, name: str, scale: float) -> str:
     for index in (0, 1):
         row = bundled_row(VLLM_DISAGG, index)
         for conc, tpot in ((4, 4.0), (8, 5.0), (16, 7.0), (32, 11.0)):
-            raw = sa_bench(RAW, max_concurrency=conc, median_tpot_ms=tpot * scale, total_token_throughput=100.0 * conc * scale,
-                           output_throughput=20.0 * conc * scale)
-            point_folder(root, {**row, "conc": [conc]},
-                         {f"{{name}}_sa-bench_isl_8192_osl_1024_conc{conc}_gpus_24_ctx_8_gen_16.json": raw})
+            raw = sa_bench(
+                RAW,
+                max_concurrency=conc,
+                median_tpot_ms=tpot * scale,
+                total_token_throughput=100.0 * conc * scale,
+                output_throughput=20.0 * conc * scale,
+            )
+            point_folder(
+                root,
+                {**row, "conc": [conc]},
+                {f"{{name}}_sa-bench_isl_8192_osl_1024_conc{conc}_gpus_24_ctx_8_gen_16.json": raw},
+            )
     out = tmp_path / f"{name}.json"
     done = run_cli("results", "collect", str(root), "--output", str(out))
     assert done.returncode == 0 and "8 rows from 8 of 8 points" in done.stderr, done.stderr

@@ -22,8 +22,7 @@ from testing.ladder import LADDER, SEED_FIGURES, VLLM_DISAGG, ladder_results  # 
 
 
 def results_zip(rows: list[dict]) -> dict:
-    return {"results.json": json.dumps({"format": FORMAT, "rows": rows, "points": []}),
-            "charts.md": "_No rows._\n"}
+    return {"results.json": json.dumps({"format": FORMAT, "rows": rows, "points": []}), "charts.md": "_No rows._\n"}
 
 
 def add_sweep(server, run_id: int, rows: list[dict], branch="main", conclusion="success", expired=False) -> None:
@@ -65,12 +64,26 @@ def test_compare_against_the_found_baseline_gives_the_seed_figures(sweeps):
     server, head = sweeps
     done = run_cli("results", "compare", "--head", head, env=env_for(server))
     assert done.returncode == 0, done.stderr
-    assert "the newest successful sweep on `main` per config key (runs [900](https://github.com/acme/bench/actions/runs/900))" in done.stdout
+    assert (
+        "the newest successful sweep on `main` per config key (runs [900](https://github.com/acme/bench/actions/runs/900))"
+        in done.stdout
+    )
     for tput, ttft in SEED_FIGURES.values():
         assert f"({tput} 🔺)" in done.stdout and f"({ttft} 🔺)" in done.stdout
     saved = Path(head).parent / "found-baseline.json"
-    pinned = run_cli("results", "compare", "--head", head, "--baseline-run", "900", "--format", "json",
-                     "--save-baseline", str(saved), env=env_for(server))
+    pinned = run_cli(
+        "results",
+        "compare",
+        "--head",
+        head,
+        "--baseline-run",
+        "900",
+        "--format",
+        "json",
+        "--save-baseline",
+        str(saved),
+        env=env_for(server),
+    )
     assert pinned.returncode == 0, pinned.stderr
     kept = json.loads(saved.read_text())
     assert len(kept["rows"]) == 3 and kept["baseline"]["run-id"] == 900  # what `plot --baseline` then reads
@@ -86,7 +99,11 @@ def test_no_baseline_is_a_notice_not_a_failure(sweeps):
     assert f"notice: no successful run-sweep.yml run on main among the newest 0 has results for {LADDER}" in done.stderr
     assert "Baseline: none found." in done.stdout and "new: **3**" in done.stdout
     missing_run = run_cli("results", "compare", "--head", head, "--baseline-run", "930", env=env_for(server))
-    assert missing_run.returncode == 0 and "notice: no baseline: " in missing_run.stderr and "HTTP 404" in missing_run.stderr
+    assert (
+        missing_run.returncode == 0
+        and "notice: no baseline: " in missing_run.stderr
+        and "HTTP 404" in missing_run.stderr
+    )
     assert "Traceback" not in missing_run.stderr and "new: **3**" in missing_run.stdout
 
 
@@ -97,27 +114,43 @@ def test_an_expired_pinned_run_is_a_notice(sweeps):
     assert "run 930 has no readable `sweep-results` artifact" in done.stderr
 
 
-@pytest.mark.parametrize("status, body, says", [
-    (502, {"message": "Bad Gateway"}, "HTTP 502"),  # a burst longer than the read retries
-    (403, {"message": "Resource not accessible by integration"}, "HTTP 403"),
-])
-def test_a_baseline_lookup_github_refuses_is_a_notice_and_the_results_still_come_out(sweeps, tmp_path, status, body, says):
+@pytest.mark.parametrize(
+    "status, body, says",
+    [
+        (502, {"message": "Bad Gateway"}, "HTTP 502"),  # a burst longer than the read retries
+        (403, {"message": "Resource not accessible by integration"}, "HTTP 403"),
+    ],
+)
+def test_a_baseline_lookup_github_refuses_is_a_notice_and_the_results_still_come_out(
+    sweeps, tmp_path, status, body, says
+):
     """The step that collects and compares never fails because of the baseline: the comparison
     is written, every row new, with the reason in its Markdown (the step summary and comment)."""
     from testing.github_server import Fault
 
     server, head = sweeps
+
     def refuse() -> None:  # every try of the runs listing, however many the client makes
         server.state.faults[:] = [Fault("GET", r".*/actions/workflows/.*/runs", status, body) for _ in range(50)]
 
     refuse()
     out = tmp_path / "comparison.md"
-    done = run_cli("results", "compare", "--head", head, "--fail-on-regression", "--output", str(out),
-                   env={**env_for(server), "INFX_GITHUB_MAX_WAIT": "0"})
+    done = run_cli(
+        "results",
+        "compare",
+        "--head",
+        head,
+        "--fail-on-regression",
+        "--output",
+        str(out),
+        env={**env_for(server), "INFX_GITHUB_MAX_WAIT": "0"},
+    )
     assert done.returncode == 0, done.stderr
     assert "notice: no baseline: " in done.stderr and says in done.stderr and "Traceback" not in done.stderr
     markdown = out.read_text()
     assert "> **Notice:** no baseline: " in markdown and says in markdown and "new: **3**" in markdown
     refuse()
-    summary = run_cli("results", "compare", "--head", head, "--format", "json", env={**env_for(server), "INFX_GITHUB_MAX_WAIT": "0"})
+    summary = run_cli(
+        "results", "compare", "--head", head, "--format", "json", env={**env_for(server), "INFX_GITHUB_MAX_WAIT": "0"}
+    )
     assert summary.returncode == 0 and json.loads(summary.stdout)["baseline"] == {"kind": "none"}

@@ -30,13 +30,21 @@ def sweep(tmp_path_factory):
         record_path = next(folder.glob("*_launch.json"))
         record = json.loads(record_path.read_text())
         shutil.rmtree(folder)
-        point_folder(root / "head", record["point"], {}, exit_code=1, message=f"job {record['job-id']}: FAILED (exit code 1:0)")
+        point_folder(
+            root / "head", record["point"], {}, exit_code=1, message=f"job {record['job-id']}: FAILED (exit code 1:0)"
+        )
     head, base = collect([root / "head"]), collect([root / "base"])
     comparison = compare_to_baseline(base.rows, head, 0.05, {"kind": "files", "paths": ["base.json"]})
     charts = plot(base.rows, head.rows, root / "charts")
     plan = [json.loads(next(f.glob("*_launch.json")).read_text())["point"] for f in sorted((root / "head").iterdir())]
-    return {"root": root, "head": head, "comparison": comparison, "charts": read_chart_blocks(root / "charts" / "charts.md"),
-            "chart_count": len(charts), "plan": plan}
+    return {
+        "root": root,
+        "head": head,
+        "comparison": comparison,
+        "charts": read_chart_blocks(root / "charts" / "charts.md"),
+        "chart_count": len(charts),
+        "plan": plan,
+    }
 
 
 def test_the_comment_fits_and_ranks_the_most_changed_first(sweep):
@@ -44,9 +52,18 @@ def test_the_comment_fits_and_ranks_the_most_changed_first(sweep):
 
     data = sweep["comparison"].to_json()
     assert data["counts"]["improved"] == 497 and data["counts"]["without a valid result"] == 3
-    links = {p.artifact: f"https://github.com/{SLUG}/actions/runs/77/artifacts/{i}" for i, p in enumerate(sweep["head"].points)}
-    body = build_comment(SweepPlan.from_json(sweep["plan"]).buckets, None, "https://github.com/acme/bench/actions/runs/77",
-                         comparison=data, charts=sweep["charts"], logs_links=links)
+    links = {
+        p.artifact: f"https://github.com/{SLUG}/actions/runs/77/artifacts/{i}"
+        for i, p in enumerate(sweep["head"].points)
+    }
+    body = build_comment(
+        SweepPlan.from_json(sweep["plan"]).buckets,
+        None,
+        "https://github.com/acme/bench/actions/runs/77",
+        comparison=data,
+        charts=sweep["charts"],
+        logs_links=links,
+    )
     assert len(body) <= COMMENT_LIMIT
     assert "### Results against the baseline" in body and "🔺 improved: **497**" in body
     assert "more rows not shown (size limit)" in body  # 497 matches do not fit: the tail is cut, with a count
@@ -83,9 +100,21 @@ def test_github_report_posts_table_and_charts(sweep, tmp_path):
         ids = {}
         for folder in sorted((root / "head").iterdir()):
             ids[folder.name] = server.state.add_artifact(77, folder.name)["id"]
-        done = run_cli("github", "report", "--pr", "7", "--plan", str(tmp_path / "plan.json"), "--run-id", "77",
-                       "--comparison", str(tmp_path / "comparison.json"), "--charts", str(root / "charts" / "charts.md"),
-                       env={"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG})
+        done = run_cli(
+            "github",
+            "report",
+            "--pr",
+            "7",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            "--run-id",
+            "77",
+            "--comparison",
+            str(tmp_path / "comparison.json"),
+            "--charts",
+            str(root / "charts" / "charts.md"),
+            env={"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG},
+        )
         assert done.returncode == 0, done.stderr
         [post] = server.state.requests_to("POST", rf"/repos/{SLUG}/issues/7/comments")
     body = post.body["body"]
@@ -98,20 +127,40 @@ def test_github_report_posts_table_and_charts(sweep, tmp_path):
 def test_report_refuses_an_unreadable_comparison(tmp_path):
     (tmp_path / "plan.json").write_text("[]")
     (tmp_path / "c.json").write_text("[1, 2]")
-    done = run_cli("github", "report", "--pr", "7", "--plan", str(tmp_path / "plan.json"), "--comparison",
-                   str(tmp_path / "c.json"), env={"GITHUB_TOKEN": "x", "GITHUB_REPOSITORY": SLUG})
+    done = run_cli(
+        "github",
+        "report",
+        "--pr",
+        "7",
+        "--plan",
+        str(tmp_path / "plan.json"),
+        "--comparison",
+        str(tmp_path / "c.json"),
+        env={"GITHUB_TOKEN": "x", "GITHUB_REPOSITORY": SLUG},
+    )
     assert done.returncode == 2 and "is not a comparison" in done.stderr
 
 
 def test_the_summary_command_renders_comparison_and_charts(sweep, tmp_path):
     (tmp_path / "comparison.json").write_text(sweep["comparison"].to_json_text())
-    done = run_cli("results", "summary", "--comparison", str(tmp_path / "comparison.json"),
-                   "--charts", str(sweep["root"] / "charts" / "charts.md"))
+    done = run_cli(
+        "results",
+        "summary",
+        "--comparison",
+        str(tmp_path / "comparison.json"),
+        "--charts",
+        str(sweep["root"] / "charts" / "charts.md"),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("### Results against the baseline")
     assert done.stdout.count("```mermaid") == sweep["chart_count"] and len(done.stdout.encode()) <= SUMMARY_LIMIT
     # In a run, each failed point links to the run's artifact list.
-    in_run = run_cli("results", "summary", "--comparison", str(tmp_path / "comparison.json"),
-                     env={"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "77"})
+    in_run = run_cli(
+        "results",
+        "summary",
+        "--comparison",
+        str(tmp_path / "comparison.json"),
+        env={"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "77"},
+    )
     failed = next(p for p in sweep["head"].points if p.status == "failed")
     assert f"[{failed.artifact}](https://github.com/{SLUG}/actions/runs/77#artifacts)" in in_run.stdout

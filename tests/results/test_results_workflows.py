@@ -21,8 +21,10 @@ from testing.ladder import SEED_FIGURES, ladder_folders, ladder_results  # noqa:
 def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
     """Evaluated by GitHub's own evaluator: the check runs unless dry or the lane had no node up, and
     its failure (or a launch that failed or never ran) names the artifact `-failed`."""
-    assert "infx results collect" in next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"]
-                                          if s.get("id") == "results")["run"]
+    assert (
+        "infx results collect"
+        in next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if s.get("id") == "results")["run"]
+    )
     engine = Engine()
     try:
         steps = engine.parse(WORKFLOWS / "run-point.yml")["jobs"]["launch"]["steps"]
@@ -33,20 +35,28 @@ def test_an_invalid_result_fails_the_point_and_names_its_artifact_failed():
         assert not engine.condition(check["if"], {"inputs": {"dry-run": True}, "steps": {}}, status)
         assert not engine.condition(check["if"], {"inputs": {"dry-run": False}, "steps": down}, status)
         naming = next(s for s in steps if s.get("id") == "artifact")
-        for launch, results, suffix in (("success", "success", ""), ("success", "failure", "-failed"),
-                                        ("failure", "skipped", "-failed"), ("skipped", "skipped", "-failed")):
+        for launch, results, suffix in (
+            ("success", "success", ""),
+            ("success", "failure", "-failed"),
+            ("failure", "skipped", "-failed"),
+            ("skipped", "skipped", "-failed"),
+        ):
             ctx = {"steps": {"launch": {"outcome": launch}, "results": {"outcome": results}}}
             assert engine.value(naming["env"]["OUTCOME"], ctx) == suffix
         upload = next(s for s in steps if "upload-artifact" in s.get("uses", ""))
-        assert engine.value(upload["with"]["name"], {"steps": {"artifact": {"outputs": {"name": "point-abc-failed"}}}}) \
+        assert (
+            engine.value(upload["with"]["name"], {"steps": {"artifact": {"outputs": {"name": "point-abc-failed"}}}})
             == "point-abc-failed"
+        )
     finally:
         engine.close()
 
 
 def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
     job = load("run-sweep.yml")["jobs"]["results"]
-    scripts = [s["run"] for s in job["steps"] if s.get("id") in ("collect", "compare", "plot") or s.get("name") == "Summarise"]
+    scripts = [
+        s["run"] for s in job["steps"] if s.get("id") in ("collect", "compare", "plot") or s.get("name") == "Summarise"
+    ]
     assert len(scripts) == 4
     upload = next(s for s in job["steps"] if "upload-artifact" in s.get("uses", ""))
     assert upload["with"]["name"] == RESULTS_ARTIFACT
@@ -59,9 +69,17 @@ def test_the_sweeps_results_job_script_runs_for_real(tmp_path):
         run["conclusion"] = "success"
         server.state.add_artifact(900, RESULTS_ARTIFACT, files={"results.json": json.dumps({"rows": baseline_rows})})
         for script in scripts:  # the steps in order, as the runner runs them
-            done = run_step(script, tmp_path, {"GITHUB_TOKEN": "ghs_test", "GITHUB_API_URL": server.url,
-                                               "GITHUB_REPOSITORY": SLUG, "GITHUB_RUN_ID": "901",
-                                               "GITHUB_STEP_SUMMARY": str(summary)})
+            done = run_step(
+                script,
+                tmp_path,
+                {
+                    "GITHUB_TOKEN": "ghs_test",
+                    "GITHUB_API_URL": server.url,
+                    "GITHUB_REPOSITORY": SLUG,
+                    "GITHUB_RUN_ID": "901",
+                    "GITHUB_STEP_SUMMARY": str(summary),
+                },
+            )
             assert done.returncode == 0, done.stderr
     out = tmp_path / "sweep-results"
     assert {p.name for p in out.iterdir()} == {"results.json", "comparison.json", "baseline.json", "charts"}

@@ -58,8 +58,11 @@ def _hostlist(names: list[str]) -> str:
 
 
 def _multi_node_lines(hostname: str) -> list[str]:
-    return [f"NodeName={name} NodeHostname={hostname} Port={_free_port()} CPUs=144 Boards=1 SocketsPerBoard=1 "
-            "CoresPerSocket=144 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:4 State=UNKNOWN" for name in MULTI_NODES]
+    return [
+        f"NodeName={name} NodeHostname={hostname} Port={_free_port()} CPUs=144 Boards=1 SocketsPerBoard=1 "
+        "CoresPerSocket=144 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:4 State=UNKNOWN"
+        for name in MULTI_NODES
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -87,44 +90,81 @@ def slurm_cluster(tmp_path_factory):
     # does not create it either: on an idle node the job would fail without a log.
     conf = base / "slurm.conf"
     prolog = base / "prolog.sh"
-    prolog.write_text("\n".join([
-        "#!/bin/sh",
-        f"export SLURM_CONF={conf} PATH=/usr/local/bin:/usr/bin:/bin",
-        'case "$SLURMD_NODENAME" in ' + MULTI_NODES[0][:2] + "*) ;; *) exit 0;; esac",
-        'out=$(scontrol show job -o "$SLURM_JOB_ID" | sed -n "s/.* StdOut=\\([^ ]*\\).*/\\1/p")',
-        'case "$out" in /*) mkdir -p "$(dirname "$out")";; esac',
-        "exit 0", ""]))
+    prolog.write_text(
+        "\n".join(
+            [
+                "#!/bin/sh",
+                f"export SLURM_CONF={conf} PATH=/usr/local/bin:/usr/bin:/bin",
+                'case "$SLURMD_NODENAME" in ' + MULTI_NODES[0][:2] + "*) ;; *) exit 0;; esac",
+                'out=$(scontrol show job -o "$SLURM_JOB_ID" | sed -n "s/.* StdOut=\\([^ ]*\\).*/\\1/p")',
+                'case "$out" in /*) mkdir -p "$(dirname "$out")";; esac',
+                "exit 0",
+                "",
+            ]
+        )
+    )
     prolog.chmod(0o755)
-    conf.write_text("\n".join([
-        "ClusterName=infxtest",
-        f"SlurmctldHost={hostname}",
-        "SlurmUser=root", "SlurmdUser=root",
-        f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
-        "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={munge_socket}",
-        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SlurmdParameters=config_overrides",
-        "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
-        "SchedulerType=sched/backfill", "MpiDefault=none",
-        "AccountingStorageType=accounting_storage/none", "JobAcctGatherType=jobacct_gather/none",
-        "JobCompType=jobcomp/none", "MinJobAge=3600", "ReturnToService=2",
-        # KillWait: the time between a cancel's SIGTERM and SIGKILL; a job that ignores SIGTERM holds a
-        # cancel that long (test_faults holds one until the test releases it); every other job ends on SIGTERM.
-        "KillWait=30",
-        "GresTypes=gpu", f"Prolog={prolog}",
-        f"StateSaveLocation={base / 'state'}", f"SlurmdSpoolDir={base / 'spool' / '%n'}",
-        f"SlurmctldPidFile={base / 'run' / 'slurmctld.pid'}", f"SlurmdPidFile={base / 'run' / 'slurmd-%n.pid'}",
-        f"SlurmctldLogFile={base / 'log' / 'slurmctld.log'}", f"SlurmdLogFile={base / 'log' / 'slurmd-%n.log'}",
-        _node_line(),
-        *_multi_node_lines(hostname),
-        f"PartitionName={PARTITION} Nodes={hostname} Default=YES MaxTime=INFINITE State=UP",
-        f"PartitionName={MULTI_PARTITION} Nodes={_hostlist(MULTI_NODES)} MaxTime=INFINITE State=UP",
-        "",
-    ]))
+    conf.write_text(
+        "\n".join(
+            [
+                "ClusterName=infxtest",
+                f"SlurmctldHost={hostname}",
+                "SlurmUser=root",
+                "SlurmdUser=root",
+                f"SlurmctldPort={_free_port()}",
+                f"SlurmdPort={_free_port()}",
+                "AuthType=auth/munge",
+                "CredType=cred/munge",
+                f"AuthInfo=socket={munge_socket}",
+                "ProctrackType=proctrack/linuxproc",
+                "TaskPlugin=task/none",
+                "SlurmdParameters=config_overrides",
+                "SelectType=select/cons_tres",
+                "SelectTypeParameters=CR_Core",
+                "SchedulerType=sched/backfill",
+                "MpiDefault=none",
+                "AccountingStorageType=accounting_storage/none",
+                "JobAcctGatherType=jobacct_gather/none",
+                "JobCompType=jobcomp/none",
+                "MinJobAge=3600",
+                "ReturnToService=2",
+                # KillWait: the time between a cancel's SIGTERM and SIGKILL; a job that ignores SIGTERM holds a
+                # cancel that long (test_faults holds one until the test releases it); every other job ends on SIGTERM.
+                "KillWait=30",
+                "GresTypes=gpu",
+                f"Prolog={prolog}",
+                f"StateSaveLocation={base / 'state'}",
+                f"SlurmdSpoolDir={base / 'spool' / '%n'}",
+                f"SlurmctldPidFile={base / 'run' / 'slurmctld.pid'}",
+                f"SlurmdPidFile={base / 'run' / 'slurmd-%n.pid'}",
+                f"SlurmctldLogFile={base / 'log' / 'slurmctld.log'}",
+                f"SlurmdLogFile={base / 'log' / 'slurmd-%n.log'}",
+                _node_line(),
+                *_multi_node_lines(hostname),
+                f"PartitionName={PARTITION} Nodes={hostname} Default=YES MaxTime=INFINITE State=UP",
+                f"PartitionName={MULTI_PARTITION} Nodes={_hostlist(MULTI_NODES)} MaxTime=INFINITE State=UP",
+                "",
+            ]
+        )
+    )
     (base / "gres.conf").write_text(f"AutoDetect=off\nName=gpu File={base / 'gpus'}/nvidia[0-3]\n")
     env = {**os.environ, "SLURM_CONF": str(conf)}
-    processes = [subprocess.Popen(["munged", "--foreground", "--force", f"--socket={munge_socket}", f"--key-file={key}",
-                                   f"--pid-file={base / 'munge' / 'munged.pid'}", f"--log-file={base / 'munge' / 'munged.log'}",
-                                   f"--seed-file={base / 'munge' / 'munged.seed'}"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    processes = [
+        subprocess.Popen(
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={munge_socket}",
+                f"--key-file={key}",
+                f"--pid-file={base / 'munge' / 'munged.pid'}",
+                f"--log-file={base / 'munge' / 'munged.log'}",
+                f"--seed-file={base / 'munge' / 'munged.seed'}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     _wait(munge_socket.exists, 10, "munged")
     previous = os.environ.get("SLURM_CONF")
     os.environ["SLURM_CONF"] = str(conf)
@@ -168,11 +208,16 @@ def _partition_states(partition: str, env: dict) -> list[str]:
 def slurm_multinode(slurm_cluster):
     """Start one slurmd per node of partition gb300local and wait until all are idle."""
     env = slurm_cluster["env"]
-    processes = [subprocess.Popen(["slurmd", "-D", "-N", name], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for name in MULTI_NODES]
+    processes = [
+        subprocess.Popen(["slurmd", "-D", "-N", name], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for name in MULTI_NODES
+    ]
     try:
-        _wait(lambda: _partition_states(MULTI_PARTITION, env) == ["idle"] * len(MULTI_NODES), 60,
-              f"the {len(MULTI_NODES)} nodes of {MULTI_PARTITION} to become idle")
+        _wait(
+            lambda: _partition_states(MULTI_PARTITION, env) == ["idle"] * len(MULTI_NODES),
+            60,
+            f"the {len(MULTI_NODES)} nodes of {MULTI_PARTITION} to become idle",
+        )
         yield {**slurm_cluster, "partition": MULTI_PARTITION, "nodes": list(MULTI_NODES)}
     finally:
         _stop(processes)
@@ -194,8 +239,19 @@ def srtctl_cache(tmp_path_factory):
     repo = Path(__file__).resolve().parents[2]
     base = tmp_path_factory.mktemp("infx-cache")
     env = {"INFX_CACHE_DIR": str(base), "GITHUB_WORKSPACE": str(repo)}
-    done = run_cli("lane", "cache-seed", "gb300-nv", "--from", SRT_SLURM_BUNDLE, "--srtctl", "--format", "json", cwd=repo, env=env,
-                   timeout=1800)
+    done = run_cli(
+        "lane",
+        "cache-seed",
+        "gb300-nv",
+        "--from",
+        SRT_SLURM_BUNDLE,
+        "--srtctl",
+        "--format",
+        "json",
+        cwd=repo,
+        env=env,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     pins = {p["pin"]: p for p in json.loads(done.stdout)["pins"]}
     return {"base": base, "pins": pins}

@@ -33,7 +33,9 @@ def upstream(tmp_path_factory):
 
 @pytest.fixture
 def ws(tmp_path, upstream, slurm_cluster):
-    return Workspace(tmp_path / "ws", lane_profile(upstream["url"], upstream["sha"], partition=slurm_cluster["partition"]))
+    return Workspace(
+        tmp_path / "ws", lane_profile(upstream["url"], upstream["sha"], partition=slurm_cluster["partition"])
+    )
 
 
 @pytest.fixture
@@ -50,8 +52,14 @@ def faults(tmp_path):
 
 
 def infx_env(ws: Workspace, runner: str, extra: dict | None = None) -> dict:
-    return cli_environment({"GITHUB_WORKSPACE": str(ws.root), "INFX_CACHE_DIR": str(ws.root / ".cache"), "RUNNER_NAME": runner,
-                            **(extra or {})})
+    return cli_environment(
+        {
+            "GITHUB_WORKSPACE": str(ws.root),
+            "INFX_CACHE_DIR": str(ws.root / ".cache"),
+            "RUNNER_NAME": runner,
+            **(extra or {}),
+        }
+    )
 
 
 @pytest.fixture
@@ -60,11 +68,19 @@ def start(ws):
     killed and its job cancelled, so no test leaves a process or a job behind."""
     started = []
 
-    def launch(data: dict, runner: str, env: dict | None = None, out: str = "out", stderr: Path | None = None) -> subprocess.Popen:
+    def launch(
+        data: dict, runner: str, env: dict | None = None, out: str = "out", stderr: Path | None = None
+    ) -> subprocess.Popen:
         """``stderr``: a file the launch's stderr goes to (read while it runs), instead of a pipe."""
         with open(stderr, "w") if stderr else contextlib.nullcontext(subprocess.PIPE) as errors:
-            process = subprocess.Popen(cli_command("launch", "--lane", "testlane", "--point", ws.point(data), "--output-dir", ws.root / out),
-                                       cwd=ws.root, env=infx_env(ws, runner, env), stdout=subprocess.PIPE, stderr=errors, text=True)
+            process = subprocess.Popen(
+                cli_command("launch", "--lane", "testlane", "--point", ws.point(data), "--output-dir", ws.root / out),
+                cwd=ws.root,
+                env=infx_env(ws, runner, env),
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+            )
         started.append((process, runner))
         return process
 
@@ -113,10 +129,13 @@ def interrupt(ws: Workspace, process: subprocess.Popen, signum: int = signal.SIG
 
 
 def sbatch(*argv: str) -> str:
-    return subprocess.run(["sbatch", "--parsable", "-o", "/dev/null", *argv], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["sbatch", "--parsable", "-o", "/dev/null", *argv], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 # --- the state comes from Slurm's structured output -------------------------------------------
+
 
 def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_cluster, tmp_path):
     from infx.launch.run import wait_for_job
@@ -130,7 +149,9 @@ def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_clu
     job = sbatch("--chdir", str(workdir), str(script))
     wait_for(lambda: state_of(job) == "RUNNING", 30, "the job to run")
     text = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True).stdout
-    assert text.index("JobState=RUNNING") < text.rindex("JobState=COMPLETED")  # the trap is real: free text says COMPLETED last
+    assert text.index("JobState=RUNNING") < text.rindex(
+        "JobState=COMPLETED"
+    )  # the trap is real: free text says COMPLETED last
     state = Slurm().job_state(job)
     assert state.state == "RUNNING" and state.active and not state.succeeded
     began = time.monotonic()
@@ -141,6 +162,7 @@ def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_clu
 
 # --- failed and hanging Slurm commands ---------------------------------------------------------
 
+
 def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_path, start):
     running = tmp_path / "running"
     ws.recipe("recipe.yaml", v1_recipe(command=f"touch {running}; sleep 3; {FIXED_RESULT}"))
@@ -149,7 +171,11 @@ def test_failed_polls_are_retried_and_never_taken_as_the_end(ws, faults, tmp_pat
     stderr = finish(process)
     record = the_record(ws)
     assert process.returncode == 0, stderr
-    assert record["terminal-state"] == "COMPLETED" and record["cleanup"] == {"confirmed": True, "cancelled": [], "errors": []}
+    assert record["terminal-state"] == "COMPLETED" and record["cleanup"] == {
+        "confirmed": True,
+        "cancelled": [],
+        "errors": [],
+    }
     assert [line.split()[:2] for line in faults["calls"]()].count(["squeue", "fail"]) == 3
     assert stderr.count("a failed query is not the job's end") == 3 and "Unable to contact slurm controller" in stderr
 
@@ -177,34 +203,58 @@ def test_missing_slurm_conf_is_a_quick_clear_error(ws):
     assert done.returncode == 1 and "SLURM_CONF=/nonexistent is not a readable file" in done.stdout
     assert "Traceback" not in done.stderr and time.monotonic() - began < 10  # sinfo alone retries for 59 s
     ws.recipe("recipe.yaml", v1_recipe())
-    done = ws.infx("launch", "--lane", "testlane", "--point", str(ws.point(point())), "--output-dir", str(ws.root / "out"),
-                   env={"SLURM_CONF": "/nonexistent", "RUNNER_NAME": "testlane_23"})
+    done = ws.infx(
+        "launch",
+        "--lane",
+        "testlane",
+        "--point",
+        str(ws.point(point())),
+        "--output-dir",
+        str(ws.root / "out"),
+        env={"SLURM_CONF": "/nonexistent", "RUNNER_NAME": "testlane_23"},
+    )
     assert done.returncode == 1 and "cannot ask Slurm: SLURM_CONF=/nonexistent" in done.stderr, done.stderr
     record = the_record(ws)
-    assert record["job-id"] is None and record["message"].startswith("cannot ask Slurm") and record["cleanup"]["confirmed"] is False
+    assert (
+        record["job-id"] is None
+        and record["message"].startswith("cannot ask Slurm")
+        and record["cleanup"]["confirmed"] is False
+    )
 
 
 def test_a_slurm_command_that_hangs_times_out(ws, faults):
     ws.write_profile(lane_profile("file:///x", "a" * 40, partition="testlane", **{"command-timeout-seconds": 1}))
     began = time.monotonic()
-    done = ws.infx("lane", "check", "testlane", env={**faults["env"], "FAULT_SINFO_FAIL": "5", "FAULT_SINFO_SLEEP": "60"})
-    assert done.returncode == 1 and "sinfo -h failed 2 time(s): sinfo did not answer within 1 s" in done.stdout, done.stdout
+    done = ws.infx(
+        "lane", "check", "testlane", env={**faults["env"], "FAULT_SINFO_FAIL": "5", "FAULT_SINFO_SLEEP": "60"}
+    )
+    assert done.returncode == 1 and "sinfo -h failed 2 time(s): sinfo did not answer within 1 s" in done.stdout, (
+        done.stdout
+    )
     assert time.monotonic() - began < 15 and [c.split()[1] for c in faults["calls"]()] == ["sleep", "sleep"]
 
 
 # --- jobs Slurm does not end on its own --------------------------------------------------------
 
+
 def test_a_requeued_job_ends_as_slurm_says(ws, tmp_path, start):
     ran = tmp_path / "ran-once"
-    ws.recipe("recipe.yaml", v1_recipe(command=f"if [ -e {ran} ]; then {FIXED_RESULT}; else touch {ran}; sleep 120; fi"))
+    ws.recipe(
+        "recipe.yaml", v1_recipe(command=f"if [ -e {ran} ]; then {FIXED_RESULT}; else touch {ran}; sleep 120; fi")
+    )
     process = start(point(), "testlane_24")
     [job] = wait_for(lambda: jobs_named("testlane_24"), 60, "the job")
     wait_for(ran.exists, 30, "the first run")
     subprocess.run(["scontrol", "requeue", job], check=True)
     wait_for(lambda: state_of(job) == "PENDING", 30, "the requeued job to pend")
     # a requeued job waits ~2 minutes (BeginTime) before it may run again; let it run now
-    wait_for(lambda: subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], capture_output=True).returncode == 0,
-             30, "the requeued job to accept a new start time")
+    wait_for(
+        lambda: (
+            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], capture_output=True).returncode == 0
+        ),
+        30,
+        "the requeued job to accept a new start time",
+    )
     stderr = finish(process)
     record = the_record(ws)
     assert process.returncode == 0, stderr
@@ -215,10 +265,14 @@ def test_a_requeued_job_ends_as_slurm_says(ws, tmp_path, start):
 def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, start):
     """REQUEUE_HOLD, and a requeue after the node went down, wait forever in Slurm: infx's deadline
     (time limit 1 min + margin 2 s, from submission) cancels them and records why. Both run at once."""
-    ws.write_profile(lane_profile(upstream["url"], upstream["sha"], partition="testlane", **{"deadline-margin-seconds": 2}))
+    ws.write_profile(
+        lane_profile(upstream["url"], upstream["sha"], partition="testlane", **{"deadline-margin-seconds": 2})
+    )
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 300", time_limit="1"))
     held = start(point(), "testlane_25", out="held")
-    [held_job] = wait_for(lambda: jobs_named("testlane_25"), 60, "the first job")  # one at a time: they share the checkout cache
+    [held_job] = wait_for(
+        lambda: jobs_named("testlane_25"), 60, "the first job"
+    )  # one at a time: they share the checkout cache
     downed = start(point(), "testlane_31", out="downed")
     [downed_job] = wait_for(lambda: jobs_named("testlane_31"), 60, "the second job")
     wait_for(lambda: state_of(held_job) == state_of(downed_job) == "RUNNING", 30, "both jobs to run")
@@ -231,8 +285,12 @@ def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, star
     finally:
         # ReturnToService=2 may already have brought it back, and then RESUME is refused: the state below decides
         subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"], capture_output=True)
+
         def node_state():
-            return subprocess.run(["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True).stdout.strip()
+            return subprocess.run(
+                ["sinfo", "-h", "-n", node, "-o", "%t"], capture_output=True, text=True
+            ).stdout.strip()
+
         wait_for(lambda: node_state() == "idle", 60, "the node to return")
     for out, process, job in (("held", held, held_job), ("downed", downed, downed_job)):
         record = the_record(ws, out)
@@ -246,10 +304,13 @@ def test_jobs_slurm_never_ends_are_cancelled_at_infx_deadline(ws, upstream, star
 
 # --- a signal in every phase: the job ends as Slurm says or is cancelled, and is recorded -------
 
+
 def test_sigterm_before_submission_leaves_nothing_and_is_recorded(ws, upstream, tmp_path, start):
     mark = tmp_path / "setup-mark"
     slow_setup = ["python3", "-c", f"import pathlib, time; pathlib.Path({str(mark)!r}).touch(); time.sleep(60)"]
-    ws.write_profile({**lane_profile(upstream["url"], upstream["sha"], partition="testlane"), "prepare": {"setup": slow_setup}})
+    ws.write_profile(
+        {**lane_profile(upstream["url"], upstream["sha"], partition="testlane"), "prepare": {"setup": slow_setup}}
+    )
     ws.recipe("recipe.yaml", v1_recipe(command="sleep 120"))
     process = start(point(), "testlane_33")
     wait_for(mark.exists, 60, "the prepare step")
@@ -299,13 +360,19 @@ def test_sigterm_while_pending_cancels_the_job(ws, start):
     finally:
         subprocess.run(["scancel", blocker], check=True)
     assert process.returncode == 128 + signal.SIGTERM, stderr
-    assert record["job-id"] == job and record["terminal-state"] == "CANCELLED" and record["message"] == f"interrupted by SIGTERM while waiting for job {job}"
+    assert (
+        record["job-id"] == job
+        and record["terminal-state"] == "CANCELLED"
+        and record["message"] == f"interrupted by SIGTERM while waiting for job {job}"
+    )
     wait_for(lambda: not jobs_named("blocker"), 30, "the blocker to go")
     assert jobs_named("testlane_28") == []
 
 
-@pytest.mark.parametrize("first, second, runner", [(signal.SIGINT, signal.SIGTERM, "testlane_29"),
-                                                   (signal.SIGTERM, signal.SIGINT, "testlane_35")])
+@pytest.mark.parametrize(
+    "first, second, runner",
+    [(signal.SIGINT, signal.SIGTERM, "testlane_29"), (signal.SIGTERM, signal.SIGINT, "testlane_35")],
+)
 def test_a_second_signal_while_cancelling_is_noted_and_the_first_decides_the_exit(ws, start, first, second, runner):
     """Ctrl-C then the runner's SIGTERM (or the reverse) once escaped the cleanup as an internal error
     (exit 70) and cut the cancel short; the first signal decides the exit code, the job is cancelled once.
@@ -313,19 +380,29 @@ def test_a_second_signal_while_cancelling_is_noted_and_the_first_decides_the_exi
     The job ignores SIGTERM until the test releases it, so infx's cancel (scancel, then waiting for
     the job to end) lasts until the second signal has been noted: no timing decides the outcome."""
     release = ws.root / "release-the-job"
-    ws.recipe("recipe.yaml", v1_recipe(command=f"trap 'until [ -e {release} ]; do sleep 0.1; done; exit 0' TERM; "
-                                               "echo started; sleep 120 & wait"))
+    ws.recipe(
+        "recipe.yaml",
+        v1_recipe(
+            command=f"trap 'until [ -e {release} ]; do sleep 0.1; done; exit 0' TERM; echo started; sleep 120 & wait"
+        ),
+    )
     errors = ws.root / "launch.stderr"
     process = start(point(), runner, stderr=errors)
     job = running_job(runner)
-    wait_for(lambda: (ws.root / "out").is_dir() and any(r.get("job-id") == job for r in records(ws)), 30, "the recorded job id")
+    wait_for(
+        lambda: (ws.root / "out").is_dir() and any(r.get("job-id") == job for r in records(ws)),
+        30,
+        "the recorded job id",
+    )
     process.send_signal(first)
     wait_for(lambda: state_of(job) not in ("RUNNING", ""), 30, "infx to cancel the job")
     process.send_signal(second)
     try:
         wait_for(lambda: "received while" in errors.read_text(errors="replace"), 30, "the second signal to be noted")
     except AssertionError:
-        raise AssertionError(f"the second signal was not noted; the launch said:\n{errors.read_text(errors='replace')}") from None
+        raise AssertionError(
+            f"the second signal was not noted; the launch said:\n{errors.read_text(errors='replace')}"
+        ) from None
     release.touch()
     finish(process)
     stderr, record = errors.read_text(), the_record(ws)
@@ -363,7 +440,9 @@ def test_sigterm_during_collection_finishes_collecting_and_records_it(ws, start)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert record["signals"] == ["SIGTERM"] and record["terminal-state"] == "COMPLETED" and record["job-id"]
     assert record["exit-code"] == 128 + signal.SIGTERM and record["results"]  # the collection was not cut short
-    assert record["message"].startswith(f"job {record['job-id']} completed; 1 result file(s); SIGTERM received while "), record["message"]
+    assert record["message"].startswith(
+        f"job {record['job-id']} completed; 1 result file(s); SIGTERM received while "
+    ), record["message"]
     with __import__("tarfile").open(ws.root / "out" / "multinode_server_logs.tar.gz") as tar:
         assert "./job/big.bin" in tar.getnames()  # the collection was finished, not abandoned
     assert jobs_named("testlane_30") == []
@@ -376,8 +455,10 @@ def test_links_fifos_in_the_job_logs_and_output_never_reach_the_artifact(ws, sta
     secret = tmp_path / "runner-secret.txt"
     secret.write_text("runner host file")
     logs = 'L="outputs/$SLURM_JOB_ID/logs"; mkdir -p "$L/isl_8_osl_8"; '
-    plant = (f'mkfifo "$L/pipe"; ln -s {secret} "$L/host-file"; ln -s /dev/zero "$L/zeros"; '
-             f'ln -s {secret} "$L/isl_8_osl_8/results_concurrency_8_gpus_8.json"; ln -s {secret} "$INFMAX_WORKSPACE/leak.txt"; ')
+    plant = (
+        f'mkfifo "$L/pipe"; ln -s {secret} "$L/host-file"; ln -s /dev/zero "$L/zeros"; ln -s {secret} '
+        f'"$L/isl_8_osl_8/results_concurrency_8_gpus_8.json"; ln -s {secret} "$INFMAX_WORKSPACE/leak.txt"; '
+    )
     ws.recipe("recipe.yaml", v1_recipe(command=logs + plant + FIXED_RESULT))
     process = start(point(), "testlane_32")
     stderr = finish(process)
@@ -386,24 +467,46 @@ def test_links_fifos_in_the_job_logs_and_output_never_reach_the_artifact(ws, sta
     assert process.returncode == 0, stderr  # the result was staged and is valid: what was left out is said, not fatal
     assert record["cleanup"]["errors"] == [] and record["cleanup"]["confirmed"] is True
     skipped = "\n".join(record["skipped"])
-    for name, kind in (("pipe", "a FIFO"), ("host-file", "a symbolic link"), ("zeros", "a symbolic link"),
-                       ("isl_8_osl_8/results_concurrency_8_gpus_8.json", "a symbolic link"), ("leak.txt", "a symbolic link")):
+    for name, kind in (
+        ("pipe", "a FIFO"),
+        ("host-file", "a symbolic link"),
+        ("zeros", "a symbolic link"),
+        ("isl_8_osl_8/results_concurrency_8_gpus_8.json", "a symbolic link"),
+        ("leak.txt", "a symbolic link"),
+    ):
         assert f"{name}: {kind}" in skipped, (name, skipped)
     assert "left out of the artifact: " in stderr
     with __import__("tarfile").open(out / "multinode_server_logs.tar.gz") as tar:
         members = tar.getmembers()
-    assert all(m.isfile() or m.isdir() for m in members) and "./job/isl_8_osl_8/results_concurrency_4_gpus_8.json" in [m.name for m in members]
+    assert all(m.isfile() or m.isdir() for m in members) and "./job/isl_8_osl_8/results_concurrency_4_gpus_8.json" in [
+        m.name for m in members
+    ]
     assert not any(name in m.name for m in members for name in ("pipe", "host-file", "zeros"))
     uploaded = [p for p in out.rglob("*") if ".infx-launch" not in p.parts]
     assert [p for p in uploaded if p.is_symlink() or not (p.is_file() or p.is_dir())] == []
-    assert not any("runner host file" in p.read_text(errors="replace") for p in uploaded if p.is_file() and p.suffix != ".gz")
+    assert not any(
+        "runner host file" in p.read_text(errors="replace") for p in uploaded if p.is_file() and p.suffix != ".gz"
+    )
     assert [p.name for p in out.glob("*_conc8_*")] == [] and len(record["results"]) == 1
 
 
 # --- the readers, on the shapes Slurm prints ------------------------------------------------------
 
-@pytest.mark.parametrize("text, seconds", [("1", 60), ("1:00", 60), ("0:30", 30), ("4:00:00", 14400), ("2-0", 172800),
-                                           ("1-2:30", 95400), ("1-0:0:5", 86405), (90, 5400), ("UNLIMITED", None)])
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("1", 60),
+        ("1:00", 60),
+        ("0:30", 30),
+        ("4:00:00", 14400),
+        ("2-0", 172800),
+        ("1-2:30", 95400),
+        ("1-0:0:5", 86405),
+        (90, 5400),
+        ("UNLIMITED", None),
+    ],
+)
 def test_slurm_time_limits_in_seconds(text, seconds):
     from infx.launch.slurm import time_limit_seconds
 
@@ -413,9 +516,15 @@ def test_slurm_time_limits_in_seconds(text, seconds):
 def test_squeue_json_job_states_and_exit_codes():
     from infx.launch.slurm import SlurmUnavailable, job_state_from_json
 
-    assert job_state_from_json({"job_state": "FAILED", "exit_code": 768, "state_reason": "NonZeroExitCode"}).exit_code == "3:0"
+    assert (
+        job_state_from_json({"job_state": "FAILED", "exit_code": 768, "state_reason": "NonZeroExitCode"}).exit_code
+        == "3:0"
+    )
     assert job_state_from_json({"job_state": "FAILED", "exit_code": 9}).exit_code == "0:9"
-    newer = {"job_state": ["PENDING", "REQUEUED"], "exit_code": {"return_code": {"number": 0}, "signal": {"id": {"number": 0}}}}
+    newer = {
+        "job_state": ["PENDING", "REQUEUED"],
+        "exit_code": {"return_code": {"number": 0}, "signal": {"id": {"number": 0}}},
+    }
     assert job_state_from_json(newer).state == "REQUEUED" and job_state_from_json(newer).exit_code == "0:0"
     with pytest.raises(SlurmUnavailable, match="cannot read"):  # not a shape Slurm prints: no answer, never an end
         job_state_from_json({"job_state": 7, "exit_code": "0:0"})

@@ -23,19 +23,44 @@ from testing.cli import run_cli
 from testing.corpus import SRT_SLURM_BUNDLE
 from testing.launchkit import REPO, add_harness
 
-NVIDIA_PINS = ("nvidia-v1.0.25", "nvidia-v1.0.36", "nvidia-v1.0.50", "nvidia-sa-submission-q2-2026", "nvidia-gb200-dsv4-recipes")
+NVIDIA_PINS = (
+    "nvidia-v1.0.25",
+    "nvidia-v1.0.36",
+    "nvidia-v1.0.50",
+    "nvidia-sa-submission-q2-2026",
+    "nvidia-gb200-dsv4-recipes",
+)
 STANDIN_BIN = REPO / "tests" / "slurm" / "standin-bin"
 
 
-def infx(*argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return run_cli(*argv, cwd=root, env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})}, timeout=timeout)
+def infx(
+    *argv: str, cache: Path, root: Path = REPO, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    return run_cli(
+        *argv,
+        cwd=root,
+        env={"INFX_CACHE_DIR": str(cache), "GITHUB_WORKSPACE": str(root), **(env or {})},
+        timeout=timeout,
+    )
 
 
 def dry_run(point: dict, cache: Path, tmp: Path, lane: str = "gb300-nv", root: Path = REPO, fmt: str = "json"):
     path = tmp / "point.json"
     path.write_text(json.dumps(point))
-    done = infx("launch", "--lane", lane, "--point", str(path), "--dry-run", "--format", fmt, "--output-dir", str(tmp),
-                cache=cache, root=root)
+    done = infx(
+        "launch",
+        "--lane",
+        lane,
+        "--point",
+        str(path),
+        "--dry-run",
+        "--format",
+        fmt,
+        "--output-dir",
+        str(tmp),
+        cache=cache,
+        root=root,
+    )
     return done, (json.loads(done.stdout) if fmt == "json" else None)
 
 
@@ -59,7 +84,9 @@ def row_dry_runs(srtctl_cache, gb300_rows, harness_repo, tmp_path_factory) -> li
     return [dry_run(row, srtctl_cache["base"], out, root=harness_repo) for row, _ in gb300_rows]
 
 
-def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(srtctl_cache, gb300_rows, row_dry_runs):
+def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_pin(
+    srtctl_cache, gb300_rows, row_dry_runs
+):
     assert all(srtctl_cache["pins"][name]["srtctl"] for name in NVIDIA_PINS)
     checked: dict[str, int] = {}
     for (row, plan), (done, body) in zip(gb300_rows, row_dry_runs):
@@ -68,7 +95,11 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
         if plan.pin.name not in NVIDIA_PINS:  # sa-schema2, power-producer: not in the bundle, stand-in only
             assert check["checked"] is False and "is not in" in check["reason"]
             continue
-        assert check["checked"] and check["exit-code"] == 0 and check["srtctl"] == srtctl_cache["pins"][plan.pin.name]["srtctl"]
+        assert (
+            check["checked"]
+            and check["exit-code"] == 0
+            and check["srtctl"] == srtctl_cache["pins"][plan.pin.name]["srtctl"]
+        )
         script = check["script"]
         # the script srtctl rendered is the job infx would submit: its name, nodes and partition
         assert f"#SBATCH --job-name={body['job-name']}\n" in script, row["config-key"]
@@ -77,7 +108,9 @@ def test_the_real_srtctl_accepts_the_resolved_recipe_of_every_row_on_an_nvidia_p
         assert Path(check["script-path"]).read_text() == script
         kept = Path(check["script-path"]).parent
         assert yaml.safe_load((kept / "resolved-recipe.yaml").read_text()) == body["recipe"]
-        assert yaml.safe_load((kept / "srtslurm.yaml").read_text())["model_paths"] == {body["model"]["alias"]: body["model"]["path"]}
+        assert yaml.safe_load((kept / "srtslurm.yaml").read_text())["model_paths"] == {
+            body["model"]["alias"]: body["model"]["path"]
+        }
         checked[plan.pin.name] = checked.get(plan.pin.name, 0) + 1
     # every NVIDIA pin is exercised, by the 61 bundled rows on NVIDIA routes
     assert set(checked) == set(NVIDIA_PINS) and sum(checked.values()) == 61, checked
@@ -87,8 +120,9 @@ def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, 
     row, _ = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.50")
     path = tmp_path / "point.json"
     path.write_text(json.dumps(row))
-    done = infx("launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"],
-                root=harness_repo)  # no --output-dir
+    done = infx(
+        "launch", "--lane", "gb300-nv", "--point", str(path), "--dry-run", cache=srtctl_cache["base"], root=harness_repo
+    )  # no --output-dir
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if line.startswith("srtctl ")]
     script = Path(re.search(r"sbatch script: (\S+);", line).group(1))
@@ -97,14 +131,18 @@ def test_text_dry_run_names_the_kept_script_outside_the_workspace(srtctl_cache, 
 
 
 def test_a_recipe_the_real_srtctl_rejects_fails_the_dry_run_with_its_message(srtctl_cache, gb300_rows, tmp_path):
-    row, plan = next((r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.36" and p.recipe_source.origin == "workspace")
+    row, plan = next(
+        (r, p) for r, p in gb300_rows if p.pin.name == "nvidia-v1.0.36" and p.recipe_source.origin == "workspace"
+    )
     root = tmp_path / "ws"
     for folder in ("runners", "benchmarks"):
         shutil.copytree(REPO / folder, root / folder)
     add_harness(root)
     recipe_path = root / Path(plan.recipe_source.path).relative_to(plan.root)
     data = yaml.safe_load(recipe_path.read_text())
-    (data["base"] if "base" in data else data)["resources"]["bogus_key"] = 1  # infx ignores it; srtctl's schema does not
+    (data["base"] if "base" in data else data)["resources"]["bogus_key"] = (
+        1  # infx ignores it; srtctl's schema does not
+    )
     recipe_path.write_text(yaml.safe_dump(data, sort_keys=False))
     done, body = dry_run(row, srtctl_cache["base"], tmp_path, root=root)
     assert done.returncode == 1 and not body["ok"], body
@@ -119,16 +157,20 @@ def benchmark_env_table(log: str) -> dict[str, str]:
     return dict(rows)
 
 
-def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(srtctl_cache, gb300_rows, row_dry_runs, tmp_path,
-                                                                               harness_repo):
+def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(
+    srtctl_cache, gb300_rows, row_dry_runs, tmp_path, harness_repo
+):
     """Under the agentx-fast label (its plan step, infx.changelog.plan.agentx_fast) every agentic row on
     an NVIDIA pin reaches srtctl with DURATION 1200 and one warm-up request per lane in the benchmark's
     environment; the canonical row (its dry run from ``row_dry_runs``) with 3600 and the harness's own warm-up."""
     from infx.changelog.plan import agentx_fast
     from infx.sweepplan import SweepPlan
 
-    agentic = [(row, ran) for (row, plan), ran in zip(gb300_rows, row_dry_runs)
-               if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS]
+    agentic = [
+        (row, ran)
+        for (row, plan), ran in zip(gb300_rows, row_dry_runs)
+        if row.get("scenario-type") == "agentic-coding" and plan.pin.name in NVIDIA_PINS
+    ]
     rows = [row for row, _ in agentic]
     fast_rows = agentx_fast(SweepPlan({"agentic": rows})).buckets["agentic"]
     assert len(rows) == 16  # vllm-agentic (v1.0.36) 10, trt-dsv4-agentic (v1.0.50) 6
@@ -138,7 +180,10 @@ def test_the_real_srtctl_renders_the_agentx_fast_profile_for_every_agentic_row(s
         for row, (done, body), duration, warmup in ((fast, fast_run, "1200", "1"), (normal, normal_run, "3600", None)):
             assert done.returncode == 0 and body["srtctl-dry-run"]["checked"], (row["config-key"], body, done.stderr)
             table = benchmark_env_table(Path(body["srtctl-dry-run"]["log"]).read_text())
-            assert table["DURATION"] == duration and table.get("AIPERF_WARMUP_REQUESTS_PER_LANE") == warmup, (row["config-key"], table)
+            assert table["DURATION"] == duration and table.get("AIPERF_WARMUP_REQUESTS_PER_LANE") == warmup, (
+                row["config-key"],
+                table,
+            )
             assert table["CONC"] == str(row["conc"][0])
             pins.add(body["srt-slurm"]["pin"])
     assert pins == {"nvidia-v1.0.36", "nvidia-v1.0.50"}
@@ -153,14 +198,17 @@ def test_every_agentic_pin_exports_benchmark_env_last_and_mounts_the_workspace(s
         custom = (checkout / "src/srtctl/benchmarks/custom.py").read_text()
         assert "return dict(config.benchmark.env)" in custom and '["bash", "-lc", config.benchmark.command]' in custom
         stage = (checkout / "src/srtctl/cli/mixins/benchmark_stage.py").read_text()
-        assert "env_to_set = self._get_benchmark_env(runner)\n        env_to_set.update(runner.get_environment(" in stage
+        assert (
+            "env_to_set = self._get_benchmark_env(runner)\n        env_to_set.update(runner.get_environment(" in stage
+        )
         runtime = (checkout / "src/srtctl/core/runtime.py").read_text()
         assert 'os.environ.get("INFMAX_WORKSPACE")' in runtime and 'Path("/infmax-workspace")' in runtime
 
 
 @pytest.mark.parametrize("plant", ["srtctl", "pth"])
-def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtctl_cache, gb300_rows, tmp_path, plant,
-                                                                            harness_repo):
+def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(
+    srtctl_cache, gb300_rows, tmp_path, plant, harness_repo
+):
     """Another job on the runner writes into infx's cache: a replaced bin/srtctl, or a .pth file
     (run by Python at start-up) in the venv's site-packages. The venv no longer matches the content
     hash recorded when it was built, so nothing of it runs; cache-seed --srtctl rebuilds it."""
@@ -180,8 +228,20 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
     done, body = dry_run(row, base, tmp_path, root=harness_repo)
     assert done.returncode == 0 and body["srtctl-dry-run"]["checked"] is False, body
     assert "content hash" in body["srtctl-dry-run"]["reason"] and not witness.exists()
-    seeded = infx("lane", "cache-seed", "gb300-nv", "--from", str(SRT_SLURM_BUNDLE), "--pin", "nvidia-v1.0.50", "--srtctl",
-                  "--format", "json", cache=base, timeout=1800)
+    seeded = infx(
+        "lane",
+        "cache-seed",
+        "gb300-nv",
+        "--from",
+        str(SRT_SLURM_BUNDLE),
+        "--pin",
+        "nvidia-v1.0.50",
+        "--srtctl",
+        "--format",
+        "json",
+        cache=base,
+        timeout=1800,
+    )
     assert seeded.returncode == 0, seeded.stdout + seeded.stderr
     assert cached_srtctl(base, commit) == venv / "bin" / "srtctl" and srtctl_problem(base, commit) is None
     (tmp_path / "again").mkdir()
@@ -190,6 +250,7 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(srtc
 
 
 # --- eval points: the real srtctl of every pin renders the eval path --------------------------
+
 
 @pytest.fixture(scope="module")
 def gb300_eval_rows():
@@ -211,7 +272,9 @@ def exported(line: str) -> dict:
 def test_the_eval_rows_cover_every_nvidia_pin(gb300_eval_rows):
     pins = {plan.pin.name for _, plan in gb300_eval_rows}
     assert set(NVIDIA_PINS) <= pins
-    assert sum(1 for row, _ in gb300_eval_rows if not row.get("eval-only")) == 39  # `infx matrix` marks 39 of the 68 rows
+    assert (
+        sum(1 for row, _ in gb300_eval_rows if not row.get("eval-only")) == 39
+    )  # `infx matrix` marks 39 of the 68 rows
 
 
 def bare_recipe(plan) -> str:
@@ -229,7 +292,9 @@ def resolved(plan, srtctl_cache):
 
 
 @pytest.mark.parametrize("pin", NVIDIA_PINS)
-def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_cache, gb300_rows, gb300_eval_rows, tmp_path, pin):
+def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(
+    srtctl_cache, gb300_rows, gb300_eval_rows, tmp_path, pin
+):
     """Every bundled eval row of this pin takes srt-slurm's eval path.
 
     What srtctl receives for an eval row is its recipe plus `sbatch_directives.export`. The recipe
@@ -246,7 +311,9 @@ def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_c
     # srt-slurm's lm-eval stage at this commit: what infx's environment and workspace are built for
     bench = (checkout / "src/srtctl/benchmarks/scripts/lm-eval/bench.sh").read_text()
     assert 'source "${INFMAX_WORKSPACE}/benchmarks/benchmark_lib.sh"' in bench
-    assert "run_eval --framework lm-eval" in bench and "append_lm_eval_summary" in bench and "/logs/eval_results" in bench
+    assert (
+        "run_eval --framework lm-eval" in bench and "append_lm_eval_summary" in bench and "/logs/eval_results" in bench
+    )
     sweep = (checkout / "src/srtctl/cli/do_sweep.py").read_text()
     assert 'os.environ.get("EVAL_ONLY", "false")' in sweep and 'os.environ.get("RUN_EVAL", "false")' in sweep
     assert all(f'"{name}",' in sweep for name in __import__("infx.launch.evalenv", fromlist=["FORWARDED"]).FORWARDED)
@@ -259,7 +326,9 @@ def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_c
     for row, plan in rows:
         concs = row["conc"] if row.get("eval-all-concs") else [row.get("eval-conc", max(row["conc"]))]
         variables = dict(plan.evaluation.variables)
-        assert variables["RUN_EVAL"] == "true" and variables["EVAL_ONLY"] == ("true" if row.get("eval-only") else "false")
+        assert variables["RUN_EVAL"] == "true" and variables["EVAL_ONLY"] == (
+            "true" if row.get("eval-only") else "false"
+        )
         assert variables["EVAL_CONC"] == " ".join(map(str, concs))
         assert variables["IS_MULTINODE"] == "true" and variables["PREFILL_TP"] == str(row["prefill"]["tp"])
         assert plan.recipe["sbatch_directives"]["export"] == export_directive(variables), row["config-key"]
@@ -285,12 +354,16 @@ def test_the_real_srtctl_takes_the_eval_path_for_every_bundled_eval_row(srtctl_c
         # sbatch applies the directive to the job before the orchestrator (do_sweep) starts and reads EVAL_ONLY
         assert script.index(line) < script.index("srtctl.cli.do_sweep")
         workspace = Path(check["script-path"]).parent / "infmax-workspace"
-        assert (workspace / "benchmarks" / "benchmark_lib.sh").is_file() and (workspace / "benchmarks/evals/gsm8k.yaml").is_file()
+        assert (workspace / "benchmarks" / "benchmark_lib.sh").is_file() and (
+            workspace / "benchmarks/evals/gsm8k.yaml"
+        ).is_file()
     assert {key[1] for key in dry_runs if key[0] == "kind"} == {plan.evaluation.choice.kind for _, plan in rows}
 
 
 @pytest.mark.slurm
-def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(srtctl_cache, slurm_cluster, gb300_eval_rows, tmp_path):
+def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(
+    srtctl_cache, slurm_cluster, gb300_eval_rows, tmp_path
+):
     """The directive infx writes, as the real srtctl renders it, read by the real sbatch: an EVAL_CONC list
     keeps its spaces, and the directive wins over what the submitting shell exports."""
     row, _ = next((r, p) for r, p in gb300_eval_rows if p.pin.name == "nvidia-v1.0.50" and r.get("eval-only"))
@@ -302,10 +375,23 @@ def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(sr
     assert ',EVAL_CONC="16 32 64",' in line
     out = tmp_path / "job.env"
     script = tmp_path / "job.sh"
-    script.write_text("\n".join(["#!/bin/bash", f"#SBATCH --partition={slurm_cluster['partition']}", "#SBATCH --job-name=infx-export-test",
-                                 f"#SBATCH --output={tmp_path / 'job.log'}", line, f"env -0 > {out}.tmp && mv {out}.tmp {out}", ""]))
+    script.write_text(
+        "\n".join(
+            [
+                "#!/bin/bash",
+                f"#SBATCH --partition={slurm_cluster['partition']}",
+                "#SBATCH --job-name=infx-export-test",
+                f"#SBATCH --output={tmp_path / 'job.log'}",
+                line,
+                f"env -0 > {out}.tmp && mv {out}.tmp {out}",
+                "",
+            ]
+        )
+    )
     env = {**os.environ, "EVAL_ONLY": "false", "EVAL_CONC": "1", "SUBMITTER_ONLY": "kept"}
-    submitted = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    submitted = subprocess.run(
+        ["sbatch", "--parsable", str(script)], capture_output=True, text=True, env=env, timeout=60
+    )
     assert submitted.returncode == 0, submitted.stderr
     import time
 
@@ -323,6 +409,7 @@ def test_the_export_line_gives_the_job_the_eval_environment_on_the_real_slurm(sr
 
 # --- real launches on the local Slurm --------------------------------------------------------
 
+
 def local_profile(tmp: Path, partition: str) -> Path:
     """runners/gb300-nv.yaml with partition, paths and pins' repositories pointed at local things."""
     from testing.corpus import SRT_SLURM_BUNDLE
@@ -330,7 +417,9 @@ def local_profile(tmp: Path, partition: str) -> Path:
     profile = copy.deepcopy(yaml.safe_load((REPO / "runners" / "gb300-nv.yaml").read_text()))
     profile["lane"] = "gb300-local"
     # one local partition: a point's SLURM_PARTITION=batch_3 (trt agentic) names a partition of the real cluster
-    profile["slurm"].update({"partition": partition, "partition-setting": "LOCAL_TEST_PARTITION", "account": "", "poll-seconds": 0.5})
+    profile["slurm"].update(
+        {"partition": partition, "partition-setting": "LOCAL_TEST_PARTITION", "account": "", "poll-seconds": 0.5}
+    )
     mounts = {}
     for host, inside in profile["container-mounts"].items():
         local = tmp / "host" / Path(host).name
@@ -369,11 +458,17 @@ def squeue() -> str:
 
 @pytest.mark.slurm
 def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_slurm(
-        srtctl_cache, slurm_multinode, gb300_rows, tmp_path, harness_repo):
+    srtctl_cache, slurm_multinode, gb300_rows, tmp_path, harness_repo
+):
     profile = local_profile(tmp_path, slurm_multinode["partition"])
     rows = one_row_per_nvidia_route(gb300_rows)
-    assert {plan.route.name for _, plan in rows} == {"vllm-dsv4-fixed", "trt-dsv4-fixed", "sglang-dsv4-fixed", "vllm-agentic",
-                                                     "trt-dsv4-agentic"}
+    assert {plan.route.name for _, plan in rows} == {
+        "vllm-dsv4-fixed",
+        "trt-dsv4-fixed",
+        "sglang-dsv4-fixed",
+        "vllm-agentic",
+        "trt-dsv4-agentic",
+    }
     for row, plan in rows:
         out, temp = tmp_path / plan.route.name / "out", tmp_path / plan.route.name / "temp"
         temp.mkdir(parents=True)
@@ -381,10 +476,25 @@ def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_
         point.write_text(json.dumps(row))
         # the job inherits this environment: srt-slurm's batch script pip-installs dynamo wheels on the
         # head node; keep it (and uv) off the network, as the rest of the tests are
-        env = {"PATH": f"{STANDIN_BIN}{os.pathsep}{os.environ['PATH']}", "STANDIN_ENROOT_LOG": str(tmp_path / "enroot.log"),
-               "RUNNER_TEMP": str(temp), "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}
-        done = infx("launch", "--lane", str(profile), "--point", str(point), "--output-dir", str(out),
-                    cache=srtctl_cache["base"], env=env, root=harness_repo)
+        env = {
+            "PATH": f"{STANDIN_BIN}{os.pathsep}{os.environ['PATH']}",
+            "STANDIN_ENROOT_LOG": str(tmp_path / "enroot.log"),
+            "RUNNER_TEMP": str(temp),
+            "PIP_NO_INDEX": "1",
+            "UV_OFFLINE": "1",
+        }
+        done = infx(
+            "launch",
+            "--lane",
+            str(profile),
+            "--point",
+            str(point),
+            "--output-dir",
+            str(out),
+            cache=srtctl_cache["base"],
+            env=env,
+            root=harness_repo,
+        )
         [record_path] = out.glob("*_launch.json")
         record = json.loads(record_path.read_text())
         job = record["job-id"]
@@ -397,7 +507,9 @@ def test_one_real_launch_per_nvidia_route_reaches_a_terminal_state_on_the_local_
         assert record["srt-slurm"]["commit"] == plan.pin.commit and record["srt-slurm"]["pin"] == plan.pin.name
         # Slurm ran it on as many nodes as the point asks for; it failed where a GB300 node would start the orchestrator
         shown = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True).stdout
-        assert f"NumNodes={row['node-count']} " in shown and f"Partition={slurm_multinode['partition']} " in shown, shown
+        assert f"NumNodes={row['node-count']} " in shown and f"Partition={slurm_multinode['partition']} " in shown, (
+            shown
+        )
         assert record["terminal-state"] == "FAILED" and record["slurm-exit-code"] != "0:0", context
         assert done.returncode == 1 and record["exit-code"] == 1 and f"job {job}" in record["message"]
         with tarfile.open(out / "multinode_server_logs.tar.gz") as tar:

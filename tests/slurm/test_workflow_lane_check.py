@@ -49,8 +49,13 @@ def test_a_lane_with_no_node_up_launches_none_of_its_points(change: Path, tmp_pa
 
 
 def test_a_lane_with_a_node_up_passes_its_check(tmp_path: Path, slurm_cluster):
-    script = next(step for step in yaml.safe_load((PROJECT / ".github" / "workflows" / "run-point.yml").read_text())
-                  ["jobs"]["launch"]["steps"] if step.get("id") == "lane")["run"]
+    script = next(
+        step
+        for step in yaml.safe_load((PROJECT / ".github" / "workflows" / "run-point.yml").read_text())["jobs"]["launch"][
+            "steps"
+        ]
+        if step.get("id") == "lane"
+    )["run"]
     workspace = tmp_path / "ws"
     (workspace / "runners").mkdir(parents=True)
     (workspace / "runners" / "gb300-nv.yaml").write_text((PROJECT / "runners" / "gb300-nv.yaml").read_text())
@@ -62,8 +67,16 @@ def test_a_lane_with_a_node_up_passes_its_check(tmp_path: Path, slurm_cluster):
         temp = tmp_path / f"runner-{up}"
         temp.mkdir()
         (temp / "outputs").write_text("")
-        done = run_as_runner(script, temp, {**slurm_cluster["env"], "LANE": "cluster:gb300-nv", "GITHUB_WORKSPACE": str(workspace),
-                                            "GITHUB_OUTPUT": str(temp / "outputs")})
+        done = run_as_runner(
+            script,
+            temp,
+            {
+                **slurm_cluster["env"],
+                "LANE": "cluster:gb300-nv",
+                "GITHUB_WORKSPACE": str(workspace),
+                "GITHUB_OUTPUT": str(temp / "outputs"),
+            },
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert read_command_file((temp / "outputs").read_text())["up"] == up
         assert (temp / "point" / "lane-check.json").exists() == (up == "false")

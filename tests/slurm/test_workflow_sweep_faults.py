@@ -58,16 +58,35 @@ def launch_locally(repo: Path, tmp: Path, partition: str) -> None:
 
 def planned(repo: Path, tmp: Path) -> list[dict]:
     """The points the setup job plans (before reuse), with their result keys: `infx plan` at the head."""
-    base = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "main"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     env = {"INFX_CACHE_DIR": str(tmp / "plan-cache"), "GITHUB_WORKSPACE": str(repo)}
     (tmp / "nothing-stored").mkdir()  # reuse against an empty store: every point planned, each with its key
-    done = run_cli("plan", "--base-ref", base, "--head-ref", "HEAD", "--pr-number", str(PR), "--labels-json", '["sweep-enabled"]',
-                   "--reuse-artifacts", tmp / "nothing-stored", "--format", "json", cwd=repo, env=env, check=True)
+    done = run_cli(
+        "plan",
+        "--base-ref",
+        base,
+        "--head-ref",
+        "HEAD",
+        "--pr-number",
+        str(PR),
+        "--labels-json",
+        '["sweep-enabled"]',
+        "--reuse-artifacts",
+        tmp / "nothing-stored",
+        "--format",
+        "json",
+        cwd=repo,
+        env=env,
+        check=True,
+    )
     return [row for rows in json.loads(done.stdout)["buckets"].values() for row in rows]
 
 
 def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lose_no_other_point(
-        change: Path, tmp_path: Path, server, slurm_cluster):
+    change: Path, tmp_path: Path, server, slurm_cluster
+):
     launch_locally(change, tmp_path, slurm_cluster["partition"])
     every = planned(change, tmp_path)
     assert all(len(r["result-key"]) == 64 for r in every)
@@ -77,7 +96,9 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     reused, expired = rows[:2] + evals, rows[2]
 
     # What this PR's earlier run stored: valid results of three points, one of which expires after the listing.
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=change, capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=change, capture_output=True, text=True, check=True
+    ).stdout.strip()
     server.state.pull_commits[PR] = [head]
     server.state.add_run(STORED_RUN, head_branch="pr", event="pull_request", head_sha=head)
     # Their eval scores clear the floor (the accuracy gate has its own tests: test_eval_sweep.py), so the
@@ -85,9 +106,17 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     for row in [*reused, expired]:  # the expiring one last: its artifact is `stored`
         files = result_artifact_files(row, row["result-key"], run_id=STORED_RUN, eval_score=0.95)
         stored = server.state.add_artifact(STORED_RUN, artifact_name(row), files=files)
-    server.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{stored['id']}/zip", 410,
-                                     {"message": "Artifact has expired",
-                                      "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}))
+    server.state.faults.append(
+        Fault(
+            "GET",
+            rf"/repos/{SLUG}/actions/artifacts/{stored['id']}/zip",
+            410,
+            {
+                "message": "Artifact has expired",
+                "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact",
+            },
+        )
+    )
     # The baseline lookup (`infx results compare`) reads the sweep workflow first: 5xx on every try, and more.
     burst = server_error_burst("GET", rf"/repos/{SLUG}/actions/workflows/[^/]+", 12, status=502)
     server.state.faults.extend(burst)
@@ -103,9 +132,19 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
 
     event = pr_payload(change, "labeled", ["sweep-enabled"], "sweep-enabled")
     server.state.add_run(RUN, head_branch="pr", event="pull_request")
-    run = Executor(change, tmp_path / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=RUN, github=server, variables={},
-                   env={"AGENTX_STANDIN_AGGREGATES": str(aggregates), "INFX_CACHE_DIR": str(tmp_path / "cache")})
+    run = Executor(
+        change,
+        tmp_path / "run",
+        "pull_request",
+        event,
+        sha=event["pull_request"]["head"]["sha"],
+        ref=f"refs/pull/{PR}/merge",
+        repository=SLUG,
+        run_id=RUN,
+        github=server,
+        variables={},
+        env={"AGENTX_STANDIN_AGGREGATES": str(aggregates), "INFX_CACHE_DIR": str(tmp_path / "cache")},
+    )
     run.results = run.run()
     assert run.results["setup"] == "success" and run.results["lane-gate"] == "success", _logs(run)
 
@@ -124,7 +163,9 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
 
     # The three dispatched points ran on the local Slurm: the expired one's launch succeeded; the hostile
     # ones failed their jobs (their results are not valid) and uploaded what they had.
-    outcomes = {json.loads(job.inputs["point"])["conc"][0]: job.result for job in point_jobs(run) if job.result != "skipped"}
+    outcomes = {
+        json.loads(job.inputs["point"])["conc"][0]: job.result for job in point_jobs(run) if job.result != "skipped"
+    }
     assert outcomes == {960: "success", 1440: "failure", 2400: "failure"}, _logs(run)
     assert run.results["sweep"] == "failure"
 
@@ -137,9 +178,13 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     hostile = {point_id(rows[3]), point_id(rows[4])}
     assert {v["status"] for pid, v in verdicts.items() if pid not in hostile} == {"ok"}, results["points"]
     nan_verdict, fifo_verdict = verdicts[point_id(rows[3])], verdicts[point_id(rows[4])]
-    assert nan_verdict["status"] == fifo_verdict["status"] == "failed" and nan_verdict["rows"] == fifo_verdict["rows"] == 0
+    assert (
+        nan_verdict["status"] == fifo_verdict["status"] == "failed" and nan_verdict["rows"] == fifo_verdict["rows"] == 0
+    )
     [why] = nan_verdict["reasons"]
-    assert "is not strict JSON: NaN is not a JSON number at $.request_metrics.throughput.per_gpu.total_tput_tps" in why, why
+    assert (
+        "is not strict JSON: NaN is not a JSON number at $.request_metrics.throughput.per_gpu.total_tput_tps" in why
+    ), why
     [why] = fifo_verdict["reasons"]
     assert "planned concurrency 2400 produced no result file" in why, why
     throughput = {point_id(row) for row in rows}
@@ -152,12 +197,16 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     # Compared: every valid point is new (there is no baseline, and the comparison says why), the two
     # hostile points are counted without a valid result.
     comparison = json.loads((run.artifacts / "sweep-results" / "comparison.json").read_text())
-    assert comparison["baseline"] == {"kind": "none"} and comparison["counts"]["without a valid result"] == 2, comparison["counts"]
+    assert comparison["baseline"] == {"kind": "none"} and comparison["counts"]["without a valid result"] == 2, (
+        comparison["counts"]
+    )
     # (an AgentX row keeps the topology its aggregate reports: here the one shipped aggregate, 1P1D, at each point)
     assert {item["conc"] for item in comparison["new"]} == {120, 480, 960}, comparison["new"]
     [notice] = [n for n in comparison["notices"] if n.startswith("no baseline: ")]
     assert "reading workflow run-sweep.yml" in notice and "HTTP 502 on every one of 5 tries" in notice, notice
-    assert len(server.state.requests_to("GET", rf"/repos/{SLUG}/actions/workflows/[^/]+")) == 5  # retried, then given up
+    assert (
+        len(server.state.requests_to("GET", rf"/repos/{SLUG}/actions/workflows/[^/]+")) == 5
+    )  # retried, then given up
 
     # The results upload ran (registered with the server as this run's artifact) and the comment has every point.
     assert "sweep-results" in {a["name"] for a in server.state.artifacts[RUN]}

@@ -57,8 +57,17 @@ def launched_eval(row: dict) -> dict | None:
     return choice.to_json() if choice.runs else None
 
 
-def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int = 0, message: str = "",
-                 run_id: int | None = 4242, name: str | None = None, run_attempt: int = 1, eval_results: bool = True) -> Path:
+def point_folder(
+    root: Path,
+    row: dict,
+    files: dict[str, dict],
+    exit_code: int = 0,
+    message: str = "",
+    run_id: int | None = 4242,
+    name: str | None = None,
+    run_attempt: int = 1,
+    eval_results: bool = True,
+) -> Path:
     """`point-<id>/` holding `<name>_launch.json` and the result files, as infx launch leaves them;
     an eval point's record says so (`eval`) and, with ``eval_results``, its eval/ holds what the
     eval stage leaves (eval_stage_output)."""
@@ -68,12 +77,27 @@ def point_folder(root: Path, row: dict, files: dict[str, dict], exit_code: int =
     folder = root / f"point-{pid}{'' if exit_code == 0 else '-failed'}"
     folder.mkdir(parents=True)
     name = name or f"{row.get('exp-name', 'point')}_{pid}"
-    record = {"lane": "gb300-nv", "point-id": pid, "point": row, "route": "default",
-              "srt-slurm": {"pin": "v1.0.50", "repository": "https://github.com/NVIDIA/srt-slurm", "ref": "v1.0.50",
-                            "commit": SRT_COMMIT},
-              "job-id": "1234" if exit_code == 0 else None, "terminal-state": "COMPLETED" if exit_code == 0 else None,
-              "exit-code": exit_code, "result-name": name, "results": [], "message": message,
-              "eval": launched_eval(row), "run-id": run_id, "run-attempt": run_attempt if run_id else None}
+    record = {
+        "lane": "gb300-nv",
+        "point-id": pid,
+        "point": row,
+        "route": "default",
+        "srt-slurm": {
+            "pin": "v1.0.50",
+            "repository": "https://github.com/NVIDIA/srt-slurm",
+            "ref": "v1.0.50",
+            "commit": SRT_COMMIT,
+        },
+        "job-id": "1234" if exit_code == 0 else None,
+        "terminal-state": "COMPLETED" if exit_code == 0 else None,
+        "exit-code": exit_code,
+        "result-name": name,
+        "results": [],
+        "message": message,
+        "eval": launched_eval(row),
+        "run-id": run_id,
+        "run-attempt": run_attempt if run_id else None,
+    }
     if row.get("result-key"):  # a planned point: infx launch records its key
         record["result-key"] = row["result-key"]
     for file_name, content in files.items():

@@ -21,7 +21,15 @@ from testing.launchkit import REPO, git
 
 ALLOWED_EXITS = {0, 1, 2}
 # Variables of the CI that runs this suite which would change what a command does.
-CLEARED = ("GITHUB_REPOSITORY", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "RUNNER_NAME", "RUNNER_TEMP", "POINT_JSON")
+CLEARED = (
+    "GITHUB_REPOSITORY",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_WORKSPACE",
+    "RUNNER_NAME",
+    "RUNNER_TEMP",
+    "POINT_JSON",
+)
 CLEARED_PREFIXES = ("GITHUB_", "GH_", "RUNNER_")
 
 
@@ -50,11 +58,16 @@ def _hang(signum, frame):
     raise Hang()
 
 
-def run_infx(argv: list[str], cwd: Path, env: dict | None = None, input: str | None = None, timeout: float = 30) -> Outcome:
+def run_infx(
+    argv: list[str], cwd: Path, env: dict | None = None, input: str | None = None, timeout: float = 30
+) -> Outcome:
     """``infx ARGV`` in ``cwd``, in this process: exit code and output; a command still running
     after ``timeout`` seconds is stopped and reported as a hang (exit -1)."""
     environment = {name: None for name in CLEARED} | {"INFX_DEBUG": None} | (env or {})
-    previous_dir, previous_handlers = os.getcwd(), {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+    previous_dir, previous_handlers = (
+        os.getcwd(),
+        {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)},
+    )
     with CliRunner().isolation(input=input, env=environment) as (out, err, _):
         os.chdir(cwd)
         signal.signal(signal.SIGALRM, _hang)
@@ -83,19 +96,37 @@ def cli_command(*argv) -> list[str]:
 
 
 def cli_environment(env: dict | None = None, inherit: bool = True) -> dict:
-    """The environment of an infx process: this one's (``inherit``), without the CI's variables that would change
-    what a command does (CLEARED, GITHUB_*, GH_*, RUNNER_*), with this checkout's infx; then ``env`` (None removes a name)."""
-    base = {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith(CLEARED_PREFIXES)} if inherit else {}
+    """The environment of an infx process: this one's (``inherit``), without the CI's variables that would change what a
+    command does (CLEARED, GITHUB_*, GH_*, RUNNER_*), with this checkout's infx; then ``env`` (None removes a name)."""
+    base = (
+        {k: v for k, v in os.environ.items() if k not in CLEARED and not k.startswith(CLEARED_PREFIXES)}
+        if inherit
+        else {}
+    )
     merged = base | {"PYTHONPATH": str(REPO)} | (env or {})
     return {k: v for k, v in merged.items() if v is not None}
 
 
-def run_cli(*argv, cwd: Path | None = None, env: dict | None = None, inherit: bool = True, timeout: float = 300,
-            prefix: tuple | list = (), **kwargs) -> subprocess.CompletedProcess:
+def run_cli(
+    *argv,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    inherit: bool = True,
+    timeout: float = 300,
+    prefix: tuple | list = (),
+    **kwargs,
+) -> subprocess.CompletedProcess:
     """``infx ARGV`` as its own process in ``cwd`` (this repository by default), its output captured as text;
     ``prefix`` runs it under another command (dropped privileges)."""
-    return subprocess.run([*prefix, *cli_command(*argv)], cwd=cwd or REPO, env=cli_environment(env, inherit),
-                          capture_output=True, text=True, timeout=timeout, **kwargs)
+    return subprocess.run(
+        [*prefix, *cli_command(*argv)],
+        cwd=cwd or REPO,
+        env=cli_environment(env, inherit),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )
 
 
 def bundled_repository(path: Path) -> Path:

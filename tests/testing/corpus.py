@@ -33,6 +33,7 @@ MISSING_RUNNER_LABELS = {
     "cluster:mi325x-tw": ["mi325x-tw_0"],
 }
 
+
 def patched_corpus(corpus: Path, destination: Path) -> Path:
     """Copy configs, recipes and changelog of the corpus to ``destination`` and declare the runner labels."""
     shutil.copytree(corpus / "configs", destination / "configs")
@@ -62,8 +63,11 @@ def declare_labels(runners: str, used: set[str]) -> str:
     declared = set((yaml.load(runners, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("labels") or {})
     if used <= declared:
         return runners
-    extra = "".join(f"  {label}:\n" + "".join(f"    - {node}\n" for node in nodes)
-                    for label, nodes in HISTORY_MISSING_RUNNER_LABELS.items() if label in used and label not in declared)
+    extra = "".join(
+        f"  {label}:\n" + "".join(f"    - {node}\n" for node in nodes)
+        for label, nodes in HISTORY_MISSING_RUNNER_LABELS.items()
+        if label in used and label not in declared
+    )
     return runners.replace("labels:\n", "labels:\n" + extra, 1) if extra else runners
 
 
@@ -80,14 +84,19 @@ def patched_history(bundle: Path, destination: Path) -> list[dict]:
     import subprocess
 
     subprocess.run(["git", "clone", "-q", str(bundle), str(destination)], check=True, capture_output=True)
-    log = subprocess.run(["git", "-C", str(destination), "log", "--topo-order", "--reverse", "--format=%H %P%x00%s%x01"],
-                         check=True, capture_output=True).stdout.decode()
+    log = subprocess.run(
+        ["git", "-C", str(destination), "log", "--topo-order", "--reverse", "--format=%H %P%x00%s%x01"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
     commits = []
     for record in filter(None, (r.strip() for r in log.split("\x01"))):
         ids, subject = record.split("\x00")
         commit, *parents = ids.split()
         commits.append((commit, parents, subject))
-    reader = subprocess.Popen(["git", "-C", str(destination), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    reader = subprocess.Popen(
+        ["git", "-C", str(destination), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
 
     def read(spec: str) -> tuple[str, bytes]:
         reader.stdin.write(spec.encode() + b"\n")
@@ -106,7 +115,9 @@ def patched_history(bundle: Path, destination: Path) -> list[dict]:
         runners = blobs["configs/runners.yaml"][1].decode()
         patched = declare_labels(runners, used)
         message = subject.encode()
-        stream.append(b"commit refs/heads/patched\nmark :%d\ncommitter infx tests <tests@example.invalid> 0 +0000\n" % mark)
+        stream.append(
+            b"commit refs/heads/patched\nmark :%d\ncommitter infx tests <tests@example.invalid> 0 +0000\n" % mark
+        )
         stream.append(b"data %d\n%s\n" % (len(message), message))
         stream += [b"from :%d\n" % marks[parents[0]]] if parents else []
         stream.append(b"deleteall\n")
@@ -119,8 +130,12 @@ def patched_history(bundle: Path, destination: Path) -> list[dict]:
     reader.stdin.close()
     reader.wait()
     exported = destination / ".git" / "infx-marks"
-    subprocess.run(["git", "-C", str(destination), "fast-import", "--quiet", f"--export-marks={exported}"], input=b"".join(stream),
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(destination), "fast-import", "--quiet", f"--export-marks={exported}"],
+        input=b"".join(stream),
+        check=True,
+        capture_output=True,
+    )
     mapped = dict(line.split() for line in exported.read_text().splitlines())  # ":1" -> sha
     new = {commit: mapped[f":{n}"] for commit, n in marks.items()}
     subjects = {commit: subject for commit, _, subject in commits}
@@ -130,8 +145,14 @@ def patched_history(bundle: Path, destination: Path) -> list[dict]:
         if subject.startswith("parent of "):
             continue
         parent = parents_of[commit][0]
-        merges.append({"merge": new[commit], "parent": new[parent], "real": subjects[parent].removeprefix("parent of "),
-                       "subject": subject})
+        merges.append(
+            {
+                "merge": new[commit],
+                "parent": new[parent],
+                "real": subjects[parent].removeprefix("parent of "),
+                "subject": subject,
+            }
+        )
     return merges
 
 

@@ -12,7 +12,8 @@ from testing.artifacts import DATA, point_folder
 
 EVALS = DATA / "evals"
 FLAT, BATCHED, FAILED = "flat", "batched", "batched-failed"
-# What the stand-in was told to answer in each run (tests/testing/lm_eval_standin.py FOLDERS): the scores lm-eval must report.
+# What the stand-in was told to answer in each run (tests/testing/lm_eval_standin.py FOLDERS): the scores lm-eval must
+# report.
 FLAT_NEWER = (1194 / 1319, 1240 / 1319)  # (strict, flexible): the reference's own example, 0.9052 / 0.9401
 FLAT_OLDER = (1031 / 1319, 1100 / 1319)  # 0.7817, the re-run's first attempt
 BATCHED_SCORES = {16: (0.91, 0.95), 32: (0.93, 0.96)}  # 16's first attempt read 0.85 / 0.89

@@ -14,8 +14,9 @@ LM_EVAL_RESULT = EVALS / "flat" / "results_2026-12-01T17-16-46.221782.json"  # t
 LM_EVAL_SAMPLES = EVALS / "flat" / "samples_gsm8k_2026-12-01T17-16-46.221782.jsonl"
 
 
-def eval_stage_output(row: dict, dest: Path, strict: float | None = None, flexible: float | None = None,
-                      failed: tuple[int, ...] = ()) -> Path:
+def eval_stage_output(
+    row: dict, dest: Path, strict: float | None = None, flexible: float | None = None, failed: tuple[int, ...] = ()
+) -> Path:
     """What srt-slurm's eval stage leaves for this point (``logs/eval_results/``, staged as eval/):
     meta_env.json as infx's harness writes it (the point's metadata infx puts in infx-eval.json,
     plus conc, the served model and, for several concurrencies, the batch manifest) and per
@@ -28,12 +29,25 @@ def eval_stage_output(row: dict, dest: Path, strict: float | None = None, flexib
 
     concs = list(PointEval.of_point(row).concs)
     dest.mkdir(parents=True, exist_ok=True)
-    meta = {**point_meta(row), "model": "served-model", "conc": concs[0],
-            "infx": {"point-id": point_id(row), "config-key": row.get("config-key"), "lane": "gb300-nv",
-                     "result-key": row.get("result-key")}}
+    meta = {
+        **point_meta(row),
+        "model": "served-model",
+        "conc": concs[0],
+        "infx": {
+            "point-id": point_id(row),
+            "config-key": row.get("config-key"),
+            "lane": "gb300-nv",
+            "result-key": row.get("result-key"),
+        },
+    }
     if len(concs) > 1:
-        meta.update({"eval_concs": concs, "completed_eval_concs": [c for c in concs if c not in failed],
-                     "failed_eval_concs": [c for c in concs if c in failed]})
+        meta.update(
+            {
+                "eval_concs": concs,
+                "completed_eval_concs": [c for c in concs if c not in failed],
+                "failed_eval_concs": [c for c in concs if c in failed],
+            }
+        )
     (dest / "meta_env.json").write_text(json.dumps(meta, indent=2))
     result = json.loads(LM_EVAL_RESULT.read_text())
     task = result["results"]["gsm8k"]

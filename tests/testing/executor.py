@@ -67,8 +67,23 @@ QUEUE_LIMIT_HOURS = 24.0
 QUEUE_TIMEOUT = "The job has exceeded the maximum execution time while awaiting a runner for 24h0m0s"
 # The GITHUB_TOKEN's scopes (a workflow's `permissions:`), and GitHub's default when no
 # `permissions:` applies: the repository's restricted default, contents and packages read.
-TOKEN_SCOPES = ("actions", "attestations", "checks", "contents", "deployments", "discussions", "id-token", "issues",
-                "models", "packages", "pages", "pull-requests", "repository-projects", "security-events", "statuses")
+TOKEN_SCOPES = (
+    "actions",
+    "attestations",
+    "checks",
+    "contents",
+    "deployments",
+    "discussions",
+    "id-token",
+    "issues",
+    "models",
+    "packages",
+    "pages",
+    "pull-requests",
+    "repository-projects",
+    "security-events",
+    "statuses",
+)
 RESTRICTED_DEFAULT = {"contents": "read", "packages": "read"}
 LEVELS = ("none", "read", "write")
 WORKFLOWS = PROJECT / ".github" / "workflows"
@@ -82,15 +97,23 @@ class Engine:
     def __init__(self):
         node = shutil.which("node")
         if node is None or not (PROJECT / "node_modules" / "@actions" / "workflow-parser").is_dir():
-            raise RuntimeError("node and the npm packages are needed: run `npm ci` at the repository root (.ci/run does)")
+            raise RuntimeError(
+                "node and the npm packages are needed: run `npm ci` at the repository root (.ci/run does)"
+            )
         self.process = subprocess.Popen([node, str(ENGINE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.parsed: dict[Path, dict] = {}
         self.lock = threading.Lock()  # one request at a time on the pipe
 
     def ask(self, request: dict):
         if "context" in request:  # only the contexts the expression names: a job's `needs` can hold megabytes
-            request = {**request, "context": {name: value for name, value in request["context"].items()
-                                              if re.search(rf"\b{re.escape(name)}\b", request["expr"])}}
+            request = {
+                **request,
+                "context": {
+                    name: value
+                    for name, value in request["context"].items()
+                    if re.search(rf"\b{re.escape(name)}\b", request["expr"])
+                },
+            }
         with self.lock:
             self.process.stdin.write(json.dumps(request) + "\n")
             self.process.stdin.flush()
@@ -110,7 +133,9 @@ class Engine:
     def value(self, node, context: dict, status: dict | None = None):
         """A workflow value with every expression in it evaluated."""
         if isinstance(node, dict) and set(node) == {"$expr"}:
-            return self.ask({"op": "eval", "expr": node["$expr"], "context": context, "status": status or {"success": True}})["value"]
+            return self.ask(
+                {"op": "eval", "expr": node["$expr"], "context": context, "status": status or {"success": True}}
+            )["value"]
         if isinstance(node, dict):
             return {key: self.value(item, context, status) for key, item in node.items()}
         if isinstance(node, list):
@@ -140,7 +165,9 @@ class Job:
     summary: str = ""
     log: str = ""
     outputs_size: int = 0  # as GitHub counts them: UTF-16 bytes of every output's name and value
-    runner_name: str = "test-runner-0"  # each job gets a runner of its own, as on GitHub (launches name Slurm jobs after it)
+    runner_name: str = (
+        "test-runner-0"  # each job gets a runner of its own, as on GitHub (launches name Slurm jobs after it)
+    )
     permissions: dict = field(default_factory=dict)  # what its GITHUB_TOKEN carries (scope -> read | write)
     token: str = ""
     started_at: float = 0.0  # the simulated clock, in hours
@@ -148,19 +175,45 @@ class Job:
 
 
 class Executor:
-    def __init__(self, workspace: Path, tmp: Path, event_name: str, event: dict, *, sha: str, ref: str = "refs/heads/main",
-                 repository: str = "acme/bench", run_id: int = 9001, github=None, env: dict | None = None,
-                 variables: dict | None = None, secrets: dict | None = None, offline: set[str] | None = None,
-                 durations: dict[str, float] | None = None):
+    def __init__(
+        self,
+        workspace: Path,
+        tmp: Path,
+        event_name: str,
+        event: dict,
+        *,
+        sha: str,
+        ref: str = "refs/heads/main",
+        repository: str = "acme/bench",
+        run_id: int = 9001,
+        github=None,
+        env: dict | None = None,
+        variables: dict | None = None,
+        secrets: dict | None = None,
+        offline: set[str] | None = None,
+        durations: dict[str, float] | None = None,
+    ):
         self.workspace, self.tmp = workspace, tmp
         self.artifacts = tmp / "artifacts"
         self.artifacts.mkdir(parents=True)
         self.server = github  # tests/testing/github_server.LocalGitHub, or None
-        self.github = {"event_name": event_name, "event": event, "sha": sha, "ref": ref, "repository": repository,
-                       "repository_owner": repository.split("/")[0], "run_id": str(run_id), "run_attempt": "1",
-                       "token": "test-token", "workspace": str(workspace), "server_url": "https://github.com",
-                       "api_url": github.url if github else "https://api.github.com",
-                       "actor": "octocat", "job": "", "action": ""}
+        self.github = {
+            "event_name": event_name,
+            "event": event,
+            "sha": sha,
+            "ref": ref,
+            "repository": repository,
+            "repository_owner": repository.split("/")[0],
+            "run_id": str(run_id),
+            "run_attempt": "1",
+            "token": "test-token",
+            "workspace": str(workspace),
+            "server_url": "https://github.com",
+            "api_url": github.url if github else "https://api.github.com",
+            "actor": "octocat",
+            "job": "",
+            "action": "",
+        }
         self.extra_env = env or {}
         self.vars = variables or {}
         self.secrets = secrets or {}  # the repository's secrets (a secret that is not set reads as '')
@@ -180,8 +233,12 @@ class Executor:
 
     # --- the workflow level -----------------------------------------------------------------
 
-    def run(self, workflow: str = ".github/workflows/run-sweep.yml", inputs: dict | None = None,
-            only: set[str] | None = None) -> dict[str, str]:
+    def run(
+        self,
+        workflow: str = ".github/workflows/run-sweep.yml",
+        inputs: dict | None = None,
+        only: set[str] | None = None,
+    ) -> dict[str, str]:
         """Run the triggered workflow; returns each top-level job's result. ``only``: run just the jobs
         whose path matches one of these patterns (`*` within one path segment, e.g. `sweep[*]/points`;
         the others end as "skipped" with their inputs recorded), e.g. a very large sweep's fan-out
@@ -215,11 +272,21 @@ class Executor:
         unknown = set(given) - set(declared)
         if unknown:
             raise RuntimeError(f"inputs not declared by the workflow: {sorted(unknown)}")
-        return {name: given.get(name, spec.get("default", "" if spec.get("type", "string") == "string" else None))
-                for name, spec in declared.items()}
+        return {
+            name: given.get(name, spec.get("default", "" if spec.get("type", "string") == "string" else None))
+            for name, spec in declared.items()
+        }
 
-    def run_jobs(self, workflow: str, tree: dict, inputs: dict, prefix: str, secrets: dict | None = None, at: float = 0.0,
-                 cap: dict | None = None) -> dict[str, str]:
+    def run_jobs(
+        self,
+        workflow: str,
+        tree: dict,
+        inputs: dict,
+        prefix: str,
+        secrets: dict | None = None,
+        at: float = 0.0,
+        cap: dict | None = None,
+    ) -> dict[str, str]:
         """Run a workflow's jobs, the first starting at ``at`` (simulated hours), with the ``secrets`` its
         caller passes; ``cap``: the calling job's token permissions (a called workflow), which no job
         of it may exceed."""
@@ -233,24 +300,44 @@ class Executor:
             for name in ready:
                 job = pending.pop(name)
                 needs = {n: {"result": results[n], "outputs": outputs.get(n, {})} for n in _needs(job)}
-                context = {"github": self.github, "inputs": inputs, "vars": self.vars, "needs": needs, "secrets": secrets or {}}
-                status = {"success": all(r == "success" for r in map(results.get, _needs(job))),
-                          "failure": any(r == "failure" for r in map(results.get, _needs(job)))}
+                context = {
+                    "github": self.github,
+                    "inputs": inputs,
+                    "vars": self.vars,
+                    "needs": needs,
+                    "secrets": secrets or {},
+                }
+                status = {
+                    "success": all(r == "success" for r in map(results.get, _needs(job))),
+                    "failure": any(r == "failure" for r in map(results.get, _needs(job))),
+                }
                 path = f"{prefix}{name}"
                 start = max([at] + [self.finished[f"{prefix}{n}"] for n in _needs(job)])
-                if (self.only is not None and not any(_path_glob(pattern).fullmatch(path) for pattern in self.only)) \
-                        or not self.engine.condition(job.get("if"), context, status):
+                if (
+                    self.only is not None and not any(_path_glob(pattern).fullmatch(path) for pattern in self.only)
+                ) or not self.engine.condition(job.get("if"), context, status):
                     results[name] = "skipped"
                     self.jobs.append(Job(path, workflow, "skipped", inputs=inputs, started_at=start, finished_at=start))
                     self.finished[path] = start
                     continue
-                permissions = token_permissions(job.get("permissions", tree.get("permissions")), cap, called=bool(prefix))
-                results[name], outputs[name], self.finished[path] = self.run_matrix(workflow, name, job, context, path,
-                                                                                    start, permissions)
+                permissions = token_permissions(
+                    job.get("permissions", tree.get("permissions")), cap, called=bool(prefix)
+                )
+                results[name], outputs[name], self.finished[path] = self.run_matrix(
+                    workflow, name, job, context, path, start, permissions
+                )
         return results
 
-    def run_matrix(self, workflow: str, name: str, job: dict, context: dict, path: str, at: float = 0.0,
-                   permissions: dict | None = None) -> tuple[str, dict, float]:
+    def run_matrix(
+        self,
+        workflow: str,
+        name: str,
+        job: dict,
+        context: dict,
+        path: str,
+        at: float = 0.0,
+        permissions: dict | None = None,
+    ) -> tuple[str, dict, float]:
         strategy = self.engine.value(job.get("strategy") or {}, context)
         combos = _combinations(strategy.get("matrix"))
         fail_fast = strategy.get("fail-fast", True) is not False
@@ -258,8 +345,16 @@ class Executor:
 
         def instance(index: int, matrix) -> tuple[str, dict, float]:
             job_path = f"{path}[{index}]" if matrix is not None else path
-            job_context = {**context, "matrix": matrix or {},
-                           "strategy": {"fail-fast": fail_fast, "job-index": index, "job-total": len(combos), "max-parallel": len(combos)}}
+            job_context = {
+                **context,
+                "matrix": matrix or {},
+                "strategy": {
+                    "fail-fast": fail_fast,
+                    "job-index": index,
+                    "job-total": len(combos),
+                    "max-parallel": len(combos),
+                },
+            }
             if "uses" in job:
                 return self.call(workflow, job, job_context, job_path, at, permissions)
             return self.run_steps(workflow, job, job_context, job_path, matrix, at, permissions)
@@ -269,7 +364,9 @@ class Executor:
             for index, matrix in enumerate(combos):
                 if any(result == "failure" for result, _, _ in finished):
                     finished.append(("cancelled", {}, at))
-                    self.jobs.append(Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix, started_at=at, finished_at=at))
+                    self.jobs.append(
+                        Job(f"{path}[{index}]", workflow, "cancelled", matrix=matrix, started_at=at, finished_at=at)
+                    )
                 else:
                     finished.append(instance(index, matrix))
         else:
@@ -280,8 +377,9 @@ class Executor:
         overall = "failure" if "failure" in results else "cancelled" if "cancelled" in results else "success"
         return overall, outputs, max([at] + [end for _, _, end in finished])
 
-    def call(self, workflow: str, job: dict, context: dict, path: str, at: float = 0.0,
-             permissions: dict | None = None) -> tuple[str, dict, float]:
+    def call(
+        self, workflow: str, job: dict, context: dict, path: str, at: float = 0.0, permissions: dict | None = None
+    ) -> tuple[str, dict, float]:
         """A reusable workflow (`uses: ./.github/workflows/…` or `$/…`) with its evaluated inputs."""
         ref = job["uses"]
         if not ref.startswith(LOCAL_PREFIXES):
@@ -298,8 +396,15 @@ class Executor:
         declared = (tree["on"]["workflow_call"] or {}).get("secrets") or {}
         if set(passed) - set(declared):
             raise RuntimeError(f"{called}: secrets not declared by the workflow: {sorted(set(passed) - set(declared))}")
-        record = Job(path, workflow, "success", inputs=inputs, matrix=context.get("matrix") or None,
-                     permissions=dict(permissions or {}), started_at=at)
+        record = Job(
+            path,
+            workflow,
+            "success",
+            inputs=inputs,
+            matrix=context.get("matrix") or None,
+            permissions=dict(permissions or {}),
+            started_at=at,
+        )
         self.jobs.append(record)
         results = self.run_jobs(called, tree, inputs, prefix=f"{path}/", secrets=passed, at=at, cap=permissions)
         record.result = "failure" if "failure" in results.values() else "success"
@@ -308,29 +413,57 @@ class Executor:
 
     # --- one job's steps --------------------------------------------------------------------
 
-    def run_steps(self, workflow: str, job: dict, context: dict, path: str, matrix, at: float = 0.0,
-                  permissions: dict | None = None) -> tuple[str, dict, float]:
+    def run_steps(
+        self,
+        workflow: str,
+        job: dict,
+        context: dict,
+        path: str,
+        matrix,
+        at: float = 0.0,
+        permissions: dict | None = None,
+    ) -> tuple[str, dict, float]:
         temp = self.tmp / "runner" / path.replace("/", "__")
         temp.mkdir(parents=True)
         permissions = dict(RESTRICTED_DEFAULT) if permissions is None else permissions
-        token = self.server.state.grant_token(permissions) if self.server is not None else f"ghs_local{next(self._tokens)}"
+        token = (
+            self.server.state.grant_token(permissions) if self.server is not None else f"ghs_local{next(self._tokens)}"
+        )
         with self.checkout_lock:
             runner_name = f"test-runner-{next(self.runner_numbers)}"
-        record = Job(path, workflow, "success", runs_on=self.engine.value(job.get("runs-on"), context), matrix=matrix,
-                     inputs=context["inputs"], runner_name=runner_name, permissions=dict(permissions), token=token, started_at=at)
+        record = Job(
+            path,
+            workflow,
+            "success",
+            runs_on=self.engine.value(job.get("runs-on"), context),
+            matrix=matrix,
+            inputs=context["inputs"],
+            runner_name=runner_name,
+            permissions=dict(permissions),
+            token=token,
+            started_at=at,
+        )
         self.jobs.append(record)
         labels = [record.runs_on] if isinstance(record.runs_on, str) else list(record.runs_on or [])
         if self.offline.intersection(labels):  # no runner picks it up: GitHub's queue limit ends it
             record.result, record.finished_at = "failure", at + QUEUE_LIMIT_HOURS
             record.log = f"{QUEUE_TIMEOUT} (runs-on {labels}: every runner with these labels is offline)\n"
             return record.result, {}, record.finished_at
-        record.finished_at = at + next((hours for pattern, hours in self.durations.items() if fnmatch.fnmatchcase(path, pattern)), 0.0)
-        context = {**context, "github": {**context["github"], "token": token},
-                   "secrets": {**context.get("secrets", {}), "GITHUB_TOKEN": token},
-                   "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": runner_name},
-                   "job": {"status": "success"}, "steps": {}}
+        record.finished_at = at + next(
+            (hours for pattern, hours in self.durations.items() if fnmatch.fnmatchcase(path, pattern)), 0.0
+        )
+        context = {
+            **context,
+            "github": {**context["github"], "token": token},
+            "secrets": {**context.get("secrets", {}), "GITHUB_TOKEN": token},
+            "runner": {"temp": str(temp), "os": "Linux", "arch": "X64", "name": runner_name},
+            "job": {"status": "success"},
+            "steps": {},
+        }
         env = {k: _env_text(v) for k, v in self.engine.value(job.get("env") or {}, context).items()}
-        extra_path: list[str] = [str(make_environment(temp.parent / f"{temp.name}.python", self.runtime))]  # the job's Python
+        extra_path: list[str] = [
+            str(make_environment(temp.parent / f"{temp.name}.python", self.runtime))
+        ]  # the job's Python
         failed = False
         for index, step in enumerate(job.get("steps", [])):
             step_id = step.get("id", f"__step{index}")
@@ -338,7 +471,10 @@ class Executor:
             if not self.engine.condition(step.get("if"), step_context, {"success": not failed, "failure": failed}):
                 context["steps"][step_id] = {"outputs": {}, "outcome": "skipped", "conclusion": "skipped"}
                 continue
-            step_env = {**env, **{k: _env_text(v) for k, v in self.engine.value(step.get("env") or {}, step_context).items()}}
+            step_env = {
+                **env,
+                **{k: _env_text(v) for k, v in self.engine.value(step.get("env") or {}, step_context).items()},
+            }
             if "run" in step:
                 outcome, outputs, exported, paths = self.run_script(step, index, step_env, temp, record, extra_path)
                 env.update(exported)
@@ -351,34 +487,57 @@ class Executor:
                 context["job"] = {"status": "failure"}
         record.result = "failure" if failed else "success"
         record.outputs = {k: _env_text(v) for k, v in self.engine.value(job.get("outputs") or {}, context).items()}
-        record.outputs_size = sum(len((name + value).encode("utf-16-le", "surrogatepass")) for name, value in record.outputs.items())
+        record.outputs_size = sum(
+            len((name + value).encode("utf-16-le", "surrogatepass")) for name, value in record.outputs.items()
+        )
         with self.checkout_lock:
             self.outputs_total += record.outputs_size
             run_total = self.outputs_total
         if record.outputs_size > JOB_OUTPUTS_LIMIT or run_total > RUN_OUTPUTS_LIMIT:
-            record.log += (f"Error: Maximum object size exceeded (job outputs {record.outputs_size:,} bytes as UTF-16, "
-                           f"limit {JOB_OUTPUTS_LIMIT:,}; run {run_total:,}, limit {RUN_OUTPUTS_LIMIT:,})\n")
+            record.log += (
+                f"Error: Maximum object size exceeded (job outputs {record.outputs_size:,} bytes as UTF-16, "
+                f"limit {JOB_OUTPUTS_LIMIT:,}; run {run_total:,}, limit {RUN_OUTPUTS_LIMIT:,})\n"
+            )
             record.result, record.outputs = "failure", {}
         return record.result, record.outputs, record.finished_at
 
     def run_script(self, step: dict, index: int, env: dict, temp: Path, record: Job, extra_path: list[str]):
         if isinstance(step["run"], dict):
             raise RuntimeError(f"{record.path}: an expression inside a `run:` script: {step['run']}")
-        files = {name: temp.parent / f"{temp.name}.{name.lower()}-{index}" for name in
-                 ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY")}
+        files = {
+            name: temp.parent / f"{temp.name}.{name.lower()}-{index}"
+            for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY")
+        }
         for file in files.values():
             file.write_text("")
-        runner_env = {**_base_env(), **self.extra_env, "CI": "true", "GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(temp),
-                      "RUNNER_NAME": record.runner_name, "GITHUB_WORKSPACE": str(self.workspace),
-                      "GITHUB_REPOSITORY": self.github["repository"], "GITHUB_RUN_ID": self.github["run_id"],
-                      "GITHUB_EVENT_NAME": self.github["event_name"], "GITHUB_SHA": self.github["sha"],
-                      "GITHUB_API_URL": self.github["api_url"],
-                      "PATH": os.pathsep.join(extra_path + [_runner_image_path()]),
-                      **{k: str(v) for k, v in files.items()}}
+        runner_env = {
+            **_base_env(),
+            **self.extra_env,
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "RUNNER_TEMP": str(temp),
+            "RUNNER_NAME": record.runner_name,
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_REPOSITORY": self.github["repository"],
+            "GITHUB_RUN_ID": self.github["run_id"],
+            "GITHUB_EVENT_NAME": self.github["event_name"],
+            "GITHUB_SHA": self.github["sha"],
+            "GITHUB_API_URL": self.github["api_url"],
+            "PATH": os.pathsep.join(extra_path + [_runner_image_path()]),
+            **{k: str(v) for k, v in files.items()},
+        }
         with self.scripts:
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=self.workspace,
-                                  env={**runner_env, **env}, capture_output=True, text=True, timeout=300)
-        record.log += f"--- {step.get('name', step.get('id', 'run'))} (exit {done.returncode})\n{done.stdout}{done.stderr}"
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                cwd=self.workspace,
+                env={**runner_env, **env},
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        record.log += (
+            f"--- {step.get('name', step.get('id', 'run'))} (exit {done.returncode})\n{done.stdout}{done.stderr}"
+        )
         record.summary += files["GITHUB_STEP_SUMMARY"].read_text()
         outputs = read_command_file(files["GITHUB_OUTPUT"].read_text())
         exported = read_command_file(files["GITHUB_ENV"].read_text())
@@ -390,9 +549,15 @@ class Executor:
         given = self.engine.value(step.get("with") or {}, context)
         if action == "actions/checkout":  # every job shares the one workspace, at the event's commit
             with self.checkout_lock:
-                head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=self.workspace, capture_output=True, text=True).stdout.strip()
+                head = subprocess.run(
+                    ["git", "rev-parse", "HEAD"], cwd=self.workspace, capture_output=True, text=True
+                ).stdout.strip()
                 if head != self.github["sha"]:
-                    subprocess.run(["git", "checkout", "-q", "--force", "--detach", self.github["sha"]], cwd=self.workspace, check=True)
+                    subprocess.run(
+                        ["git", "checkout", "-q", "--force", "--detach", self.github["sha"]],
+                        cwd=self.workspace,
+                        check=True,
+                    )
             return "success"
         if action == "actions/setup-python":
             return "success"
@@ -415,7 +580,11 @@ class Executor:
         if not present:
             record.log += f"upload-artifact {name}: no files at {paths}\n"
             return "failure" if given.get("if-no-files-found", "warn") == "error" else "success"
-        root = present[0] if len(present) == 1 and present[0].is_dir() else Path(os.path.commonpath([p.parent for p in present]))
+        root = (
+            present[0]
+            if len(present) == 1 and present[0].is_dir()
+            else Path(os.path.commonpath([p.parent for p in present]))
+        )
         for source in present:
             destination = target / source.relative_to(root) if source != root else target
             if source.is_dir():
@@ -424,7 +593,11 @@ class Executor:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, destination)
         if self.server is not None:
-            files = {path.relative_to(target).as_posix(): path.read_bytes() for path in sorted(target.rglob("*")) if path.is_file()}
+            files = {
+                path.relative_to(target).as_posix(): path.read_bytes()
+                for path in sorted(target.rglob("*"))
+                if path.is_file()
+            }
             with self.checkout_lock, self.server.state.lock:
                 run_id = int(self.github["run_id"])
                 listed = self.server.state.artifacts.setdefault(run_id, [])
@@ -457,7 +630,10 @@ class Executor:
             raise RuntimeError(f"{record.path}: a download by run-id needs the local GitHub server and a name")
         token = str(given.get("github-token") or "")
         slug = self.github["repository"]
-        for path in (f"/repos/{slug}/actions/runs/{given['run-id']}/artifacts", f"/repos/{slug}/actions/artifacts/0/zip"):
+        for path in (
+            f"/repos/{slug}/actions/runs/{given['run-id']}/artifacts",
+            f"/repos/{slug}/actions/artifacts/0/zip",
+        ):
             with self.server.state.lock:
                 _, refusal = self.server.state.rate_limit(token, time.time())
                 refusal = refusal or self.server.state.permission_refusal("GET", path, token)
@@ -489,9 +665,20 @@ def run_as_runner(script: str, temp: Path, env: dict, timeout: float = 300) -> s
     (bin_dir / "infx").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m infx "$@"\n')
     (bin_dir / "infx").chmod(0o755)
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
-    runner = {**base, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(PROJECT), "RUNNER_TEMP": str(temp)}
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=PROJECT, env={**runner, **env},
-                          capture_output=True, text=True, timeout=timeout)
+    runner = {
+        **base,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(PROJECT),
+        "RUNNER_TEMP": str(temp),
+    }
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=PROJECT,
+        env={**runner, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_step(script: str, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
@@ -561,8 +748,11 @@ def _runner_image_path() -> str:
 def _base_env() -> dict:
     """The test process's environment without what a runner would not have (infx importable from
     the project through PYTHONPATH included: a job's infx is the one it installed)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("GITHUB_", "RUNNER_", "INFX_GITHUB", "GH_")) and k != "PYTHONPATH"}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "RUNNER_", "INFX_GITHUB", "GH_")) and k != "PYTHONPATH"
+    }
 
 
 def read_command_file(text: str) -> dict[str, str]:
@@ -573,7 +763,7 @@ def read_command_file(text: str) -> dict[str, str]:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delimiter = line.split("<<", 1)
             end = lines.index(delimiter, i + 1)
-            values[name] = "\n".join(lines[i + 1:end])
+            values[name] = "\n".join(lines[i + 1 : end])
             i = end + 1
         elif "=" in line:
             name, value = line.split("=", 1)
@@ -603,7 +793,11 @@ def triggers(tree: dict, event_name: str, payload: dict, changed_paths: list[str
     spec = on[event_name] or {}
     if event_name == "pull_request" and payload.get("action") not in spec.get("types", DEFAULT_PULL_REQUEST_TYPES):
         return False
-    branch = payload["pull_request"]["base"]["ref"] if event_name == "pull_request" else payload.get("ref", "").removeprefix("refs/heads/")
+    branch = (
+        payload["pull_request"]["base"]["ref"]
+        if event_name == "pull_request"
+        else payload.get("ref", "").removeprefix("refs/heads/")
+    )
     if "branches" in spec and not any(fnmatch.fnmatchcase(branch, pattern) for pattern in spec["branches"]):
         return False
     if "paths" in spec and not any(_path_matches(path, pattern) for path in changed_paths for pattern in spec["paths"]):
@@ -627,11 +821,13 @@ def surviving_runs(engine: Engine, tree: dict, runs: list[dict]) -> list[dict]:
     groups = []
     for run in runs:
         value = engine.value(concurrency, {"github": run["github"], "inputs": {}, "vars": {}})
-        group, cancel = (value, False) if isinstance(value, str) else (value["group"], value.get("cancel-in-progress", False))
+        group, cancel = (
+            (value, False) if isinstance(value, str) else (value["group"], value.get("cancel-in-progress", False))
+        )
         groups.append((group, cancel))
     survivors = []
     for index, run in enumerate(runs):
-        later = [cancel for group, cancel in groups[index + 1:] if group == groups[index][0]]
+        later = [cancel for group, cancel in groups[index + 1 :] if group == groups[index][0]]
         if not any(later):  # a later run of the same group with cancel-in-progress cancels this one
             survivors.append(run)
     return survivors

@@ -15,16 +15,53 @@ REPO = Path(__file__).resolve().parents[2]
 def row(n: int, conc=None, multinode: bool = False) -> dict:
     """A matrix row with the fields the report and reruns read; a valid row of the row contract."""
     fingerprint = hashlib.sha256(f"topology-{n}".encode()).hexdigest()
-    base = {"image": "lmsysorg/sglang:x", "model": "deepseek-ai/DeepSeek-V4-Pro", "model-prefix": "dsv4", "precision": "fp4",
-            "framework": "dynamo-sglang", "runner": "gb300-nv", "isl": 8192, "osl": 1024, "spec-decoding": "none",
-            "max-model-len": 9472, "exp-name": "dsv4_8k1k", "run-eval": False,
-            "config-key": f"dsv4-fp4-gb300-key{n % 3}", "recipe-fingerprint": fingerprint}
+    base = {
+        "image": "lmsysorg/sglang:x",
+        "model": "deepseek-ai/DeepSeek-V4-Pro",
+        "model-prefix": "dsv4",
+        "precision": "fp4",
+        "framework": "dynamo-sglang",
+        "runner": "gb300-nv",
+        "isl": 8192,
+        "osl": 1024,
+        "spec-decoding": "none",
+        "max-model-len": 9472,
+        "exp-name": "dsv4_8k1k",
+        "run-eval": False,
+        "config-key": f"dsv4-fp4-gb300-key{n % 3}",
+        "recipe-fingerprint": fingerprint,
+    }
     if multinode:
-        worker = {"num-worker": 1, "tp": 8, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 8, "dp-attn": True, "additional-settings": []}
-        return {**base, "prefill": worker, "decode": {**worker, "tp": 16, "ep": 16}, "node-count": 7, "disagg": True,
-                "kv-p2p-transfer": "nixl", "conc": conc if conc is not None else [120]}
-    return {**base, "tp": 4, "pp": 1, "dcp-size": 1, "pcp-size": 1, "ep": 1, "dp-attn": False, "disagg": False,
-            "conc": conc if conc is not None else 64}
+        worker = {
+            "num-worker": 1,
+            "tp": 8,
+            "pp": 1,
+            "dcp-size": 1,
+            "pcp-size": 1,
+            "ep": 8,
+            "dp-attn": True,
+            "additional-settings": [],
+        }
+        return {
+            **base,
+            "prefill": worker,
+            "decode": {**worker, "tp": 16, "ep": 16},
+            "node-count": 7,
+            "disagg": True,
+            "kv-p2p-transfer": "nixl",
+            "conc": conc if conc is not None else [120],
+        }
+    return {
+        **base,
+        "tp": 4,
+        "pp": 1,
+        "dcp-size": 1,
+        "pcp-size": 1,
+        "ep": 1,
+        "dp-attn": False,
+        "disagg": False,
+        "conc": conc if conc is not None else 64,
+    }
 
 
 def rows(count: int) -> list[dict]:
@@ -56,12 +93,22 @@ def result_files(row: dict, name: str) -> dict[str, str]:
         return {f"{name}_conc{c}.json": json.dumps({**aggregate, **point_parallelism(row), "conc": c}) for c in concs}
     raw = json.loads((RESULT_DATA / "sa-bench" / "results_concurrency_4_gpus_4.json").read_text())
     gpus = row["node-count"] * 4 if "prefill" in row else row.get("tp", 1) * row.get("pp", 1)
-    return {f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{gpus}.json": json.dumps({**raw, "max_concurrency": c})
-            for c in concs}
+    return {
+        f"{name}_dsv4_isl_8192_osl_1024_conc{c}_gpus_{gpus}.json": json.dumps({**raw, "max_concurrency": c})
+        for c in concs
+    }
 
 
-def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int = 1, finished: str = "2026-11-30T10:00:00+00:00",
-                   drop_conc: bool = False, eval_results: bool = True, eval_score: float | None = None) -> dict[str, str]:
+def result_artifact_files(
+    row: dict,
+    key: str,
+    exit_code: int = 0,
+    run_id: int = 1,
+    finished: str = "2026-11-30T10:00:00+00:00",
+    drop_conc: bool = False,
+    eval_results: bool = True,
+    eval_score: float | None = None,
+) -> dict[str, str]:
     """What run-point uploads for one point: the launch record and the staged result files, as
     infx launch writes them (the launch itself runs on the real local Slurm in tests/slurm). An
     eval point's record says so (`eval`) and, with ``eval_results``, its eval/ holds what the eval
@@ -81,8 +128,17 @@ def result_artifact_files(row: dict, key: str, exit_code: int = 0, run_id: int =
         with tempfile.TemporaryDirectory() as tmp:
             folder = eval_stage_output(row, Path(tmp) / "eval", strict=eval_score, flexible=eval_score)
             files.update({f"eval/{p.name}": p.read_text() for p in sorted(folder.iterdir())})
-    record = {"lane": "gb300-nv", "point-id": point_id(row), "point": row, "result-key": key, "exit-code": exit_code,
-              "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED", "message": "", "results": sorted(files),
-              "eval": choice.to_json() if choice.runs else None,
-              "run-id": run_id, "timings": {"started": finished, "finished": finished}}
+    record = {
+        "lane": "gb300-nv",
+        "point-id": point_id(row),
+        "point": row,
+        "result-key": key,
+        "exit-code": exit_code,
+        "terminal-state": "COMPLETED" if exit_code == 0 else "FAILED",
+        "message": "",
+        "results": sorted(files),
+        "eval": choice.to_json() if choice.runs else None,
+        "run-id": run_id,
+        "timings": {"started": finished, "finished": finished},
+    }
     return {f"{name}_launch.json": json.dumps(record), **files}

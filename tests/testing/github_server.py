@@ -84,24 +84,43 @@ class Fault:
 
 def rate_limit_fault(method: str, pattern: str, reset_in: float, status: int = 403) -> Fault:
     """A primary rate limit as GitHub answers it: remaining 0 and the reset time (epoch seconds)."""
-    return Fault(method, pattern, status,
-                 {"message": "API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
-                  "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"},
-                 {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
-                  "X-RateLimit-Reset": str(int(time.time() + reset_in)), "X-RateLimit-Resource": "core"})
+    return Fault(
+        method,
+        pattern,
+        status,
+        {
+            "message": "API rate limit exceeded for installation ID 1. (But here's the good news: ...)",
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+        },
+        {
+            "X-RateLimit-Limit": "5000",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Used": "5000",
+            "X-RateLimit-Reset": str(int(time.time() + reset_in)),
+            "X-RateLimit-Resource": "core",
+        },
+    )
 
 
 def retry_after_fault(method: str, pattern: str, seconds: float, as_date: bool = False, status: int = 429) -> Fault:
     """A secondary rate limit with `Retry-After`, in seconds or as an HTTP date (RFC 9110 allows both)."""
     value = email.utils.formatdate(time.time() + seconds, usegmt=True) if as_date else str(int(seconds))
-    return Fault(method, pattern, status,
-                 {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-                  "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"},
-                 {"Retry-After": value})
+    return Fault(
+        method,
+        pattern,
+        status,
+        {
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+        },
+        {"Retry-After": value},
+    )
 
 
-HTML_ERROR_PAGE = ("<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head><body>"
-                   "<p>We had issues producing the response to your request. Sorry about that.</p></body></html>\n")
+HTML_ERROR_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head><body>"
+    "<p>We had issues producing the response to your request. Sorry about that.</p></body></html>\n"
+)
 
 
 def server_error_burst(method: str, pattern: str, count: int, status: int = 502, html: bool = False) -> list[Fault]:
@@ -111,9 +130,13 @@ def server_error_burst(method: str, pattern: str, count: int, status: int = 502,
     return [Fault(method, pattern, status, body, dict(headers)) for _ in range(count)]
 
 
-def truncated_fault(method: str, pattern: str, body: bytes = b'{"total_count": 3, "artifacts": [{"id": 1, "na') -> Fault:
+def truncated_fault(
+    method: str, pattern: str, body: bytes = b'{"total_count": 3, "artifacts": [{"id": 1, "na'
+) -> Fault:
     """A 200 whose connection closes before the declared `Content-Length` arrived."""
-    return Fault(method, pattern, 200, body, {"Content-Type": "application/json; charset=utf-8"}, declared=len(body) + 500)
+    return Fault(
+        method, pattern, 200, body, {"Content-Type": "application/json; charset=utf-8"}, declared=len(body) + 500
+    )
 
 
 def zip_of(files: dict) -> bytes:
@@ -172,24 +195,41 @@ class GitHubState:
 
     def count(self, method: str | None = None, pattern: str = ".*", host: str | None = None) -> int:
         """How many requests arrived (of ``method``, matching ``pattern``, on ``host``)."""
-        return sum(1 for r in self.requests if (method is None or r.method == method) and re.fullmatch(pattern, r.path)
-                   and (host is None or r.host == host))
+        return sum(
+            1
+            for r in self.requests
+            if (method is None or r.method == method)
+            and re.fullmatch(pattern, r.path)
+            and (host is None or r.host == host)
+        )
 
     # --- fixtures the tests build ---------------------------------------------------------
 
-    def add_pull(self, number: int, head_ref: str = "feature", head_repo: str | None = None, base_ref: str = "main") -> None:
+    def add_pull(
+        self, number: int, head_ref: str = "feature", head_repo: str | None = None, base_ref: str = "main"
+    ) -> None:
         """``head_repo`` DELETED_REPOSITORY: the head repository is gone (GitHub's ``head.repo: null``)."""
-        self.pulls[number] = {"head_ref": head_ref, "head_repo": head_repo or SLUG,  # SLUG read now: tests may set it
-                              "base_ref": base_ref, "merged_at": None, "merge_commit_sha": None, "state": "open",
-                              "head_sha": None}
+        self.pulls[number] = {
+            "head_ref": head_ref,
+            "head_repo": head_repo or SLUG,  # SLUG read now: tests may set it
+            "base_ref": base_ref,
+            "merged_at": None,
+            "merge_commit_sha": None,
+            "state": "open",
+            "head_sha": None,
+        }
         self.comments.setdefault(number, [])
 
     def merge_pull(self, number: int, merge_commit_sha: str, head_sha: str | None = None) -> None:
         """The pull request is merged (a squash or a merge commit ``merge_commit_sha`` on main); its
         head commit stays what it was when merged."""
         pull = self.pulls[number]
-        pull.update(state="closed", merged_at="2026-12-01T00:00:00Z", merge_commit_sha=merge_commit_sha,
-                    head_sha=head_sha or pull["head_sha"] or self._commits_of(number)[-1])
+        pull.update(
+            state="closed",
+            merged_at="2026-12-01T00:00:00Z",
+            merge_commit_sha=merge_commit_sha,
+            head_sha=head_sha or pull["head_sha"] or self._commits_of(number)[-1],
+        )
 
     def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
         comment = self._comment(number, body, login)
@@ -199,31 +239,68 @@ class GitHubState:
     def _comment(self, number: int, body: str, login: str) -> dict:
         cid = self.next_id()
         kind = "Bot" if login.endswith("[bot]") else "User"
-        return {"id": cid, "node_id": f"IC_{cid}", "url": f"{self.base}/repos/{SLUG}/issues/comments/{cid}",
-                "html_url": f"https://github.com/{SLUG}/pull/{number}#issuecomment-{cid}",
-                "issue_url": f"{self.base}/repos/{SLUG}/issues/{number}", "body": body,
-                "user": {"login": login, "id": 41898282 if kind == "Bot" else 2, "type": kind},
-                "author_association": "NONE", "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
+        return {
+            "id": cid,
+            "node_id": f"IC_{cid}",
+            "url": f"{self.base}/repos/{SLUG}/issues/comments/{cid}",
+            "html_url": f"https://github.com/{SLUG}/pull/{number}#issuecomment-{cid}",
+            "issue_url": f"{self.base}/repos/{SLUG}/issues/{number}",
+            "body": body,
+            "user": {"login": login, "id": 41898282 if kind == "Bot" else 2, "type": kind},
+            "author_association": "NONE",
+            "created_at": "2026-11-30T00:00:00Z",
+            "updated_at": "2026-11-30T00:00:00Z",
+        }
 
-    def add_run(self, run_id: int, head_branch: str = "main", title: str = "Sweep", event: str = "push",
-                head_sha: str = "c" * 40, path: str = ".github/workflows/run-sweep.yml", repository: str | None = None,
-                head_repository: str | None = None) -> dict:
+    def add_run(
+        self,
+        run_id: int,
+        head_branch: str = "main",
+        title: str = "Sweep",
+        event: str = "push",
+        head_sha: str = "c" * 40,
+        path: str = ".github/workflows/run-sweep.yml",
+        repository: str | None = None,
+        head_repository: str | None = None,
+    ) -> dict:
         repository, head_repository = repository or SLUG, head_repository or SLUG
-        run = {"id": run_id, "name": "Run sweep", "node_id": f"WFR_{run_id}", "head_branch": head_branch,
-               "path": path, "repository": self.repository(repository), "head_repository": self.repository(head_repository),
-               "head_sha": head_sha, "display_title": title, "event": event, "status": "completed",
-               "conclusion": "failure", "workflow_id": 77, "run_number": run_id % 1000, "run_attempt": 1,
-               "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
-               "html_url": f"https://github.com/{SLUG}/actions/runs/{run_id}",
-               "artifacts_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/artifacts",
-               "jobs_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/jobs",
-               "created_at": "2026-11-30T00:00:00Z", "updated_at": "2026-11-30T00:00:00Z"}
+        run = {
+            "id": run_id,
+            "name": "Run sweep",
+            "node_id": f"WFR_{run_id}",
+            "head_branch": head_branch,
+            "path": path,
+            "repository": self.repository(repository),
+            "head_repository": self.repository(head_repository),
+            "head_sha": head_sha,
+            "display_title": title,
+            "event": event,
+            "status": "completed",
+            "conclusion": "failure",
+            "workflow_id": 77,
+            "run_number": run_id % 1000,
+            "run_attempt": 1,
+            "url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}",
+            "html_url": f"https://github.com/{SLUG}/actions/runs/{run_id}",
+            "artifacts_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/artifacts",
+            "jobs_url": f"{self.base}/repos/{SLUG}/actions/runs/{run_id}/jobs",
+            "created_at": "2026-11-30T00:00:00Z",
+            "updated_at": "2026-11-30T00:00:00Z",
+        }
         self.runs[run_id] = run
         self.artifacts.setdefault(run_id, [])
         return run
 
-    def add_artifact(self, run_id: int, name: str, size: int = 1234, expired: bool = False, files: dict | None = None,
-                     created_at: str | None = None, blob: bytes | None = None) -> dict:
+    def add_artifact(
+        self,
+        run_id: int,
+        name: str,
+        size: int = 1234,
+        expired: bool = False,
+        files: dict | None = None,
+        created_at: str | None = None,
+        blob: bytes | None = None,
+    ) -> dict:
         """An artifact of run ``run_id``: ``files`` (name -> text) zipped as its archive, or ``blob``
         as the archive's bytes; neither gives an empty archive. ``created_at``: default, later
         than every artifact before it (GitHub lists the newest first)."""
@@ -232,14 +309,26 @@ class GitHubState:
         if created_at is None:
             self._clock += 1
             created_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_795_000_000 + self._clock))
-        artifact = {"id": aid, "node_id": f"MDg6QXJ0aWZhY3Q{aid}", "name": name, "size_in_bytes": size,
-                    "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
-                    "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
-                    "expired": expired, "digest": "sha256:" + "0" * 64,
-                    "created_at": created_at, "expires_at": "2027-02-28T00:00:00Z", "updated_at": created_at,
-                    "workflow_run": {"id": run_id, "repository_id": run.get("repository", {}).get("id", 1),
-                                     "head_repository_id": run.get("head_repository", {}).get("id", 1),
-                                     "head_branch": run.get("head_branch", "main"), "head_sha": run.get("head_sha", "c" * 40)}}
+        artifact = {
+            "id": aid,
+            "node_id": f"MDg6QXJ0aWZhY3Q{aid}",
+            "name": name,
+            "size_in_bytes": size,
+            "url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}",
+            "archive_download_url": f"{self.base}/repos/{SLUG}/actions/artifacts/{aid}/zip",
+            "expired": expired,
+            "digest": "sha256:" + "0" * 64,
+            "created_at": created_at,
+            "expires_at": "2027-02-28T00:00:00Z",
+            "updated_at": created_at,
+            "workflow_run": {
+                "id": run_id,
+                "repository_id": run.get("repository", {}).get("id", 1),
+                "head_repository_id": run.get("head_repository", {}).get("id", 1),
+                "head_branch": run.get("head_branch", "main"),
+                "head_sha": run.get("head_sha", "c" * 40),
+            },
+        }
         self.artifacts.setdefault(run_id, []).append(artifact)
         self.blobs[aid] = blob if blob is not None else zip_of(files or {})
         if files is not None or blob is not None:
@@ -247,8 +336,14 @@ class GitHubState:
         return artifact
 
     def _commit(self, sha: str) -> dict:
-        return {"sha": sha, "node_id": f"C_{sha}", "url": f"{self.base}/repos/{SLUG}/commits/{sha}",
-                "html_url": f"https://github.com/{SLUG}/commit/{sha}", "commit": {"message": "a commit"}, "parents": []}
+        return {
+            "sha": sha,
+            "node_id": f"C_{sha}",
+            "url": f"{self.base}/repos/{SLUG}/commits/{sha}",
+            "html_url": f"https://github.com/{SLUG}/commit/{sha}",
+            "commit": {"message": "a commit"},
+            "parents": [],
+        }
 
     def requests_to(self, method: str, pattern: str) -> list[Request]:
         return [r for r in self.requests if r.method == method and re.fullmatch(pattern, r.path)]
@@ -277,28 +372,55 @@ class GitHubState:
 
     def repository(self, slug: str) -> dict:
         owner, name = slug.split("/")
-        return {"id": 1 if slug == SLUG else 2, "node_id": f"R_{slug}", "name": name, "full_name": slug,
-                "owner": {"login": owner, "id": 2, "type": "Organization"}, "private": self.private and slug == SLUG,
-                "url": f"{self.base}/repos/{slug}", "html_url": f"https://github.com/{slug}", "default_branch": "main"}
+        return {
+            "id": 1 if slug == SLUG else 2,
+            "node_id": f"R_{slug}",
+            "name": name,
+            "full_name": slug,
+            "owner": {"login": owner, "id": 2, "type": "Organization"},
+            "private": self.private and slug == SLUG,
+            "url": f"{self.base}/repos/{slug}",
+            "html_url": f"https://github.com/{slug}",
+            "default_branch": "main",
+        }
 
     def workflow(self, ident: str) -> dict:
-        return {"id": 77, "node_id": "W_77", "name": "Run sweep", "path": ".github/workflows/run-sweep.yml",
-                "state": "active", "url": f"{self.base}/repos/{SLUG}/actions/workflows/{ident}",
-                "html_url": f"https://github.com/{SLUG}/blob/main/.github/workflows/run-sweep.yml",
-                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+        return {
+            "id": 77,
+            "node_id": "W_77",
+            "name": "Run sweep",
+            "path": ".github/workflows/run-sweep.yml",
+            "state": "active",
+            "url": f"{self.base}/repos/{SLUG}/actions/workflows/{ident}",
+            "html_url": f"https://github.com/{SLUG}/blob/main/.github/workflows/run-sweep.yml",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+        }
 
     def pull(self, number: int) -> dict:
         pull = self.pulls[number]
         repo = f"/repos/{SLUG}"
         head_sha = pull["head_sha"] or (self._commits_of(number) or ["d" * 40])[-1]
         head_slug = pull["head_repo"]
-        return {"id": 5000 + number, "number": number, "state": pull["state"], "title": "A change",
-                "url": f"{self.base}{repo}/pulls/{number}", "issue_url": f"{self.base}{repo}/issues/{number}",
-                "html_url": f"https://github.com/{SLUG}/pull/{number}", "merged": pull["merged_at"] is not None,
-                "merged_at": pull["merged_at"], "merge_commit_sha": pull["merge_commit_sha"],
-                "head": {"ref": pull["head_ref"], "sha": head_sha, "label": f"{head_slug.split('/')[0]}:{pull['head_ref']}",
-                         "repo": None if head_slug == DELETED_REPOSITORY else self.repository(head_slug)},
-                "base": {"ref": pull["base_ref"], "sha": "b" * 40, "repo": self.repository(SLUG)}}
+        return {
+            "id": 5000 + number,
+            "number": number,
+            "state": pull["state"],
+            "title": "A change",
+            "url": f"{self.base}{repo}/pulls/{number}",
+            "issue_url": f"{self.base}{repo}/issues/{number}",
+            "html_url": f"https://github.com/{SLUG}/pull/{number}",
+            "merged": pull["merged_at"] is not None,
+            "merged_at": pull["merged_at"],
+            "merge_commit_sha": pull["merge_commit_sha"],
+            "head": {
+                "ref": pull["head_ref"],
+                "sha": head_sha,
+                "label": f"{head_slug.split('/')[0]}:{pull['head_ref']}",
+                "repo": None if head_slug == DELETED_REPOSITORY else self.repository(head_slug),
+            },
+            "base": {"ref": pull["base_ref"], "sha": "b" * 40, "repo": self.repository(SLUG)},
+        }
 
     def identity(self, headers: dict) -> str | None:
         """The login of a personal access token; None for an installation token."""
@@ -313,7 +435,7 @@ class GitHubState:
         except ValueError:
             return 422, {}, {"message": "Invalid request."}
         last = max(1, -(-len(items) // per_page))
-        shown = items[(number - 1) * per_page: number * per_page]
+        shown = items[(number - 1) * per_page : number * per_page]
         links = []
         for rel, target in (("next", number + 1), ("last", last)):
             if target <= last and (rel == "last" or target > number):
@@ -322,7 +444,9 @@ class GitHubState:
         headers = {"Link": ", ".join(links)} if number < last else {}
         return 200, headers, ({"total_count": len(items), envelope: shown} if envelope else shown)
 
-    def handle(self, method: str, path: str, query: dict, body, headers: dict | None = None) -> tuple[int, dict, object]:
+    def handle(
+        self, method: str, path: str, query: dict, body, headers: dict | None = None
+    ) -> tuple[int, dict, object]:
         headers = headers or {}
         repo = f"/repos/{SLUG}"
         if path.startswith(BLOB_PREFIX):
@@ -330,9 +454,15 @@ class GitHubState:
         if method == "GET" and path == "/user":
             login = self.identity(headers)
             if login is None:
-                return 403, {}, {"message": "Resource not accessible by integration",
-                                 "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
-                                 "status": "403"}
+                return (
+                    403,
+                    {},
+                    {
+                        "message": "Resource not accessible by integration",
+                        "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                        "status": "403",
+                    },
+                )
             return 200, {}, {"login": login, "id": 2, "type": "User", "url": f"{self.base}/users/{login}"}
         if method == "POST" and path == "/graphql":
             if "viewer" not in str((body or {}).get("query", "")):
@@ -343,17 +473,32 @@ class GitHubState:
         if method == "GET" and path == f"{repo}/pulls":
             state, head, base = ((query.get(k) or [None])[0] for k in ("state", "head", "base"))
             found = [self.pull(n) for n in sorted(self.pulls, reverse=True)]
-            found = [p for p in found if state in (None, "all", p["state"]) and base in (None, p["base"]["ref"])
-                     and head in (None, p["head"]["label"])]
+            found = [
+                p
+                for p in found
+                if state in (None, "all", p["state"])
+                and base in (None, p["base"]["ref"])
+                and head in (None, p["head"]["label"])
+            ]
             return self.page(found, query, path)
         if match := re.fullmatch(rf"{repo}/pulls/(\d+)", path):
             number = int(match.group(1))
             if number not in self.pulls:
-                return 404, {}, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request", "status": "404"}
+                return (
+                    404,
+                    {},
+                    {
+                        "message": "Not Found",
+                        "documentation_url": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
+                        "status": "404",
+                    },
+                )
             return 200, {}, self.pull(number)
         if match := re.fullmatch(rf"{repo}/pulls/(\d+)/commits", path):
             number = int(match.group(1))
-            return self.page([self._commit(sha) for sha in self._commits_of(number)] if number in self.pulls else [], query, path)
+            return self.page(
+                [self._commit(sha) for sha in self._commits_of(number)] if number in self.pulls else [], query, path
+            )
         if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})/pulls", path):
             return self.page([self.pull(n) for n in self.commit_pulls.get(match.group(1), [])], query, path)
         if match := re.fullmatch(rf"{repo}/commits/([0-9a-f]{{40}})", path):
@@ -363,8 +508,20 @@ class GitHubState:
             if reachable is None:
                 return 404, {}, {"message": "Not Found"}
             status = "ahead" if reachable else "diverged"
-            return 200, {}, {"status": status, "ahead_by": 1, "behind_by": 0, "total_commits": 1, "commits": [], "files": [],
-                             "url": f"{self.base}{path}", "html_url": f"https://github.com/{SLUG}/compare/{match.group(1)}...{match.group(2)}"}
+            return (
+                200,
+                {},
+                {
+                    "status": status,
+                    "ahead_by": 1,
+                    "behind_by": 0,
+                    "total_commits": 1,
+                    "commits": [],
+                    "files": [],
+                    "url": f"{self.base}{path}",
+                    "html_url": f"https://github.com/{SLUG}/compare/{match.group(1)}...{match.group(2)}",
+                },
+            )
         if path == f"{repo}/actions/artifacts" and method == "GET":
             wanted = (query.get("name") or [None])[0]
             found = [a for artifacts in self.artifacts.values() for a in artifacts if wanted in (None, a["name"])]
@@ -401,16 +558,26 @@ class GitHubState:
             if artifact is None:
                 return 404, {}, {"message": "Not Found"}
             if artifact["expired"]:
-                return 410, {}, {"message": "Artifact has expired",
-                                 "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact"}
+                return (
+                    410,
+                    {},
+                    {
+                        "message": "Artifact has expired",
+                        "documentation_url": "https://docs.github.com/rest/actions/artifacts#download-an-artifact",
+                    },
+                )
             # GitHub answers with a redirect to short-lived blob storage, on another host.
             return 302, {"Location": f"{self.blob_base}{BLOB_PREFIX}{aid}.zip?sig=short-lived"}, None
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)", path):
             return 200, {}, self.workflow(match.group(1))
         if match := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/dispatches", path):
             inputs = body.get("inputs", {})
-            run = self.add_run(self.next_id(), head_branch=body["ref"], title=self.title_for_dispatch(inputs),
-                               event="workflow_dispatch")
+            run = self.add_run(
+                self.next_id(),
+                head_branch=body["ref"],
+                title=self.title_for_dispatch(inputs),
+                event="workflow_dispatch",
+            )
             run["status"], run["conclusion"] = "queued", None
             self.dispatches.append({"ref": body["ref"], "inputs": inputs, "run_id": run["id"]})
             if body.get("return_run_details"):
@@ -430,7 +597,11 @@ class GitHubState:
     def blob(self, path: str, headers: dict) -> tuple[int, dict, object]:
         """Blob storage: a pre-signed URL, which refuses a second credential (the API token)."""
         if any(k.lower() == "authorization" for k in headers):
-            return 400, {"Content-Type": "application/xml"}, b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>"
+            return (
+                400,
+                {"Content-Type": "application/xml"},
+                b"<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>",
+            )
         match = re.fullmatch(rf"{BLOB_PREFIX}(\d+)\.zip", path)
         blob = self.blobs.get(int(match.group(1))) if match else None
         if blob is None:
@@ -487,8 +658,14 @@ def permission_sets(method: str, path: str) -> tuple | None:
     match = re.fullmatch(r"/repos/[^/]+/[^/]+(.*)", path)
     if match is None:
         return None
-    return next((sets for verb, pattern, sets in ENDPOINT_PERMISSIONS
-                 if verb == method and re.fullmatch(pattern, match.group(1))), None)
+    return next(
+        (
+            sets
+            for verb, pattern, sets in ENDPOINT_PERMISSIONS
+            if verb == method and re.fullmatch(pattern, match.group(1))
+        ),
+        None,
+    )
 
 
 def granted(permissions: dict[str, str], scope: str, level: str) -> bool:
@@ -519,9 +696,15 @@ def _permission_refusal(self: GitHubState, method: str, path: str, token: str):
     if method == "GET" and not self.private and not administration:
         return None  # a public repository's resources are readable without the permission
     accepted = "; ".join(",".join(f"{scope.replace('-', '_')}={level}" for scope, level in one) for one in sets)
-    return 403, {"X-Accepted-GitHub-Permissions": accepted}, {
-        "message": INTEGRATION_REFUSAL, "status": "403",
-        "documentation_url": "https://docs.github.com/rest/authentication/permissions-required-for-github-apps"}
+    return (
+        403,
+        {"X-Accepted-GitHub-Permissions": accepted},
+        {
+            "message": INTEGRATION_REFUSAL,
+            "status": "403",
+            "documentation_url": "https://docs.github.com/rest/authentication/permissions-required-for-github-apps",
+        },
+    )
 
 
 def _rate_limit(self: GitHubState, token: str, now: float):
@@ -534,13 +717,24 @@ def _rate_limit(self: GitHubState, token: str, now: float):
         window = self.budgets[bucket] = [now, 0]
     window[1] += 1
     used = min(window[1], limit)
-    headers = {"X-RateLimit-Limit": str(limit), "X-RateLimit-Remaining": str(limit - used), "X-RateLimit-Used": str(used),
-               "X-RateLimit-Reset": str(int(window[0] + RATE_WINDOW)), "X-RateLimit-Resource": "core"}
+    headers = {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(limit - used),
+        "X-RateLimit-Used": str(used),
+        "X-RateLimit-Reset": str(int(window[0] + RATE_WINDOW)),
+        "X-RateLimit-Resource": "core",
+    }
     if window[1] <= limit:
         return headers, None
     what = "installation ID 1" if kind == "GITHUB_TOKEN" else "user ID 2"
-    return headers, (403, {}, {"message": f"API rate limit exceeded for {what}.",
-                               "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"})
+    return headers, (
+        403,
+        {},
+        {
+            "message": f"API rate limit exceeded for {what}.",
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+        },
+    )
 
 
 GitHubState.grant_token = _grant_token
@@ -562,23 +756,49 @@ class RepositorySettings:
     default_workflow_permissions: str = "read"
     can_approve_pull_request_reviews: bool = False
     runners: list[dict] = field(default_factory=list)  # the repository's own runners
-    runner_groups: list[dict] = field(default_factory=list)  # the organization's, each with "runners" and "repositories"
+    runner_groups: list[dict] = field(
+        default_factory=list
+    )  # the organization's, each with "runners" and "repositories"
     repo_admins: set[str] = field(default_factory=lambda: {"ghs_admin"})
     org_runner_readers: set[str] = field(default_factory=lambda: {"ghs_admin"})
 
 
 def runner(runner_id: int, name: str, labels: list[str], ephemeral: bool, status: str = "online") -> dict:
-    return {"id": runner_id, "name": name, "os": "linux", "status": status, "busy": False, "ephemeral": ephemeral,
-            "labels": [{"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])]}
+    return {
+        "id": runner_id,
+        "name": name,
+        "os": "linux",
+        "status": status,
+        "busy": False,
+        "ephemeral": ephemeral,
+        "labels": [
+            {"id": 100 + i, "name": label, "type": "custom"} for i, label in enumerate(["self-hosted", *labels])
+        ],
+    }
 
 
-def runner_group(state: GitHubState, group_id: int, name: str, visibility: str, runners: list[dict],
-                 repositories: list[str] | None = None) -> dict:
-    group = {"id": group_id, "name": name, "visibility": visibility, "default": group_id == 1,
-             "runners_url": f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/runners",
-             "inherited": False, "allows_public_repositories": True, "restricted_to_workflows": False,
-             "selected_workflows": [], "workflow_restrictions_read_only": False, "runners": runners,
-             "repositories": repositories or []}
+def runner_group(
+    state: GitHubState,
+    group_id: int,
+    name: str,
+    visibility: str,
+    runners: list[dict],
+    repositories: list[str] | None = None,
+) -> dict:
+    group = {
+        "id": group_id,
+        "name": name,
+        "visibility": visibility,
+        "default": group_id == 1,
+        "runners_url": f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/runners",
+        "inherited": False,
+        "allows_public_repositories": True,
+        "restricted_to_workflows": False,
+        "selected_workflows": [],
+        "workflow_restrictions_read_only": False,
+        "runners": runners,
+        "repositories": repositories or [],
+    }
     if visibility == "selected":
         group["selected_repositories_url"] = f"{state.base}/orgs/{OWNER}/actions/runner-groups/{group_id}/repositories"
     return group
@@ -586,7 +806,7 @@ def runner_group(state: GitHubState, group_id: int, name: str, visibility: str, 
 
 def _page(query: dict, items: list, key: str) -> dict:
     per_page, page = int((query.get("per_page") or ["30"])[0]), int((query.get("page") or ["1"])[0])
-    return {"total_count": len(items), key: items[(page - 1) * per_page:page * per_page]}
+    return {"total_count": len(items), key: items[(page - 1) * per_page : page * per_page]}
 
 
 def repository_settings(state: GitHubState) -> RepositorySettings:
@@ -598,25 +818,43 @@ def _settings_handler(self: GitHubState, method: str, path: str, query: dict):
     """The repository-settings routes, or None for any other path."""
     settings = repository_settings(self)
     repo, org = f"/repos/{SLUG}", f"/orgs/{OWNER}/actions/runner-groups"
-    if method != "GET" or not (path.startswith(f"{repo}/actions/permissions/") or path == f"{repo}/actions/runners"
-                               or path.startswith(org)):
+    if method != "GET" or not (
+        path.startswith(f"{repo}/actions/permissions/") or path == f"{repo}/actions/runners" or path.startswith(org)
+    ):
         return None
     token = (self.requests[-1].headers.get("Authorization") or "").split(" ")[-1]  # the request being answered
     allowed = settings.org_runner_readers if path.startswith(org) else settings.repo_admins
     if token not in allowed:
-        message = "Resource not accessible by personal access token" if path.startswith(org) else "Must have admin rights to Repository."
-        return 403, {}, {"message": message, "documentation_url": "https://docs.github.com/rest/actions", "status": "403"}
+        message = (
+            "Resource not accessible by personal access token"
+            if path.startswith(org)
+            else "Must have admin rights to Repository."
+        )
+        return (
+            403,
+            {},
+            {"message": message, "documentation_url": "https://docs.github.com/rest/actions", "status": "403"},
+        )
     if path == f"{repo}/actions/permissions/fork-pr-contributor-approval":
         return 200, {}, {"approval_policy": settings.approval_policy}
     if path == f"{repo}/actions/permissions/workflow":
-        return 200, {}, {"default_workflow_permissions": settings.default_workflow_permissions,
-                         "can_approve_pull_request_reviews": settings.can_approve_pull_request_reviews}
+        return (
+            200,
+            {},
+            {
+                "default_workflow_permissions": settings.default_workflow_permissions,
+                "can_approve_pull_request_reviews": settings.can_approve_pull_request_reviews,
+            },
+        )
     if path == f"{repo}/actions/runners":
         return 200, {}, _page(query, settings.runners, "runners")
     if path == org:
         visible = (query.get("visible_to_repository") or [None])[0]
-        groups = [g for g in settings.runner_groups
-                  if visible is None or g["visibility"] in ("all", "private") or f"{OWNER}/{visible}" in g["repositories"]]
+        groups = [
+            g
+            for g in settings.runner_groups
+            if visible is None or g["visibility"] in ("all", "private") or f"{OWNER}/{visible}" in g["repositories"]
+        ]
         listed = [{k: v for k, v in g.items() if k not in ("runners", "repositories")} for g in groups]
         return 200, {}, _page(query, listed, "runner_groups")
     if match := re.fullmatch(rf"{org}/(\d+)/(runners|repositories)", path):
@@ -655,18 +893,26 @@ class Handler(BaseHTTPRequestHandler):
             state.requests.append(Request(self.command, url.path, query, body, headers_in, self.host_kind))
             fault = state.script.pop(number, None)
             if fault is None:
-                fault = next((f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None)
+                fault = next(
+                    (f for f in state.faults if f.method == self.command and re.fullmatch(f.pattern, url.path)), None
+                )
                 if fault is not None:
                     state.faults.remove(fault)
-            limits, refusal = ({}, None) if self.host_kind == "blob" or url.path == "/graphql" else \
-                state.rate_limit(token_of(headers_in), time.time())
+            limits, refusal = (
+                ({}, None)
+                if self.host_kind == "blob" or url.path == "/graphql"
+                else state.rate_limit(token_of(headers_in), time.time())
+            )
             if fault is not None:
                 if fault.apply:
                     state.handle(self.command, url.path, query, body, headers_in)
                 status, headers, payload, declared = fault.status, fault.headers, fault.body, fault.declared
             else:
-                refusal = refusal or (None if self.host_kind == "blob" else
-                                      state.permission_refusal(self.command, url.path, token_of(headers_in)))
+                refusal = refusal or (
+                    None
+                    if self.host_kind == "blob"
+                    else state.permission_refusal(self.command, url.path, token_of(headers_in))
+                )
                 if refusal is not None:
                     status, headers, payload = refusal
                 elif self.host_kind == "blob":

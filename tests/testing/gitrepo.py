@@ -10,8 +10,15 @@ import os
 import subprocess
 from pathlib import Path
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.environ.get("HOME", "/tmp")}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": os.environ.get("HOME", "/tmp"),
+}
 
 
 class Repo:
@@ -19,7 +26,9 @@ class Repo:
         self.path = Path(path)
 
     def git(self, *args: str, input: bytes | None = None, env: dict | None = None) -> str:
-        done = subprocess.run(["git", "-C", str(self.path), *args], input=input, capture_output=True, env={**ENV, **(env or {})})
+        done = subprocess.run(
+            ["git", "-C", str(self.path), *args], input=input, capture_output=True, env={**ENV, **(env or {})}
+        )
         if done.returncode != 0:
             raise AssertionError(f"git {args} failed: {done.stderr.decode()}")
         return done.stdout.decode().strip()
@@ -51,4 +60,6 @@ class Repo:
         return self.git("commit-tree", tree, "-p", parent, "-m", message)
 
     def read(self, commit: str, name: str) -> bytes:
-        return subprocess.run(["git", "-C", str(self.path), "cat-file", "blob", f"{commit}:{name}"], capture_output=True, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(self.path), "cat-file", "blob", f"{commit}:{name}"], capture_output=True, check=True
+        ).stdout

@@ -19,25 +19,121 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-TAGS = ["!!bool", "!!int", "!!float", "!!null", "!!str", "!!timestamp", "!!binary", "!!set", "!!omap", "!!merge",
-        "!!python/object:os.system", "!custom", "!<tag:yaml.org,2002:int>", "!!seq", "!!map"]
-TRICKY_SCALARS = ["maybe", "", '""', "''", "0x", "0b2", "0o9", "-", "+", "_", "1_", "1e999", "-.inf", ".nan", "~", "null",
-                  "yes", "On", "2026-13-45", "2026-08-21", "12:30:00", "0", "-0", "1.0", "[1]", "{a: 1}", "&a", "*a",
-                  "9" * 4301, "9" * 5000, "1" + "0" * 400, "é", "\\x00", "'quoted'"]
-HUGE_NUMBERS = st.sampled_from(["9" * 20, "9" * 4300, "9" * 4301, "9" * 5000, "-" + "9" * 5000, "1e400", "1" + "0" * 5000 + ".5",
-                                "0x" + "f" * 5000, "18446744073709551616"])
+TAGS = [
+    "!!bool",
+    "!!int",
+    "!!float",
+    "!!null",
+    "!!str",
+    "!!timestamp",
+    "!!binary",
+    "!!set",
+    "!!omap",
+    "!!merge",
+    "!!python/object:os.system",
+    "!custom",
+    "!<tag:yaml.org,2002:int>",
+    "!!seq",
+    "!!map",
+]
+TRICKY_SCALARS = [
+    "maybe",
+    "",
+    '""',
+    "''",
+    "0x",
+    "0b2",
+    "0o9",
+    "-",
+    "+",
+    "_",
+    "1_",
+    "1e999",
+    "-.inf",
+    ".nan",
+    "~",
+    "null",
+    "yes",
+    "On",
+    "2026-13-45",
+    "2026-08-21",
+    "12:30:00",
+    "0",
+    "-0",
+    "1.0",
+    "[1]",
+    "{a: 1}",
+    "&a",
+    "*a",
+    "9" * 4301,
+    "9" * 5000,
+    "1" + "0" * 400,
+    "é",
+    "\\x00",
+    "'quoted'",
+]
+HUGE_NUMBERS = st.sampled_from(
+    [
+        "9" * 20,
+        "9" * 4300,
+        "9" * 4301,
+        "9" * 5000,
+        "-" + "9" * 5000,
+        "1e400",
+        "1" + "0" * 5000 + ".5",
+        "0x" + "f" * 5000,
+        "18446744073709551616",
+    ]
+)
 HOSTILE_TEXT = st.one_of(
-    st.sampled_from(["", " ", "\n", "a\nb", "../../etc/passwd", "/abs/path", "-x", "--upload-pack=touch x;", "$(id)", "`id`",
-                     "a;b", "'", '"', "\\", "\t", "\r\n", "x" * 300, "x" * 5000, "🙂", "\u202e", "\x00", "\udcff", "%0A",
-                     "CONFIG_FILE=", "CONFIG_FILE=recipes/../../x", "JobState=COMPLETED", "::error::x", "${{ github.token }}"]),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\n",
+            "a\nb",
+            "../../etc/passwd",
+            "/abs/path",
+            "-x",
+            "--upload-pack=touch x;",
+            "$(id)",
+            "`id`",
+            "a;b",
+            "'",
+            '"',
+            "\\",
+            "\t",
+            "\r\n",
+            "x" * 300,
+            "x" * 5000,
+            "🙂",
+            "\u202e",
+            "\x00",
+            "\udcff",
+            "%0A",
+            "CONFIG_FILE=",
+            "CONFIG_FILE=recipes/../../x",
+            "JobState=COMPLETED",
+            "::error::x",
+            "${{ github.token }}",
+        ]
+    ),
     st.text(max_size=12),
 )
 # What a command line can carry: no NUL (argv is C strings); undecodable bytes arrive as surrogates.
 ARGV_TEXT = HOSTILE_TEXT.map(lambda text: text.replace("\x00", ""))
-JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                         HOSTILE_TEXT)
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                                 st.dictionaries(HOSTILE_TEXT, inner, max_size=3)), max_leaves=8)
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    HOSTILE_TEXT,
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(HOSTILE_TEXT, inner, max_size=3)),
+    max_leaves=8,
+)
 DEPTHS = st.sampled_from([1, 5, 50, 199, 200, 201, 999, 5000, 100_000])
 
 
@@ -48,7 +144,9 @@ def nested_json(depth: int, kind: str) -> str:
 def nested_yaml(depth: int, kind: str) -> str:
     if kind == "flow":
         return "a: " + "[" * depth + "]" * depth + "\n"
-    return "".join("  " * level + f"k{level}:\n" for level in range(min(depth, 3000))) + "  " * min(depth, 3000) + "x: 1\n"
+    return (
+        "".join("  " * level + f"k{level}:\n" for level in range(min(depth, 3000))) + "  " * min(depth, 3000) + "x: 1\n"
+    )
 
 
 @st.composite
@@ -108,14 +206,31 @@ def yaml_text(draw, document) -> str:
     line = lines[index]
     head = line.split(":", 1)[0] if ":" in line else line
     if kind == "tag":
-        lines[index] = f"{head}: {draw(tagged_scalar())}" if ":" in line else f"{head.split('-')[0]}- {draw(tagged_scalar())}"
+        lines[index] = (
+            f"{head}: {draw(tagged_scalar())}" if ":" in line else f"{head.split('-')[0]}- {draw(tagged_scalar())}"
+        )
     elif kind == "huge":
         lines[index] = f"{head}: {draw(HUGE_NUMBERS)}" if ":" in line else line
     elif kind == "deep":
         return nested_yaml(draw(DEPTHS), draw(st.sampled_from(["flow", "block"])))
     else:
-        return draw(st.one_of(st.text(max_size=40), st.sampled_from(["\t- a", "a: &a [*a]", "a: b: c", "- [", "%YAML 9.9\n---\na: 1",
-                                                                  "a: 1\na: 2", "\ufeffa: 1", "--- a\n--- b"])))
+        return draw(
+            st.one_of(
+                st.text(max_size=40),
+                st.sampled_from(
+                    [
+                        "\t- a",
+                        "a: &a [*a]",
+                        "a: b: c",
+                        "- [",
+                        "%YAML 9.9\n---\na: 1",
+                        "a: 1\na: 2",
+                        "\ufeffa: 1",
+                        "--- a\n--- b",
+                    ]
+                ),
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -132,9 +247,17 @@ def json_text(draw, document) -> str:
     if kind == "deep":
         path = draw(st.sampled_from(paths_of(document)))
         marker = "\u0000DEEP\u0000"
-        return json.dumps(replaced(document, path, marker)).replace(json.dumps(marker), nested_json(draw(DEPTHS), draw(st.sampled_from(["array", "object"]))))
-    return draw(st.one_of(st.text(max_size=40), st.sampled_from(["", "{", "[1,]", "NaN", '{"a": Infinity}', "\ufeff{}", '{"a":1}{"b":2}',
-                                                                  "\ud800", "null", "[]", "0"])))
+        return json.dumps(replaced(document, path, marker)).replace(
+            json.dumps(marker), nested_json(draw(DEPTHS), draw(st.sampled_from(["array", "object"])))
+        )
+    return draw(
+        st.one_of(
+            st.text(max_size=40),
+            st.sampled_from(
+                ["", "{", "[1,]", "NaN", '{"a": Infinity}', "\ufeff{}", '{"a":1}{"b":2}', "\ud800", "null", "[]", "0"]
+            ),
+        )
+    )
 
 
 class OddFiles:
@@ -151,10 +274,28 @@ class OddFiles:
                 (folder / name).symlink_to(folder / target)
         (folder / "not-utf8").write_bytes(b"\xff\xfe\x00a: \x80\n")
         (folder / "empty").write_bytes(b"")
-        self.paths = [str(folder / "a-folder"), str(folder / "a-fifo"), "/dev/null", "/dev/zero", "/dev/full", str(folder / "loop-a"),
-                      str(folder / "dangling"), str(folder / "missing"), str(folder / "a-folder" / "new" / "deeper"),
-                      str(folder / ("n" * 300)), "x" * 5000, str(folder / "not-utf8"), str(folder / "empty"), "", "-", ".", "..",
-                      str(folder / "a-fifo" / "under"), str(folder / "loop-a" / "x"), str(folder / "\udcff")]
+        self.paths = [
+            str(folder / "a-folder"),
+            str(folder / "a-fifo"),
+            "/dev/null",
+            "/dev/zero",
+            "/dev/full",
+            str(folder / "loop-a"),
+            str(folder / "dangling"),
+            str(folder / "missing"),
+            str(folder / "a-folder" / "new" / "deeper"),
+            str(folder / ("n" * 300)),
+            "x" * 5000,
+            str(folder / "not-utf8"),
+            str(folder / "empty"),
+            "",
+            "-",
+            ".",
+            "..",
+            str(folder / "a-fifo" / "under"),
+            str(folder / "loop-a" / "x"),
+            str(folder / "\udcff"),
+        ]
 
     def strategy(self):
         return st.sampled_from(self.paths)
@@ -162,8 +303,17 @@ class OddFiles:
 
 # --- a point's artifact: where a result file or a launch record would be, something else ------------
 
-ODD_PLACEMENTS = ["fifo", "link-to-device", "link-to-file", "dangling-link", "folder", "sparse-huge", "empty", "not-utf8",
-                  "deep-folders"]
+ODD_PLACEMENTS = [
+    "fifo",
+    "link-to-device",
+    "link-to-file",
+    "dangling-link",
+    "folder",
+    "sparse-huge",
+    "empty",
+    "not-utf8",
+    "deep-folders",
+]
 
 
 def place_odd(path: Path, kind: str, elsewhere: Path) -> None:
@@ -191,8 +341,22 @@ def place_odd(path: Path, kind: str, elsewhere: Path) -> None:
         os.makedirs(str(path) + "/d" * 400)
 
 
-NONFINITE = st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-1e999", "18446744073709551616", '"12.5"', '"fast"', "true",
-                             "null", "[]", "{}"])
+NONFINITE = st.sampled_from(
+    [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1e400",
+        "-1e999",
+        "18446744073709551616",
+        '"12.5"',
+        '"fast"',
+        "true",
+        "null",
+        "[]",
+        "{}",
+    ]
+)
 
 
 @st.composite
@@ -214,8 +378,23 @@ def result_json_text(draw, document) -> str:
 # --- GitHub's answers on a bad day, and the archives it serves -----------------------------------------
 
 HTTP_STATUSES = [200, 201, 204, 301, 302, 304, 400, 401, 403, 404, 409, 410, 422, 429, 500, 502, 503, 504]
-RETRY_AFTER = st.sampled_from(["0", "1", "99999", "-1", "1e3", "soon", "", " 2 ", "Wed, 21 Oct 2015 07:28:00 GMT", "future-date",
-                               "Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 99 Foo 2026 99:99:99 GMT", "9" * 400])
+RETRY_AFTER = st.sampled_from(
+    [
+        "0",
+        "1",
+        "99999",
+        "-1",
+        "1e3",
+        "soon",
+        "",
+        " 2 ",
+        "Wed, 21 Oct 2015 07:28:00 GMT",
+        "future-date",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Mon, 99 Foo 2026 99:99:99 GMT",
+        "9" * 400,
+    ]
+)
 RESET = st.sampled_from(["now+1", "0", "-5", "x", "9" * 30, "1e308", "nan", ""])
 HTML_PAGE = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>Unicorn!</body></html>"
 
@@ -238,21 +417,26 @@ class HttpFault:
         if self.kind == "status":
             return self.status, headers, payload, None
         if self.kind == "limit":
-            fields = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": _reset(self.reset)} if self.choice % 2 else \
-                {"Retry-After": _retry_after(self.retry_after)}
+            fields = (
+                {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": _reset(self.reset)}
+                if self.choice % 2
+                else {"Retry-After": _retry_after(self.retry_after)}
+            )
             return self.status, {**headers, **fields}, {"message": "You have exceeded a secondary rate limit."}, None
         if self.kind == "html":
             return self.status, {"Content-Type": "text/html"}, HTML_PAGE, None
         if self.kind == "cut":
-            return status, headers, body[:int(len(body) * self.fraction)], len(body) + 1 + self.choice % 1000
+            return status, headers, body[: int(len(body) * self.fraction)], len(body) + 1 + self.choice % 1000
         if self.kind == "short":  # a whole HTTP answer whose body stops early
-            return status, headers, body[:int(len(body) * self.fraction)], None
+            return status, headers, body[: int(len(body) * self.fraction)], None
         if self.kind == "json" and isinstance(payload, (dict, list)):
             paths = paths_of(payload)
             path = paths[self.choice % len(paths)]
             return status, headers, replaced(payload, path, self.value), None
         if self.kind == "redirect":
-            where = ["javascript:alert(1)", "", "//elsewhere", "http://127.0.0.1:1/nowhere", "ftp://x/y"][self.choice % 5]
+            where = ["javascript:alert(1)", "", "//elsewhere", "http://127.0.0.1:1/nowhere", "ftp://x/y"][
+                self.choice % 5
+            ]
             return 302, {"Location": where}, None, None
         return status, headers, self.raw, None  # bytes: anything at all
 
@@ -268,9 +452,16 @@ def _reset(value: str) -> str:
 @st.composite
 def http_faults(draw) -> HttpFault:
     kind = draw(st.sampled_from(["status", "limit", "html", "cut", "short", "json", "json", "redirect", "bytes"]))
-    return HttpFault(kind, draw(st.sampled_from(HTTP_STATUSES if kind != "limit" else [403, 429, 503])),
-                     draw(RETRY_AFTER), draw(RESET), draw(JSON_VALUES), draw(st.integers(0, 10**6)),
-                     draw(st.floats(0, 1)), draw(st.binary(max_size=64)))
+    return HttpFault(
+        kind,
+        draw(st.sampled_from(HTTP_STATUSES if kind != "limit" else [403, 429, 503])),
+        draw(RETRY_AFTER),
+        draw(RESET),
+        draw(JSON_VALUES),
+        draw(st.integers(0, 10**6)),
+        draw(st.floats(0, 1)),
+        draw(st.binary(max_size=64)),
+    )
 
 
 @st.composite
@@ -319,8 +510,28 @@ def _patched(archive: bytes, field: str, value: int) -> bytes:
 def hostile_archive(draw, files: dict) -> bytes:
     """A zip archive an artifact download may bring: the real one with a file's JSON mutated, or
     one that reaches outside its folder, links, lies about sizes, bombs, or is no zip at all."""
-    kind = draw(st.sampled_from(["mutated", "traversal", "absolute", "symlink", "fifo", "duplicate", "many", "lying-size",
-                                 "bomb", "cut", "garbage", "encrypted", "method", "long-name", "empty-name", "empty"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "mutated",
+                "traversal",
+                "absolute",
+                "symlink",
+                "fifo",
+                "duplicate",
+                "many",
+                "lying-size",
+                "bomb",
+                "cut",
+                "garbage",
+                "encrypted",
+                "method",
+                "long-name",
+                "empty-name",
+                "empty",
+            ]
+        )
+    )
     members = [(_info(name), text) for name, text in files.items()]
     if kind == "mutated" and files:
         name = draw(st.sampled_from(sorted(files)))
@@ -331,10 +542,13 @@ def hostile_archive(draw, files: dict) -> bytes:
         text = draw(json_text(document)).encode("utf-8", "surrogatepass")
         return _zip([(info, text if info.filename == name else data) for info, data in members])
     extra = {
-        "traversal": [(_info("../../escaped.json"), b"{}")], "absolute": [(_info("/tmp/infx-absolute.json"), b"{}")],
+        "traversal": [(_info("../../escaped.json"), b"{}")],
+        "absolute": [(_info("/tmp/infx-absolute.json"), b"{}")],
         "symlink": [(_info("linked.json", stat.S_IFLNK | 0o777), b"/etc/passwd")],
         "fifo": [(_info("a-fifo", stat.S_IFIFO | 0o644), b"")],
-        "duplicate": members[:1], "long-name": [(_info("n" * 5000), b"{}")], "empty-name": [(_info("/"), b"")],
+        "duplicate": members[:1],
+        "long-name": [(_info("n" * 5000), b"{}")],
+        "empty-name": [(_info("/"), b"")],
     }
     if kind in extra:
         return _zip(members + extra[kind])
@@ -346,7 +560,7 @@ def hostile_archive(draw, files: dict) -> bytes:
         return zip_bomb()
     if kind == "cut":
         whole = _zip(members)
-        return whole[:draw(st.integers(0, max(0, len(whole) - 1)))]
+        return whole[: draw(st.integers(0, max(0, len(whole) - 1)))]
     if kind == "encrypted":
         return _patched(_zip(members), "flags", 0x1)
     if kind == "method":

@@ -49,9 +49,13 @@ def problem(index: int) -> tuple[str, int, str]:
     name, thing = NAMES[index % len(NAMES)], THINGS[index % len(THINGS)]
     first, more, groups = 3 + index, 2 + (index * 11) % 30, 2 + index % 4  # `first` makes every question unique
     total = (first + more) * groups
-    question = (f"{name} has {first} {thing} and finds {more} more. Then {name} gathers the same number "
-                f"{groups - 1} more times. How many {thing} does {name} have now?")
-    solution = f"{name} has {first} + {more} = {first + more} {thing}. {first + more} * {groups} = {total}.\n#### {total}"
+    question = (
+        f"{name} has {first} {thing} and finds {more} more. Then {name} gathers the same number "
+        f"{groups - 1} more times. How many {thing} does {name} have now?"
+    )
+    solution = (
+        f"{name} has {first} + {more} = {first + more} {thing}. {first + more} * {groups} = {total}.\n#### {total}"
+    )
     return question, total, solution
 
 
@@ -108,7 +112,9 @@ def write_task(folder: Path, questions: int = QUESTIONS) -> Path:
     """``folder`` with gsm8k.yaml and its two data files (``questions`` test questions, SHOTS worked examples)."""
     folder.mkdir(parents=True, exist_ok=True)
     test, train = folder / "gsm8k_test.jsonl", folder / "gsm8k_train.jsonl"
-    test.write_text("".join(json.dumps({"question": q, "answer": s}) + "\n" for q, _, s in map(problem, range(questions))))
+    test.write_text(
+        "".join(json.dumps({"question": q, "answer": s}) + "\n" for q, _, s in map(problem, range(questions)))
+    )
     shots = [problem(10_000 + i) for i in range(SHOTS)]
     train.write_text("".join(json.dumps({"question": q, "answer": s}) + "\n" for q, _, s in shots))
     (folder / "gsm8k.yaml").write_text(TASK_YAML.format(test=test, train=train))
@@ -164,9 +170,16 @@ class ChatHandler(BaseHTTPRequestHandler):
         found = QUESTION.search(users[-1]) if users else None
         index, answer = ANSWERS.get(found["question"].strip(), (-1, -1)) if found else (-1, -1)
         text = policy.reply(index, answer) if index >= 0 else "I do not know."
-        self._send(200, {"id": "chatcmpl-standin", "object": "chat.completion", "model": body.get("model"),
-                         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                         "usage": {"prompt_tokens": 0, "completion_tokens": len(text.split()), "total_tokens": 0}})
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-standin",
+                "object": "chat.completion",
+                "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": len(text.split()), "total_tokens": 0},
+            },
+        )
 
 
 class StandinServer(ThreadingHTTPServer):
@@ -189,19 +202,56 @@ def standin_server() -> Iterator[ThreadingHTTPServer]:
 
 def lm_eval_env(cache: Path) -> dict[str, str]:
     """No network: the datasets library reads the local JSON files and caches in ``cache``."""
-    return {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(cache / "datasets"),
-            "HF_HOME": str(cache / "hf"), "TOKENIZERS_PARALLELISM": "false", "LMEVAL_LOG_LEVEL": "WARNING"}
+    return {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(cache / "datasets"),
+        "HF_HOME": str(cache / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "LMEVAL_LOG_LEVEL": "WARNING",
+    }
 
 
-def run_lm_eval(port: int, task_dir: Path, out: Path, conc: int, cache: Path, limit: int | None = None,
-                timeout: float = 240, python: str = sys.executable) -> subprocess.CompletedProcess:
+def run_lm_eval(
+    port: int,
+    task_dir: Path,
+    out: Path,
+    conc: int,
+    cache: Path,
+    limit: int | None = None,
+    timeout: float = 240,
+    python: str = sys.executable,
+) -> subprocess.CompletedProcess:
     """One lm-eval run as the eval stage starts it; results land under ``out``/<model>/."""
-    model_args = (f"model={MODEL},base_url=http://127.0.0.1:{port}/v1/chat/completions,"
-                  f"num_concurrent={conc},max_retries=1,timeout=30,tokenized_requests=False")
-    argv = [python, "-m", "lm_eval", "run", "--model", "local-chat-completions", "--model_args", model_args,
-            "--tasks", TASK, "--include_path", str(task_dir), "--num_fewshot", str(SHOTS),
-            "--apply_chat_template", "--fewshot_as_multiturn", "true",
-            "--gen_kwargs", "temperature=0,top_p=1,max_gen_toks=64", "--log_samples", "--output_path", str(out)]
+    model_args = (
+        f"model={MODEL},base_url=http://127.0.0.1:{port}/v1/chat/completions,"
+        f"num_concurrent={conc},max_retries=1,timeout=30,tokenized_requests=False"
+    )
+    argv = [
+        python,
+        "-m",
+        "lm_eval",
+        "run",
+        "--model",
+        "local-chat-completions",
+        "--model_args",
+        model_args,
+        "--tasks",
+        TASK,
+        "--include_path",
+        str(task_dir),
+        "--num_fewshot",
+        str(SHOTS),
+        "--apply_chat_template",
+        "--fewshot_as_multiturn",
+        "true",
+        "--gen_kwargs",
+        "temperature=0,top_p=1,max_gen_toks=64",
+        "--log_samples",
+        "--output_path",
+        str(out),
+    ]
     if limit is not None:
         argv += ["--limit", str(limit)]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=lm_eval_env(cache), cwd=str(cache))
@@ -223,14 +273,37 @@ SMOKE = 100  # EVAL_LIMIT-style slice: 91 right answers read exactly 0.91
 # meta_env.json as the reference's eval stage writes it (the fields of its launcher), for the bundled
 # row dsv4-fp4-gb300-dynamo-vllm (1 prefill worker tp4 ep4 with DP attention, 6 decode workers tp4).
 META = {
-    "is_multinode": True, "framework": "dynamo-vllm", "precision": "fp4", "spec_decoding": "none",
+    "is_multinode": True,
+    "framework": "dynamo-vllm",
+    "precision": "fp4",
+    "spec_decoding": "none",
     "recipe_fingerprint": "fe994e4b795c195bbb7ff0b4224ab86cc10f51597835b8dc9bb05cded083629f",
-    "tp": 4, "pp": 1, "dcp_size": 1, "pcp_size": 1, "conc": 192, "ep": 4, "dp_attention": "true",
-    "prefill_tp": 4, "prefill_pp": 1, "prefill_dcp_size": 1, "prefill_pcp_size": 1, "prefill_ep": 4,
-    "prefill_dp_attention": "true", "prefill_num_workers": 1,
-    "decode_tp": 4, "decode_pp": 1, "decode_dcp_size": 1, "decode_pcp_size": 1, "decode_ep": 1,
-    "decode_dp_attention": "false", "decode_num_workers": 6,
-    "model": MODEL, "infmax_model_prefix": "dsv4", "hw": "gb300", "isl": 8192, "osl": 1024,
+    "tp": 4,
+    "pp": 1,
+    "dcp_size": 1,
+    "pcp_size": 1,
+    "conc": 192,
+    "ep": 4,
+    "dp_attention": "true",
+    "prefill_tp": 4,
+    "prefill_pp": 1,
+    "prefill_dcp_size": 1,
+    "prefill_pcp_size": 1,
+    "prefill_ep": 4,
+    "prefill_dp_attention": "true",
+    "prefill_num_workers": 1,
+    "decode_tp": 4,
+    "decode_pp": 1,
+    "decode_dcp_size": 1,
+    "decode_pcp_size": 1,
+    "decode_ep": 1,
+    "decode_dp_attention": "false",
+    "decode_num_workers": 6,
+    "model": MODEL,
+    "infmax_model_prefix": "dsv4",
+    "hw": "gb300",
+    "isl": 8192,
+    "osl": 1024,
 }
 
 
@@ -252,12 +325,18 @@ class Run:
 # - batched-failed: EVAL_CONC "16 32 64", the engine gone at 64 (lm-eval exits 1 and writes nothing).
 FOLDERS = {
     "flat": (META, [Run(192, Policy(1031, 69)), Run(192, Policy(1194, 46))]),
-    "batched": ({**META, "conc": 16, "eval_concs": [16, 32], "completed_eval_concs": [16, 32], "failed_eval_concs": []},
-                [Run(16, Policy(85, 4), SMOKE, True), Run(16, Policy(91, 4), SMOKE, True),
-                 Run(32, Policy(93, 3), SMOKE, True)]),
-    "batched-failed": ({**META, "conc": 16, "eval_concs": [16, 32, 64], "completed_eval_concs": [16, 32], "failed_eval_concs": [64]},
-                       [Run(16, Policy(94, 3), SMOKE, True), Run(32, Policy(92, 3), SMOKE, True),
-                        Run(64, Policy(0, fail=True), SMOKE, True)]),
+    "batched": (
+        {**META, "conc": 16, "eval_concs": [16, 32], "completed_eval_concs": [16, 32], "failed_eval_concs": []},
+        [Run(16, Policy(85, 4), SMOKE, True), Run(16, Policy(91, 4), SMOKE, True), Run(32, Policy(93, 3), SMOKE, True)],
+    ),
+    "batched-failed": (
+        {**META, "conc": 16, "eval_concs": [16, 32, 64], "completed_eval_concs": [16, 32], "failed_eval_concs": [64]},
+        [
+            Run(16, Policy(94, 3), SMOKE, True),
+            Run(32, Policy(92, 3), SMOKE, True),
+            Run(64, Policy(0, fail=True), SMOKE, True),
+        ],
+    ),
 }
 
 

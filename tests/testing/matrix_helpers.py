@@ -40,8 +40,13 @@ RUNNERS = {
 
 def entry(model_prefix="dsr1", runner="mi300x", multinode=False, **fields) -> dict:
     base = {
-        "image": "img:1", "model": f"org/{model_prefix}", "model-prefix": model_prefix, "precision": "fp8",
-        "framework": "sglang", "runner": runner, "multinode": multinode,
+        "image": "img:1",
+        "model": f"org/{model_prefix}",
+        "model-prefix": model_prefix,
+        "precision": "fp8",
+        "framework": "sglang",
+        "runner": runner,
+        "multinode": multinode,
     }
     base.update(fields)
     return base
@@ -52,21 +57,28 @@ def fixed(*search, isl=1024, osl=1024) -> dict:
 
 
 def sn_entry() -> dict:
-    """"SN" of §6.2: dsr1-fp8-mi300x-sglang, 1k1k and 8k1k, each tp8 conc 4..64."""
+    """ "SN" of §6.2: dsr1-fp8-mi300x-sglang, 1k1k and 8k1k, each tp8 conc 4..64."""
     space = {"tp": 8, "conc-start": 4, "conc-end": 64}
     return entry(scenarios={"fixed-seq-len": [fixed(dict(space)), fixed(dict(space), isl=8192)]})
 
 
 def mn_entry(**search_fields) -> dict:
-    """"MN" of §6.2: a multinode disagg gb200 entry with heterogeneous hardware."""
+    """ "MN" of §6.2: a multinode disagg gb200 entry with heterogeneous hardware."""
     search = {
         "conc-list": [2150],
         "prefill": {"num-worker": 5, "tp": 4, "ep": 4, "dp-attn": True, "hardware": "gb200"},
         "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True, "hardware": "h100"},
     }
     search.update(search_fields)
-    return entry(runner="gb200", multinode=True, disagg=True, precision="fp4", framework="dynamo-trt",
-                 **{"kv-p2p-transfer": "nixl"}, scenarios={"fixed-seq-len": [fixed(search)]})
+    return entry(
+        runner="gb200",
+        multinode=True,
+        disagg=True,
+        precision="fp4",
+        framework="dynamo-trt",
+        **{"kv-p2p-transfer": "nixl"},
+        scenarios={"fixed-seq-len": [fixed(search)]},
+    )
 
 
 class Repo:
@@ -92,8 +104,12 @@ class Repo:
     def build(self, selection=None, evals=None, notices=None):
         from infx.matrix import EvalMode, Selection, build_matrix
 
-        return build_matrix(self.config_set(), selection=selection or Selection(),
-                            evals=evals if evals is not None else EvalMode.DEFAULT, notices=notices)
+        return build_matrix(
+            self.config_set(),
+            selection=selection or Selection(),
+            evals=evals if evals is not None else EvalMode.DEFAULT,
+            notices=notices,
+        )
 
     def cli(self, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         return run_cli("matrix", *args, cwd=self.root, env=env)

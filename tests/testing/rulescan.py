@@ -43,8 +43,15 @@ def _tuple_heads(relative: str, function: str | None = None) -> set[str]:
                 if isinstance(first, ast.Tuple) and len(node.elts) >= 3:  # (path, rule, message, hint)
                     first = node.elts[1]
                 message = node.elts[node.elts.index(first) + 1] if node.elts.index(first) + 1 < len(node.elts) else None
-                says = isinstance(message, ast.JoinedStr) or (isinstance(message, ast.Constant) and " " in str(message.value))
-                if says and isinstance(first, ast.Constant) and isinstance(first.value, str) and ID_SHAPE.match(first.value):
+                says = isinstance(message, ast.JoinedStr) or (
+                    isinstance(message, ast.Constant) and " " in str(message.value)
+                )
+                if (
+                    says
+                    and isinstance(first, ast.Constant)
+                    and isinstance(first.value, str)
+                    and ID_SHAPE.match(first.value)
+                ):
                     found.add(first.value)
     return found
 
@@ -75,8 +82,12 @@ def _json_documents() -> set[str]:
             if isinstance(node, ast.FunctionDef) and node.name == "read_json" and path.name == "sweepplan.py":
                 defaults = node.args.defaults
                 whats.add(defaults[0].value)  # type: ignore[attr-defined]
-            elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "read_json"
-                  and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "read_json"
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+            ):
                 whats.add(node.args[1].value)
     return {what.removesuffix(" file").replace(" ", "-") + "-json" for what in whats}
 
@@ -166,14 +177,20 @@ def sinks(trees: dict[str, ast.Module]) -> dict[str, Sink]:
             if isinstance(node, ast.FunctionDef) and node not in methods:
                 slot = _rule_slot(node.args, skip_self=False)
                 if slot:
-                    assert node.name not in found, f"two callables named {node.name} take a rule id: the scan cannot tell them apart"
+                    assert node.name not in found, (
+                        f"two callables named {node.name} take a rule id: the scan cannot tell them apart"
+                    )
                     found[node.name] = slot
     return found
 
 
 def _imported(tree: ast.Module) -> set[str]:
-    return {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-            for alias in node.names}
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
 
 
 def _argument(call: ast.Call, sink: Sink) -> ast.expr | None:
@@ -182,7 +199,7 @@ def _argument(call: ast.Call, sink: Sink) -> ast.expr | None:
             return keyword.value
     starred = [i for i, arg in enumerate(call.args) if isinstance(arg, ast.Starred)]
     if starred:  # error(*where, 'rule', message, hint): the first text after the unpacked location
-        after = [arg for arg in call.args[starred[-1] + 1:] if isinstance(arg, (ast.Constant, ast.JoinedStr))]
+        after = [arg for arg in call.args[starred[-1] + 1 :] if isinstance(arg, (ast.Constant, ast.JoinedStr))]
         return after[0] if after else None
     if len(call.args) < sink.required:
         return None  # another function of the same name
@@ -194,10 +211,19 @@ def _defaults(trees: dict[str, ast.Module], scan: Scan) -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef):
                 args = node.args
-                pairs = list(zip((args.posonlyargs + args.args)[len(args.posonlyargs + args.args) - len(args.defaults):], args.defaults))
+                pairs = list(
+                    zip(
+                        (args.posonlyargs + args.args)[len(args.posonlyargs + args.args) - len(args.defaults) :],
+                        args.defaults,
+                    )
+                )
                 pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
                 for arg, default in pairs:
-                    if arg.arg in RULE_PARAMETERS and isinstance(default, ast.Constant) and isinstance(default.value, str):
+                    if (
+                        arg.arg in RULE_PARAMETERS
+                        and isinstance(default, ast.Constant)
+                        and isinstance(default.value, str)
+                    ):
                         scan.add(default.value, f"{relative}:{default.lineno}")
 
 
@@ -229,10 +255,16 @@ def _sink_of(call: ast.Call, known: dict[str, Sink], modules: set[str]) -> Sink 
     return None
 
 
-def _visit(node: ast.AST, relative: str, parameters: set[str], known: dict[str, Sink], scan: Scan, modules: set[str]) -> None:
+def _visit(
+    node: ast.AST, relative: str, parameters: set[str], known: dict[str, Sink], scan: Scan, modules: set[str]
+) -> None:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = node.args
-        own = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg in RULE_PARAMETERS and _is_text(a.annotation)}
+        own = {
+            a.arg
+            for a in args.posonlyargs + args.args + args.kwonlyargs
+            if a.arg in RULE_PARAMETERS and _is_text(a.annotation)
+        }
         parameters = parameters | own
     sink = _sink_of(node, known, modules) if isinstance(node, ast.Call) else None
     if sink is not None:

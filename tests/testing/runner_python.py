@@ -36,7 +36,15 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[2]
 LOCK_NAME = "requirements.lock"
 # What the wheel is built from (pyproject.toml's package data reaches .github/workflows).
-SOURCE = ("pyproject.toml", "MANIFEST.in", "README.md", LOCK_NAME, ".pre-commit-hooks.yaml", "infx", ".github/workflows")
+SOURCE = (
+    "pyproject.toml",
+    "MANIFEST.in",
+    "README.md",
+    LOCK_NAME,
+    ".pre-commit-hooks.yaml",
+    "infx",
+    ".github/workflows",
+)
 ROOT_VARIABLE = "INFX_TEST_RUNNER_ROOT"  # set by tests/conftest.py: a folder all workers of the session share
 LOCK_MARKER, INFX_MARKER = "installed-lock", "installed-infx"
 
@@ -142,7 +150,9 @@ def _build(folder: Path, digest: str) -> Runtime:
     python = str(venv / "bin" / "python")
     _run([*uv, "pip", "install", "--quiet", "--python", python, "--require-hashes", "-r", str(source / LOCK_NAME)], env)
     _run([*uv, "pip", "install", "--quiet", "--python", python, "--no-deps", str(wheel)], env)
-    return Runtime(str(venv), str(wheel), version, digest, lock_digest(source / LOCK_NAME), round(time.monotonic() - started, 1))
+    return Runtime(
+        str(venv), str(wheel), version, digest, lock_digest(source / LOCK_NAME), round(time.monotonic() - started, 1)
+    )
 
 
 def _run(argv: list[str], env: dict) -> None:
@@ -164,8 +174,8 @@ def make_environment(env_dir: Path, runtime_file: Path) -> Path:
         "# A Python of the stand-in runner (tests/testing/runner_python.py).\n"
         f"env_dir='{env_dir}'\n"
         'case "$1 $2" in\n'
-        f"  '-m pip'|'-m venv') exec '{sys.executable}' '{Path(__file__).resolve()}' \"$env_dir\" '{runtime_file}' \"$@\" ;;\n"
-        f"  '-m infx') [ -x \"$env_dir/bin/infx\" ] || {{ echo \"$0: No module named infx\" >&2; exit 1; }} ;;\n"
+        f"  '-m pip'|'-m venv') exec '{sys.executable}' '{Path(__file__).resolve()}' \"$env_dir\" '{runtime_file}' "
+        f'"$@" ;;\n  \'-m infx\') [ -x "$env_dir/bin/infx" ] || {{ echo "$0: No module named infx" >&2; exit 1; }} ;;\n'
         "esac\n"
         f"exec '{runtime.venv}/bin/python' \"$@\"\n"
     )
@@ -197,24 +207,32 @@ def _install(env_dir: Path, runtime: Runtime, args: list[str]) -> int:
         if not path.is_file():
             return _refuse(f"Could not open requirements file: [Errno 2] No such file or directory: '{path}'")
         if lock_digest(path) != runtime.lock_digest:
-            return _refuse(f"{path} is not the lock this test session installed ({LOCK_NAME} of the project): "
-                           "the stand-in runner only has the locked packages")
+            return _refuse(
+                f"{path} is not the lock this test session installed ({LOCK_NAME} of the project): "
+                "the stand-in runner only has the locked packages"
+            )
         (env_dir / LOCK_MARKER).touch()
         message = "the locked dependencies"
     elif not requirement_files and options == {"--no-deps"} and len(targets) == 1:
         target = targets[0]
         if target == ".":
             if not (Path.cwd() / "pyproject.toml").is_file():
-                return _refuse(f"Directory '{Path.cwd()}' is not installable. Neither 'setup.py' nor 'pyproject.toml' found.")
+                return _refuse(
+                    f"Directory '{Path.cwd()}' is not installable. Neither 'setup.py' nor 'pyproject.toml' found."
+                )
             if source_digest(Path.cwd()) != runtime.source_digest:
                 return _refuse("the checkout's infx source differs from the one this test session built its wheel from")
         elif target.replace('"', "") != f"infx=={runtime.version}":
-            return _refuse(f"No matching distribution found for {target} (the stand-in index has infx=={runtime.version})")
+            return _refuse(
+                f"No matching distribution found for {target} (the stand-in index has infx=={runtime.version})"
+            )
         (env_dir / INFX_MARKER).touch()
         message = f"infx-{runtime.version}"
     else:
-        return _refuse("the stand-in runner installs only `--require-hashes -r <lock>` and `--no-deps .` or "
-                       f"`--no-deps infx==<version>` (the forms the workflows use), not: pip install {' '.join(args)}")
+        return _refuse(
+            "the stand-in runner installs only `--require-hashes -r <lock>` and `--no-deps .` or "
+            f"`--no-deps infx==<version>` (the forms the workflows use), not: pip install {' '.join(args)}"
+        )
     if (env_dir / LOCK_MARKER).exists() and (env_dir / INFX_MARKER).exists():
         script = env_dir / "bin" / "infx"
         script.write_text(f"#!/bin/sh\nexec '{runtime.venv}/bin/infx' \"$@\"\n")

@@ -1,10 +1,10 @@
 """Run srt-slurm's sa-bench client (benchmark_serving.py, v1.0.50) against a stand-in model server.
 
-The stand-in is an OpenAI-compatible `/v1/completions` endpoint on 127.0.0.1 that streams
-`max_tokens` chunks (server-sent events, then a usage chunk and `[DONE]`) at a fixed pace,
-or, for the all-failed file, answers every request after the client's test request with HTTP 500. The tokenizer is a word-level tokenizer
-built from a local file, so nothing is downloaded. The client is started exactly as
-bench.sh starts its timed run (same flags), with small lengths and request counts.
+The stand-in is an OpenAI-compatible `/v1/completions` endpoint on 127.0.0.1 that streams `max_tokens` chunks
+(server-sent events, then a usage chunk and `[DONE]`) at a fixed pace, or, for the all-failed file, answers every
+request after the client's test request with HTTP 500. The tokenizer is a word-level tokenizer built from a local file,
+so nothing is downloaded. The client is started exactly as bench.sh starts its timed run (same flags), with small
+lengths and request counts.
 
 This is how tests/data/results/sa-bench/*.json were produced (the client needs aiohttp,
 pandas, datasets, Pillow, tqdm and transformers, which the test environment does not
@@ -60,7 +60,11 @@ class CompletionsHandler(BaseHTTPRequestHandler):
         for index in range(tokens):
             if index:
                 time.sleep(TOKEN_DELAY)
-            chunk = {"id": "cmpl-standin", "object": "text_completion", "choices": [{"index": 0, "text": f" w{index % VOCAB}"}]}
+            chunk = {
+                "id": "cmpl-standin",
+                "object": "text_completion",
+                "choices": [{"index": 0, "text": f" w{index % VOCAB}"}],
+            }
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
         usage = {"id": "cmpl-standin", "choices": [], "usage": {"prompt_tokens": 0, "completion_tokens": tokens}}
@@ -82,15 +86,53 @@ def write_tokenizer(folder: Path) -> Path:
     return folder
 
 
-def run_client(srt: Path, port: int, tokenizer: Path, out: Path, name: str, conc: int, prompts: int, isl: int, osl: int) -> None:
+def run_client(
+    srt: Path, port: int, tokenizer: Path, out: Path, name: str, conc: int, prompts: int, isl: int, osl: int
+) -> None:
     script = srt / "src/srtctl/benchmarks/scripts/sa-bench/benchmark_serving.py"
-    argv = [sys.executable, "-u", str(script), "--model", "standin-model", "--tokenizer", str(tokenizer),
-            "--host", "127.0.0.1", "--port", str(port), "--backend", "dynamo", "--endpoint", "/v1/completions",
-            "--disable-tqdm", "--dataset-name", "random", "--num-prompts", str(prompts),
-            "--random-input-len", str(isl), "--random-output-len", str(osl), "--random-range-ratio", "0.8",
-            "--random-num-workers", "1", "--ignore-eos", "--request-rate", "inf",
-            "--percentile-metrics", "ttft,tpot,itl,e2el", "--max-concurrency", str(conc), "--trust-remote-code",
-            "--save-result", "--result-dir", str(out), "--result-filename", name]
+    argv = [
+        sys.executable,
+        "-u",
+        str(script),
+        "--model",
+        "standin-model",
+        "--tokenizer",
+        str(tokenizer),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--backend",
+        "dynamo",
+        "--endpoint",
+        "/v1/completions",
+        "--disable-tqdm",
+        "--dataset-name",
+        "random",
+        "--num-prompts",
+        str(prompts),
+        "--random-input-len",
+        str(isl),
+        "--random-output-len",
+        str(osl),
+        "--random-range-ratio",
+        "0.8",
+        "--random-num-workers",
+        "1",
+        "--ignore-eos",
+        "--request-rate",
+        "inf",
+        "--percentile-metrics",
+        "ttft,tpot,itl,e2el",
+        "--max-concurrency",
+        str(conc),
+        "--trust-remote-code",
+        "--save-result",
+        "--result-dir",
+        str(out),
+        "--result-filename",
+        name,
+    ]
     subprocess.run(argv, check=True, timeout=120, stdout=subprocess.DEVNULL)
 
 
@@ -106,8 +148,17 @@ def main(srt: Path, out: Path) -> None:
         try:
             # 1P1D-shaped multinode files (8 prefill + 16 decode GPUs) and an aggregated one.
             for conc in (4, 8):
-                run_client(srt, port, tokenizer, out, f"results_concurrency_{conc}_gpus_24_ctx_8_gen_16.json",
-                           conc, conc * 10, 64, 16)
+                run_client(
+                    srt,
+                    port,
+                    tokenizer,
+                    out,
+                    f"results_concurrency_{conc}_gpus_24_ctx_8_gen_16.json",
+                    conc,
+                    conc * 10,
+                    64,
+                    16,
+                )
             run_client(srt, port, tokenizer, out, "results_concurrency_4_gpus_4.json", 4, 40, 64, 16)
             # Every timed request fails; only the client's initial test request is answered.
             CompletionsHandler.fail_after = CompletionsHandler.served + 1

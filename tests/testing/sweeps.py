@@ -18,7 +18,10 @@ from testing.runner_python import copy_source
 
 DISAGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg"
 AGG = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
-RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+RECIPE = (
+    "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/"
+    "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml"
+)
 DATA = ("configs", "runners", "benchmarks", "perf-changelog.yaml")
 
 
@@ -123,36 +126,69 @@ def server(monkeypatch):
         yield gh
 
 
-def pr_payload(repo: Path, action: str, labels: list[str], label: str | None = None, fork: bool = False,
-               draft: bool = False, number: int = PR, head_ref: str = "pr") -> dict:
+def pr_payload(
+    repo: Path,
+    action: str,
+    labels: list[str],
+    label: str | None = None,
+    fork: bool = False,
+    draft: bool = False,
+    number: int = PR,
+    head_ref: str = "pr",
+) -> dict:
     """The fields of a pull_request event GitHub sends, as its documentation shapes them."""
     head, base = git(repo, "rev-parse", "HEAD"), git(repo, "rev-parse", "main")
     owner = "stranger" if fork else SLUG.split("/")[0]
     repository = {"id": 1, "full_name": SLUG, "name": SLUG.split("/")[1], "owner": {"login": SLUG.split("/")[0]}}
     payload = {
-        "action": action, "number": number,
+        "action": action,
+        "number": number,
         "pull_request": {
-            "number": number, "state": "open", "draft": draft, "title": "GB300 ladder on Mooncake",
+            "number": number,
+            "state": "open",
+            "draft": draft,
+            "title": "GB300 ladder on Mooncake",
             "labels": [{"id": 100 + i, "name": n, "color": "ededed", "default": False} for i, n in enumerate(labels)],
             "head": {"ref": head_ref, "sha": head, "repo": {**repository, "full_name": f"{owner}/InferenceX"}},
             "base": {"ref": "main", "sha": base, "repo": repository},
             "user": {"login": "author"},
         },
-        "repository": repository, "sender": {"login": "author"},
+        "repository": repository,
+        "sender": {"login": "author"},
     }
     if label:
         payload["label"] = {"id": 200, "name": label, "color": "ededed"}
     return payload
 
 
-def pr_run(repo: Path, tmp: Path, gh, labels: list[str], action: str = "labeled", label: str | None = "sweep-enabled",
-           fork: bool = False, run_id: int = 9001, variables: dict = DRY_RUN, draft: bool = False,
-           durations: dict | None = None) -> Executor:
+def pr_run(
+    repo: Path,
+    tmp: Path,
+    gh,
+    labels: list[str],
+    action: str = "labeled",
+    label: str | None = "sweep-enabled",
+    fork: bool = False,
+    run_id: int = 9001,
+    variables: dict = DRY_RUN,
+    draft: bool = False,
+    durations: dict | None = None,
+) -> Executor:
     event = pr_payload(repo, action, labels, label if action in ("labeled", "unlabeled") else None, fork, draft)
     gh.state.add_run(run_id, head_branch="pr", event="pull_request")
-    run = Executor(repo, tmp / "run", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                   ref=f"refs/pull/{PR}/merge", repository=SLUG, run_id=run_id, github=gh, variables=variables,
-                   durations=durations)
+    run = Executor(
+        repo,
+        tmp / "run",
+        "pull_request",
+        event,
+        sha=event["pull_request"]["head"]["sha"],
+        ref=f"refs/pull/{PR}/merge",
+        repository=SLUG,
+        run_id=run_id,
+        github=gh,
+        variables=variables,
+        durations=durations,
+    )
     run.results = run.run()
     return run
 

@@ -32,15 +32,19 @@ def parse_outputs(text: str) -> dict[str, str]:
     while index < len(lines) and lines[index]:
         name, _, delimiter = lines[index].partition("<<")
         end = lines.index(delimiter, index + 1)
-        outputs[name] = "\n".join(lines[index + 1:end])
+        outputs[name] = "\n".join(lines[index + 1 : end])
         index = end + 1
     return outputs
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
-                       st.lists(st.text(max_size=20) | st.sampled_from(["infx_EOF_", "\n", "<<", "EOF"]),
-                                max_size=12).map("".join), max_size=5))
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+        st.lists(st.text(max_size=20) | st.sampled_from(["infx_EOF_", "\n", "<<", "EOF"]), max_size=12).map("".join),
+        max_size=5,
+    )
+)
 def test_outputs_round_trip(outputs):
     assert parse_outputs(format_outputs(outputs)) == outputs
 
@@ -62,11 +66,24 @@ def big_repo(tmp_path_factory):
     for index in range(10):
         masters[f"model{index}-fp8-mi300x-sglang"] = entry(
             model_prefix=f"model{index}",
-            scenarios={"fixed-seq-len": [fixed(*({"tp": tp, "conc-list": list(range(1, 29))} for tp in (1, 2)),
-                                               isl=8192),
-                                         fixed({"tp": 8, "conc-list": list(range(1, 29))}, isl=2048)]})
-    masters["agentic-b300"] = entry(runner="cluster:b300-nv", scenarios={"agentic-coding": [{
-        "dram-utilization": 0.8, "search-space": [{"tp": 8, "kv-offloading": "none", "conc-list": list(range(1, 281))}]}]})
+            scenarios={
+                "fixed-seq-len": [
+                    fixed(*({"tp": tp, "conc-list": list(range(1, 29))} for tp in (1, 2)), isl=8192),
+                    fixed({"tp": 8, "conc-list": list(range(1, 29))}, isl=2048),
+                ]
+            },
+        )
+    masters["agentic-b300"] = entry(
+        runner="cluster:b300-nv",
+        scenarios={
+            "agentic-coding": [
+                {
+                    "dram-utilization": 0.8,
+                    "search-space": [{"tp": 8, "kv-offloading": "none", "conc-list": list(range(1, 281))}],
+                }
+            ]
+        },
+    )
     return Repo(tmp_path_factory.mktemp("big"), masters)
 
 
@@ -80,9 +97,15 @@ def test_synthetic_matrix_shards_within_limits(big_repo, tmp_path):
     shards = write_sharded_outputs(bucketize(rows), outputs_file, shard_dir)
     outputs = parse_outputs(outputs_file.read_text().split("\n", 1)[1])
     assert json.loads(outputs["shards"]) == shards and outputs["point-count"] == "1120"
-    assert [s["id"] for s in shards] == ["single_node/8k1k#0", "single_node/8k1k#1", "single_node/8k1k#2",
-                                         "single_node/2048_1024#0", "single_node/2048_1024#1", "single_node/agentic#0",
-                                         "single_node/agentic#1"]
+    assert [s["id"] for s in shards] == [
+        "single_node/8k1k#0",
+        "single_node/8k1k#1",
+        "single_node/8k1k#2",
+        "single_node/2048_1024#0",
+        "single_node/2048_1024#1",
+        "single_node/agentic#0",
+        "single_node/agentic#1",
+    ]
     union = []
     for k, descriptor in enumerate(shards):
         from_file = json.loads((shard_dir / descriptor["file"]).read_text())
@@ -119,7 +142,9 @@ def reference_rows(non_ascii: bool = False) -> list[dict]:
     """The reference's 1,820 rows; non_ascii: every model name made emoji- and CJK-heavy."""
     import gzip
 
-    rows = json.loads(gzip.open(Path(__file__).resolve().parents[1] / "data" / "inferencex-2026-08-reference-rows.json.gz").read())
+    rows = json.loads(
+        gzip.open(Path(__file__).resolve().parents[1] / "data" / "inferencex-2026-08-reference-rows.json.gz").read()
+    )
     if non_ascii:
         rows = [{**row, "model": f"{row['model']}-模型推理-{'😀' * 40}"} for row in rows]
     return rows
@@ -142,7 +167,9 @@ def test_all_outputs_of_a_plan_of_the_reference_stay_within_the_job_limit(tmp_pa
     as_github_counts = sum(len((name + value).encode("utf-16-le")) for name, value in outputs.items())
     assert outputs_size(outputs) == as_github_counts <= OUTPUT_BUDGET
     assert {k: outputs[k] for k in other} == other and outputs["point-count"] == "1820"
-    assert sum(github_size(json.dumps(row, ensure_ascii=False, separators=(",", ":"))) for row in rows) > JOB_OUTPUTS_LIMIT
+    assert (
+        sum(github_size(json.dumps(row, ensure_ascii=False, separators=(",", ":"))) for row in rows) > JOB_OUTPUTS_LIMIT
+    )
     inline = [s for s in shards if s["output"]]
     assert inline and len(inline) < len(shards), "the shards past the budget travel only in the artifact"
     union = [row for s in shards for row in json.loads((tmp_path / "shards" / s["file"]).read_text())]
@@ -154,9 +181,18 @@ def test_all_outputs_of_a_plan_of_the_reference_stay_within_the_job_limit(tmp_pa
 
 
 def test_step_summary_stays_under_the_cap(tmp_path):
-    rows = [{"config-key": "k" * 180 + str(i), "runner": "r|" * 50, "conc": i, "exp-name": "e\n" * 80,
-             "run-eval": False, "tp": 8} for i in range(20_000)]
-    buckets = {f"bucket-{i}": rows[i * 10:(i + 1) * 10] for i in range(2000)}
+    rows = [
+        {
+            "config-key": "k" * 180 + str(i),
+            "runner": "r|" * 50,
+            "conc": i,
+            "exp-name": "e\n" * 80,
+            "run-eval": False,
+            "tp": 8,
+        }
+        for i in range(20_000)
+    ]
+    buckets = {f"bucket-{i}": rows[i * 10 : (i + 1) * 10] for i in range(2000)}
     text = render_step_summary(buckets, table_rows=20_000)
     assert len(text.encode()) < SUMMARY_LIMIT_BYTES
     summary = tmp_path / "summary.md"
@@ -169,22 +205,36 @@ def test_step_summary_stays_under_the_cap(tmp_path):
 
 def test_cli_github_format(big_repo, tmp_path):
     outputs_file, summary = tmp_path / "out", tmp_path / "summary.md"
-    result = run_cli("matrix", "--format", "github", "--no-evals", cwd=big_repo.root,
-                     env={"GITHUB_OUTPUT": str(outputs_file), "GITHUB_STEP_SUMMARY": str(summary),
-                          "RUNNER_TEMP": str(tmp_path)})
+    result = run_cli(
+        "matrix",
+        "--format",
+        "github",
+        "--no-evals",
+        cwd=big_repo.root,
+        env={"GITHUB_OUTPUT": str(outputs_file), "GITHUB_STEP_SUMMARY": str(summary), "RUNNER_TEMP": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     outputs = parse_outputs(outputs_file.read_text())
     shards = json.loads(outputs["shards"])
     assert outputs["point-count"] == "1120" and len(shards) == 7
     assert all((tmp_path / "infx-shards" / s["file"]).is_file() for s in shards)
     assert "1120 points" in summary.read_text()
-    result = run_cli("matrix", "--format", "github", cwd=big_repo.root, env={"GITHUB_OUTPUT": None, "RUNNER_TEMP": None})
+    result = run_cli(
+        "matrix", "--format", "github", cwd=big_repo.root, env={"GITHUB_OUTPUT": None, "RUNNER_TEMP": None}
+    )
     assert result.returncode == 2 and "GITHUB_OUTPUT" in result.stderr
 
 
 def test_github_notices_cannot_inject_workflow_commands(big_repo, tmp_path):
-    result = run_cli("matrix", "--format", "github", "--config-key", "zz*\n::error::injected%0A", cwd=big_repo.root,
-                     env={"GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_TEMP": str(tmp_path)})
+    result = run_cli(
+        "matrix",
+        "--format",
+        "github",
+        "--config-key",
+        "zz*\n::error::injected%0A",
+        cwd=big_repo.root,
+        env={"GITHUB_OUTPUT": str(tmp_path / "out"), "RUNNER_TEMP": str(tmp_path)},
+    )
     assert result.returncode == 0, result.stderr
     assert not any(line.startswith("::error") for line in result.stdout.splitlines())
     assert "::notice" in result.stdout and "matched no config keys" in result.stdout

@@ -41,7 +41,10 @@ def github():
         server.state.add_pull(7)
         # The title run-sweep.yml's run-name gives a rerun (tests/workflows checks the real one).
         server.state.title_for_dispatch = lambda inputs: (
-            f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}" if inputs.get("launch-id") else "Manual sweep")
+            f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}"
+            if inputs.get("launch-id")
+            else "Manual sweep"
+        )
         yield server
 
 
@@ -81,7 +84,9 @@ def test_report_creates_one_sticky_comment_then_edits_it(github, tmp_path):
     plan_rows = rows(6)
     (results / artifact_name(plan_rows[0])).mkdir(parents=True)
     (results / artifact_name(plan_rows[1], succeeded=False)).mkdir()
-    after = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--results", str(results), env=env_for(github))
+    after = run_cli(
+        "github", "report", "--pr", "7", "--plan", str(plan), "--results", str(results), env=env_for(github)
+    )
     assert after.returncode == 0, after.stderr
     patches = github.state.requests_to("PATCH", rf"/repos/{SLUG}/issues/comments/\d+")
     assert len(patches) == 1
@@ -159,11 +164,14 @@ def test_a_rate_limit_beyond_the_bound_fails_fast_with_the_status(github, tmp_pa
     github.state.faults.append(rate_limit_fault("GET", rf"/repos/{SLUG}/pulls/7", reset_in=3600))
     plan = write_plan(tmp_path / "plan.json", rows(1))
     started = time.monotonic()
-    result = run_cli("github", "report", "--pr", "7", "--plan", str(plan),
-                     env=env_for(github, INFX_GITHUB_MAX_WAIT="5"))
+    result = run_cli(
+        "github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github, INFX_GITHUB_MAX_WAIT="5")
+    )
     assert time.monotonic() - started < 30
     assert result.returncode == 1
-    assert "HTTP 403" in result.stderr and "rate limit" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert (
+        "HTTP 403" in result.stderr and "rate limit" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_a_comment_write_that_failed_after_landing_is_not_repeated(github):
@@ -180,7 +188,9 @@ def test_a_comment_write_that_failed_after_landing_is_not_repeated(github):
 def sweep_run(server: LocalGitHub, plan_rows: list[dict], run_id: int = 4242) -> dict:
     """A finished sweep: its plan artifact and one artifact per point that ran."""
     server.state.add_run(run_id, head_branch="main")
-    server.state.add_artifact(run_id, "sweep-plan", files={"plan.json": json.dumps(plan_rows), "infx-shards/shard-0.json": "[]"})
+    server.state.add_artifact(
+        run_id, "sweep-plan", files={"plan.json": json.dumps(plan_rows), "infx-shards/shard-0.json": "[]"}
+    )
     return server.state.runs[run_id]
 
 
@@ -199,7 +209,11 @@ def test_rerun_dispatches_exactly_the_points_without_a_valid_result(github):
     assert len(github.state.dispatches) == 1
     dispatch = github.state.dispatches[0]
     assert dispatch["ref"] == "main"
-    assert dispatch["inputs"] == {"rerun-of": "4242", "points": " ".join(expected), "launch-id": launch_id(4242, expected)}
+    assert dispatch["inputs"] == {
+        "rerun-of": "4242",
+        "points": " ".join(expected),
+        "launch-id": launch_id(4242, expected),
+    }
     post = github.state.requests_to("POST", DISPATCH)[0]
     assert post.body["return_run_details"] is True
 
@@ -221,7 +235,9 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
     launch = launch_id(4242, failed)
     from infx.workflows.rerun import dispatch_inputs
 
-    new_run, created = api.dispatch_once(connection, repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch)
+    new_run, created = api.dispatch_once(
+        connection, repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch
+    )
     assert created and launch_marker(launch) in new_run.display_title
     assert len(github.state.requests_to("POST", DISPATCH)) == 1
     assert len(github.state.dispatches) == 1
@@ -229,7 +245,7 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
 
 def test_a_dispatch_refused_by_github_is_an_error_not_a_silent_false(github):
     sweep_run(github, rows(1))
-    github.state.faults.append(Fault("POST", DISPATCH, 422, {"message": "Unexpected inputs provided: [\"launch-id\"]"}))
+    github.state.faults.append(Fault("POST", DISPATCH, 422, {"message": 'Unexpected inputs provided: ["launch-id"]'}))
     result = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
     assert result.returncode == 1
     assert "HTTP 422" in result.stderr and "launch-id" in result.stderr
@@ -255,8 +271,11 @@ def test_unknown_run_and_run_without_plan(github):
     assert not github.state.dispatches
 
 
-@pytest.mark.parametrize("files", [{"plan.json": b'[{"conc": "\xc3"}]'}, {"plan.json": "[{"}, {"other.json": "[]"}],
-                         ids=["not-utf8", "not-json", "no-plan-file"])
+@pytest.mark.parametrize(
+    "files",
+    [{"plan.json": b'[{"conc": "\xc3"}]'}, {"plan.json": "[{"}, {"other.json": "[]"}],
+    ids=["not-utf8", "not-json", "no-plan-file"],
+)
 def test_a_plan_artifact_without_a_readable_plan_is_refused_without_a_traceback(github, files):
     github.state.add_run(32, head_branch="main")
     github.state.add_artifact(32, "sweep-plan", files=files)
@@ -271,12 +290,16 @@ def test_a_plan_artifact_without_a_readable_plan_is_refused_without_a_traceback(
 ARTIFACT_DOWNLOADS = rf"/repos/{SLUG}/actions/(runs/\d+/artifacts|artifacts/\d+/zip)"
 
 
-@pytest.mark.parametrize("run_fields, reason", [
-    ({"path": ".github/workflows/pr-checks.yml"}, "not .github/workflows/run-sweep.yml"),
-    ({"head_repository": "attacker/fork", "head_branch": "main"}, "its code came from attacker/fork"),
-    ({"repository": "someone/else"}, "it belongs to someone/else"),
-    ({"head_branch": "experiment", "event": "pull_request"}, "it ran on branch 'experiment', not on main"),
-], ids=["other-workflow", "fork-pr", "other-repository", "other-branch"])
+@pytest.mark.parametrize(
+    "run_fields, reason",
+    [
+        ({"path": ".github/workflows/pr-checks.yml"}, "not .github/workflows/run-sweep.yml"),
+        ({"head_repository": "attacker/fork", "head_branch": "main"}, "its code came from attacker/fork"),
+        ({"repository": "someone/else"}, "it belongs to someone/else"),
+        ({"head_branch": "experiment", "event": "pull_request"}, "it ran on branch 'experiment', not on main"),
+    ],
+    ids=["other-workflow", "fork-pr", "other-repository", "other-branch"],
+)
 def test_a_rerun_refuses_a_plan_from_a_run_it_cannot_trust(github, run_fields, reason):
     github.state.add_run(4242, **{"head_branch": "main", **run_fields})
     github.state.add_artifact(4242, "sweep-plan", files={"plan.json": json.dumps(rows(2))})
@@ -291,7 +314,9 @@ def test_a_rerun_of_a_pull_request_takes_the_plan_of_its_own_branch(github):
     github.state.add_pull(8, head_ref="dsv4-ladder")
     github.state.add_run(4242, head_branch="dsv4-ladder", event="pull_request")
     github.state.add_artifact(4242, "sweep-plan", files={"plan.json": json.dumps(rows(2))})
-    refused = run_cli("github", "rerun-failed", "--run-id", "4242", "--pr", "7", env=env_for(github))  # PR 7 is on `feature`
+    refused = run_cli(
+        "github", "rerun-failed", "--run-id", "4242", "--pr", "7", env=env_for(github)
+    )  # PR 7 is on `feature`
     assert refused.returncode == 1 and "github-untrusted-run" in refused.stderr and not github.state.dispatches
     accepted = run_cli("github", "rerun-failed", "--run-id", "4242", "--pr", "8", env=env_for(github))
     assert accepted.returncode == 0, accepted.stderr
@@ -310,8 +335,10 @@ def test_the_dispatched_rerun_checks_the_run_again_before_downloading(github):
     github.state.add_run(50, head_branch="main")
     github.state.add_run(51, head_branch="feature", event="pull_request")
     github.state.add_run(52, head_branch="feature", head_repository="attacker/fork", event="pull_request")
+
     def check(run_id, ref):
         return run_cli("github", "check-rerun", "--run-id", str(run_id), "--ref", ref, env=env_for(github))
+
     assert check(50, "feature").returncode == 0  # main's plans are always trusted
     assert check(51, "feature").returncode == 0  # a rerun on the PR's own branch
     assert check(51, "main").returncode == 1
@@ -365,8 +392,14 @@ def test_a_5xx_burst_within_the_retries_is_ridden_out(github, html):
 
 
 def test_a_secondary_limit_without_a_time_waits_the_documented_minute_or_fails_within_the_bound(github, tmp_path):
-    github.state.faults.append(Fault("GET", COMMENTS, 403, {"message": "You have exceeded a secondary rate limit. "
-                                                                      "Please wait a few minutes before you try again."}))
+    github.state.faults.append(
+        Fault(
+            "GET",
+            COMMENTS,
+            403,
+            {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."},
+        )
+    )
     plan = write_plan(tmp_path / "plan.json", rows(1))
     done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github, INFX_GITHUB_MAX_WAIT="30"))
     assert "secondary rate limit" in one_located_line(done, "github-wait") and "waiting 60 s" in done.stderr
@@ -385,15 +418,23 @@ def test_a_403_that_names_no_limit_is_not_asked_again(github, tmp_path):
 
 def test_a_cut_off_answer_is_asked_again(github):
     github.state.faults.append(truncated_fault("GET", COMMENTS, b'[{"id": 1, "body": "LGTM", "us'))
-    github.state.faults.append(Fault("GET", COMMENTS, 200, b'[{"id": 1, "body": "LGTM", "us'))  # whole length, broken JSON
+    github.state.faults.append(
+        Fault("GET", COMMENTS, 200, b'[{"id": 1, "body": "LGTM", "us')
+    )  # whole length, broken JSON
     assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("GET", COMMENTS)) == 3
 
 
 PULL = rf"/repos/{SLUG}/pulls/7"
 MALFORMED = {  # what comes back in place of a documented answer, and what the one line says of it
-    "cut-off-every-time": ([truncated_fault("GET", COMMENTS, b'[{"id": 1, "bo') for _ in range(6)], "the answer was cut off"),
-    "broken-json-every-time": ([Fault("GET", COMMENTS, 200, b'[{"id": 1, "bo') for _ in range(6)], "the answer is not JSON"),
+    "cut-off-every-time": (
+        [truncated_fault("GET", COMMENTS, b'[{"id": 1, "bo') for _ in range(6)],
+        "the answer was cut off",
+    ),
+    "broken-json-every-time": (
+        [Fault("GET", COMMENTS, 200, b'[{"id": 1, "bo') for _ in range(6)],
+        "the answer is not JSON",
+    ),
     "html-200": ([Fault("GET", PULL, 200, HTML_ERROR_PAGE, {"Content-Type": "text/html"})], "github-malformed"),
     "html-404": ([Fault("GET", PULL, 404, HTML_ERROR_PAGE, {"Content-Type": "text/html"})], "an HTML page (Unicorn!"),
     "object-for-a-list": ([Fault("GET", COMMENTS, 200, {"message": "a list was expected"})], "github-malformed"),
@@ -409,12 +450,16 @@ def test_a_malformed_answer_is_one_located_line(github, tmp_path, case):
     github.state.faults.extend(faults)
     plan = write_plan(tmp_path / "plan.json", rows(1))
     done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
-    assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, (
+        done.stderr
+    )
     assert said in done.stderr and ("#7" in done.stderr or "comments" in done.stderr)
     assert not github.state.requests_to("POST", COMMENTS)
 
 
-@pytest.mark.parametrize("field, value", [("id", "4242"), ("path", 7), ("head_branch", ["main"]), ("repository", "acme/bench")])
+@pytest.mark.parametrize(
+    "field, value", [("id", "4242"), ("path", 7), ("head_branch", ["main"]), ("repository", "acme/bench")]
+)
 def test_a_run_of_the_wrong_shape_is_one_located_line(github, field, value):
     sweep_run(github, rows(1))
     github.state.runs[4242][field] = value
@@ -431,7 +476,9 @@ def test_a_marked_comment_by_someone_else_is_never_edited(github, tmp_path):
     plan = write_plan(tmp_path / "plan.json", rows(2))
     first = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
     assert first.returncode == 0 and "created" in first.stderr, first.stderr
-    again = run_cli("github", "report", "--pr", "7", "--plan", str(write_plan(tmp_path / "p2.json", rows(3))), env=env_for(github))
+    again = run_cli(
+        "github", "report", "--pr", "7", "--plan", str(write_plan(tmp_path / "p2.json", rows(3))), env=env_for(github)
+    )
     assert again.returncode == 0 and "updated" in again.stderr, again.stderr
     assert planted["body"] == MARKER + "\nplanted by a stranger"
     [patch] = github.state.requests_to("PATCH", rf"/repos/{SLUG}/issues/comments/\d+")
@@ -452,8 +499,15 @@ def test_the_token_s_identity_installation_token_and_personal_token(github, tmp_
     assert alice.returncode == 0 and "created" in alice.stderr, alice.stderr  # the bot's comment is not hers
     assert len(github.state.requests_to("POST", "/graphql")) == 1  # her identity came from GET /user
     assert sorted(c["user"]["login"] for c in github.state.comments[7]) == ["alice", ACTIONS_BOT]
-    again = run_cli("github", "report", "--pr", "7", "--plan", str(write_plan(tmp_path / "p2.json", rows(3))),
-                    env=env_for(github, GITHUB_TOKEN="ghp_alice"))
+    again = run_cli(
+        "github",
+        "report",
+        "--pr",
+        "7",
+        "--plan",
+        str(write_plan(tmp_path / "p2.json", rows(3))),
+        env=env_for(github, GITHUB_TOKEN="ghp_alice"),
+    )
     assert again.returncode == 0 and "updated" in again.stderr
     assert [c["user"]["login"] for c in github.state.comments[7] if "**3 points**" in c["body"]] == ["alice"]
 
@@ -474,26 +528,37 @@ def test_a_download_follows_the_redirect_without_the_token(github):
     assert api.json_in_archive(archive, "plan.json") == rows(2)
     [hop] = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip")
     [blob] = github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")
-    assert hop.headers["Authorization"] == "token ghs_test" and "Authorization" not in blob.headers and blob.host == "blob"
+    assert (
+        hop.headers["Authorization"] == "token ghs_test" and "Authorization" not in blob.headers and blob.host == "blob"
+    )
 
 
-@pytest.mark.parametrize("fault, tries", [
-    (lambda aid: server_error_burst("GET", rf"/blob-storage/{aid}\.zip", 2, status=500), 3),
-    (lambda aid: [truncated_fault("GET", rf"/blob-storage/{aid}\.zip", b"PK\x03\x04 cut")], 2),
-], ids=["5xx-burst", "cut-off"])
+@pytest.mark.parametrize(
+    "fault, tries",
+    [
+        (lambda aid: server_error_burst("GET", rf"/blob-storage/{aid}\.zip", 2, status=500), 3),
+        (lambda aid: [truncated_fault("GET", rf"/blob-storage/{aid}\.zip", b"PK\x03\x04 cut")], 2),
+    ],
+    ids=["5xx-burst", "cut-off"],
+)
 def test_a_failing_blob_store_is_asked_again(github, fault, tries):
     artifact = stored_plan(github)
     github.state.faults.extend(fault(artifact["id"]))
     connection = client(github)
     _, run = api.get_run(connection, SLUG, 4242)
-    assert api.json_in_archive(api.download_artifact(connection, api.run_artifacts(connection, run)[0]), "plan.json") == rows(2)
+    assert api.json_in_archive(
+        api.download_artifact(connection, api.run_artifacts(connection, run)[0]), "plan.json"
+    ) == rows(2)
     assert len(github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")) == tries
 
 
 @pytest.mark.parametrize("status, said", [(410, "HTTP 410 Artifact has expired"), (404, "HTTP 404 Not Found")])
 def test_an_artifact_gone_by_its_download_is_one_located_line(github, status, said):
     artifact = stored_plan(github)
-    github.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip", status,
-                                     {"message": said.split(" ", 2)[2]}))
+    github.state.faults.append(
+        Fault(
+            "GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip", status, {"message": said.split(" ", 2)[2]}
+        )
+    )
     done = run_cli("github", "rerun-failed", "--run-id", "4242", env=env_for(github))
     assert said in one_located_line(done, "github-api") and "sweep-plan of run 4242" in done.stderr

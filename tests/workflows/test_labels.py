@@ -16,27 +16,43 @@ from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render
 from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-MODE_KEYS = {"dispatch", "trim-conc", "canary", "fail-fast", "evals-only", "all-evals", "agentx-fast", "reuse", "primary-label", "why"}
+MODE_KEYS = {
+    "dispatch",
+    "trim-conc",
+    "canary",
+    "fail-fast",
+    "evals-only",
+    "all-evals",
+    "agentx-fast",
+    "reuse",
+    "primary-label",
+    "why",
+}
 
 
-@pytest.mark.parametrize("labels, expected", [
-    ([], dict(dispatch=False)),
-    (["sweep-enabled"], dict(dispatch=True, trim_conc=True)),
-    (["full-sweep-enabled"], dict(dispatch=True, canary=True)),
-    (["non-canary-full-sweep-enabled"], dict(dispatch=True)),
-    (["full-sweep-fail-fast"], dict(dispatch=True, canary=True, fail_fast=True)),
-    (["full-sweep-fail-fast-no-canary"], dict(dispatch=True, fail_fast=True)),
-    (["evals-only"], dict(evals_only=True)),
-    (["all-evals", "non-canary-full-sweep-enabled", "documentation"], dict(dispatch=True, all_evals=True)),
-    (["sweep-enabled", "no-reuse"], dict(dispatch=True, trim_conc=True, reuse=False)),
-    (["agentx-fast"], dict(agentx_fast=True)),  # a modifier: alone it launches nothing, as the reference
-    (["full-sweep-enabled", "agentx-fast"], dict(dispatch=True, canary=True, agentx_fast=True)),
-])
+@pytest.mark.parametrize(
+    "labels, expected",
+    [
+        ([], dict(dispatch=False)),
+        (["sweep-enabled"], dict(dispatch=True, trim_conc=True)),
+        (["full-sweep-enabled"], dict(dispatch=True, canary=True)),
+        (["non-canary-full-sweep-enabled"], dict(dispatch=True)),
+        (["full-sweep-fail-fast"], dict(dispatch=True, canary=True, fail_fast=True)),
+        (["full-sweep-fail-fast-no-canary"], dict(dispatch=True, fail_fast=True)),
+        (["evals-only"], dict(evals_only=True)),
+        (["all-evals", "non-canary-full-sweep-enabled", "documentation"], dict(dispatch=True, all_evals=True)),
+        (["sweep-enabled", "no-reuse"], dict(dispatch=True, trim_conc=True, reuse=False)),
+        (["agentx-fast"], dict(agentx_fast=True)),  # a modifier: alone it launches nothing, as the reference
+        (["full-sweep-enabled", "agentx-fast"], dict(dispatch=True, canary=True, agentx_fast=True)),
+    ],
+)
 def test_each_pull_request_label_gives_its_mode(labels, expected):
     mode, problems = resolve_mode("pull_request", labels)
     assert problems == []
-    flags = {name: getattr(mode, name) for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals",
-                                                    "agentx_fast", "reuse")}
+    flags = {
+        name: getattr(mode, name)
+        for name in ("dispatch", "trim_conc", "canary", "fail_fast", "evals_only", "all_evals", "agentx_fast", "reuse")
+    }
     assert flags == {**dict.fromkeys(flags, False), "reuse": True, **expected}
     assert mode.primary_label == next((label for label in labels if label in PRIMARY_LABELS), None)
 
@@ -84,8 +100,12 @@ def test_trimming_follows_the_reference():
     # As the reference trims: a topology keeps its lowest concurrency where that row stands (here
     # after B's), a multinode row the lowest of its list.
     backend = {"name": "x", "nested": {"a": 1}}
-    rows = [{"recipe-fingerprint": "A", "conc": 8, "backend": backend}, {"recipe-fingerprint": "B", "conc": 4},
-            {"recipe-fingerprint": "A", "conc": 2, "backend": backend}, {"recipe-fingerprint": "M", "conc": [64, 8, 512]}]
+    rows = [
+        {"recipe-fingerprint": "A", "conc": 8, "backend": backend},
+        {"recipe-fingerprint": "B", "conc": 4},
+        {"recipe-fingerprint": "A", "conc": 2, "backend": backend},
+        {"recipe-fingerprint": "M", "conc": [64, 8, 512]},
+    ]
     assert [r["conc"] for r in trim_conc(rows)] == [4, 2, [8]]
 
 
@@ -97,7 +117,8 @@ def test_the_canary_is_the_cheapest_throughput_point_and_leaves_the_fan_out():
     buckets, canary = SweepPlan.from_json(full).fan_out()
     assert canary == [cheapest]
     assert sorted(point_id(r) for rows in buckets.values() for r in rows) == sorted(
-        point_id(r) for _, r in points if point_id(r) != point_id(cheapest))
+        point_id(r) for _, r in points if point_id(r) != point_id(cheapest)
+    )
     assert pick_canary({"evals": [{"run-eval": True, "tp": 1, "conc": 1}]}) is None
     no_canary, _ = resolve_mode("pull_request", ["full-sweep-fail-fast-no-canary"])
     assert apply_mode(SweepPlan.from_json(full), no_canary).canary is None
@@ -123,9 +144,15 @@ def test_agentx_fast_changes_only_agentic_throughput_points():
             if before.get("scenario-type") == "agentic-coding" and not before.get("eval-only"):
                 changed += 1
                 assert before["duration"] == 3600 and "warmup-requests-per-lane" not in before
-                assert after == {**before, "duration": 1200, "warmup-requests-per-lane": 1,
-                                 "recipe-fingerprint": after["recipe-fingerprint"]}
-                assert after["recipe-fingerprint"] != before["recipe-fingerprint"]  # never reused as the canonical point
+                assert after == {
+                    **before,
+                    "duration": 1200,
+                    "warmup-requests-per-lane": 1,
+                    "recipe-fingerprint": after["recipe-fingerprint"],
+                }
+                assert (
+                    after["recipe-fingerprint"] != before["recipe-fingerprint"]
+                )  # never reused as the canonical point
             else:
                 kept += 1
                 assert after == before
@@ -137,9 +164,21 @@ def test_agentx_fast_changes_only_agentic_throughput_points():
 def test_agentx_fast_reaches_rows_given_to_plan(tmp_path):
     """A manual dispatch with the agentx-fast input plans its rows with `--label agentx-fast`."""
     rows_file = tmp_path / "rows.json"
-    done = run_cli("matrix", "--config-key", "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg", "--format", "json", "--output", str(rows_file))
+    done = run_cli(
+        "matrix",
+        "--config-key",
+        "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg",
+        "--format",
+        "json",
+        "--output",
+        str(rows_file),
+    )
     assert done.returncode == 0, done.stderr
-    fast = run_cli("plan", "--rows", str(rows_file), "--event", "workflow_dispatch", "--label", "agentx-fast", "--format", "json")
+    fast = run_cli(
+        "plan", "--rows", str(rows_file), "--event", "workflow_dispatch", "--label", "agentx-fast", "--format", "json"
+    )
     assert fast.returncode == 0, fast.stderr
     rows = [r for bucket in json.loads(fast.stdout)["buckets"].values() for r in bucket]
-    assert rows and {(r["duration"], r["warmup-requests-per-lane"]) for r in rows if not r.get("eval-only")} == {(1200, 1)}
+    assert rows and {(r["duration"], r["warmup-requests-per-lane"]) for r in rows if not r.get("eval-only")} == {
+        (1200, 1)
+    }

@@ -20,11 +20,21 @@ LANES = '["gb300-nv", "gb300", "cluster:gb300-nv"]'
 def github():
     with LocalGitHub() as server:
         settings = repository_settings(server.state)
-        settings.runners = [runner(1, "gb300-nv_0", ["gb300-nv"], True), runner(2, "gb300-nv_1", ["gb300-nv"], True, "offline"),
-                            runner(3, "gb300_0", ["gb300"], True, "offline")]
-        settings.runner_groups = [runner_group(server.state, 7, "gpu", "selected",
-                                               [runner(4, "gb300-c_0", ["cluster:gb300-nv"], True, "offline")],
-                                               ["acme/bench"])]
+        settings.runners = [
+            runner(1, "gb300-nv_0", ["gb300-nv"], True),
+            runner(2, "gb300-nv_1", ["gb300-nv"], True, "offline"),
+            runner(3, "gb300_0", ["gb300"], True, "offline"),
+        ]
+        settings.runner_groups = [
+            runner_group(
+                server.state,
+                7,
+                "gpu",
+                "selected",
+                [runner(4, "gb300-c_0", ["cluster:gb300-nv"], True, "offline")],
+                ["acme/bench"],
+            )
+        ]
         yield server
 
 
@@ -44,7 +54,9 @@ def test_lanes_without_an_online_runner_are_stopped(github, tmp_path):
 
 
 def test_a_lane_whose_runners_could_not_all_be_read_is_never_stopped(github, tmp_path):
-    repository_settings(github.state).org_runner_readers = set()  # the organization's groups are out of the token's reach
+    repository_settings(
+        github.state
+    ).org_runner_readers = set()  # the organization's groups are out of the token's reach
     found, _ = gate(github, tmp_path, "ghs_admin")
     # gb300's one visible runner is offline, but an online one may sit in a group the token cannot see.
     assert found["checked"] is True and found["down"] == []
@@ -67,7 +79,9 @@ def test_the_report_refuses_a_lane_gate_file_that_is_not_json_and_posts_nothing(
     plan = write_plan(tmp_path / "plan.json", rows(2))
     gate_file = tmp_path / "gate.json"
     gate_file.write_text('{"checked": true, "down": ["gb300"\n')  # cut short
-    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan), "--lane-gate", str(gate_file), env=env_for(github))
+    done = run_cli(
+        "github", "report", "--pr", "7", "--plan", str(plan), "--lane-gate", str(gate_file), env=env_for(github)
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"{gate_file}:2:1: error[lane-gate-json]: cannot read the lane gate file" in done.stderr, done.stderr
     assert "infx github lane-gate --output" in done.stderr

@@ -24,15 +24,28 @@ TIMES = {"setup": 0.1, "lane-gate": 0.05}  # hours; every other job takes none
 def launching_dispatch(repo: Path, tmp: Path, gh, secrets: dict | None = None) -> Executor:
     sha = git(repo, "rev-parse", "HEAD")
     gh.state.add_run(9400, head_branch="main", event="workflow_dispatch", head_sha=sha)
-    run = Executor(repo, tmp, "workflow_dispatch", {"ref": "refs/heads/main"}, sha=sha, repository=SLUG, run_id=9400,
-                   github=gh, env={"SLURM_CONF": str(tmp / "no-slurm.conf")}, secrets=secrets, offline={OFFLINE},
-                   durations=TIMES)
+    run = Executor(
+        repo,
+        tmp,
+        "workflow_dispatch",
+        {"ref": "refs/heads/main"},
+        sha=sha,
+        repository=SLUG,
+        run_id=9400,
+        github=gh,
+        env={"SLURM_CONF": str(tmp / "no-slurm.conf")},
+        secrets=secrets,
+        offline={OFFLINE},
+        durations=TIMES,
+    )
     run.results = run.run(inputs={"config-keys": KEYS, "no-reuse": True})
     return run
 
 
 def points_on(run: Executor, label: str) -> list:
-    return [job for job in run.jobs if job.path.endswith("/launch") and json.loads(job.inputs["point"])["runner"] == label]
+    return [
+        job for job in run.jobs if job.path.endswith("/launch") and json.loads(job.inputs["point"])["runner"] == label
+    ]
 
 
 def test_an_offline_lane_does_not_delay_another_lane_s_points(main_repo: Path, tmp_path: Path, server):
@@ -50,14 +63,18 @@ def test_an_offline_lane_does_not_delay_another_lane_s_points(main_repo: Path, t
     assert all(job.runs_on == ["self-hosted", ONLINE] and job.result == "success" for job in online), _logs(run)
     # Each checked its own lane on its own runner (no Slurm here: no node up) and launched nothing.
     assert all("lane gb300-nv has no node up" in job.log for job in online)
-    assert all(job.result == "failure" and QUEUE_TIMEOUT in job.log and job.finished_at == start + QUEUE_LIMIT_HOURS
-               for job in offline)
+    assert all(
+        job.result == "failure" and QUEUE_TIMEOUT in job.log and job.finished_at == start + QUEUE_LIMIT_HOURS
+        for job in offline
+    )
 
 
 def test_with_a_runner_token_an_offline_lane_s_points_never_queue(main_repo: Path, tmp_path: Path, server):
     settings = github_server.repository_settings(server.state)
-    settings.runners = [github_server.runner(1, "gb300-nv_0", [ONLINE], True),
-                        github_server.runner(2, "gb300_0", [OFFLINE], True, status="offline")]
+    settings.runners = [
+        github_server.runner(1, "gb300-nv_0", [ONLINE], True),
+        github_server.runner(2, "gb300_0", [OFFLINE], True, status="offline"),
+    ]
     run = launching_dispatch(main_repo, tmp_path / "run", server, secrets={"INFX_RUNNERS_TOKEN": "ghs_admin"})
     gate = next(job for job in run.jobs if job.path == "lane-gate")
     assert json.loads(gate.outputs["down"]) == [OFFLINE], _logs(run)
@@ -66,7 +83,9 @@ def test_with_a_runner_token_an_offline_lane_s_points_never_queue(main_repo: Pat
     online = points_on(run, ONLINE)
     assert len(online) == 6 and {job.started_at for job in online} == {TIMES["setup"] + TIMES["lane-gate"]}
     # The gate's token is the secret, never a job's GITHUB_TOKEN (which may not list runners).
-    assert any(request.token == "ghs_admin" and request.path.endswith("/actions/runners") for request in server.state.requests)
+    assert any(
+        request.token == "ghs_admin" and request.path.endswith("/actions/runners") for request in server.state.requests
+    )
 
 
 def test_the_results_comment_is_written_after_the_plan_comment(change: Path, tmp_path: Path, server):

@@ -27,8 +27,13 @@ NON_ASCII = "-模型推理-" + "😀" * 30  # CJK (1 UTF-16 unit, 3 UTF-8 bytes)
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args], cwd=repo,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def commit(repo: Path) -> str:
@@ -43,20 +48,31 @@ def one_job_workflow(repo: Path, script: str) -> None:
     lines = "".join(f"          {line}\n" for line in script.splitlines())
     (repo / "job.yml").write_text(
         "name: outputs\non:\n  workflow_dispatch:\n    inputs: {}\npermissions: {}\njobs:\n"
-        "  big:\n    runs-on: ubuntu-latest\n    permissions: {}\n    outputs:\n      value: ${{ steps.write.outputs.value }}\n"
-        "    steps:\n      - id: write\n        run: |\n" + lines +
-        "  after:\n    needs: big\n    runs-on: ubuntu-latest\n    permissions: {}\n    steps:\n      - run: echo ran\n")
+        "  big:\n    runs-on: ubuntu-latest\n    permissions: {}\n    outputs:\n      value: ${{ "
+        "steps.write.outputs.value }}\n"
+        "    steps:\n      - id: write\n        run: |\n"
+        + lines
+        + "  after:\n    needs: big\n    runs-on: ubuntu-latest\n    permissions: {}\n    steps:\n      - run: echo "
+        "ran\n"
+    )
 
 
-@pytest.mark.parametrize("characters, fails", [
-    ("a" * 499_990, False),  # 999,980 bytes in UTF-16 with the name: just within
-    ("a" * 500_010, True),  # 0.5 MB of UTF-8, but past 1 MB as GitHub counts
-    ("😀" * 250_010, True),  # 250,010 Python characters, 1,000,040 bytes in UTF-16
-], ids=["ascii-within", "ascii-past", "emoji-past"])
+@pytest.mark.parametrize(
+    "characters, fails",
+    [
+        ("a" * 499_990, False),  # 999,980 bytes in UTF-16 with the name: just within
+        ("a" * 500_010, True),  # 0.5 MB of UTF-8, but past 1 MB as GitHub counts
+        ("😀" * 250_010, True),  # 250,010 Python characters, 1,000,040 bytes in UTF-16
+    ],
+    ids=["ascii-within", "ascii-past", "emoji-past"],
+)
 def test_the_executor_fails_a_job_whose_outputs_pass_the_limit(tmp_path: Path, characters: str, fails: bool):
     repo = tmp_path / "repo"
-    one_job_workflow(repo, 'python3 -c "import os, sys; open(os.environ[\'GITHUB_OUTPUT\'], \'a\').write(\'value<<EOF\\n\' + '
-                           'open(\'value.txt\', encoding=\'utf-8\').read() + \'\\nEOF\\n\')"')
+    one_job_workflow(
+        repo,
+        "python3 -c \"import os, sys; open(os.environ['GITHUB_OUTPUT'], 'a').write('value<<EOF\\n' + "
+        "open('value.txt', encoding='utf-8').read() + '\\nEOF\\n')\"",
+    )
     (repo / "value.txt").write_text(characters, encoding="utf-8")
     sha = commit(repo)
     run = Executor(repo, tmp_path / "run", "workflow_dispatch", {}, sha=sha)
@@ -80,8 +96,10 @@ def corpus_repository(tmp_path: Path, non_ascii: bool) -> tuple[Path, str]:
     if non_ascii:
         for master in (repo / "configs").glob("*-master.yaml"):
             text = master.read_text(encoding="utf-8")
-            master.write_text(re.sub(r"(?m)^(  model: )(\S+)$", lambda m: f'{m.group(1)}"{m.group(2)}{NON_ASCII}"', text),
-                              encoding="utf-8")
+            master.write_text(
+                re.sub(r"(?m)^(  model: )(\S+)$", lambda m: f'{m.group(1)}"{m.group(2)}{NON_ASCII}"', text),
+                encoding="utf-8",
+            )
     return repo, commit(repo)
 
 
@@ -91,14 +109,18 @@ def test_a_dispatch_of_all_1820_reference_points_passes_the_output_limits(tmp_pa
     run = Executor(repo, tmp_path / "run", "workflow_dispatch", {}, sha=sha, repository="acme/bench")
     # The whole fan-out: setup, each shard's load and matrix, each point's run-point call (its own steps
     # are not run here: they have no outputs, and 1,820 launch plans would take minutes).
-    results = run.run(inputs={"config-keys": "", "no-reuse": True, "dry-run": True},
-                      only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"})
+    results = run.run(
+        inputs={"config-keys": "", "no-reuse": True, "dry-run": True},
+        only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"},
+    )
     setup = run.find("setup")[0]
     assert results["setup"] == "success" and results["sweep"] == "success", setup.log[-3000:]
     assert 0 < setup.outputs_size <= JOB_OUTPUTS_LIMIT
     assert not [job.path for job in run.jobs if job.result == "failure"]
     assert all(job.outputs_size <= JOB_OUTPUTS_LIMIT for job in run.jobs) and run.outputs_total <= RUN_OUTPUTS_LIMIT
-    called = [json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)]
+    called = [
+        json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)
+    ]
     planned = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text(encoding="utf-8"))["buckets"]
     assert sorted(map(point_id, called)) == sorted(point_id(row) for rows in planned.values() for row in rows)
     outputs = setup.outputs
@@ -108,7 +130,9 @@ def test_a_dispatch_of_all_1820_reference_points_passes_the_output_limits(tmp_pa
     assert inline and len(inline) < len(shards), "1,820 points do not fit a job's outputs: some shards are files only"
     rows = []
     for descriptor in shards:
-        from_file = json.loads((run.artifacts / "sweep-plan" / "infx-shards" / descriptor["file"]).read_text(encoding="utf-8"))
+        from_file = json.loads(
+            (run.artifacts / "sweep-plan" / "infx-shards" / descriptor["file"]).read_text(encoding="utf-8")
+        )
         if descriptor["output"]:
             assert json.loads(outputs[descriptor["output"]]) == from_file
         rows.extend(from_file)

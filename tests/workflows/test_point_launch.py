@@ -46,23 +46,38 @@ def launch_step(engine: Engine, row: dict) -> tuple[str, dict[str, str]]:
     inputs = Executor._with_defaults(tree["on"]["workflow_call"]["inputs"], {"point": json.dumps(row), "dry-run": True})
     job = tree["jobs"]["launch"]
     step = next(s for s in job["steps"] if s.get("id") == "launch")
-    context = {"inputs": inputs, "github": {"event_name": "workflow_dispatch"}, "secrets": {}}  # a repository without HF_TOKEN
-    env = {name: _env_text(value) for name, value in engine.value({**job.get("env", {}), **step.get("env", {})}, context).items()}
+    context = {
+        "inputs": inputs,
+        "github": {"event_name": "workflow_dispatch"},
+        "secrets": {},
+    }  # a repository without HF_TOKEN
+    env = {
+        name: _env_text(value)
+        for name, value in engine.value({**job.get("env", {}), **step.get("env", {})}, context).items()
+    }
     return step["run"], env
 
 
 def run_script(script: str, env: dict, temp, workspace=REPO) -> subprocess.CompletedProcess:
     """The step's script on the stand-in hosted runner, in the workspace."""
-    return run_as_runner(script, temp, {**HOSTED, "GITHUB_WORKSPACE": str(workspace), "CI": "true", "GITHUB_ACTIONS": "true", **env})
+    return run_as_runner(
+        script, temp, {**HOSTED, "GITHUB_WORKSPACE": str(workspace), "CI": "true", "GITHUB_ACTIONS": "true", **env}
+    )
 
 
-def run_launch_steps(engine, rows: list[dict], tmp_path, workspace) -> list[tuple[dict, subprocess.CompletedProcess, dict | None]]:
+def run_launch_steps(
+    engine, rows: list[dict], tmp_path, workspace
+) -> list[tuple[dict, subprocess.CompletedProcess, dict | None]]:
     steps = [launch_step(engine, row) for row in rows]
     assert all("infx launch" in script and "--dry-run" in script for script, _ in steps)
 
     def run(index):
         script, env = steps[index]
-        assert env["LANE"] == rows[index]["runner"] and json.loads(env["POINT_JSON"]) == rows[index] and env["DRY_RUN"] == "true"
+        assert (
+            env["LANE"] == rows[index]["runner"]
+            and json.loads(env["POINT_JSON"]) == rows[index]
+            and env["DRY_RUN"] == "true"
+        )
         temp = tmp_path / f"row-{index:03d}"
         done = run_script(script, {**env, "INFX_CACHE_DIR": str(tmp_path / "cache")}, temp, workspace)
         plan_file = temp / "point" / "launch-plan.json"
@@ -77,8 +92,11 @@ def test_the_launch_step_dry_runs_every_bundled_row(rows, engine, tmp_path, harn
     """In a checkout with an AgentX harness (a benchmark repository's, here a stand-in) every row plans."""
     assert len(rows) == 68 and {row["runner"] for row in rows} == {"gb300-nv", "gb300", "cluster:gb300-nv"}
     results = run_launch_steps(engine, rows, tmp_path, harness_repo)
-    failures = {row["config-key"] + f" conc {row['conc']}": (done.stderr + json.dumps(plan))[-800:]
-                for row, done, plan in results if done.returncode != 0}
+    failures = {
+        row["config-key"] + f" conc {row['conc']}": (done.stderr + json.dumps(plan))[-800:]
+        for row, done, plan in results
+        if done.returncode != 0
+    }
     assert failures == {}
     for row, _, plan in results:
         assert plan["ok"] is True and plan["lane"] == "gb300-nv", row["config-key"]
@@ -101,11 +119,22 @@ def test_the_launch_step_refuses_this_repository_s_agentic_rows_at_the_recipe(ro
 def test_every_bundled_row_dry_runs_with_no_lane_given(rows, harness_repo):
     failures = {}
     for row in rows:
-        result = run_infx(["launch", "--dry-run", "--format", "json"], harness_repo,
-                          env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(harness_repo), "RUNNER_NAME": "unrelated_0"})
+        result = run_infx(
+            ["launch", "--dry-run", "--format", "json"],
+            harness_repo,
+            env={"POINT_JSON": json.dumps(row), "GITHUB_WORKSPACE": str(harness_repo), "RUNNER_NAME": "unrelated_0"},
+        )
         if result.code != 0 or result.problem():
-            failures[f"{row['config-key']} conc {row['conc']}"] = (result.code, result.stdout[-800:], result.stderr[-800:])
+            failures[f"{row['config-key']} conc {row['conc']}"] = (
+                result.code,
+                result.stdout[-800:],
+                result.stderr[-800:],
+            )
             continue
         plan = json.loads(result.stdout)
-        assert plan["lane"] == "gb300-nv" and SHA.match(plan["srt-slurm"]["commit"] or "") and plan["job-name"] == "unrelated_0"
+        assert (
+            plan["lane"] == "gb300-nv"
+            and SHA.match(plan["srt-slurm"]["commit"] or "")
+            and plan["job-name"] == "unrelated_0"
+        )
     assert failures == {}

@@ -27,13 +27,17 @@ def test_uniform_points_start_as_the_closed_form_says(hours: float, runners: int
     """n points of h hours on R runners: each runner starts ⌈24/h⌉ of them before the 24-hour limit."""
     per_runner = math.ceil(queue.QUEUE_LIMIT_HOURS / hours)
     lane = queue.LaneQueue(("gb300-nv",), runners, tuple(str(i) for i in range(68)), (hours,) * 68)
-    assert len(lane.queued) == min(68, runners * per_runner) and lane.held == lane.points[len(lane.queued):]
+    assert len(lane.queued) == min(68, runners * per_runner) and lane.held == lane.points[len(lane.queued) :]
     assert lane.runners_needed == math.ceil(68 / per_runner)
 
 
 def test_labels_that_share_a_runner_share_one_queue():
-    lanes = queue.lanes_of({"gb300": ["r0", "r1"], "gb300-nv": ["r1", "r2"], "cluster:gb300-nv": ["r2"], "h100": ["h0"]})
-    assert lanes["gb300"] == lanes["cluster:gb300-nv"] == ("cluster:gb300-nv", "gb300", "gb300-nv") and lanes["h100"] == ("h100",)
+    lanes = queue.lanes_of(
+        {"gb300": ["r0", "r1"], "gb300-nv": ["r1", "r2"], "cluster:gb300-nv": ["r2"], "h100": ["h0"]}
+    )
+    assert lanes["gb300"] == lanes["cluster:gb300-nv"] == ("cluster:gb300-nv", "gb300", "gb300-nv") and lanes[
+        "h100"
+    ] == ("h100",)
 
 
 def repository(tmp_path: Path, overhead: int | None) -> Path:
@@ -47,7 +51,11 @@ def repository(tmp_path: Path, overhead: int | None) -> Path:
     if overhead is not None:
         profile = repo / "runners" / "gb300-nv.yaml"
         profile.write_text(profile.read_text() + f"\nqueue:\n  point-overhead-minutes: {overhead}\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "r"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "r"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True)
     return repo
 
@@ -76,7 +84,9 @@ def test_the_68_bundled_points_past_a_3_runner_lane_s_day_are_held_back(tmp_path
         starts.append(free[runner])
         free[runner] += needed
     expected_held = [point_id(row) for row, start in zip(rows, starts) if start >= 24]
-    assert expected_held and lane["held"] == found["queue"]["held"] == expected_held == [point_id(r) for r in rows[-len(expected_held):]]
+    assert expected_held and lane["held"] == found["queue"]["held"] == expected_held == [
+        point_id(r) for r in rows[-len(expected_held) :]
+    ]
     assert lane["queued"] == 68 - len(expected_held) and lane["runners-needed"] == 4
     # Said where the runners are declared, with the fix.
     assert "configs/runners.yaml:" in stderr and "warning[plan-queue-limit]" in stderr
@@ -90,15 +100,20 @@ def test_the_68_bundled_points_past_a_3_runner_lane_s_day_are_held_back(tmp_path
 def test_the_setup_job_fans_out_only_the_points_that_start_within_the_day(tmp_path: Path):
     repo = repository(tmp_path, OVERHEAD_MINUTES)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    run = Executor(repo, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"}, sha=sha, repository="acme/bench")
+    run = Executor(
+        repo, tmp_path / "run", "workflow_dispatch", {"ref": "refs/heads/main"}, sha=sha, repository="acme/bench"
+    )
     results = run.run(inputs={"no-reuse": True}, only={"setup"})  # a launching manual sweep of every point
     setup = run.find("setup")[0]
     assert results["setup"] == "success", setup.log[-3000:]
     document = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     held = document["queue"]["held"]
     assert held and document["point-count"] == 68  # still planned: a rerun of this run finds them without a result
-    fanned_out = [point_id(row) for descriptor in json.loads(setup.outputs["shards"])
-                  for row in json.loads((run.artifacts / "sweep-plan" / "infx-shards" / descriptor["file"]).read_text())]
+    fanned_out = [
+        point_id(row)
+        for descriptor in json.loads(setup.outputs["shards"])
+        for row in json.loads((run.artifacts / "sweep-plan" / "infx-shards" / descriptor["file"]).read_text())
+    ]
     assert int(setup.outputs["point-count"]) == len(fanned_out) == 68 - len(held) and not set(fanned_out) & set(held)
     assert "::warning file=configs/runners.yaml" in setup.log and "title=plan-queue-limit" in setup.log
     assert "#### Queues" in setup.summary and f"{len(held)} of 68 points held back" in setup.summary

@@ -36,8 +36,14 @@ def safe(server) -> None:
     settings.approval_policy = "all_external_contributors"
     settings.runner_groups = [
         runner_group(server.state, 1, "Default", "all", [runner(1, "build-box", ["linux-build"], False)]),
-        runner_group(server.state, 7, "gb300", "selected", [runner(2, "gb300-a", ["gb300-nv"], True),
-                                                            runner(3, "gb300-b", ["gb300"], True)], [SLUG]),
+        runner_group(
+            server.state,
+            7,
+            "gb300",
+            "selected",
+            [runner(2, "gb300-a", ["gb300-nv"], True), runner(3, "gb300-b", ["gb300"], True)],
+            [SLUG],
+        ),
     ]
 
 
@@ -45,8 +51,12 @@ def test_a_repository_set_up_as_the_docs_say_passes_every_check(server):
     safe(server)
     done = check(server)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert statuses(done) == {"fork-pr-approval": "ok", "default-token": "ok", "runner-group:gb300-nv": "ok",
-                              "ephemeral:gb300-nv": "ok"}
+    assert statuses(done) == {
+        "fork-pr-approval": "ok",
+        "default-token": "ok",
+        "runner-group:gb300-nv": "ok",
+        "ephemeral:gb300-nv": "ok",
+    }
     text = run_cli("repo", "check", env=env_for(server, GITHUB_TOKEN=ADMIN))
     assert text.returncode == 0 and "every check is ok" in text.stderr
     # Only GETs, and the group's own runners and repositories were read.
@@ -59,7 +69,9 @@ def test_a_repository_set_up_as_the_docs_say_passes_every_check(server):
 def test_the_defaults_are_at_risk_each_with_its_fix(server):
     settings = repository_settings(server.state)  # first-time contributors only, as GitHub starts
     settings.default_workflow_permissions = "write"
-    settings.runner_groups = [runner_group(server.state, 1, "Default", "all", [runner(2, "gb300-a", ["gb300-nv"], False)])]
+    settings.runner_groups = [
+        runner_group(server.state, 1, "Default", "all", [runner(2, "gb300-a", ["gb300-nv"], False)])
+    ]
     done = check(server)
     assert done.returncode == 1
     found = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
@@ -99,8 +111,12 @@ def test_a_token_without_admin_rights_cannot_check_and_says_what_it_needs(server
     # A repository admin who may not read the organization's runner groups: the lane cannot be checked.
     repository_settings(server.state).org_runner_readers = set()
     partial = check(server)
-    assert statuses(partial) == {"fork-pr-approval": "ok", "default-token": "ok", "runner-group:gb300-nv": "cannot-check",
-                                 "ephemeral:gb300-nv": "cannot-check"}
+    assert statuses(partial) == {
+        "fork-pr-approval": "ok",
+        "default-token": "ok",
+        "runner-group:gb300-nv": "cannot-check",
+        "ephemeral:gb300-nv": "cannot-check",
+    }
     assert "Self-hosted runners: read" in partial.stdout
 
 
@@ -116,10 +132,13 @@ def test_every_page_of_a_large_runner_group_is_read(server):
     safe(server)
     group = repository_settings(server.state).runner_groups[1]
     group["runners"] = [runner(1000 + i, f"gb300-{i}", ["gb300-nv"], True) for i in range(150)] + [
-        runner(2000, "gb300-last", ["gb300-nv"], False)]
+        runner(2000, "gb300-last", ["gb300-nv"], False)
+    ]
     done = check(server)
     assert done.returncode == 1 and "gb300-last" in json.loads(done.stdout)["checks"][3]["detail"]
-    pages = [r.query.get("page") for r in server.state.requests_to("GET", r"/orgs/acme/actions/runner-groups/7/runners")]
+    pages = [
+        r.query.get("page") for r in server.state.requests_to("GET", r"/orgs/acme/actions/runner-groups/7/runners")
+    ]
     assert pages == [["1"], ["2"]]
 
 
@@ -134,28 +153,56 @@ def test_an_unusable_token_or_repository_is_one_line_not_a_traceback(server):
 
 
 def facts(**changes) -> repocheck.Facts:
-    base = repocheck.Facts(SLUG, False, True, "all_external_contributors", None,
-                           {"default_workflow_permissions": "read", "can_approve_pull_request_reviews": False},
-                           (), ())
+    base = repocheck.Facts(
+        SLUG,
+        False,
+        True,
+        "all_external_contributors",
+        None,
+        {"default_workflow_permissions": "read", "can_approve_pull_request_reviews": False},
+        (),
+        (),
+    )
     return replace(base, **changes)
 
 
 def test_a_private_repository_is_judged_by_its_fork_settings():
     private = dict(private=True, approval_policy=None)
-    unsafe = facts(**private, private_fork_settings={"run_workflows_from_fork_pull_requests": True,
-                                                     "require_approval_for_fork_pr_workflows": False})
+    unsafe = facts(
+        **private,
+        private_fork_settings={
+            "run_workflows_from_fork_pull_requests": True,
+            "require_approval_for_fork_pr_workflows": False,
+        },
+    )
     assert repocheck.fork_approval(unsafe).status == "at-risk"
-    leaking = facts(**private, private_fork_settings={"run_workflows_from_fork_pull_requests": True,
-                                                      "require_approval_for_fork_pr_workflows": True,
-                                                      "send_secrets_and_variables": True})
-    assert repocheck.fork_approval(leaking).status == "at-risk" and "send_secrets_and_variables" in repocheck.fork_approval(leaking).detail
-    assert repocheck.fork_approval(facts(**private, private_fork_settings={"run_workflows_from_fork_pull_requests": False})).status == "ok"
+    leaking = facts(
+        **private,
+        private_fork_settings={
+            "run_workflows_from_fork_pull_requests": True,
+            "require_approval_for_fork_pr_workflows": True,
+            "send_secrets_and_variables": True,
+        },
+    )
+    assert (
+        repocheck.fork_approval(leaking).status == "at-risk"
+        and "send_secrets_and_variables" in repocheck.fork_approval(leaking).detail
+    )
+    assert (
+        repocheck.fork_approval(
+            facts(**private, private_fork_settings={"run_workflows_from_fork_pull_requests": False})
+        ).status
+        == "ok"
+    )
 
 
 def test_a_user_repository_has_only_its_own_runners():
     own = (repocheck.Runner("box", ("gb300-nv",), True, "repository"),)
-    found = repocheck.judge(facts(organization=False, runner_groups=None, repository_runners=own), {"gb300-nv": LANE_LABELS})
+    found = repocheck.judge(
+        facts(organization=False, runner_groups=None, repository_runners=own), {"gb300-nv": LANE_LABELS}
+    )
     assert [f.status for f in found] == ["ok"] * 4
-    approving = repocheck.default_token(facts(workflow_permissions={"default_workflow_permissions": "read",
-                                                                    "can_approve_pull_request_reviews": True}))
+    approving = repocheck.default_token(
+        facts(workflow_permissions={"default_workflow_permissions": "read", "can_approve_pull_request_reviews": True})
+    )
     assert approving.status == "at-risk"

@@ -19,13 +19,20 @@ def test_plan_shapes_are_read_into_the_same_buckets():
     plan_rows = rows(4)
     from_list = SweepPlan.from_json(plan_rows).buckets
     assert sum(len(r) for r in from_list.values()) == 4
-    nested = {"multi_node": {"8k1k": plan_rows[:2]}, "single_node": {"8k1k": plan_rows[2:]}, "changelog_metadata": {"entries": []}}
+    nested = {
+        "multi_node": {"8k1k": plan_rows[:2]},
+        "single_node": {"8k1k": plan_rows[2:]},
+        "changelog_metadata": {"entries": []},
+    }
     assert SweepPlan.from_json(nested).buckets == {"multi_node/8k1k": plan_rows[:2], "single_node/8k1k": plan_rows[2:]}
     assert SweepPlan.from_json({"rows": plan_rows, "base-ref": "abc"}).buckets == from_list
     # `infx plan --format json`: buckets by name, plus the change they come from (no rows); a field
     # the plan's schema does not name is refused (tests/test_sweepplan.py).
-    planned = {"buckets": from_list, "point-count": 4,
-               "changelog_metadata": {"entries": [{"config-keys": ["k"], "position": 1, "resolved-keys": ["k"]}]}}
+    planned = {
+        "buckets": from_list,
+        "point-count": 4,
+        "changelog_metadata": {"entries": [{"config-keys": ["k"], "position": 1, "resolved-keys": ["k"]}]},
+    }
     assert SweepPlan.from_json(planned).buckets == from_list
     assert SweepPlan.from_json([]).buckets == {}
 
@@ -44,7 +51,11 @@ def test_failed_points_come_first_in_the_outcomes():
     status = {point_id(plan_rows[0]): "ok", point_id(plan_rows[2]): "failed"}
     body = build_comment(SweepPlan.from_json(plan_rows).buckets, status, "https://github.com/acme/bench/actions/runs/1")
     failed_at = body.index(point_id(plan_rows[2]))
-    assert failed_at < body.index(point_id(plan_rows[1])) < body.index(point_id(plan_rows[0]), body.index("Point outcomes"))
+    assert (
+        failed_at
+        < body.index(point_id(plan_rows[1]))
+        < body.index(point_id(plan_rows[0]), body.index("Point outcomes"))
+    )
     assert "rerun-failed" in body
 
 
@@ -66,12 +77,29 @@ def test_outcomes_are_decided_per_point_from_artifacts():
     plan_rows[5]["result-key"] = "f" * 64  # a planned row with a result key: its artifact is named after it
     plan_rows[6]["result-key"] = "e" * 64  # ... so an artifact named after its point id does not count
     a, b, c, d, e, f, g = (point_id(r) for r in plan_rows)
-    infos = [ArtifactInfo(f"point-{a}", 10, False), ArtifactInfo(f"point-{b}-failed", 10, False),
-             ArtifactInfo(f"point-{c}", 10, True), ArtifactInfo(f"point-{d}", 0, False),
-             ArtifactInfo("sweep-plan", 10, False), ArtifactInfo(f"point-{'f' * 64}", 10, False),
-             ArtifactInfo(f"point-{f}-failed", 10, False), ArtifactInfo(f"point-{g}", 10, False)]
-    assert outcomes(plan_rows, infos) == {a: "ok", b: "failed", c: "missing", d: "missing", e: "missing", f: "ok", g: "missing"}
-    assert artifact_name(plan_rows[5]) == f"point-{'f' * 64}" and artifact_name(plan_rows[5], False) == f"point-{'f' * 64}-failed"
+    infos = [
+        ArtifactInfo(f"point-{a}", 10, False),
+        ArtifactInfo(f"point-{b}-failed", 10, False),
+        ArtifactInfo(f"point-{c}", 10, True),
+        ArtifactInfo(f"point-{d}", 0, False),
+        ArtifactInfo("sweep-plan", 10, False),
+        ArtifactInfo(f"point-{'f' * 64}", 10, False),
+        ArtifactInfo(f"point-{f}-failed", 10, False),
+        ArtifactInfo(f"point-{g}", 10, False),
+    ]
+    assert outcomes(plan_rows, infos) == {
+        a: "ok",
+        b: "failed",
+        c: "missing",
+        d: "missing",
+        e: "missing",
+        f: "ok",
+        g: "missing",
+    }
+    assert (
+        artifact_name(plan_rows[5]) == f"point-{'f' * 64}"
+        and artifact_name(plan_rows[5], False) == f"point-{'f' * 64}-failed"
+    )
 
 
 def test_launch_id_is_deterministic_and_depends_on_run_and_set():
@@ -88,8 +116,12 @@ def test_failed_points_that_do_not_fit_one_dispatch_are_github_dispatch_too_larg
         dispatch_inputs(1, [f"{n:016x}-c4" for n in range(3300)], "x")
     (problem,) = caught.value.diagnostics
     assert problem.rule == "github-dispatch-too-large" and problem.file == "<github>"
-    assert problem.message.startswith("3300 failed points do not fit in one dispatch (") and "> 65535 characters" in problem.message
+    assert (
+        problem.message.startswith("3300 failed points do not fit in one dispatch (")
+        and "> 65535 characters" in problem.message
+    )
     assert "Rerun the whole sweep" in problem.hint
+
 
 def test_select_rows_keeps_buckets_and_only_the_listed_points():
     plan_rows = rows(6)
@@ -105,8 +137,19 @@ def test_select_points_writes_shards_of_exactly_the_listed_points(tmp_path):
     plan = write_plan(tmp_path / "plan.json", plan_rows)
     wanted = [point_id(plan_rows[0]), point_id(plan_rows[3])]
     env = {"GITHUB_OUTPUT": str(tmp_path / "outputs"), "RUNNER_TEMP": str(tmp_path)}
-    result = run_cli("github", "select-points", "--plan", str(plan), "--points", " ".join(wanted),
-                     "--output", str(tmp_path / "selected.json"), "--format", "github", env=env)
+    result = run_cli(
+        "github",
+        "select-points",
+        "--plan",
+        str(plan),
+        "--points",
+        " ".join(wanted),
+        "--output",
+        str(tmp_path / "selected.json"),
+        "--format",
+        "github",
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     selected = json.loads((tmp_path / "selected.json").read_text())
     assert sorted(point_id(r) for r in selected) == sorted(wanted)
@@ -128,7 +171,9 @@ def test_a_plan_with_more_bad_rows_than_are_shown_ends_with_plan_row_count(tmp_p
     done = run_cli("github", "select-points", "--plan", str(plan), "--points", point_id(rows(1)[0]))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if ": error[" in line]
-    assert len(errors) == 21 and all(f"error[out-of-range]: row {n} " in line for n, line in enumerate(errors[:20])), done.stderr
+    assert len(errors) == 21 and all(f"error[out-of-range]: row {n} " in line for n, line in enumerate(errors[:20])), (
+        done.stderr
+    )
     assert errors[-1] == f"{plan}: error[plan-row-count]: 3 more row problem(s) not shown", done.stderr
     assert "Fix the ones above and run again." in done.stderr
 

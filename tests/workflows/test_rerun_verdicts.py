@@ -24,7 +24,10 @@ from testing.github_server import LocalGitHub
 def github():
     with LocalGitHub() as server:
         server.state.title_for_dispatch = lambda inputs: (
-            f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}" if inputs.get("launch-id") else "Manual sweep")
+            f"Rerun of run {inputs['rerun-of']} {launch_marker(inputs['launch-id'])}"
+            if inputs.get("launch-id")
+            else "Manual sweep"
+        )
         yield server
 
 
@@ -32,7 +35,9 @@ def sweep(server: LocalGitHub, plan_rows: list[dict], results: str | None, run_i
     """A finished sweep: its plan, one artifact per point named as a success, and the report
     job's `sweep-results` artifact holding ``results`` as results.json (None: not uploaded)."""
     server.state.add_run(run_id, head_branch="main")
-    server.state.add_artifact(run_id, "sweep-plan", files={"plan.json": json.dumps(plan_rows), "infx-shards/shard-0.json": "[]"})
+    server.state.add_artifact(
+        run_id, "sweep-plan", files={"plan.json": json.dumps(plan_rows), "infx-shards/shard-0.json": "[]"}
+    )
     for row in plan_rows:
         server.state.add_artifact(run_id, artifact_name(row))
     if results is not None:
@@ -40,8 +45,15 @@ def sweep(server: LocalGitHub, plan_rows: list[dict], results: str | None, run_i
 
 
 def verdict(row: dict, status: str, reasons: list[str] = ()) -> dict:
-    return {"artifact": artifact_name(row), "status": status, "reasons": list(reasons), "point-id": point_id(row),
-            "config-key": row["config-key"], "conc": [], "rows": 1 if status == "ok" else 0}
+    return {
+        "artifact": artifact_name(row),
+        "status": status,
+        "reasons": list(reasons),
+        "point-id": point_id(row),
+        "config-key": row["config-key"],
+        "conc": [],
+        "rows": 1 if status == "ok" else 0,
+    }
 
 
 def rerun(server: LocalGitHub) -> tuple[list[str], str]:
@@ -53,9 +65,15 @@ def rerun(server: LocalGitHub) -> tuple[list[str], str]:
 def test_collects_verdicts_decide_which_points_are_rerun(github):
     plan_rows = rows(4)
     ok, truncated, empty, unlisted = plan_rows
-    document = {"format": "infx-results/1", "rows": [], "points": [
-        verdict(ok, "ok"), verdict(truncated, "invalid", ["x_conc64.json is not strict JSON: not valid JSON"]),
-        verdict(empty, "invalid", ["concurrency 64: no request completed"])]}
+    document = {
+        "format": "infx-results/1",
+        "rows": [],
+        "points": [
+            verdict(ok, "ok"),
+            verdict(truncated, "invalid", ["x_conc64.json is not strict JSON: not valid JSON"]),
+            verdict(empty, "invalid", ["concurrency 64: no request completed"]),
+        ],
+    }
     sweep(github, plan_rows, json.dumps(document))
     failed, stderr = rerun(github)
     # Every artifact is named as a success: only the verdicts tell the truncated and empty points apart.
@@ -63,12 +81,15 @@ def test_collects_verdicts_decide_which_points_are_rerun(github):
     assert "notice" not in stderr
 
 
-@pytest.mark.parametrize("results, why", [
-    (None, ""),  # none uploaded: the names decide, silently
-    ('{"rows": [], "points": [{"artifact": "x", "st', "is not readable"),
-    ('{"rows": [{"tput_per_gpu": NaN}], "points": []}', "is not readable"),
-    ('{"rows": [], "points": [{"artifact": "x", "status": "great"}]}', "is not readable"),
-])
+@pytest.mark.parametrize(
+    "results, why",
+    [
+        (None, ""),  # none uploaded: the names decide, silently
+        ('{"rows": [], "points": [{"artifact": "x", "st', "is not readable"),
+        ('{"rows": [{"tput_per_gpu": NaN}], "points": []}', "is not readable"),
+        ('{"rows": [], "points": [{"artifact": "x", "status": "great"}]}', "is not readable"),
+    ],
+)
 def test_without_readable_verdicts_the_artifact_names_decide(github, results, why):
     plan_rows = rows(2)
     sweep(github, plan_rows, results)

@@ -84,7 +84,9 @@ def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd
 def test_a_stored_result_is_valid_only_with_its_key_exit_code_0_and_every_planned_concurrency(tmp_path, ladder):
     row, key = ladder[0], key_for(ladder[0])
     assert judge(write_artifact(tmp_path, artifact_files(row, key), "good"), key, row) is None
-    assert judge(write_artifact(tmp_path, artifact_files(row, key, exit_code=1), "failed"), key, row).startswith("failed: ")
+    assert judge(write_artifact(tmp_path, artifact_files(row, key, exit_code=1), "failed"), key, row).startswith(
+        "failed: "
+    )
     assert "concurrency" in judge(write_artifact(tmp_path, artifact_files(row, key, drop_conc=True), "short"), key, row)
     assert "result key" in judge(write_artifact(tmp_path, artifact_files(row, "f" * 64), "other-key"), key, row)
     assert "no launch record" in judge(write_artifact(tmp_path, {"x.json": "{}"}, "no-record"), key, row)
@@ -98,10 +100,14 @@ def test_reuse_select_over_a_folder_reuses_exactly_the_points_with_a_valid_resul
     keys = [key_for(row) for row in ladder]
     write_artifact(artifacts, artifact_files(ladder[0], keys[0]), result_artifact_name(keys[0]))
     write_artifact(artifacts, artifact_files(ladder[1], keys[1]), result_artifact_name(keys[1]))
-    write_artifact(artifacts, artifact_files(ladder[2], keys[2], exit_code=1), result_artifact_name(keys[2], succeeded=False))
+    write_artifact(
+        artifacts, artifact_files(ladder[2], keys[2], exit_code=1), result_artifact_name(keys[2], succeeded=False)
+    )
     write_artifact(artifacts, artifact_files(ladder[3], keys[3], drop_conc=True), result_artifact_name(keys[3]))
     # ladder[4]: nothing stored.
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--artifacts", str(artifacts), "--format", "json")
+    got = select(
+        tmp_path, write_plan(tmp_path / "plan.json", ladder), "--artifacts", str(artifacts), "--format", "json"
+    )
     decision = got["decision"]
     assert [item["result-key"] for item in decision["reused"]] == keys[:2]
     assert [row["result-key"] for row in decision["dispatch"]] == keys[2:]
@@ -125,9 +131,16 @@ def test_a_re_sweep_of_an_unchanged_plan_dispatches_nothing(tmp_path, ladder):
 def test_max_age_refuses_old_results(tmp_path, ladder):
     artifacts = tmp_path / "artifacts"
     key = key_for(ladder[0])
-    write_artifact(artifacts, artifact_files(ladder[0], key, finished="2020-01-01T00:00:00+00:00"), result_artifact_name(key))
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--artifacts", str(artifacts), "--max-age", "30")
-    assert got["decision"]["reused"] == [] and "older than --max-age" in got["decision"]["dispatch-reasons"][point_id(ladder[0])]
+    write_artifact(
+        artifacts, artifact_files(ladder[0], key, finished="2020-01-01T00:00:00+00:00"), result_artifact_name(key)
+    )
+    got = select(
+        tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--artifacts", str(artifacts), "--max-age", "30"
+    )
+    assert (
+        got["decision"]["reused"] == []
+        and "older than --max-age" in got["decision"]["dispatch-reasons"][point_id(ladder[0])]
+    )
 
 
 @pytest.mark.parametrize("change", ["image bump", "recipe edit", "pin move"])
@@ -150,8 +163,14 @@ def test_a_changed_key_is_not_reused(tmp_path, ladder, change):
         profile.write_text(profile.read_text().replace("32ef19f7d08297925b0978b4f1ef68bf30ce494d", "ab12" * 10))
     new_key = key_for(row, workspace)
     assert new_key != old_key
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", [row]), "--artifacts", str(artifacts),
-                 env={"GITHUB_WORKSPACE": str(workspace)}, cwd=workspace)
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", [row]),
+        "--artifacts",
+        str(artifacts),
+        env={"GITHUB_WORKSPACE": str(workspace)},
+        cwd=workspace,
+    )
     assert got["decision"]["reused"] == [] and got["decision"]["dispatch"][0]["result-key"] == new_key
 
 
@@ -180,24 +199,40 @@ def github():
         yield server
 
 
-def store(server: LocalGitHub, run_id: int, row: dict, key: str, sha: str = MAIN_SHA, created_at: str = "2026-11-30T00:00:00Z",
-          **run) -> None:
+def store(
+    server: LocalGitHub,
+    run_id: int,
+    row: dict,
+    key: str,
+    sha: str = MAIN_SHA,
+    created_at: str = "2026-11-30T00:00:00Z",
+    **run,
+) -> None:
     if run_id not in server.state.runs:
         server.state.add_run(run_id, head_sha=sha, **run)
-    server.state.add_artifact(run_id, result_artifact_name(key), files=artifact_files(row, key, run_id=run_id),
-                              created_at=created_at)
+    server.state.add_artifact(
+        run_id, result_artifact_name(key), files=artifact_files(row, key, run_id=run_id), created_at=created_at
+    )
 
 
 def test_github_hit_miss_expired_and_failed(tmp_path, ladder, github):
     keys = [key_for(row) for row in ladder]
     store(github, 101, ladder[0], keys[0])  # a hit
-    github.state.add_artifact(101, result_artifact_name(keys[1]), expired=True,
-                              files=artifact_files(ladder[1], keys[1]))  # expired
-    github.state.add_artifact(101, result_artifact_name(keys[2], succeeded=False),
-                              files=artifact_files(ladder[2], keys[2], exit_code=1))  # a failed point
+    github.state.add_artifact(
+        101, result_artifact_name(keys[1]), expired=True, files=artifact_files(ladder[1], keys[1])
+    )  # expired
+    github.state.add_artifact(
+        101, result_artifact_name(keys[2], succeeded=False), files=artifact_files(ladder[2], keys[2], exit_code=1)
+    )  # a failed point
     github.state.add_artifact(101, result_artifact_name(keys[3]), files=artifact_files(ladder[3], keys[3], exit_code=1))
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--github", "--download", str(tmp_path / "dl"),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder),
+        "--github",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     decision = got["decision"]
     assert [(item["result-key"], item["source-run"]) for item in decision["reused"]] == [(keys[0], 101)]
     assert "expired" in decision["dispatch-reasons"][point_id(ladder[1])]
@@ -211,24 +246,44 @@ def test_github_newest_valid_result_wins(tmp_path, ladder, github):
     key = key_for(ladder[0])
     store(github, 201, ladder[0], key, created_at="2026-11-01T00:00:00Z")
     store(github, 202, ladder[0], key, created_at="2026-11-20T00:00:00Z")
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(tmp_path / "dl"),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert got["decision"]["reused"][0]["source-run"] == 202
 
 
-@pytest.mark.parametrize("run, why", [
-    ({"path": ".github/workflows/other.yml"}, "not .github/workflows/run-sweep.yml"),
-    ({"head_repository": "mallory/bench"}, "its code came from another repository (a fork)"),
-    ({"repository": "mallory/bench"}, "its run belongs to another repository"),
-    ({"sha": STRAY_SHA, "head_branch": "stray", "event": "pull_request"},
-     "stray@333333333333, which is neither a run of main nor a commit of pull request #9"),
-    ({"sha": STRAY_SHA}, "its commit 333333333333 is no longer on main"),
-], ids=["other-workflow", "fork", "other-repository", "stray-branch", "main-rewritten"])
+@pytest.mark.parametrize(
+    "run, why",
+    [
+        ({"path": ".github/workflows/other.yml"}, "not .github/workflows/run-sweep.yml"),
+        ({"head_repository": "mallory/bench"}, "its code came from another repository (a fork)"),
+        ({"repository": "mallory/bench"}, "its run belongs to another repository"),
+        (
+            {"sha": STRAY_SHA, "head_branch": "stray", "event": "pull_request"},
+            "stray@333333333333, which is neither a run of main nor a commit of pull request #9",
+        ),
+        ({"sha": STRAY_SHA}, "its commit 333333333333 is no longer on main"),
+    ],
+    ids=["other-workflow", "fork", "other-repository", "stray-branch", "main-rewritten"],
+)
 def test_github_untrusted_runs_are_not_reused(tmp_path, ladder, github, run, why):
     key = key_for(ladder[0])
     store(github, 301, ladder[0], key, **run)
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
-                 "--download", str(tmp_path / "dl"), env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--pr",
+        "9",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert got["decision"]["reused"] == [] and why in got["decision"]["dispatch-reasons"][point_id(ladder[0])]
     assert not github.state.requests_to("GET", r"/blob-storage/.*")  # nothing of an untrusted run is even downloaded
 
@@ -241,10 +296,21 @@ def test_github_a_pr_sweep_trusts_its_own_commits_and_main_only(tmp_path, ladder
     github.state.pull_commits[12] = ["5" * 40]
     github.state.merge_pull(12, "6" * 40)
     store(github, 312, ladder[2], keys[2], sha="5" * 40, head_branch="other", event="pull_request")
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:3]), "--github", "--pr", "9",
-                 "--download", str(tmp_path / "dl"), env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:3]),
+        "--github",
+        "--pr",
+        "9",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert sorted(item["source-run"] for item in got["decision"]["reused"]) == [310, 311]
-    assert "neither a run of main nor a commit of pull request #9" in got["decision"]["dispatch-reasons"][point_id(ladder[2])]
+    assert (
+        "neither a run of main nor a commit of pull request #9"
+        in got["decision"]["dispatch-reasons"][point_id(ladder[2])]
+    )
 
 
 def test_github_a_sweep_of_main_trusts_only_the_final_head_of_a_merged_pr(tmp_path, ladder, github):
@@ -256,8 +322,16 @@ def test_github_a_sweep_of_main_trusts_only_the_final_head_of_a_merged_pr(tmp_pa
     for row, key in zip(ladder[:3], keys):
         store(github, 401, row, key, sha=final, head_branch="feature", event="pull_request")
     for row, key in zip(ladder[3:], keys[3:]):
-        store(github, 400, row, key, sha=intermediate, head_branch="feature", event="pull_request",
-              created_at="2026-11-29T00:00:00Z")
+        store(
+            github,
+            400,
+            row,
+            key,
+            sha=intermediate,
+            head_branch="feature",
+            event="pull_request",
+            created_at="2026-11-29T00:00:00Z",
+        )
     plan = write_plan(tmp_path / "plan.json", ladder)
     open_pr = select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl0"), env=env_for(github))
     assert open_pr["decision"]["reused"] == []  # not merged (yet): nothing of it counts for main
@@ -266,8 +340,10 @@ def test_github_a_sweep_of_main_trusts_only_the_final_head_of_a_merged_pr(tmp_pa
     assert sorted(item["result-key"] for item in got["decision"]["reused"]) == sorted(keys[:3])
     assert {item["source-run"] for item in got["decision"]["reused"]} == {401}
     for row in ladder[3:]:
-        assert ("not the final head commit of the merged pull request (#9 at 222222222222)"
-                in got["decision"]["dispatch-reasons"][point_id(row)])
+        assert (
+            "not the final head commit of the merged pull request (#9 at 222222222222)"
+            in got["decision"]["dispatch-reasons"][point_id(row)]
+        )
     # one listing of the merged pull requests of the branch, one read per run, whatever the candidates
     assert len(github.state.requests_to("GET", rf"/repos/{SLUG}/pulls")) == 2
     assert len(github.state.requests_to("GET", rf"/repos/{SLUG}/actions/runs/40[01]")) == 4
@@ -278,8 +354,16 @@ def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github, 
     key = key_for(ladder[0])
     github.state.add_pull(9, head_repo=head_repo)
     store(github, 501, ladder[0], key, sha=PR_SHA, head_branch="feature", event="pull_request")
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--pr", "9",
-                 "--download", str(tmp_path / "dl"), env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--pr",
+        "9",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert got["decision"]["reused"] == []
 
 
@@ -307,7 +391,10 @@ def bomb_member(name: str, size: int) -> tuple[zipfile.ZipInfo, bytes]:
 
 
 HOSTILE_ARCHIVES = {
-    "escaping": (lambda files: zip_with([(zipfile.ZipInfo("../../escaped.json"), b"{}")]), "reaches outside its folder"),
+    "escaping": (
+        lambda files: zip_with([(zipfile.ZipInfo("../../escaped.json"), b"{}")]),
+        "reaches outside its folder",
+    ),
     "symlink": (lambda files: zip_with([symlink_member("link.json", "/etc/passwd")]), "is a symbolic link"),
     "bomb": (lambda files: zip_with([bomb_member("big.log", 256 << 20)]), "(more than 100:1, a zip bomb)"),
     "not-a-zip": (lambda files: b"<html>blob storage hiccup</html>", "not a zip archive"),
@@ -324,15 +411,27 @@ def test_github_a_hostile_archive_is_refused_and_the_next_candidate_tried(tmp_pa
     archive = make(artifact_files(ladder[0], key, run_id=602))
     github.state.add_artifact(602, result_artifact_name(key), blob=archive, created_at="2026-11-20T00:00:00Z")
     download = tmp_path / "dl"
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--download",
+        str(download),
+        env=env_for(github),
+    )
     assert [item["source-run"] for item in got["decision"]["reused"]] == [601]
     assert not (tmp_path / "escaped.json").exists() and not list(tmp_path.rglob("big.log"))
     assert sorted(p.name for p in download.iterdir()) == [result_artifact_name(key)]  # no partial folder left
     github.state.runs.pop(601)  # now only the hostile one: dispatched with the reason, the plan still made
     github.state.artifacts.pop(601)
-    again = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
-                   env=env_for(github))
+    again = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--download",
+        str(download),
+        env=env_for(github),
+    )
     assert again["decision"]["reused"] == [] and why in again["decision"]["dispatch-reasons"][point_id(ladder[0])]
     assert not download.exists() or not list(download.iterdir())
 
@@ -349,17 +448,28 @@ def test_unpacking_a_hostile_archive_is_github_artifact_and_leaves_nothing(tmp_p
     assert problem.message.startswith("artifact point-x of run 602: refused, ") and why in problem.message
     assert list((tmp_path / "store").iterdir()) == [] and not list(tmp_path.rglob("escaped.json"))
 
-def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are_that_key_s_reasons(tmp_path, ladder, github):
+
+def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are_that_key_s_reasons(
+    tmp_path, ladder, github
+):
     keys = [key_for(row) for row in ladder[:2]]
     store(github, 701, ladder[0], keys[0])
     store(github, 702, ladder[1], keys[1])
     expired, failing = (github.state.artifacts[run][0]["id"] for run in (701, 702))
-    github.state.faults.append(Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{expired}/zip", 410,
-                                     {"message": "Artifact has expired"}))
+    github.state.faults.append(
+        Fault("GET", rf"/repos/{SLUG}/actions/artifacts/{expired}/zip", 410, {"message": "Artifact has expired"})
+    )
     github.state.faults.extend(server_error_burst("GET", rf"/blob-storage/{failing}\.zip", 5, status=503))
-    done = run_cli("plan", "--rows", str(write_plan(tmp_path / "plan.json", ladder[:2])), "--reuse-github", "--format", "json",
-                   cwd=ROOT[0],
-                   env=env_for(github, INFX_GITHUB_MAX_WAIT="60"))
+    done = run_cli(
+        "plan",
+        "--rows",
+        str(write_plan(tmp_path / "plan.json", ladder[:2])),
+        "--reuse-github",
+        "--format",
+        "json",
+        cwd=ROOT[0],
+        env=env_for(github, INFX_GITHUB_MAX_WAIT="60"),
+    )
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     reasons = plan["reuse"]["dispatch-reasons"]
@@ -371,7 +481,10 @@ def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are
     from infx.workflows.report import dispatch_reasons_table
 
     table = dispatch_reasons_table(plan["reuse"]).render().splitlines()
-    for row, key, cause in ((ladder[0], keys[0], "HTTP 410 Artifact has expired"), (ladder[1], keys[1], "HTTP 503 on every")):
+    for row, key, cause in (
+        (ladder[0], keys[0], "HTTP 410 Artifact has expired"),
+        (ladder[1], keys[1], "HTTP 503 on every"),
+    ):
         assert reasons[point_id(row)].count(result_artifact_name(key)) == 1
         assert cause in next(line for line in table if point_id(row) in line)
 
@@ -384,8 +497,14 @@ def test_github_a_stale_or_partial_folder_in_the_download_folder_is_never_reused
     partial = download / f".{result_artifact_name(key)}.partial-deadbeef"
     partial.mkdir()
     store(github, 801, ladder[0], key)
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(download),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--download",
+        str(download),
+        env=env_for(github),
+    )
     assert got["decision"]["reused"][0]["source-run"] == 801
     assert not (stale / "planted.json").exists() and not partial.exists()
     assert len(github.state.requests_to("GET", r"/blob-storage/\d+\.zip")) == 1
@@ -399,10 +518,18 @@ def test_github_lookup_cost_is_pages_plus_runs_not_candidates(tmp_path, ladder, 
     for n in range(60):
         github.state.add_run(900 + n, head_sha=MAIN_SHA)
         for row, key in zip(ladder, keys):
-            github.state.add_artifact(900 + n, result_artifact_name(key), files=artifact_files(row, key, run_id=900 + n))
+            github.state.add_artifact(
+                900 + n, result_artifact_name(key), files=artifact_files(row, key, run_id=900 + n)
+            )
     before = len(github.state.requests)
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--github", "--download", str(tmp_path / "dl"),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder),
+        "--github",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert {item["source-run"] for item in got["decision"]["reused"]} == {959}  # the newest
     made = github.state.requests[before:]
     listing = [r for r in made if r.path == f"/repos/{SLUG}/actions/artifacts"]
@@ -417,8 +544,14 @@ def test_github_a_listing_by_name_when_it_costs_fewer_requests(tmp_path, ladder,
     for n in range(250):  # 3 pages of other artifacts; one key: 1 listing by name is cheaper than 2 more pages
         github.state.add_artifact(950, f"lane-check-{n}")
     store(github, 951, ladder[0], key)
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder[:1]), "--github", "--download", str(tmp_path / "dl"),
-                 env=env_for(github))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder[:1]),
+        "--github",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github),
+    )
     assert got["decision"]["reused"][0]["source-run"] == 951
     listings = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts")
     assert [r.query.get("name") for r in listings] == [None, [result_artifact_name(key)]]
@@ -434,14 +567,23 @@ def test_github_the_lookup_keeps_within_the_token_s_hourly_budget(tmp_path, ladd
         github.state.add_artifact(970, result_artifact_name(key), files=artifact_files(row, key, run_id=970))
     github.state.hourly_limits["GITHUB_TOKEN"] = 34
     token = github.state.grant_token({"actions": "read", "contents": "read", "pull-requests": "read"})
-    got = select(tmp_path, write_plan(tmp_path / "plan.json", ladder), "--github", "--download", str(tmp_path / "dl"),
-                 env=env_for(github, GITHUB_TOKEN=token))
+    got = select(
+        tmp_path,
+        write_plan(tmp_path / "plan.json", ladder),
+        "--github",
+        "--download",
+        str(tmp_path / "dl"),
+        env=env_for(github, GITHUB_TOKEN=token),
+    )
     decision = got["decision"]
     # 2 requests before any candidate (the repository, the listing), 3 for the first (its run, main's
     # reach, the download) and 1 for each next: at 27 left, 1 more download and 8 for republishing
     # would pass the reserve.
     assert [item["result-key"] for item in decision["reused"]] == keys[:3]
     for row in ladder[3:]:
-        assert "of run 970: not looked at: the token's hourly API budget is nearly spent" in decision["dispatch-reasons"][point_id(row)]
+        assert (
+            "of run 970: not looked at: the token's hourly API budget is nearly spent"
+            in decision["dispatch-reasons"][point_id(row)]
+        )
     assert "27 of 34 requests left; 20 are kept" in decision["notice"] and "8 for republishing" in decision["notice"]
     assert github.state.count_by_token()[token] == 7  # never near GitHub's refusal

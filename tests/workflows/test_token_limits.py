@@ -32,8 +32,12 @@ def github():
 
 def ask(server: LocalGitHub, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, dict, dict]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(server.url + path, data=data, method=method,
-                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    request = urllib.request.Request(
+        server.url + path,
+        data=data,
+        method=method,
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status, dict(answer.headers), json.loads(answer.read() or b"null")
@@ -63,7 +67,9 @@ def test_a_private_repository_refuses_a_token_without_the_permission(github):
     # read is not write; `write` includes `read`.
     assert ask(github, "POST", COMMENTS, reader, {"body": "x"})[0] == 403
     writer = github.state.grant_token({"pull-requests": "write"})
-    assert ask(github, "POST", COMMENTS, writer, {"body": "x"})[0] == 201 and ask(github, "GET", PULLS, writer)[0] == 200
+    assert (
+        ask(github, "POST", COMMENTS, writer, {"body": "x"})[0] == 201 and ask(github, "GET", PULLS, writer)[0] == 200
+    )
 
 
 def test_a_public_repository_serves_reads_without_the_permission_but_never_writes(github):
@@ -72,18 +78,29 @@ def test_a_public_repository_serves_reads_without_the_permission_but_never_write
     status, headers, _ = ask(github, "POST", COMMENTS, nothing, {"body": "x"})
     assert status == 403 and headers["X-Accepted-GitHub-Permissions"] == "issues=write; pull_requests=write"
     # No GITHUB_TOKEN may list the repository's runners, whatever its job asked for.
-    assert ask(github, "GET", f"/repos/{SLUG}/actions/runners", github.state.grant_token({"actions": "write"}))[0] == 403
+    assert (
+        ask(github, "GET", f"/repos/{SLUG}/actions/runners", github.state.grant_token({"actions": "write"}))[0] == 403
+    )
 
 
 def test_every_answer_carries_the_budget_and_the_repository_s_tokens_share_it(github):
     github.state.hourly_limits["GITHUB_TOKEN"] = 3
-    first, second = github.state.grant_token({"pull-requests": "read"}), github.state.grant_token({"pull-requests": "read"})
+    first, second = (
+        github.state.grant_token({"pull-requests": "read"}),
+        github.state.grant_token({"pull-requests": "read"}),
+    )
     answers = [ask(github, "GET", PULLS, token) for token in (first, second, first)]
     assert [a[0] for a in answers] == [200, 200, 200]
     assert [a[1]["X-RateLimit-Remaining"] for a in answers] == ["2", "1", "0"]
-    assert {a[1]["X-RateLimit-Limit"] for a in answers} == {"3"} and {a[1]["X-RateLimit-Resource"] for a in answers} == {"core"}
+    assert {a[1]["X-RateLimit-Limit"] for a in answers} == {"3"} and {
+        a[1]["X-RateLimit-Resource"] for a in answers
+    } == {"core"}
     status, headers, body = ask(github, "GET", PULLS, second)
-    assert status == 403 and headers["X-RateLimit-Remaining"] == "0" and body["message"].startswith("API rate limit exceeded")
+    assert (
+        status == 403
+        and headers["X-RateLimit-Remaining"] == "0"
+        and body["message"].startswith("API rate limit exceeded")
+    )
     # A refusal counts too; a personal token has its own 5,000.
     assert ask(github, "GET", PULLS, "ghp_personal")[1]["X-RateLimit-Remaining"] == "4999"
     assert github.state.count_by_token()[second] == 2
@@ -108,8 +125,15 @@ def test_infx_stops_at_the_exhausted_budget_within_its_bound(github, tmp_path):
     github.state.hourly_limits["GITHUB_TOKEN"] = 2
     token = github.state.grant_token({"pull-requests": "write"})
     plan = write_plan(tmp_path / "plan.json", rows(2))
-    done = run_cli("github", "report", "--pr", "7", "--plan", str(plan),
-                   env=env_for(github, GITHUB_TOKEN=token, INFX_GITHUB_MAX_WAIT="30"))
+    done = run_cli(
+        "github",
+        "report",
+        "--pr",
+        "7",
+        "--plan",
+        str(plan),
+        env=env_for(github, GITHUB_TOKEN=token, INFX_GITHUB_MAX_WAIT="30"),
+    )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 1 and len(lines) == 1 and "error[github-wait]" in lines[0], done.stderr
     assert github.state.count_by_token()[token] == 3  # two answered, the third refused, none repeated

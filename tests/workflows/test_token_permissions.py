@@ -26,7 +26,8 @@ def ask(method, path, body=None):
         return urllib.request.urlopen(request).status
     except urllib.error.HTTPError as refused:
         return refused.code
-print("read", ask("GET", f"/repos/{slug}/pulls"), "write", ask("POST", f"/repos/{slug}/issues/7/comments", {"body": "x"}))
+print("read", ask("GET", f"/repos/{slug}/pulls"),
+      "write", ask("POST", f"/repos/{slug}/issues/7/comments", {"body": "x"}))
 """
 STEP = "    steps:\n      - env:\n          TOKEN: ${{ github.token }}\n        run: python3 ask.py\n"
 
@@ -42,12 +43,18 @@ def write_workflows(repo: Path) -> None:
     (repo / "ask.py").write_text(ASK)
     (workflows / "caller.yml").write_text(
         "name: caller\non:\n  workflow_dispatch:\npermissions: {}\njobs:\n"
-        + job("nothing", None) + job("empty", "{}") + job("reader", "{pull-requests: read}") + job("all", "read-all")
-        + "  called:\n    permissions: {pull-requests: read}\n    uses: ./.github/workflows/called.yml\n")
+        + job("nothing", None)
+        + job("empty", "{}")
+        + job("reader", "{pull-requests: read}")
+        + job("all", "read-all")
+        + "  called:\n    permissions: {pull-requests: read}\n    uses: ./.github/workflows/called.yml\n"
+    )
     # No top-level permissions here: a job that says none inherits its caller's.
     (workflows / "called.yml").write_text(
         "name: called\non:\n  workflow_call:\njobs:\n"
-        + job("asks-more", "{pull-requests: write, actions: read}") + job("inherits", None))
+        + job("asks-more", "{pull-requests: write, actions: read}")
+        + job("inherits", None)
+    )
     (workflows / "plain.yml").write_text("name: plain\non:\n  workflow_dispatch:\njobs:\n" + job("default", None))
 
 
@@ -55,7 +62,11 @@ def test_each_job_s_token_carries_exactly_its_evaluated_permissions(tmp_path: Pa
     repo = tmp_path / "repo"
     repo.mkdir()
     write_workflows(repo)
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "w"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "w"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
     with github_server.LocalGitHub() as gh:
@@ -63,7 +74,9 @@ def test_each_job_s_token_carries_exactly_its_evaluated_permissions(tmp_path: Pa
         gh.state.add_pull(7)
         runs = {}
         for workflow in ("caller.yml", "plain.yml"):
-            run = Executor(repo, tmp_path / workflow, "workflow_dispatch", {}, sha=sha, repository=github_server.SLUG, github=gh)
+            run = Executor(
+                repo, tmp_path / workflow, "workflow_dispatch", {}, sha=sha, repository=github_server.SLUG, github=gh
+            )
             assert set(run.run(f".github/workflows/{workflow}").values()) == {"success"}
             runs.update({job_.path: job_ for job_ in run.jobs})
         tokens = dict(gh.state.tokens)
@@ -72,7 +85,10 @@ def test_each_job_s_token_carries_exactly_its_evaluated_permissions(tmp_path: Pa
         "empty": ({}, "read 403 write 403"),
         "reader": ({"pull-requests": "read"}, "read 200 write 403"),
         "all": (None, "read 200 write 403"),  # read-all: every scope read, none write
-        "called/asks-more": ({"pull-requests": "read"}, "read 200 write 403"),  # capped by its caller: write and actions dropped
+        "called/asks-more": (
+            {"pull-requests": "read"},
+            "read 200 write 403",
+        ),  # capped by its caller: write and actions dropped
         "called/inherits": ({"pull-requests": "read"}, "read 200 write 403"),
         "default": ({"contents": "read", "packages": "read"}, "read 403 write 403"),  # GitHub's restricted default
     }
@@ -88,12 +104,18 @@ def test_each_job_s_token_carries_exactly_its_evaluated_permissions(tmp_path: Pa
 
 def _store_first_sweep(gh, first: Executor, repo: Path) -> list[dict]:
     """What an earlier, trusted sweep of the PR's head commit uploaded for every planned point."""
-    planned = [r for rows in json.loads((first.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values() for r in rows]
+    planned = [
+        r
+        for rows in json.loads((first.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
+        for r in rows
+    ]
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
     gh.state.pull_commits[PR] = [head]
     gh.state.add_run(8000, head_branch="pr", event="pull_request", head_sha=head)
     for row in planned:
-        gh.state.add_artifact(8000, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=8000))
+        gh.state.add_artifact(
+            8000, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=8000)
+        )
     return planned
 
 
@@ -104,11 +126,11 @@ def test_reuse_on_a_private_repository_works_under_enforced_permissions(change: 
     planned = _store_first_sweep(server, first, change)
     second = pr_run(change, tmp_path / "second", server, ["sweep-enabled"], run_id=9002)
     plan = json.loads((second.artifacts / "sweep-plan" / "plan.json").read_text())
-    assert sorted(item["result-key"] for item in plan["reuse"]["reused"]) == sorted(r["result-key"] for r in planned), \
+    assert sorted(item["result-key"] for item in plan["reuse"]["reused"]) == sorted(r["result-key"] for r in planned), (
         plan["reuse"].get("notice") or _logs(second)
+    )
     assert "notice" not in plan["reuse"] and not launched_points(second)
     setup = next(job for job in second.jobs if job.path == "setup")
     assert setup.permissions == {"contents": "read", "actions": "read", "pull-requests": "read"}
     body = server.state.comments[PR][0]["body"]
     assert f"{len(planned)} points reused" in body
-

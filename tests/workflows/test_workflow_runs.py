@@ -35,9 +35,16 @@ from testing.sweeps import (  # noqa: F401  (fixtures)
 
 def test_pr_labelled_sweep_enabled_runs_the_trimmed_plan_and_reports(change: Path, tmp_path: Path, server):
     run = pr_run(change, tmp_path, server, ["sweep-enabled"])
-    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "success",
-                           "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
-                           "report-results": "success"}, _logs(run)
+    assert run.results == {
+        "setup": "success",
+        "republish": "skipped",
+        "report-plan": "success",
+        "lane-gate": "skipped",
+        "canary": "skipped",
+        "sweep": "success",
+        "results": "skipped",
+        "report-results": "success",
+    }, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["primary-label"] == "sweep-enabled" and plan["mode"]["trim-conc"] is True
     planned = [row for rows in plan["buckets"].values() for row in rows]
@@ -69,13 +76,18 @@ def bundled_rows() -> list[dict]:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("labels, survivor", [
-    (["sweep-enabled"], "sweep-enabled"),
-    # Two labels of the table and one outside it: the second labelled run cancels the first; the
-    # unrelated label's run has a group of its own and plans nothing.
-    (["sweep-enabled", "agentx-fast", "documentation"], "agentx-fast"),
-])
-def test_a_pr_created_with_sweep_labels_starts_exactly_one_sweep(labels, survivor, change: Path, tmp_path: Path, server):
+@pytest.mark.parametrize(
+    "labels, survivor",
+    [
+        (["sweep-enabled"], "sweep-enabled"),
+        # Two labels of the table and one outside it: the second labelled run cancels the first; the
+        # unrelated label's run has a group of its own and plans nothing.
+        (["sweep-enabled", "agentx-fast", "documentation"], "agentx-fast"),
+    ],
+)
+def test_a_pr_created_with_sweep_labels_starts_exactly_one_sweep(
+    labels, survivor, change: Path, tmp_path: Path, server
+):
     """GitHub's events when a PR is created with labels: `opened`, then one `labeled` per label, a
     second apart at most. The PR types leave `opened`/`reopened` out (as the reference, for this
     reason): the `labeled` runs start the sweep, and concurrency keeps only the last of them."""
@@ -88,8 +100,13 @@ def test_a_pr_created_with_sweep_labels_starts_exactly_one_sweep(labels, survivo
         for offset, (action, label) in enumerate(sequence):
             payload = pr_payload(change, action, labels, label)
             if triggers(tree, "pull_request", payload, changed):
-                started.append({"github": {"event_name": "pull_request", "event": payload, "run_id": str(9300 + offset)},
-                                "label": label, "run_id": 9300 + offset})
+                started.append(
+                    {
+                        "github": {"event_name": "pull_request", "event": payload, "run_id": str(9300 + offset)},
+                        "label": label,
+                        "run_id": 9300 + offset,
+                    }
+                )
         assert [run["label"] for run in started] == labels  # `opened` starts no run
         assert not triggers(tree, "pull_request", pr_payload(change, "reopened", labels), changed)
         survivors = surviving_runs(engine, tree, started)
@@ -105,8 +122,15 @@ def test_a_pr_created_with_sweep_labels_starts_exactly_one_sweep(labels, survivo
 
 
 def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Path, tmp_path: Path):
-    run = Executor(main_repo, tmp_path / "run", "workflow_dispatch", {"inputs": {"dry-run": "true"}, "ref": "refs/heads/main"},
-                   sha=git(main_repo, "rev-parse", "HEAD"), repository=SLUG, run_id=9100)
+    run = Executor(
+        main_repo,
+        tmp_path / "run",
+        "workflow_dispatch",
+        {"inputs": {"dry-run": "true"}, "ref": "refs/heads/main"},
+        sha=git(main_repo, "rev-parse", "HEAD"),
+        repository=SLUG,
+        run_id=9100,
+    )
     run.results = run.run(inputs={"dry-run": True})
     assert run.results["setup"] == "success" and run.results["sweep"] == "success", _logs(run)
     assert run.results["lane-gate"] == "skipped" and run.results["report-plan"] == "skipped"
@@ -115,10 +139,15 @@ def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Pa
     launched = launched_points(run)
     assert sorted(map(point_id, launched)) == sorted(map(point_id, rows))  # each once, none lost
     assert all(job.result == "success" and job.runs_on == "ubuntu-latest" for job in point_jobs(run)), _logs(run)
-    planned = {point_id(r): r for rows_ in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
-               for r in rows_}
+    planned = {
+        point_id(r): r
+        for rows_ in json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
+        for r in rows_
+    }
     for row in rows:  # the launch plan of each, routed by its own runner label
-        launch_plan = json.loads((run.artifacts / artifact_name(planned[point_id(row)]) / "launch-plan.json").read_text())
+        launch_plan = json.loads(
+            (run.artifacts / artifact_name(planned[point_id(row)]) / "launch-plan.json").read_text()
+        )
         assert launch_plan["ok"] is True and launch_plan["point-id"] == point_id(row)
     assert {row["runner"] for row in rows} == set(json.loads(run.jobs[0].outputs["lanes"]))
     assert run.run_name == "Manual sweep "  # no config-key globs: every row
@@ -127,14 +156,25 @@ def test_manual_dispatch_of_every_bundled_row_runs_each_point_once(main_repo: Pa
 def test_push_to_main_gates_and_sweeps_the_merged_change(main_repo: Path, tmp_path: Path):
     before, after = git(main_repo, "rev-parse", "HEAD~1"), git(main_repo, "rev-parse", "HEAD")
     event = {"ref": "refs/heads/main", "before": before, "after": after, "head_commit": {"id": after, "message": "m"}}
-    run = Executor(main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN)
+    run = Executor(
+        main_repo, tmp_path / "run", "push", event, sha=after, repository=SLUG, run_id=9200, variables=DRY_RUN
+    )
     run.results = run.run()
-    assert run.results == {"setup": "success", "republish": "skipped", "report-plan": "skipped",
-                           "lane-gate": "skipped", "canary": "skipped", "sweep": "success", "results": "skipped",
-                           "report-results": "skipped"}, _logs(run)
+    assert run.results == {
+        "setup": "success",
+        "republish": "skipped",
+        "report-plan": "skipped",
+        "lane-gate": "skipped",
+        "canary": "skipped",
+        "sweep": "success",
+        "results": "skipped",
+        "report-results": "skipped",
+    }, _logs(run)
     plan = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
     assert plan["mode"]["dispatch"] is True and plan["mode"]["trim-conc"] is False
-    assert sorted(map(point_id, launched_points(run))) == sorted(point_id(r) for rows in plan["buckets"].values() for r in rows)
+    assert sorted(map(point_id, launched_points(run))) == sorted(
+        point_id(r) for rows in plan["buckets"].values() for r in rows
+    )
     assert run.concurrency == {"group": "run-sweep-9200", "cancel-in-progress": False}
 
 
@@ -151,7 +191,9 @@ def test_two_primary_labels_fail_the_plan_naming_both(change: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("case", ["no-label", "skip-sweep"])
-def test_no_primary_label_or_skip_sweep_plans_and_reports_but_launches_nothing(case, change: Path, tmp_path: Path, server):
+def test_no_primary_label_or_skip_sweep_plans_and_reports_but_launches_nothing(
+    case, change: Path, tmp_path: Path, server
+):
     labels = ["evals-only"] if case == "no-label" else ["sweep-enabled"]
     if case == "skip-sweep":
         (change / "README.md").write_text("typo\n")
@@ -164,7 +206,9 @@ def test_no_primary_label_or_skip_sweep_plans_and_reports_but_launches_nothing(c
     mode = json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())["mode"]
     assert mode["dispatch"] is False
     body = server.state.comments[PR][0]["body"]
-    assert "Launch: no" in body and ("[skip-sweep]" in body if case == "skip-sweep" else "add one of the labels" in body)
+    assert "Launch: no" in body and (
+        "[skip-sweep]" in body if case == "skip-sweep" else "add one of the labels" in body
+    )
 
 
 @pytest.mark.parametrize("kind", ["fork", "draft"])
@@ -175,8 +219,22 @@ def test_a_fork_or_draft_pull_request_reaches_no_job(kind, change: Path, tmp_pat
 
 def test_a_failing_canary_starts_no_other_point(change: Path, tmp_path: Path, server):
     # The canary (fewest GPU-hours) fails its launch: its recipe is broken in this commit.
-    plan_now = json.loads(subprocess_infx(change, "plan", "--base-ref", "main", "--head-ref", "HEAD", "--pr-number", str(PR),
-                                          "--label", "full-sweep-enabled", "--format", "json"))
+    plan_now = json.loads(
+        subprocess_infx(
+            change,
+            "plan",
+            "--base-ref",
+            "main",
+            "--head-ref",
+            "HEAD",
+            "--pr-number",
+            str(PR),
+            "--label",
+            "full-sweep-enabled",
+            "--format",
+            "json",
+        )
+    )
     canary_id = plan_now["canary"]["id"]
     canary_row = next(r for rows in plan_now["buckets"].values() for r in rows if point_id(r) == canary_id)
     # Its launch fails: in this commit no lane profile declares the canary's runner label.
@@ -206,22 +264,34 @@ def test_a_shard_past_the_inline_outputs_is_loaded_from_the_plan_artifact(main_r
     past the 64 outputs the setup declares): the `load` job reads it from `sweep-plan`."""
     rows = bundled_rows()[:3]
     sha = git(main_repo, "rev-parse", "HEAD")
-    run = Executor(main_repo, tmp_path / "run", "push", {"ref": "refs/heads/main", "before": sha, "after": sha},
-                   sha=sha, repository=SLUG, run_id=9300)
+    run = Executor(
+        main_repo,
+        tmp_path / "run",
+        "push",
+        {"ref": "refs/heads/main", "before": sha, "after": sha},
+        sha=sha,
+        repository=SLUG,
+        run_id=9300,
+    )
     shards = run.artifacts / "sweep-plan" / "infx-shards"
     shards.mkdir(parents=True)
     (shards / "shard-70.json").write_text(json.dumps(rows))
-    results = run.run_called(".github/workflows/sweep-shard.yml",
-                             {"shard-id": "multi_node/8k1k#9", "rows": "", "shard-file": "shard-70.json", "dry-run": True})
+    results = run.run_called(
+        ".github/workflows/sweep-shard.yml",
+        {"shard-id": "multi_node/8k1k#9", "rows": "", "shard-file": "shard-70.json", "dry-run": True},
+    )
     assert results == {"load": "success", "points": "success"}, _logs(run)
     assert sorted(map(point_id, launched_points(run))) == sorted(map(point_id, rows))
     inline = Executor(main_repo, tmp_path / "inline", "push", {"before": sha}, sha=sha, repository=SLUG, run_id=9301)
-    assert inline.run_called(".github/workflows/sweep-shard.yml", {"shard-id": "x#0", "rows": json.dumps(rows[:1]),
-                                                                   "shard-file": "shard-0.json", "dry-run": True}) == {
-        "load": "skipped", "points": "success"}
+    assert inline.run_called(
+        ".github/workflows/sweep-shard.yml",
+        {"shard-id": "x#0", "rows": json.dumps(rows[:1]), "shard-file": "shard-0.json", "dry-run": True},
+    ) == {"load": "skipped", "points": "success"}
 
 
-def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_runs_everything(change: Path, tmp_path: Path, server):
+def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_runs_everything(
+    change: Path, tmp_path: Path, server
+):
     """Reuse through the whole workflow: the first PR sweep plans keyed points; once valid results
     are stored under those keys by a trusted run (this repository's sweep on the PR's own commit),
     the next sweep of the same plan launches nothing, says so, and hands the stored results on;
@@ -230,23 +300,32 @@ def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_run
 
     first = pr_run(change, tmp_path / "first", server, ["sweep-enabled"], run_id=9001)
     assert first.results["sweep"] == "success", _logs(first)
-    planned = [r for rows in json.loads((first.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values() for r in rows]
+    planned = [
+        r
+        for rows in json.loads((first.artifacts / "sweep-plan" / "plan.json").read_text())["buckets"].values()
+        for r in rows
+    ]
     assert planned and all(len(row["result-key"]) == 64 for row in planned)
     head = git(change, "rev-parse", "HEAD")
     server.state.add_pull(PR)
     server.state.pull_commits[PR] = [head]
     server.state.add_run(8000, head_branch="pr", event="pull_request", head_sha=head)
     for row in planned:  # what the launches of an earlier, real sweep of these points uploaded
-        server.state.add_artifact(8000, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=8000))
+        server.state.add_artifact(
+            8000, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=8000)
+        )
 
     second = pr_run(change, tmp_path / "second", server, ["sweep-enabled"], run_id=9002)
     assert second.results["setup"] == "success" and second.results["sweep"] == "skipped", _logs(second)
     assert not launched_points(second) and not point_jobs(second)
     plan = json.loads((second.artifacts / "sweep-plan" / "plan.json").read_text())
-    assert plan["point-count"] == 0 and sorted(item["result-key"] for item in plan["reuse"]["reused"]) == \
-        sorted(row["result-key"] for row in planned)
+    assert plan["point-count"] == 0 and sorted(item["result-key"] for item in plan["reuse"]["reused"]) == sorted(
+        row["result-key"] for row in planned
+    )
     assert {item["source-run"] for item in plan["reuse"]["reused"]} == {8000}
-    assert sorted(p.name for p in (second.artifacts / "sweep-reused").iterdir()) == sorted(artifact_name(r) for r in planned)
+    assert sorted(p.name for p in (second.artifacts / "sweep-reused").iterdir()) == sorted(
+        artifact_name(r) for r in planned
+    )
     summary = next(job.summary for job in second.jobs if job.path == "setup")
     assert f"{len(planned)} points reused" in summary and "GPU-hours saved" in summary and "(from run 8000)" in summary
     body = server.state.comments[PR][0]["body"]
@@ -272,7 +351,9 @@ def _store_sweep(gh, run_id: int, sha: str, branch: str, rows: list[dict]) -> No
 
     gh.state.add_run(run_id, head_branch=branch, event="pull_request", head_sha=sha)
     for row in rows:
-        gh.state.add_artifact(run_id, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=run_id))
+        gh.state.add_artifact(
+            run_id, artifact_name(row), files=result_artifact_files(row, row["result-key"], run_id=run_id)
+        )
 
 
 def _push(repo: Path, tmp: Path, gh, before: str, after: str, run_id: int) -> Executor:
@@ -287,7 +368,9 @@ def _plan_of(run: Executor) -> dict:
     return json.loads((run.artifacts / "sweep-plan" / "plan.json").read_text())
 
 
-def test_a_squash_merged_pr_s_final_results_are_reused_by_main_and_then_by_the_next_pr(tmp_path: Path, corpus: Path, server):
+def test_a_squash_merged_pr_s_final_results_are_reused_by_main_and_then_by_the_next_pr(
+    tmp_path: Path, corpus: Path, server
+):
     """PR A sweeps and is squash-merged; the push run reuses A's points, but only those of A's
     final head commit (never of an intermediate commit it later reverted), and republishes them
     under their keys; PR B, which changes nothing of those points, dispatches none of them."""
@@ -343,22 +426,36 @@ def test_a_squash_merged_pr_s_final_results_are_reused_by_main_and_then_by_the_n
 
     # PR B, from main, re-lists the same config key and changes nothing of its points.
     git(repo, "checkout", "-q", "-b", "b")
-    entry = (f"\n- config-keys:\n    - {LADDER_KEY}\n  scenario-type:\n    - agentic-coding\n"
-             "  description:\n    - \"Sweep the ladder again; nothing of its points changes.\"\n"
-             f"  pr-link: https://github.com/{SLUG}/pull/XXX\n")
+    entry = (
+        f"\n- config-keys:\n    - {LADDER_KEY}\n  scenario-type:\n    - agentic-coding\n"
+        '  description:\n    - "Sweep the ladder again; nothing of its points changes."\n'
+        f"  pr-link: https://github.com/{SLUG}/pull/XXX\n"
+    )
     changelog.write_text(changelog.read_text() + entry)
     git(repo, "commit", "-qam", "Sweep the ladder again")
     server.state.add_pull(PR_B, head_ref="b")
     server.state.add_run(7201, head_branch="b", event="pull_request", head_sha=git(repo, "rev-parse", "HEAD"))
-    event = pr_payload(repo, "labeled", ["non-canary-full-sweep-enabled"], "non-canary-full-sweep-enabled", number=PR_B,
-                       head_ref="b")
-    run_b = Executor(repo, tmp_path / "pr-b", "pull_request", event, sha=event["pull_request"]["head"]["sha"],
-                     ref=f"refs/pull/{PR_B}/merge", repository=SLUG, run_id=7201, github=server, variables=DRY_RUN)
+    event = pr_payload(
+        repo, "labeled", ["non-canary-full-sweep-enabled"], "non-canary-full-sweep-enabled", number=PR_B, head_ref="b"
+    )
+    run_b = Executor(
+        repo,
+        tmp_path / "pr-b",
+        "pull_request",
+        event,
+        sha=event["pull_request"]["head"]["sha"],
+        ref=f"refs/pull/{PR_B}/merge",
+        repository=SLUG,
+        run_id=7201,
+        github=server,
+        variables=DRY_RUN,
+    )
     run_b.results = run_b.run()
     plan_b = _plan_of(run_b)
     reused_b = plan_b["reuse"]["reused"]
-    assert sorted(item["result-key"] for item in reused_b) == sorted(r["result-key"] for r in rows
-                                                                     if r["config-key"] == LADDER_KEY), _logs(run_b)
+    assert sorted(item["result-key"] for item in reused_b) == sorted(
+        r["result-key"] for r in rows if r["config-key"] == LADDER_KEY
+    ), _logs(run_b)
     assert reused_b and plan_b["point-count"] == 0 and not launched_points(run_b), _logs(run_b)
     assert {item["source-run"] for item in reused_b} == {7103}  # main's own run, not PR A's
     assert run_b.results["republish"] == "skipped"  # a pull request never republishes

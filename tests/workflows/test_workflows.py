@@ -62,30 +62,63 @@ def parsed(engine: Engine, name: str) -> dict:
 
 
 def pr_event(action="synchronize", labels=(), label=None, fork=False, number=7) -> dict:
-    return {"event_name": "pull_request", "repository": SLUG, "run_id": "9001", "sha": "c" * 40,
-            "event": {"action": action, "label": {"name": label} if label else None,
-                      "pull_request": {"number": number, "draft": False, "labels": [{"name": n} for n in labels],
-                                       "head": {"repo": {"full_name": "stranger/bench" if fork else SLUG}, "sha": "d" * 40},
-                                       "base": {"sha": "b" * 40}}}}
+    return {
+        "event_name": "pull_request",
+        "repository": SLUG,
+        "run_id": "9001",
+        "sha": "c" * 40,
+        "event": {
+            "action": action,
+            "label": {"name": label} if label else None,
+            "pull_request": {
+                "number": number,
+                "draft": False,
+                "labels": [{"name": n} for n in labels],
+                "head": {"repo": {"full_name": "stranger/bench" if fork else SLUG}, "sha": "d" * 40},
+                "base": {"sha": "b" * 40},
+            },
+        },
+    }
 
 
 def push_event(run_id="9002") -> dict:
-    return {"event_name": "push", "repository": SLUG, "run_id": run_id, "sha": "c" * 40, "ref": "refs/heads/main",
-            "event": {"before": "a" * 40}}
+    return {
+        "event_name": "push",
+        "repository": SLUG,
+        "run_id": run_id,
+        "sha": "c" * 40,
+        "ref": "refs/heads/main",
+        "event": {"before": "a" * 40},
+    }
 
 
 def dispatch_event() -> dict:
-    return {"event_name": "workflow_dispatch", "repository": SLUG, "run_id": "9003", "sha": "c" * 40,
-            "ref": "refs/heads/main", "event": {}}
+    return {
+        "event_name": "workflow_dispatch",
+        "repository": SLUG,
+        "run_id": "9003",
+        "sha": "c" * 40,
+        "ref": "refs/heads/main",
+        "event": {},
+    }
 
 
-DISPATCH_INPUTS = {"config-keys": "dsv4-*", "filters": "", "lane": "", "dry-run": False,
-                   "rerun-of": "", "points": "", "launch-id": ""}
+DISPATCH_INPUTS = {
+    "config-keys": "dsv4-*",
+    "filters": "",
+    "lane": "",
+    "dry-run": False,
+    "rerun-of": "",
+    "points": "",
+    "launch-id": "",
+}
 SWEEP = "run-sweep.yml"
 
 
 def test_main_branch_gate_applies_the_main_branch_policy():
-    gate_step = next(s for s in load(SWEEP)["jobs"]["setup"]["steps"] if s.get("name") == "Gate the changelog (main-branch policy)")
+    gate_step = next(
+        s for s in load(SWEEP)["jobs"]["setup"]["steps"] if s.get("name") == "Gate the changelog (main-branch policy)"
+    )
     assert "--pr-number" not in gate_step["run"], "the push gate must apply the main-branch pr-link policy"
 
 
@@ -130,12 +163,20 @@ STATUSES = {"failed": {"failure": True}, "cancelled": {"cancelled": True}, "succ
 def test_every_upload_of_results_runs_whatever_happened_before_it(engine):
     """A point's artifact and the sweep's results.json are uploaded on failure and on cancel too
     (`always()`): a compare or plot that failed, or a cancel, never costs the sweep its results."""
-    uploads = [(name, job, step) for name, job in (("run-point.yml", "launch"), (SWEEP, "results"))
-               for step in parsed(engine, name)["jobs"][job]["steps"] if "upload-artifact" in step.get("uses", "")]
+    uploads = [
+        (name, job, step)
+        for name, job in (("run-point.yml", "launch"), (SWEEP, "results"))
+        for step in parsed(engine, name)["jobs"][job]["steps"]
+        if "upload-artifact" in step.get("uses", "")
+    ]
     assert len(uploads) == 2
     for name, job, step in uploads:
         for status in STATUSES.values():
-            assert engine.condition(step.get("if"), {"steps": {}, "inputs": {"dry-run": False}}, status), (name, job, status)
+            assert engine.condition(step.get("if"), {"steps": {}, "inputs": {"dry-run": False}}, status), (
+                name,
+                job,
+                status,
+            )
 
 
 def test_compare_and_plot_run_on_their_own_once_collect_wrote_results(engine):
@@ -145,25 +186,41 @@ def test_compare_and_plot_run_on_their_own_once_collect_wrote_results(engine):
         context = {"steps": {"collect": {"outcome": collect}, "compare": {"outcome": compare}}}
         return engine.condition(steps[step].get("if"), context, status)
 
-    assert runs("compare", "success", "", STATUSES["succeeded"]) and runs("plot", "success", "failure", STATUSES["failed"])
-    assert not runs("plot", "failure", "skipped", STATUSES["failed"]) and not runs("Summarise", "success", "failure", STATUSES["failed"])
+    assert runs("compare", "success", "", STATUSES["succeeded"]) and runs(
+        "plot", "success", "failure", STATUSES["failed"]
+    )
+    assert not runs("plot", "failure", "skipped", STATUSES["failed"]) and not runs(
+        "Summarise", "success", "failure", STATUSES["failed"]
+    )
     assert runs("Summarise", "success", "success", STATUSES["failed"])  # the plot failed: the table still lands
 
 
 def test_only_a_sweep_of_main_republishes_its_reused_points(engine):
     job = parsed(engine, SWEEP)["jobs"]["republish"]
-    needs = {"setup": {"result": "success", "outputs": {"republish": json.dumps([[{"name": "point-" + "a" * 64, "run": 5}]])}}}
+    needs = {
+        "setup": {
+            "result": "success",
+            "outputs": {"republish": json.dumps([[{"name": "point-" + "a" * 64, "run": 5}]])},
+        }
+    }
     status = STATUSES["succeeded"]
     assert engine.condition(job["if"], {"github": push_event(), "needs": needs}, status)
     assert engine.condition(job["if"], {"github": dispatch_event(), "needs": needs}, status)
     assert not engine.condition(job["if"], {"github": pr_event(), "needs": needs}, status)
-    assert not engine.condition(job["if"], {"github": {**dispatch_event(), "ref": "refs/heads/feature"}, "needs": needs}, status)
+    assert not engine.condition(
+        job["if"], {"github": {**dispatch_event(), "ref": "refs/heads/feature"}, "needs": needs}, status
+    )
     empty = {"setup": {"result": "success", "outputs": {"republish": "[]"}}}
     assert not engine.condition(job["if"], {"github": push_event(), "needs": empty}, status)
     level2 = parsed(engine, "republish.yml")["jobs"]["point"]
     [download, upload] = level2["steps"]
     point = {"name": "point-" + "a" * 64, "run": 5}
-    assert engine.value(download["with"], {"matrix": {"point": point}, "github": {"token": "t"}, "runner": {"temp": "/t"}})["run-id"] == 5
+    assert (
+        engine.value(
+            download["with"], {"matrix": {"point": point}, "github": {"token": "t"}, "runner": {"temp": "/t"}}
+        )["run-id"]
+        == 5
+    )
     assert engine.value(upload["with"], {"matrix": {"point": point}, "runner": {"temp": "/t"}})["name"] == point["name"]
 
 
@@ -184,7 +241,10 @@ def test_point_runs_on_its_lane_with_a_timeout_by_scenario(engine):
     # Every self-hosted runner carries `self-hosted` besides its own labels: a job asks for both.
     assert point_job_value("runs-on", fixed) == ["self-hosted", "gb300-nv"]
     assert point_job_value("runs-on", fixed, lane="gb300-nv-canary") == ["self-hosted", "gb300-nv-canary"]
-    assert point_job_value("runs-on", {**fixed, "runner": 'x", "ubuntu-latest'}) == ["self-hosted", 'x", "ubuntu-latest']
+    assert point_job_value("runs-on", {**fixed, "runner": 'x", "ubuntu-latest'}) == [
+        "self-hosted",
+        'x", "ubuntu-latest',
+    ]
     assert point_job_value("runs-on", fixed, **{"dry-run": True}) == "ubuntu-latest"
     assert point_job_value("timeout-minutes", fixed) == 480
     assert point_job_value("timeout-minutes", agentic) == 780
@@ -196,8 +256,11 @@ def test_point_runs_on_its_lane_with_a_timeout_by_scenario(engine):
 def test_point_reaches_infx_only_through_the_environment(engine):
     job = load("run-point.yml")["jobs"]["launch"]
     assert job["env"]["POINT_JSON"] == "${{ inputs.point }}"
-    lane = lambda **inputs: engine.value(point_job(engine)["env"]["LANE"], {"inputs": {  # noqa: E731
-        "point": json.dumps({"runner": "gb300-nv"}), "lane": "", **inputs}})
+
+    def lane(**inputs):
+        context = {"inputs": {"point": json.dumps({"runner": "gb300-nv"}), "lane": "", **inputs}}
+        return engine.value(point_job(engine)["env"]["LANE"], context)
+
     assert lane() == "gb300-nv" and lane(lane="gb300-nv-canary") == "gb300-nv-canary"
     launch = next(s for s in job["steps"] if s.get("id") == "launch")
     assert "infx launch" in launch["run"] and "POINT_JSON" not in launch["run"]
@@ -206,19 +269,29 @@ def test_point_reaches_infx_only_through_the_environment(engine):
     assert upload["if"] == "always()" and cleanup["if"].startswith("always()")
     # The artifact name carries the outcome that reruns and the PR report read.
     naming = next(s for s in point_job(engine)["steps"] if s.get("id") == "artifact")
-    assert naming["if"] == "always()" and "upload-artifact" in job["steps"][job["steps"].index(
-        next(s for s in job["steps"] if s.get("id") == "artifact")) + 1]["uses"]
-    outcome = lambda launch, results="success": engine.value(naming["env"]["OUTCOME"], {  # noqa: E731
-        "steps": {"launch": {"outcome": launch}, "results": {"outcome": results}}})
+    assert (
+        naming["if"] == "always()"
+        and "upload-artifact"
+        in job["steps"][job["steps"].index(next(s for s in job["steps"] if s.get("id") == "artifact")) + 1]["uses"]
+    )
+
+    def outcome(launch, results="success"):
+        steps = {"launch": {"outcome": launch}, "results": {"outcome": results}}
+        return engine.value(naming["env"]["OUTCOME"], {"steps": steps})
+
     assert outcome("success") == "" and outcome("success", "skipped") == ""
-    assert outcome("failure") == outcome("cancelled") == outcome("skipped") == outcome("success", "failure") == "-failed"
+    assert (
+        outcome("failure") == outcome("cancelled") == outcome("skipped") == outcome("success", "failure") == "-failed"
+    )
 
 
 def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engine):
     condition = point_job(engine)["if"]
     inputs = {"point": json.dumps({"runner": "gb300-nv"}), "lane": "", "skip-lanes": "[]"}
-    runs = lambda github, **more: engine.condition(condition, {"github": github, "inputs": {**inputs, **more}},  # noqa: E731
-                                                   {"success": True})
+
+    def runs(github, **more):
+        return engine.condition(condition, {"github": github, "inputs": {**inputs, **more}}, {"success": True})
+
     assert not runs(pr_event(fork=True))
     assert runs(pr_event()) and runs(push_event())
     assert not runs(push_event(), **{"skip-lanes": '["gb300-nv"]'})
@@ -237,9 +310,13 @@ def test_fork_pull_requests_and_down_lanes_never_reach_a_self_hosted_runner(engi
 # The one job that runs on a lane's own runner: each point (the lane gate reads the runners through
 # the API from a GitHub-hosted job, so nothing else ever waits for a lane's runner).
 SELF_HOSTED = {("run-point.yml", "launch")}
-ALLOWED_WRITES = {("run-sweep.yml", "report-plan"): {"pull-requests"}, ("run-sweep.yml", "report-results"): {"pull-requests"},
-                  # A release: the GitHub release of the tag, and PyPI's trusted publishing (tests/test_release.py).
-                  ("release.yml", "github-release"): {"contents"}, ("release.yml", "pypi"): {"id-token"}}
+ALLOWED_WRITES = {
+    ("run-sweep.yml", "report-plan"): {"pull-requests"},
+    ("run-sweep.yml", "report-results"): {"pull-requests"},
+    # A release: the GitHub release of the tag, and PyPI's trusted publishing (tests/test_release.py).
+    ("release.yml", "github-release"): {"contents"},
+    ("release.yml", "pypi"): {"id-token"},
+}
 
 
 def test_least_privilege_permissions():
@@ -272,17 +349,25 @@ def test_the_hugging_face_token_reaches_only_the_launch_step():
     uses = {name: list(_secret_uses(workflow["jobs"])) for name, workflow in all_workflows().items()}
     gate = load("run-sweep.yml")["jobs"]["lane-gate"]
     gate_step = next(i for i, step in enumerate(gate["steps"]) if step.get("id") == "gate")
-    runners_token = (("lane-gate", "steps", gate_step, "env", "INFX_RUNNERS_TOKEN"), "${{ secrets.INFX_RUNNERS_TOKEN }}")
+    runners_token = (
+        ("lane-gate", "steps", gate_step, "env", "INFX_RUNNERS_TOKEN"),
+        "${{ secrets.INFX_RUNNERS_TOKEN }}",
+    )
     hf_uses = [use for use in uses["run-sweep.yml"] if use != runners_token]
     assert len(hf_uses) == len(uses["run-sweep.yml"]) - 1 and gate["runs-on"] == "ubuntu-latest"
     assert {where[0] for where, _ in hf_uses} == {"canary", "sweep"} and all(
-        where[1:] == ("secrets", "hf-token") and text == "${{ secrets.HF_TOKEN }}" for where, text in hf_uses)
+        where[1:] == ("secrets", "hf-token") and text == "${{ secrets.HF_TOKEN }}" for where, text in hf_uses
+    )
     assert uses["sweep-shard.yml"] == [(("points", "secrets", "hf-token"), "${{ secrets.hf-token }}")]
     launch = load("run-point.yml")["jobs"]["launch"]
     index = next(i for i, step in enumerate(launch["steps"]) if step.get("id") == "launch")
     assert uses["run-point.yml"] == [(("launch", "steps", index, "env", "HF_TOKEN"), "${{ secrets.hf-token }}")]
     assert load("run-point.yml")["on"]["workflow_call"]["secrets"] == {
-        "hf-token": {"description": load("run-point.yml")["on"]["workflow_call"]["secrets"]["hf-token"]["description"], "required": False}}
+        "hf-token": {
+            "description": load("run-point.yml")["on"]["workflow_call"]["secrets"]["hf-token"]["description"],
+            "required": False,
+        }
+    }
     others = {name for name, found in uses.items() if found} - {"run-sweep.yml", "sweep-shard.yml", "run-point.yml"}
     assert others == set(), others  # no other workflow reads a secret (a release publishes with trusted publishing)
 
@@ -308,8 +393,13 @@ def test_the_docs_list_exactly_the_pinned_actions():
     pins = set()
     for path in sorted(WORKFLOWS.glob("*.yml")):
         pins |= set(re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\s*#\s*(v[\d.]+)", path.read_text()))
-    documented = set(re.findall(r"^\s*\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| `([0-9a-f]{40})` \|$",
-                                (REPO / "docs" / "workflows.md").read_text(), re.M))
+    documented = set(
+        re.findall(
+            r"^\s*\| ([\w.-]+/[\w.-]+) \| (v[\d.]+) \| `([0-9a-f]{40})` \|$",
+            (REPO / "docs" / "workflows.md").read_text(),
+            re.M,
+        )
+    )
     assert pins and {(action, version, sha) for action, sha, version in pins} == documented
 
 
@@ -317,15 +407,18 @@ def test_the_docs_permission_table_is_every_job_s_permissions():
     """docs/workflows.md's permission table names every job of every workflow once, with exactly
     the `permissions:` it asks for, so which job gets what cannot go stale."""
     text = (REPO / "docs" / "workflows.md").read_text()
-    table = text[text.index("| jobs (workflow: job) | permissions | why |"):]
-    table = table[:table.index("\n\n")]
+    table = text[text.index("| jobs (workflow: job) | permissions | why |") :]
+    table = table[: table.index("\n\n")]
     documented: dict[str, dict] = {}
     for jobs, permissions in re.findall(r"^\s*\| (`[^|]+`) \| (`[^|]+`) \|", table, re.M):
         for job in re.findall(r"`([\w-]+: [\w-]+)`", jobs):
             assert job not in documented, f"{job} is listed twice"
             documented[job] = dict(re.findall(r"`([\w-]+): (read|write)`", permissions))
-    actual = {f"{name.removesuffix('.yml')}: {job_name}": job.get("permissions")
-              for name, workflow in all_workflows().items() for job_name, job in workflow["jobs"].items()}
+    actual = {
+        f"{name.removesuffix('.yml')}: {job_name}": job.get("permissions")
+        for name, workflow in all_workflows().items()
+        for job_name, job in workflow["jobs"].items()
+    }
     assert documented == actual
 
 
@@ -345,8 +438,10 @@ def test_no_expression_inside_any_run_script():
 
 def test_untrusted_event_text_only_reaches_env_or_conditions():
     """Event fields a PR author controls (titles, bodies, branch names) appear nowhere."""
-    untrusted = re.compile(r"github\.event\.(pull_request\.(title|body|head\.ref|head\.label)|head_commit|commits|comment|review|issue)"
-                           r"|github\.head_ref")
+    untrusted = re.compile(
+        r"github\.event\.(pull_request\.(title|body|head\.ref|head\.label)|head_commit|commits|comment|review|issue)"
+        r"|github\.head_ref"
+    )
     for path in sorted(WORKFLOWS.glob("*.yml")):
         for expr in expressions_in(path.read_text()):
             assert not untrusted.search(expr), f"{path.name}: {expr}"
@@ -375,8 +470,9 @@ def actionlint(root: Path) -> subprocess.CompletedProcess:
 
 def zizmor(root: Path) -> subprocess.CompletedProcess:
     argv = [tool("zizmor"), "--offline", "--format", "json", "--no-progress", str(root / ".github" / "workflows")]
-    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        argv, cwd=root, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"}
+    )
 
 
 def test_actionlint_is_clean():
@@ -429,9 +525,13 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
 
     naming = next(s for s in load("run-point.yml")["jobs"]["launch"]["steps"] if s.get("id") == "artifact")["run"]
     planned = {"config-key": "k", "recipe-fingerprint": "f" * 64, "conc": [120, 240], "runner": "gb300-nv"}
-    for index, point in enumerate((planned, {**planned, "result-key": "a" * 64}, {**planned, "conc": 64})):  # keyed or not; single-node
+    for index, point in enumerate(
+        (planned, {**planned, "result-key": "a" * 64}, {**planned, "conc": 64})
+    ):  # keyed or not; single-node
         out = tmp_path / f"out-{index}"
-        result = run_cli("github", "point-id", "--format", "github", env={"POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)})
+        result = run_cli(
+            "github", "point-id", "--format", "github", env={"POINT_JSON": json.dumps(point), "GITHUB_OUTPUT": str(out)}
+        )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == point_id(point)
         outputs = read_command_file(out.read_text())
@@ -441,8 +541,16 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
                 temp = tmp_path / f"runner-{index}-{bool(named)}-{succeeded}"
                 temp.mkdir()
                 (temp / "outputs").write_text("")
-                done = run_as_runner(naming, temp, {"NAMED": named, "OUTCOME": suffix, "POINT_JSON": json.dumps(point),
-                                                    "GITHUB_OUTPUT": str(temp / "outputs")})
+                done = run_as_runner(
+                    naming,
+                    temp,
+                    {
+                        "NAMED": named,
+                        "OUTCOME": suffix,
+                        "POINT_JSON": json.dumps(point),
+                        "GITHUB_OUTPUT": str(temp / "outputs"),
+                    },
+                )
                 assert done.returncode == 0, done.stderr
                 assert read_command_file((temp / "outputs").read_text())["name"] == artifact_name(point, succeeded)
                 # Nothing was launched here: the artifact keeps the point.
@@ -453,8 +561,11 @@ def test_artifact_names_agree_with_the_point_workflow(tmp_path, engine):
     temp.mkdir()
     (temp / "outputs").write_text("")
     hostile = {**planned, "recipe-fingerprint": "../../x y"}
-    done = run_as_runner(naming, temp, {"NAMED": "", "OUTCOME": "-failed", "POINT_JSON": json.dumps(hostile),
-                                        "GITHUB_OUTPUT": str(temp / "outputs")})
+    done = run_as_runner(
+        naming,
+        temp,
+        {"NAMED": "", "OUTCOME": "-failed", "POINT_JSON": json.dumps(hostile), "GITHUB_OUTPUT": str(temp / "outputs")},
+    )
     name = read_command_file((temp / "outputs").read_text())["name"]
     assert done.returncode == 0 and re.fullmatch(r"point-unnamed-[0-9a-f]{16}-failed", name), (name, done.stderr)
 
@@ -474,8 +585,13 @@ def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_p
     from infx.points import point_id
 
     plan_script = step_script(SWEEP, "setup", "plan")
-    dispatch = {"EVENT_NAME": "workflow_dispatch", "CONFIG_KEYS": "dsv4-*-gb300-*", "FILTERS": "--max-conc 512",
-                "RERUN_OF": "", "POINTS": ""}
+    dispatch = {
+        "EVENT_NAME": "workflow_dispatch",
+        "CONFIG_KEYS": "dsv4-*-gb300-*",
+        "FILTERS": "--max-conc 512",
+        "RERUN_OF": "",
+        "POINTS": "",
+    }
     result = run_step(plan_script, tmp_path, dispatch)
     assert result.returncode == 0, result.stderr
     outputs = read_outputs(tmp_path / "outputs")
@@ -483,7 +599,9 @@ def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_p
     document = json.loads((tmp_path / "plan.json").read_text())
     assert document["mode"]["dispatch"] is True and document["canary"] is None
     plan = [row for rows in document["buckets"].values() for row in rows]
-    assert int(outputs["point-count"]) == len(plan) > 0 and all(max(r["conc"] if isinstance(r["conc"], list) else [r["conc"]]) <= 512 for r in plan)
+    assert int(outputs["point-count"]) == len(plan) > 0 and all(
+        max(r["conc"] if isinstance(r["conc"], list) else [r["conc"]]) <= 512 for r in plan
+    )
     shard_rows = [row for d in shards for row in json.loads((tmp_path / "infx-shards" / d["file"]).read_text())]
     assert [point_id(r) for r in shard_rows] == [point_id(r) for r in plan]
 
@@ -509,8 +627,13 @@ def test_manual_dispatch_setup_builds_shards_and_a_rerun_selects_from_them(tmp_p
 
 
 def test_dispatch_inputs_reach_infx_as_words_never_as_shell(tmp_path):
-    hostile = {"EVENT_NAME": "workflow_dispatch", "CONFIG_KEYS": "$(touch pwned) `touch pwned2` no-such-key*",
-               "FILTERS": "; touch pwned3", "RERUN_OF": "", "POINTS": ""}
+    hostile = {
+        "EVENT_NAME": "workflow_dispatch",
+        "CONFIG_KEYS": "$(touch pwned) `touch pwned2` no-such-key*",
+        "FILTERS": "; touch pwned3",
+        "RERUN_OF": "",
+        "POINTS": "",
+    }
     result = run_step(step_script(SWEEP, "setup", "plan"), tmp_path, hostile)
     assert result.returncode != 0  # infx, not the shell, refuses the words
     assert not any((REPO / name).exists() or (tmp_path / name).exists() for name in ("pwned", "pwned2", "pwned3"))

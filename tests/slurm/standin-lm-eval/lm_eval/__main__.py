@@ -37,13 +37,18 @@ def main(args):
     result["date"] = time.time()
     for task in value(args, "--tasks").split(","):
         scores = result["results"].setdefault(task, dict(result["results"]["gsm8k"]))
-        for metric, variable in (("exact_match,strict-match", "STANDIN_EVAL_STRICT"), ("exact_match,flexible-extract", "STANDIN_EVAL_FLEXIBLE")):
+        for metric, variable in (
+            ("exact_match,strict-match", "STANDIN_EVAL_STRICT"),
+            ("exact_match,flexible-extract", "STANDIN_EVAL_FLEXIBLE"),
+        ):
             if os.environ.get(variable):
                 scores[metric] = float(os.environ[variable])
         if "--log_samples" in args:
             (folder / f"samples_{task}_{stamp}.jsonl").write_bytes((FIXTURES / SAMPLES).read_bytes())
     (folder / f"results_{stamp}.json").write_text(json.dumps(result, indent=2))
-    print(f"lm-eval stand-in: {len(result['results'])} task(s) at concurrency {model_args['num_concurrent']} -> {folder}")
+    print(
+        f"lm-eval stand-in: {len(result['results'])} task(s) at concurrency {model_args['num_concurrent']} -> {folder}"
+    )
     return 0
 
 

@@ -81,25 +81,33 @@ def main() -> None:
     script.parent.mkdir(parents=True, exist_ok=True)
     export = (recipe.get("sbatch_directives") or {}).get("export")
     directives = [f"#SBATCH --export={export}"] if export else []
-    script.write_text("\n".join([
-        "#!/bin/bash",
-        f"#SBATCH --job-name={recipe['name']}",
-        f"#SBATCH --partition={cluster['default_partition']}",
-        f"#SBATCH --time={time_limit}",
-        "#SBATCH --nodes=1",
-        "#SBATCH --output=/dev/null",
-        *directives,
-        'logs="$PWD/outputs/$SLURM_JOB_ID/logs"; mkdir -p "$logs"',
-        'exec > "$logs/sweep_$SLURM_JOB_ID.log" 2>&1',
-        f"echo 'tags={args.tags}'",
-        EVAL_STAGE,
-        'if [ "${EVAL_ONLY:-false}" = "true" ]; then eval_stage; exit $?; fi',
-        "benchmark() {", *exports, command.replace(CONTAINER_WORKSPACE, "${INFMAX_WORKSPACE}").strip() or "true", "}",
-        'benchmark; code=$?',
-        'if [ "$code" = 0 ] && [ "${RUN_EVAL:-false}" = "true" ]; then eval_stage || echo "eval failed (the job does not)"; fi',
-        'exit $code',
-        "",
-    ]))
+    script.write_text(
+        "\n".join(
+            [
+                "#!/bin/bash",
+                f"#SBATCH --job-name={recipe['name']}",
+                f"#SBATCH --partition={cluster['default_partition']}",
+                f"#SBATCH --time={time_limit}",
+                "#SBATCH --nodes=1",
+                "#SBATCH --output=/dev/null",
+                *directives,
+                'logs="$PWD/outputs/$SLURM_JOB_ID/logs"; mkdir -p "$logs"',
+                'exec > "$logs/sweep_$SLURM_JOB_ID.log" 2>&1',
+                f"echo 'tags={args.tags}'",
+                EVAL_STAGE,
+                'if [ "${EVAL_ONLY:-false}" = "true" ]; then eval_stage; exit $?; fi',
+                "benchmark() {",
+                *exports,
+                command.replace(CONTAINER_WORKSPACE, "${INFMAX_WORKSPACE}").strip() or "true",
+                "}",
+                "benchmark; code=$?",
+                'if [ "$code" = 0 ] && [ "${RUN_EVAL:-false}" = "true" ]; then eval_stage || echo "eval failed (the '
+                'job does not)"; fi',
+                "exit $code",
+                "",
+            ]
+        )
+    )
     _pause("STANDIN_APPLY_SLEEP_BEFORE", "before")
     print(f"🚀 Submitting: {recipe['name']}")
     done = subprocess.run(["sbatch", str(script)], capture_output=True, text=True)
