@@ -228,4 +228,4 @@ def test_the_gate_and_fix_requests_work_without_the_command_line(work, BASE, mon
     _commit_worktree(work, "append")
     result = validate_changelog(GateRequest("origin/main", "HEAD", 42, SLUG), cwd=work.path)
     assert result.report.ok and result.change is not None and result.change.added_indexes == [773]
-    assert result.plan and result.plan["point-count"] > 0
+    assert result.plan and result.plan.point_count > 0
