@@ -16,7 +16,7 @@ from infx.points import point_id
 from infx.workflows import api
 from infx.workflows.markers import launch_marker
 from infx.workflows.report import MARKER
-from infx.workflows.rerun import artifact_name, launch_id, launch_marker
+from infx.workflows.rerun import artifact_name, launch_id
 from testing.cli import run_cli
 from testing.github_helpers import env_for, rows, write_plan
 from testing.github_server import (
