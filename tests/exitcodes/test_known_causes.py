@@ -216,6 +216,9 @@ SLOW_VALIDATE = (
     "    time.sleep(5)\n"
     "    return real(*args, **kwargs)\n"
     "command.load_config_set = slow\n"
+    # As a foreground process has it: a job started in the background (`cmd &` in a script) inherits
+    # SIGINT ignored, and infx leaves an ignored signal ignored.
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "main(['config', 'validate', sys.argv[1]])\n"
 )
 
