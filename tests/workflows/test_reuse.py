@@ -78,6 +78,12 @@ def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd
     return {"decision": json.loads(done.stdout), "reduced": json.loads(out.read_text()), "stderr": done.stderr}
 
 
+def select_from_github(tmp_path: Path, github, rows: list[dict]) -> dict:
+    """`infx reuse select --github` on a plan of ``rows``, against the local GitHub server."""
+    plan = write_plan(tmp_path / "plan.json", rows)
+    return select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl"), env=env_for(github))
+
+
 # --- the verdict on one stored result -------------------------------------------------------------
 
 
@@ -225,14 +231,7 @@ def test_github_hit_miss_expired_and_failed(tmp_path, ladder, github):
         101, result_artifact_name(keys[2], succeeded=False), files=artifact_files(ladder[2], keys[2], exit_code=1)
     )  # a failed point
     github.state.add_artifact(101, result_artifact_name(keys[3]), files=artifact_files(ladder[3], keys[3], exit_code=1))
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder),
-        "--github",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder)
     decision = got["decision"]
     assert [(item["result-key"], item["source-run"]) for item in decision["reused"]] == [(keys[0], 101)]
     assert "expired" in decision["dispatch-reasons"][point_id(ladder[1])]
@@ -246,14 +245,7 @@ def test_github_newest_valid_result_wins(tmp_path, ladder, github):
     key = key_for(ladder[0])
     store(github, 201, ladder[0], key, created_at="2026-11-01T00:00:00Z")
     store(github, 202, ladder[0], key, created_at="2026-11-20T00:00:00Z")
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1])
     assert got["decision"]["reused"][0]["source-run"] == 202
 
 
@@ -522,14 +514,7 @@ def test_github_lookup_cost_is_pages_plus_runs_not_candidates(tmp_path, ladder, 
                 900 + n, result_artifact_name(key), files=artifact_files(row, key, run_id=900 + n)
             )
     before = len(github.state.requests)
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder),
-        "--github",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder)
     assert {item["source-run"] for item in got["decision"]["reused"]} == {959}  # the newest
     made = github.state.requests[before:]
     listing = [r for r in made if r.path == f"/repos/{SLUG}/actions/artifacts"]
@@ -544,14 +529,7 @@ def test_github_a_listing_by_name_when_it_costs_fewer_requests(tmp_path, ladder,
     for n in range(250):  # 3 pages of other artifacts; one key: 1 listing by name is cheaper than 2 more pages
         github.state.add_artifact(950, f"lane-check-{n}")
     store(github, 951, ladder[0], key)
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1])
     assert got["decision"]["reused"][0]["source-run"] == 951
     listings = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts")
     assert [r.query.get("name") for r in listings] == [None, [result_artifact_name(key)]]
