@@ -327,7 +327,7 @@ def _rows_plan(data: Any, file: str, raw: Callable[[], bytes | None] | None) -> 
         )
     _check_rows(file, raw, list(_rows_in(data)))  # before bucketing: bucket names are made from row values
     if isinstance(data, list):
-        return _bucketize(data) if data else {}
+        return bucketize(data) if data else {}
     return _named_buckets(data)
 
 
@@ -339,10 +339,6 @@ def _is_rows(value: Any) -> bool:
     )
 
 
-def _bucketize(rows: list[dict]) -> dict[str, list[dict]]:
-    return bucketize(rows)
-
-
 def _named_buckets(data: dict) -> dict[str, list[dict]]:
     """Bucket name -> rows of a mapping: nested names joined by `/`; rows under a generic
     container (`rows`, `points`, `matrix`) bucketed; keys holding no rows (metadata) ignored."""
@@ -351,7 +347,7 @@ def _named_buckets(data: dict) -> dict[str, list[dict]]:
     def walk(value: Any, path: tuple[str, ...]) -> None:
         if _is_rows(value):
             if path and path[-1] in GENERIC_CONTAINERS:
-                for name, rows in _bucketize(value).items():
+                for name, rows in bucketize(value).items():
                     buckets.setdefault(name, []).extend(rows)
             else:
                 buckets.setdefault("/".join(path) or "all", []).extend(value)
