@@ -57,6 +57,7 @@ class _Fields:
 
     POINTER: ClassVar[str]
     RENAMED: ClassVar[dict[str, str]] = {}
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {}  # field name -> how its JSON value is read (else as is)
     present: tuple[str, ...]
 
     @classmethod
@@ -67,13 +68,11 @@ class _Fields:
     def decode(cls, data: dict):
         """The record of ``data``, whose shape the schema has checked (or which infx built)."""
         values: dict[str, Any] = {
-            cls.attribute(name): cls.decode_field(name, data[name]) for name in json_names(cls.POINTER) if name in data
+            cls.attribute(name): cls.READERS.get(name, _as_is)(data[name])
+            for name in json_names(cls.POINTER)
+            if name in data
         }
         return cls(**values, **{"present": tuple(data)})
-
-    @classmethod
-    def decode_field(cls, name: str, value: Any) -> Any:
-        return value
 
     @classmethod
     def json_name(cls, attribute: str) -> str:
@@ -91,6 +90,15 @@ class _Fields:
 
     def to_json(self) -> dict:
         return {name: _encoded(getattr(self, self.attribute(name))) for name in self.present}
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _each(record: type[_Fields]) -> Callable[[Any], tuple]:
+    """How a list of records is read: each one decoded, the list a tuple."""
+    return lambda items: tuple(record.decode(item) for item in items)
 
 
 def _encoded(value: Any) -> Any:
@@ -128,6 +136,7 @@ class ChangelogMetadata(_Fields):
 
     POINTER: ClassVar[str] = "$defs/changelog-metadata"
     RENAMED: ClassVar[dict[str, str]] = {"mode": "change_kind"}  # `mode` is the plan's run mode
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"entries": _each(PlannedEntry)}
 
     base_ref: str | None = None
     head_ref: str | None = None
@@ -142,9 +151,67 @@ class ChangelogMetadata(_Fields):
     resolved_keys: list[str] = field(default_factory=list)
     present: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
-    @classmethod
-    def decode_field(cls, name: str, value: Any) -> Any:
-        return tuple(PlannedEntry.decode(item) for item in value) if name == "entries" else value
+
+@dataclass(frozen=True)
+class ReusedPoint(_Fields):
+    """One point a stored result stands in for (infx/workflows/reuse.py): where the result comes
+    from (``source_run`` is None when it was read from a folder) and the GPU-hours not spent."""
+
+    POINTER: ClassVar[str] = "$defs/reused-point"
+
+    point_id: str
+    result_key: str
+    source_run: int | None
+    artifact: str
+    folder: str
+    gpu_hours: float
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ReuseSummary(_Fields):
+    """The plan's `reuse`: the points reused instead of run, and why each other point runs
+    (``notice``: why no stored result could be looked up, for some points or all)."""
+
+    POINTER: ClassVar[str] = "$defs/reuse"
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"reused": _each(ReusedPoint)}
+
+    reused: tuple[ReusedPoint, ...]
+    dispatch_reasons: dict[str, str]
+    gpu_hours_saved: float
+    notice: str = ""
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class QueueLane(_Fields):
+    """One lane's share of the sweep, as the queue check (infx/workflows/queue.py) found it."""
+
+    POINTER: ClassVar[str] = "$defs/queue-lane"
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"labels": tuple, "held": tuple}
+
+    labels: tuple[str, ...]
+    runners: int
+    points: int
+    runner_hours: float
+    queued: int
+    held: tuple[str, ...]
+    runners_needed: int
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class QueueCheck(_Fields):
+    """The plan's `queue`: per lane, the points that start within GitHub's queue limit; ``held``
+    (every lane's held points, in plan order) are not fanned out."""
+
+    POINTER: ClassVar[str] = "$defs/queue"
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"lanes": _each(QueueLane), "held": tuple}
+
+    limit_hours: float
+    lanes: tuple[QueueLane, ...]
+    held: tuple[str, ...]
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -160,16 +227,16 @@ class Canary:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """One sweep plan. ``mode`` is the run mode; ``reuse`` and ``queue`` are the JSON of the reuse
-    decision (infx/workflows/reuse.py) and of the queue check (infx/workflows/queue.py), which
-    their own modules render."""
+    """One sweep plan. ``mode`` is the run mode; ``reuse`` what the reuse decision
+    (infx/workflows/reuse.py) left out of the buckets, ``queue`` what the queue check
+    (infx/workflows/queue.py) held back."""
 
     buckets: dict[str, list[dict]]
     changelog_metadata: ChangelogMetadata | None = None
-    reuse: dict | None = None
+    reuse: ReuseSummary | None = None
     mode: Mode | None = None
     canary: Canary | None = None  # written (null when None) whenever ``mode`` is
-    queue: dict | None = None
+    queue: QueueCheck | None = None
 
     @property
     def point_count(self) -> int:
@@ -181,14 +248,14 @@ class SweepPlan:
         return [row for rows in self.buckets.values() for row in rows]
 
     @property
-    def reused(self) -> list[dict]:
-        """The reused points (each its point id, result key, run and artifact); none without reuse."""
-        return list((self.reuse or {}).get("reused") or [])
+    def reused(self) -> tuple[ReusedPoint, ...]:
+        """The reused points; none without reuse."""
+        return self.reuse.reused if self.reuse else ()
 
     @property
     def held(self) -> set[str]:
         """The ids of the points the queue check held back."""
-        return set((self.queue or {}).get("held") or ())
+        return set(self.queue.held) if self.queue else set()
 
     def fan_out(self) -> tuple[dict[str, list[dict]], list[dict]]:
         """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
@@ -214,10 +281,10 @@ class SweepPlan:
             "buckets": self.buckets,
             "point-count": self.point_count,
             "changelog_metadata": self.changelog_metadata.to_json() if self.changelog_metadata else None,
-            "reuse": self.reuse,
+            "reuse": self.reuse.to_json() if self.reuse else None,
             "mode": self.mode.to_json() if self.mode else None,
             "canary": self.canary.to_json() if self.canary else None,
-            "queue": self.queue,
+            "queue": self.queue.to_json() if self.queue else None,
         }
         written = {name for name, value in values.items() if value is not None} | ({"canary"} if self.mode else set())
         return {name: values[name] for name in json_names() if name in written}
@@ -263,15 +330,16 @@ class SweepPlan:
                     for index, row in enumerate(rows)
                 ],
             )
-            metadata = data.get("changelog_metadata")
-            canary = data.get("canary")
+            metadata, reuse, canary, queue = (
+                data.get(name) for name in ("changelog_metadata", "reuse", "canary", "queue")
+            )
             return cls(
                 data["buckets"],
                 ChangelogMetadata.decode(metadata) if metadata is not None else None,
-                data.get("reuse"),
+                ReuseSummary.decode(reuse) if reuse is not None else None,
                 Mode.from_json(data["mode"]) if "mode" in data else None,
                 Canary(canary["id"], canary["bucket"]) if canary else None,
-                data.get("queue"),
+                QueueCheck.decode(queue) if queue is not None else None,
             )
         return cls(_rows_plan(data, file, raw))
 
@@ -422,6 +490,10 @@ def check_field_names() -> None:
         (SweepPlan, ""),
         (ChangelogMetadata, ChangelogMetadata.POINTER),
         (PlannedEntry, PlannedEntry.POINTER),
+        (ReuseSummary, ReuseSummary.POINTER),
+        (ReusedPoint, ReusedPoint.POINTER),
+        (QueueCheck, QueueCheck.POINTER),
+        (QueueLane, QueueLane.POINTER),
     ):
         declared = {f.name for f in fields(record)} - {"present"}
         attribute = getattr(record, "attribute", lambda name: name.replace("-", "_"))

@@ -18,7 +18,16 @@ from infx.changelog.plan import PlanOptions, apply_mode
 from infx.changelog.worktree import plan_newest_entry
 from infx.diagnostics import InfxError, UsageError
 from infx.points import point_id
-from infx.sweepplan import Canary, ChangelogMetadata, SweepPlan, check_field_names
+from infx.sweepplan import (
+    Canary,
+    ChangelogMetadata,
+    QueueCheck,
+    QueueLane,
+    ReusedPoint,
+    ReuseSummary,
+    SweepPlan,
+    check_field_names,
+)
 from infx.workflows.labels import Mode, resolve_mode
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,22 +61,25 @@ def full(plan: SweepPlan) -> SweepPlan:
     metadata = change.completed(
         entries=plan.changelog_metadata.entries, resolved_keys=plan.changelog_metadata.resolved_keys
     )
-    reuse = {
-        "reused": [
-            {
-                "point-id": point_id(first),
-                "result-key": "c" * 64,
-                "source-run": 5,
-                "artifact": "point-" + "c" * 64,
-                "folder": "/tmp/x",
-                "gpu-hours": 1.5,
-            }
-        ],
-        "dispatch-reasons": {"p": "no stored result under its key"},
-        "gpu-hours-saved": 1.5,
-        "notice": "the lookup stopped",
-    }
-    queue = {"limit-hours": 24, "lanes": [{"labels": ["gb300"], "held": []}], "held": [point_id(first)]}
+    reuse = ReuseSummary.build(
+        reused=(
+            ReusedPoint.build(
+                point_id=point_id(first),
+                result_key="c" * 64,
+                source_run=5,
+                artifact="point-" + "c" * 64,
+                folder="/tmp/x",
+                gpu_hours=1.5,
+            ),
+        ),
+        dispatch_reasons={"p": "no stored result under its key"},
+        gpu_hours_saved=1.5,
+        notice="the lookup stopped",
+    )
+    lane = QueueLane.build(
+        labels=("gb300",), runners=1, points=2, runner_hours=30.0, queued=1, held=(point_id(first),), runners_needed=2
+    )
+    queue = QueueCheck.build(limit_hours=24.0, lanes=(lane,), held=(point_id(first),))
     return replace(plan, changelog_metadata=metadata, reuse=reuse, queue=queue)
 
 
@@ -148,6 +160,30 @@ def test_a_malformed_plan_is_refused_where_it_breaks(bundled_plan, tmp_path):
         )
     )
     assert (rule, line) == ("plan-json", 3) and "reuse" in message
+    # The reuse and queue sections are records too: a reused point without its folder, a lane's count as text.
+    rule, line, _, message = refusal(
+        plan_file(
+            tmp_path,
+            '{"buckets": {},\n "reuse": {"reused": [{"point-id": "p", "result-key": "k", "source-run": 1, '
+            '"artifact": "a", "gpu-hours": 1}], "dispatch-reasons": {}, "gpu-hours-saved": 1}}',
+        )
+    )
+    assert (rule, line) == ("plan-json", 2) and "folder" in message
+    lane = json.dumps(
+        {
+            "labels": ["l"],
+            "runners": 1,
+            "points": "two",
+            "runner-hours": 1,
+            "queued": 1,
+            "held": [],
+            "runners-needed": 1,
+        }
+    )
+    rule, line, _, message = refusal(
+        plan_file(tmp_path, '{"buckets": {},\n "queue": {"limit-hours": 24, "held": [],\n "lanes": [' + lane + "]}}")
+    )
+    assert (rule, line) == ("plan-json", 3) and "points" in message
     rule, line, _, message = refusal(
         plan_file(tmp_path, '{"buckets": {"a": [\n  {"config-key": "k", "tp": "eight"}]}}')
     )

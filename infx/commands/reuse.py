@@ -23,9 +23,7 @@ def _table(decision: Decision) -> str:
         f"reused {len(decision.reused)}, dispatch {len(decision.dispatch)}, "
         f"{decision.gpu_hours_saved:,.1f} GPU-hours saved"
     ]
-    lines += [
-        f"reuse     {item['point-id']}  from run {item['source-run']}  ({item['artifact']})" for item in decision.reused
-    ]
+    lines += [f"reuse     {item.point_id}  from run {item.source_run}  ({item.artifact})" for item in decision.reused]
     lines += [f"dispatch  {point_id(row)}  {decision.reasons.get(point_id(row), '')}" for row in decision.dispatch]
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from ..config import DEFAULT_RUNNERS
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
 from ..evalsuite import load_suite
 from ..reporoot import shown_path
-from ..schema import load_schema, schema_diagnostics
+from ..schema import is_valid, load_schema, schema_diagnostics
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
@@ -311,6 +311,10 @@ class LaneEntry:
         raw = self.doc.data.get("runner-labels") if isinstance(self.doc.data, dict) else None
         index = raw.index(label) if isinstance(raw, list) and label in raw else None
         return self.doc.where(("runner-labels",) if index is None else ("runner-labels", index))
+
+    def typed(self) -> Lane | None:
+        """The typed profile when its document is schema-valid, else None (`infx lane validate` says why)."""
+        return read_lane(self.doc) if self.doc is not None and is_valid("lane", self.doc.data) else None
 
 
 def display_path(path: Path) -> str:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
 from ..points import DEFAULT_POINT_SECONDS, gpu_hours
+from ..sweepplan import ReusedPoint
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 JOB_OUTPUTS_LIMIT = 1_000_000  # GitHub: a job's outputs, at most 1 MB, "approximated based on UTF-16 encoding"
@@ -127,16 +129,16 @@ def write_sharded_outputs(
 
 
 def republish_shards(
-    reused: list[dict], max_rows: int = MAX_SHARD_ROWS, budget: int = REPUBLISH_BUDGET_BYTES
+    reused: Sequence[ReusedPoint], max_rows: int = MAX_SHARD_ROWS, budget: int = REPUBLISH_BUDGET_BYTES
 ) -> tuple[list[list[dict]], int]:
     """The reused points a sweep of main uploads again under their own names (run-sweep.yml's
     `republish` job), as shards of at most ``max_rows`` `{name, run}` (GitHub's matrix limit at
     both levels); points past ``budget`` bytes of job output are left out, and counted."""
     entries, used, left_out = [], 2, 0
     for item in reused:
-        if not item.get("source-run"):
+        if not item.source_run:
             continue  # reused from a folder, not from a run: nothing to download again
-        entry = {"name": item["artifact"], "run": item["source-run"]}
+        entry = {"name": item.artifact, "run": item.source_run}
         size = len(dumps(entry)) + 1
         if used + size > budget:
             left_out += 1

@@ -171,14 +171,7 @@ def _queued(plan: SweepPlan, root: Path, say: Callable[[Said], None]) -> SweepPl
     found = queue.warnings(queues, root)
     if found:
         say(Said(tuple(found)))
-    return replace(
-        plan,
-        queue={
-            "limit-hours": queue.QUEUE_LIMIT_HOURS,
-            "lanes": [lane.to_json() for lane in queues],
-            "held": queue.held_points(queues),
-        },
-    )
+    return replace(plan, queue=queue.queue_check(queues))
 
 
 def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary: str | None) -> int:

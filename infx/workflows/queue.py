@@ -22,7 +22,6 @@ lane profile that declares its label (Slurm's wait, the container, loading the m
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +29,10 @@ from ..config import DEFAULT_RUNNERS
 from ..diagnostics import warning
 from ..launch.lane import lane_entries
 from ..points import benchmark_hours, point_id
+from ..sweepplan import QueueCheck, QueueLane
 from ..yamlio import load_yaml
 
 QUEUE_LIMIT_HOURS = 24.0
-OVERHEAD_KEY = ("queue", "point-overhead-minutes")
 
 
 @dataclass(frozen=True)
@@ -66,16 +65,17 @@ class LaneQueue:
                 low = middle + 1
         return low
 
-    def to_json(self) -> dict:
-        return {
-            "labels": list(self.labels),
-            "runners": self.runners,
-            "points": len(self.points),
-            "runner-hours": round(sum(self.hours), 1),
-            "queued": len(self.queued),
-            "held": list(self.held),
-            "runners-needed": self.runners_needed,
-        }
+    def summary(self) -> QueueLane:
+        """The lane as the plan keeps it: counts, and the ids of the held points."""
+        return QueueLane.build(
+            labels=self.labels,
+            runners=self.runners,
+            points=len(self.points),
+            runner_hours=round(sum(self.hours), 1),
+            queued=len(self.queued),
+            held=self.held,
+            runners_needed=self.runners_needed,
+        )
 
 
 def starting(hours: tuple[float, ...], runners: int) -> int:
@@ -142,26 +142,22 @@ def repository_queues(rows: list[dict], root: Path) -> list[LaneQueue]:
     labels = {
         label: [str(name) for name in names] for label, names in (declared or {}).items() if isinstance(names, list)
     }
-    overhead = {}
-    for entry in lane_entries(root):
-        data = entry.doc.data if entry.doc is not None else None
-        minutes = (
-            (data.get(OVERHEAD_KEY[0]) or {}).get(OVERHEAD_KEY[1])
-            if isinstance(data, dict) and isinstance(data.get(OVERHEAD_KEY[0]), dict)
-            else None
-        )
-        if (
-            isinstance(minutes, (int, float))
-            and not isinstance(minutes, bool)
-            and math.isfinite(minutes)
-            and minutes >= 0
-        ):
-            overhead.update({label: minutes / 60 for label in entry.labels})
+    # A profile counts once it is valid (`infx lane validate` refuses the others, and so does the lane gate).
+    overhead = {
+        label: lane.queue.point_overhead_minutes / 60
+        for lane in filter(None, (entry.typed() for entry in lane_entries(root)))
+        for label in lane.runner_labels
+    }
     return check(rows, labels, overhead)
 
 
-def held_points(queues: list[LaneQueue]) -> list[str]:
-    return [pid for lane in queues for pid in lane.held]
+def queue_check(queues: list[LaneQueue]) -> QueueCheck:
+    """The check as the plan keeps it (`queue`): each lane's summary, and every held point in plan order."""
+    return QueueCheck.build(
+        limit_hours=QUEUE_LIMIT_HOURS,
+        lanes=tuple(lane.summary() for lane in queues),
+        held=tuple(pid for lane in queues for pid in lane.held),
+    )
 
 
 def warnings(queues: list[LaneQueue], root: Path) -> list:
@@ -190,16 +186,16 @@ def warnings(queues: list[LaneQueue], root: Path) -> list:
     return found
 
 
-def markdown(queue: dict | None) -> list[str]:
+def markdown(queue: QueueCheck | None) -> list[str]:
     """Lines for the step summary and the PR comment: the lanes that hold points back."""
-    if not queue:
+    if queue is None:
         return []
     lines = [
-        f"- ⏸ lane `{', '.join(lane['labels'])}`: {len(lane['held'])} of {lane['points']} points held back "
-        f"(about {lane['runner-hours']:,.1f} runner-hours on {lane['runners']} runner(s); GitHub cancels a job that "
-        f"waits {QUEUE_LIMIT_HOURS:.0f} h; {lane['runners-needed']} runners would start them all). "
+        f"- ⏸ lane `{', '.join(lane.labels)}`: {len(lane.held)} of {lane.points} points held back "
+        f"(about {lane.runner_hours:,.1f} runner-hours on {lane.runners} runner(s); GitHub cancels a job that "
+        f"waits {QUEUE_LIMIT_HOURS:.0f} h; {lane.runners_needed} runners would start them all). "
         "They run with `infx github rerun-failed` after this sweep."
-        for lane in queue.get("lanes", [])
-        if lane["held"]
+        for lane in queue.lanes
+        if lane.held
     ]
     return ["", "#### Queues", "", *lines] if lines else []

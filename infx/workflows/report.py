@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..points import gpu_hours, point_id
+from ..sweepplan import QueueCheck, ReuseSummary
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell
 from .labels import Mode, describe
@@ -83,8 +84,8 @@ def build_comment(
     logs_links: dict[str, str] | None = None,
     mode: Mode | None = None,
     lane_gate: dict | None = None,
-    reuse: dict | None = None,
-    queue: dict | None = None,
+    reuse: ReuseSummary | None = None,
+    queue: QueueCheck | None = None,
 ) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
@@ -101,7 +102,7 @@ def build_comment(
         "",
         f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate).",
     ]
-    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + _queue_lines(queue)
+    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + markdown(queue)
     tables = [
         Table(
             "#### Points per bucket",
@@ -109,7 +110,7 @@ def build_comment(
             [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()],
         )
     ]
-    if reuse and reuse.get("reused"):
+    if reuse is not None and reuse.reused:
         tables.append(reuse_table(reuse))
     points = [(name, row) for name, rows in buckets.items() for row in rows]
     if outcomes is not None:
@@ -154,69 +155,62 @@ def build_comment(
     return _fit("\n".join(head), tables, budget)
 
 
-def reuse_lines(reuse: dict | None) -> list[str]:
+def reuse_lines(reuse: ReuseSummary | None) -> list[str]:
     """One sentence: how many points were reused instead of run, and the GPU-hours saved."""
-    if not reuse:
+    if reuse is None:
         return []
     lines = []
-    if reuse.get("reused"):
-        runs = sorted({str(item["source-run"]) for item in reuse["reused"] if item.get("source-run")})
+    if reuse.reused:
+        runs = sorted({str(item.source_run) for item in reuse.reused if item.source_run})
         origin = f" (from run {', '.join(runs)})" if runs else ""
         lines = [
             "",
-            f"♻️ **{len(reuse['reused'])} points reused**{origin}: their result keys already have valid results; "
-            f"about **{reuse.get('gpu-hours-saved', 0):,.0f} GPU-hours saved**. The other points run.",
+            f"♻️ **{len(reuse.reused)} points reused**{origin}: their result keys already have valid results; "
+            f"about **{reuse.gpu_hours_saved:,.0f} GPU-hours saved**. The other points run.",
         ]
-    if reuse.get("notice"):
-        lines += ["", f"⚠️ {'Reuse incomplete' if lines else 'No reuse'}: {reuse['notice']}."]
+    if reuse.notice:
+        lines += ["", f"⚠️ {'Reuse incomplete' if lines else 'No reuse'}: {reuse.notice}."]
     return lines
 
 
-def reuse_table(reuse: dict) -> Table:
+def reuse_table(reuse: ReuseSummary) -> Table:
     return Table(
         "#### Reused points (not run again)",
         ["point", "result key", "from run", "artifact", "GPU-hours"],
         [
             [
-                item["point-id"],
-                item["result-key"][:16],
-                item.get("source-run") or "?",
-                item["artifact"],
-                f"{item.get('gpu-hours', 0):,.1f}",
+                item.point_id,
+                item.result_key[:16],
+                item.source_run or "?",
+                item.artifact,
+                f"{item.gpu_hours:,.1f}",
             ]
-            for item in reuse["reused"]
+            for item in reuse.reused
         ],
     )
 
 
-def dispatch_reasons_table(reuse: dict) -> Table:
+def dispatch_reasons_table(reuse: ReuseSummary) -> Table:
     """Each point that runs and why no stored result stood in for it (the lookup's reasons)."""
-    reasons = reuse.get("dispatch-reasons") or {}
     return Table(
         "#### Points that run, and why no stored result was reused",
         ["point", "why"],
-        [[pid, str(why)] for pid, why in reasons.items()],
+        [[pid, str(why)] for pid, why in reuse.dispatch_reasons.items()],
     )
 
 
-def reuse_markdown(reuse: dict | None, budget: int = SUMMARY_BUDGET) -> str:
+def reuse_markdown(reuse: ReuseSummary | None, budget: int = SUMMARY_BUDGET) -> str:
     """The step summary's reuse section: what was reused, and why every other point runs
     (empty without a reuse lookup); the longest table is cut first to stay within ``budget``."""
     lines = reuse_lines(reuse)[1:]
-    if not reuse or not (lines or reuse.get("dispatch-reasons")):
+    if reuse is None or not (lines or reuse.dispatch_reasons):
         return ""
-    tables = ([reuse_table(reuse)] if reuse.get("reused") else []) + (
-        [] if reuse.get("notice") else [dispatch_reasons_table(reuse)]
-    )
+    tables = ([reuse_table(reuse)] if reuse.reused else []) + ([] if reuse.notice else [dispatch_reasons_table(reuse)])
     return _fit("\n".join(lines) if lines else "#### Reuse", tables, budget)
 
 
 def _mode_lines(mode: Mode | None) -> list[str]:
     return ["", describe(mode)] if mode else []
-
-
-def _queue_lines(queue: dict | None) -> list[str]:
-    return markdown(queue)
 
 
 def _lane_lines(lane_gate: dict | None, buckets: dict[str, list[dict]]) -> list[str]:

@@ -24,7 +24,7 @@ from ..launch.plan import keys_for_rows
 from ..launch.record import SUFFIX, LaunchRecord
 from ..points import gpu_hours, point_id
 from ..results.artifact import PointArtifact
-from ..sweepplan import SweepPlan
+from ..sweepplan import ReusedPoint, ReuseSummary, SweepPlan
 from . import api
 from .actions import REUSED_DIR, runner_temp
 from .api import StoredArtifact
@@ -86,23 +86,28 @@ class Unusable(Exception):
 
 @dataclass
 class Decision:
-    reused: list[dict] = field(default_factory=list)
+    reused: list[ReusedPoint] = field(default_factory=list)
     dispatch: list[dict] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # point id -> why it is dispatched
     notice: str = ""  # why no stored result could be looked up at all
 
     @property
     def gpu_hours_saved(self) -> float:
-        return round(sum(item["gpu-hours"] for item in self.reused), 1)
+        return round(sum(item.gpu_hours for item in self.reused), 1)
+
+    def summary(self) -> ReuseSummary:
+        """The decision as the plan keeps it (`reuse`): everything but the dispatched rows, which are its buckets."""
+        return ReuseSummary.build(
+            reused=tuple(self.reused),
+            dispatch_reasons=self.reasons,
+            gpu_hours_saved=self.gpu_hours_saved,
+            **({"notice": self.notice} if self.notice else {}),
+        )
 
     def to_json(self) -> dict:
-        return {
-            "reused": self.reused,
-            "dispatch": self.dispatch,
-            "dispatch-reasons": self.reasons,
-            "gpu-hours-saved": self.gpu_hours_saved,
-            **({"notice": self.notice} if self.notice else {}),
-        }
+        """`infx reuse select --output`: the plan's summary with the dispatched rows after the reused points."""
+        summary = self.summary().to_json()
+        return {"reused": summary.pop("reused"), "dispatch": self.dispatch, **summary}
 
 
 def judge(folder: Path, key: str, row: dict) -> str | None:
@@ -156,14 +161,14 @@ def select(
             problem = judge(folder, key, row) if folder is not None else "its contents could not be read"
             if problem is None:
                 decision.reused.append(
-                    {
-                        "point-id": pid,
-                        "result-key": key,
-                        "source-run": candidate.source_run,
-                        "artifact": candidate.artifact,
-                        "folder": str(folder),
-                        "gpu-hours": round(gpu_hours(row), 1),
-                    }
+                    ReusedPoint.build(
+                        point_id=pid,
+                        result_key=key,
+                        source_run=candidate.source_run,
+                        artifact=candidate.artifact,
+                        folder=str(folder),
+                        gpu_hours=round(gpu_hours(row), 1),
+                    )
                 )
                 break
             reasons.append(f"{candidate.artifact} of run {candidate.source_run}: {problem}")
@@ -351,7 +356,7 @@ def _listed_refusal(artifact, repo_id: int, max_age_days: float | None, now: dt.
 
 def _discard_unused(folder: Path, decision: Decision) -> None:
     """Remove downloaded candidates that were not reused, so only reused results are handed on."""
-    kept = {Path(item["folder"]).name for item in decision.reused}
+    kept = {Path(item.folder).name for item in decision.reused}
     for path in folder.iterdir() if folder.is_dir() else []:
         if key_of_artifact(path.name) is not None and path.name not in kept:
             shutil.rmtree(path, ignore_errors=True)
@@ -360,7 +365,7 @@ def _discard_unused(folder: Path, decision: Decision) -> None:
 def reduced_plan(plan: SweepPlan, decision: Decision) -> SweepPlan:
     """The plan without the reused points (buckets kept), every dispatched row with its result
     key, and the decision itself under `reuse` for the summary and the PR comment."""
-    reused = {item["point-id"] for item in decision.reused}
+    reused = {item.point_id for item in decision.reused}
     keyed = {point_id(row): row["result-key"] for row in decision.dispatch if row.get("result-key")}
     buckets = {}
     for name, rows in plan.buckets.items():
@@ -371,8 +376,7 @@ def reduced_plan(plan: SweepPlan, decision: Decision) -> SweepPlan:
         ]
         if kept:
             buckets[name] = kept
-    summary = {key: value for key, value in decision.to_json().items() if key != "dispatch"}
-    return replace(plan, buckets=buckets, reuse=summary)
+    return replace(plan, buckets=buckets, reuse=decision.summary())
 
 
 # --- `infx reuse select`: a plan file in, the decision and the reduced plan out ----------------------

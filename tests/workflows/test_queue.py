@@ -15,6 +15,7 @@ import pytest
 
 from infx.points import benchmark_hours, point_id
 from infx.workflows import queue
+from testing.artifacts import bundled_row
 from testing.cli import run_cli
 from testing.executor import PROJECT, Executor
 from testing.runner_python import copy_source
@@ -38,6 +39,26 @@ def test_labels_that_share_a_runner_share_one_queue():
     assert lanes["gb300"] == lanes["cluster:gb300-nv"] == ("cluster:gb300-nv", "gb300", "gb300-nv") and lanes[
         "h100"
     ] == ("h100",)
+
+
+@pytest.mark.parametrize(
+    "section, counted",
+    [
+        ("queue:\n  point-overhead-minutes: 90\n", 1.5),
+        ("queue:\n  point-overhead-minutes: -90\n", 0.0),  # refused by `infx lane validate`: not counted
+        ("queue:\n  point-overhead-minutes: 90\nslurm-typo: 1\n", 0.0),  # any refused profile counts none
+        ("", 0.0),
+    ],
+)
+def test_a_point_s_overhead_is_the_valid_lane_profile_s(tmp_path: Path, section: str, counted: float):
+    for name in ("configs/runners.yaml", "runners/gb300-nv.yaml"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(PROJECT / name, tmp_path / name)
+    profile = tmp_path / "runners" / "gb300-nv.yaml"
+    profile.write_text(profile.read_text() + "\n" + section)
+    row = bundled_row("dsv4-fp4-gb300-dynamo-vllm")
+    [lane] = queue.repository_queues([row], tmp_path)
+    assert lane.hours == (benchmark_hours(row) + counted,)
 
 
 def repository(tmp_path: Path, overhead: int | None) -> Path:

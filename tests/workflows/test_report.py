@@ -8,7 +8,7 @@ import pytest
 
 from infx.diagnostics import InfxError
 from infx.points import point_id
-from infx.sweepplan import SweepPlan
+from infx.sweepplan import ReusedPoint, SweepPlan
 from infx.workflows.report import COMMENT_LIMIT, MARKER, build_comment
 from infx.workflows.rerun import ArtifactInfo, artifact_name, dispatch_inputs, launch_id, outcomes, select_rows
 from testing.cli import run_cli
@@ -194,9 +194,14 @@ def test_the_points_a_sweep_of_main_republishes_stay_within_github_s_limits():
     from infx.jsonfast import dumps
     from infx.workflows.actions import republish_shards
 
-    reused = [{"artifact": f"point-{n:064x}", "source-run": 7000 + n} for n in range(600)]
-    shards, left_out = republish_shards(reused + [{"artifact": "point-" + "f" * 64, "source-run": None}])
+    def reused_point(key: str, run: int | None) -> ReusedPoint:
+        return ReusedPoint.build(
+            point_id=key[:12], result_key=key, source_run=run, artifact=f"point-{key}", folder="", gpu_hours=1.0
+        )
+
+    reused = [reused_point(f"{n:064x}", 7000 + n) for n in range(600)]
+    shards, left_out = republish_shards(reused + [reused_point("f" * 64, None)])
     assert [len(s) for s in shards] == [256, 256, 88] and left_out == 0
-    assert shards[0][0] == {"name": reused[0]["artifact"], "run": 7000}
+    assert shards[0][0] == {"name": reused[0].artifact, "run": 7000}
     shards, left_out = republish_shards(reused, budget=10_000)
     assert sum(map(len, shards)) + left_out == 600 and left_out > 0 and len(dumps(shards)) <= 10_000

@@ -21,6 +21,7 @@ from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
 from infx.launch.plan import Point, plan_point
 from infx.points import point_id
+from infx.sweepplan import SweepPlan
 from infx.workflows.api import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
 from testing.cli import run_cli
@@ -472,7 +473,9 @@ def test_github_an_artifact_expired_by_its_download_and_a_failing_blob_store_are
     # the cause is still there (found by the sweep of tests/slurm/test_workflow_sweep_faults.py).
     from infx.workflows.report import dispatch_reasons_table
 
-    table = dispatch_reasons_table(plan["reuse"]).render().splitlines()
+    summary = SweepPlan.from_json(plan).reuse
+    assert summary is not None
+    table = dispatch_reasons_table(summary).render().splitlines()
     for row, key, cause in (
         (ladder[0], keys[0], "HTTP 410 Artifact has expired"),
         (ladder[1], keys[1], "HTTP 503 on every"),
