@@ -15,11 +15,14 @@ import os
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
 from ..points import DEFAULT_POINT_SECONDS, gpu_hours
-from ..sweepplan import ReusedPoint
+
+if TYPE_CHECKING:  # annotations only: `infx matrix` writes its outputs here without loading the plan's reader
+    from ..sweepplan import ReusedPoint
 
 MAX_SHARD_ROWS = 256  # GitHub: jobs per matrix
 JOB_OUTPUTS_LIMIT = 1_000_000  # GitHub: a job's outputs, at most 1 MB, "approximated based on UTF-16 encoding"
