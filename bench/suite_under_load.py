@@ -57,7 +57,7 @@ def main() -> int:
         stop.set()
         for burner in burners:
             burner.join(timeout=10)
-    print(f"{options.runs} runs in a row passed under a load of {options.load} busy processes")
+    print(f"{options.runs} runs in a row passed under a load of {options.load} busy process(es)")
     return 0
 
 
