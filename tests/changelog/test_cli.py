@@ -28,10 +28,9 @@ def _commit_worktree(repo: Repo, message: str) -> str:
     return repo.git("rev-parse", "HEAD")
 
 
-def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
-    (work.path / FILE).write_bytes(BASE + b"\n" + E(K, PH))
-    _commit_worktree(work, "append")
-    done = run_cli(
+def validate_pr(work: Repo, pr: int, *extra: str, **kwargs):
+    """`infx changelog validate` of pull request ``pr``: HEAD against origin/main, in ``work``."""
+    return run_cli(
         "changelog",
         "validate",
         "--base-ref",
@@ -39,11 +38,17 @@ def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
         "--head-ref",
         "HEAD",
         "--pr-number",
-        "42",
-        "--format",
-        "json",
+        str(pr),
+        *extra,
         cwd=work.path,
+        **kwargs,
     )
+
+
+def test_validate_accepts_one_appended_entry_and_reports_json(work, BASE):
+    (work.path / FILE).write_bytes(BASE + b"\n" + E(K, PH))
+    _commit_worktree(work, "append")
+    done = validate_pr(work, 42, "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] and report["mode"] == "pr" and report["added-entries"] == [773]
@@ -54,9 +59,7 @@ def test_validate_reports_every_problem_at_once(work, BASE):
     entry = b'- config-keys:\n    - no-such-key\n  description:\n    - "a\tb"\n  pr-link: TBD\n'
     (work.path / FILE).write_bytes(BASE + b"\n\n" + entry + b"\n")
     _commit_worktree(work, "broken append")
-    done = run_cli(
-        "changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42", cwd=work.path
-    )
+    done = validate_pr(work, 42)
     assert done.returncode == 1
     for rule in ("changelog-tab", "changelog-separator", "changelog-trailing-blank", "pr-link", "config-key-unknown"):
         assert f"[{rule}]" in done.stderr, done.stderr
@@ -66,19 +69,7 @@ def test_validate_reports_every_problem_at_once(work, BASE):
 def test_github_format_annotates(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "PLACEHOLDER"))
     _commit_worktree(work, "placeholder")
-    done = run_cli(
-        "changelog",
-        "validate",
-        "--base-ref",
-        "origin/main",
-        "--head-ref",
-        "HEAD",
-        "--pr-number",
-        "7",
-        "--format",
-        "github",
-        cwd=work.path,
-    )
+    done = validate_pr(work, 7, "--format", "github")
     assert done.returncode == 1
     line = BASE.count(b"\n") + 6
     assert f"::error file={FILE},line={line},col=3,title=pr-link::" in done.stdout
@@ -100,12 +91,9 @@ def test_usage_errors_exit_2(work, args, reason):
 def test_repo_slug_precedence(work, BASE):
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "https://github.com/acme/bench/pull/5"))
     _commit_worktree(work, "acme link")
-    args = ["changelog", "validate", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "5"]
-    assert run_cli(*args, cwd=work.path).returncode == 1  # configs/infx.yaml names SemiAnalysisAI/InferenceX
-    assert run_cli(*args, cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 0
-    assert (
-        run_cli(*args, "--repo", "other/repo", cwd=work.path, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
-    )
+    assert validate_pr(work, 5).returncode == 1  # configs/infx.yaml names SemiAnalysisAI/InferenceX
+    assert validate_pr(work, 5, env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 0
+    assert validate_pr(work, 5, "--repo", "other/repo", env={"GITHUB_REPOSITORY": "acme/bench"}).returncode == 1
 
 
 def test_fix_repairs_the_appended_region_atomically_and_then_validates(work, BASE):
@@ -118,20 +106,7 @@ def test_fix_repairs_the_appended_region_atomically_and_then_validates(work, BAS
     assert done.returncode == 0, done.stderr
     assert "TAB" in done.stderr and "PLACEHOLDER" in done.stderr
     _commit_worktree(work, "fixed")
-    assert (
-        run_cli(
-            "changelog",
-            "validate",
-            "--base-ref",
-            "origin/main",
-            "--head-ref",
-            "HEAD",
-            "--pr-number",
-            "42",
-            cwd=work.path,
-        ).returncode
-        == 0
-    )
+    assert validate_pr(work, 42).returncode == 0
 
 
 def test_fix_refuses_history_changes_and_writes_nothing(work, BASE):

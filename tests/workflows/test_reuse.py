@@ -79,10 +79,11 @@ def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd
     return {"decision": json.loads(done.stdout), "reduced": json.loads(out.read_text()), "stderr": done.stderr}
 
 
-def select_from_github(tmp_path: Path, github, rows: list[dict]) -> dict:
-    """`infx reuse select --github` on a plan of ``rows``, against the local GitHub server."""
+def select_from_github(tmp_path: Path, github, rows: list[dict], pr: int | None = None) -> dict:
+    """`infx reuse select --github` on a plan of ``rows`` (for pull request ``pr``), against the local GitHub server."""
     plan = write_plan(tmp_path / "plan.json", rows)
-    return select(tmp_path, plan, "--github", "--download", str(tmp_path / "dl"), env=env_for(github))
+    for_pr = ("--pr", str(pr)) if pr is not None else ()
+    return select(tmp_path, plan, "--github", *for_pr, "--download", str(tmp_path / "dl"), env=env_for(github))
 
 
 # --- the verdict on one stored result -------------------------------------------------------------
@@ -267,16 +268,7 @@ def test_github_newest_valid_result_wins(tmp_path, ladder, github):
 def test_github_untrusted_runs_are_not_reused(tmp_path, ladder, github, run, why):
     key = key_for(ladder[0])
     store(github, 301, ladder[0], key, **run)
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--pr",
-        "9",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1], pr=9)
     assert got["decision"]["reused"] == [] and why in got["decision"]["dispatch-reasons"][point_id(ladder[0])]
     assert not github.state.requests_to("GET", r"/blob-storage/.*")  # nothing of an untrusted run is even downloaded
 
@@ -289,16 +281,7 @@ def test_github_a_pr_sweep_trusts_its_own_commits_and_main_only(tmp_path, ladder
     github.state.pull_commits[12] = ["5" * 40]
     github.state.merge_pull(12, "6" * 40)
     store(github, 312, ladder[2], keys[2], sha="5" * 40, head_branch="other", event="pull_request")
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:3]),
-        "--github",
-        "--pr",
-        "9",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:3], pr=9)
     assert sorted(item["source-run"] for item in got["decision"]["reused"]) == [310, 311]
     assert (
         "neither a run of main nor a commit of pull request #9"
@@ -347,16 +330,7 @@ def test_github_a_fork_pr_s_commits_are_never_trusted(tmp_path, ladder, github, 
     key = key_for(ladder[0])
     github.state.add_pull(9, head_repo=head_repo)
     store(github, 501, ladder[0], key, sha=PR_SHA, head_branch="feature", event="pull_request")
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--pr",
-        "9",
-        "--download",
-        str(tmp_path / "dl"),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1], pr=9)
     assert got["decision"]["reused"] == []
 
 
