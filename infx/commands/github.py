@@ -21,7 +21,7 @@ from ..workflows.rerun import artifact_name
 from ..workflows.sweepruns import ReportRequest, RerunRequest, repository_slug
 from ..workflows.trust import SWEEP_WORKFLOW
 from .common import OUTPUT_FILE, json_string_list
-from .options import format_option, pr_number_option, repo_option
+from .options import format_option, plan_option, pr_number_option, repo_option
 
 
 def _say(text: str, err: bool) -> None:
@@ -35,13 +35,7 @@ def github() -> None:
 
 @github.command("report")
 @pr_number_option("Pull request number.", required=True)
-@click.option(
-    "--plan",
-    "plan_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.",
-)
+@plan_option()
 @click.option(
     "--results",
     "results_dir",
@@ -137,9 +131,7 @@ def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
 
 
 @github.command("select-points")
-@click.option(
-    "--plan", "plan_path", type=click.Path(path_type=Path), required=True, help="The earlier run's plan.json."
-)
+@plan_option("The earlier run's plan.json.")
 @click.option("--points", "points_text", required=True, help="Point ids separated by spaces (or commas).")
 @click.option("--output", "plan_output", type=OUTPUT_FILE, help="Write the selected plan (JSON rows) here.")
 @format_option(("json", "github"), default="json")

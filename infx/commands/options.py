@@ -4,10 +4,12 @@ value type, destination and help wherever it appears."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import click
 
 FORMATS = ("text", "json", "github")
+PLAN_HELP = "The plan: JSON from `infx plan --format json` or `infx matrix --format json`."
 REPO_DEFAULT = "default: $GITHUB_REPOSITORY, then configs/infx.yaml"  # the one rule: changelog.policy.resolve_slug
 
 
@@ -64,6 +66,11 @@ def format_option(
         show_default=default is not None,
         help=help,
     )
+
+
+def plan_option(help: str = PLAN_HELP, required: bool = True) -> Callable:
+    """--plan PATH into ``plan_path``: a plan file `infx plan` or `infx matrix` wrote."""
+    return click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=required, help=help)
 
 
 changelog_option = click.option(

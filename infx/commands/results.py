@@ -20,7 +20,7 @@ from ..results.render import results_json, rows_csv, rows_table
 from ..workflows.report import comparison_markdown
 from ..workflows.sweepruns import results_inputs
 from .common import OUTPUT_FILE
-from .options import format_option, repo_option
+from .options import format_option, plan_option, repo_option
 
 
 @click.group()
@@ -188,18 +188,16 @@ def _run_url() -> str | None:
     type=click.Path(path_type=Path),
     help="The score floors (default: configs/eval-thresholds.yaml, else the floors infx ships).",
 )
-@click.option(
-    "--plan",
-    "plan",
-    type=click.Path(path_type=Path),
-    help="The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.",
+@plan_option(
+    "The sweep's plan (infx plan --format json): its mode says whether every planned eval point needs a score.",
+    required=False,
 )
 @format_option()
-def check_evals_command(results_json: Path, thresholds: Path | None, plan: Path | None, fmt: str) -> None:
+def check_evals_command(results_json: Path, thresholds: Path | None, plan_path: Path | None, fmt: str) -> None:
     """Gate accuracy: every strict and flexible exact-match score of RESULTS_JSON's eval rows must
     be at least its floor; exit 1 naming each score below it, each broken eval folder and, for an
     evals-only or all-evals plan, each planned eval point without a score."""
-    report = gate(CheckEvalsRequest(results_json, thresholds, plan))
+    report = gate(CheckEvalsRequest(results_json, thresholds, plan_path))
     out, err = report.render(fmt)
     if out:
         click.echo(out)

@@ -15,7 +15,7 @@ from ..reporoot import repository_root
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs
 from ..workflows.reuse import Decision, ReuseRequest, select_reuse
 from .common import OUTPUT_FILE
-from .options import format_option, pr_number_option, repo_option
+from .options import format_option, plan_option, pr_number_option, repo_option
 
 
 def _table(decision: Decision) -> str:
@@ -34,13 +34,7 @@ def reuse() -> None:
 
 
 @reuse.command("select")
-@click.option(
-    "--plan",
-    "plan_path",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="The plan: JSON from `infx plan --format json` or `infx matrix --format json`.",
-)
+@plan_option()
 @click.option(
     "--artifacts",
     "artifacts_dir",
