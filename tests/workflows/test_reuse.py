@@ -80,7 +80,8 @@ def select(tmp_path: Path, plan: Path, *extra: str, env: dict | None = None, cwd
 
 
 def select_from_github(tmp_path: Path, github, rows: list[dict], pr: int | None = None) -> dict:
-    """`infx reuse select --github` on a plan of ``rows`` (for pull request ``pr``), against the local GitHub server."""
+    """`infx reuse select --github` on a plan of ``rows`` (for pull request ``pr``), against the local GitHub server,
+    downloading into ``tmp_path / "dl"``."""
     plan = write_plan(tmp_path / "plan.json", rows)
     for_pr = ("--pr", str(pr)) if pr is not None else ()
     return select(tmp_path, plan, "--github", *for_pr, "--download", str(tmp_path / "dl"), env=env_for(github))
@@ -378,27 +379,13 @@ def test_github_a_hostile_archive_is_refused_and_the_next_candidate_tried(tmp_pa
     archive = make(artifact_files(ladder[0], key, run_id=602))
     github.state.add_artifact(602, result_artifact_name(key), blob=archive, created_at="2026-11-20T00:00:00Z")
     download = tmp_path / "dl"
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--download",
-        str(download),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1])
     assert [item["source-run"] for item in got["decision"]["reused"]] == [601]
     assert not (tmp_path / "escaped.json").exists() and not list(tmp_path.rglob("big.log"))
     assert sorted(p.name for p in download.iterdir()) == [result_artifact_name(key)]  # no partial folder left
     github.state.runs.pop(601)  # now only the hostile one: dispatched with the reason, the plan still made
     github.state.artifacts.pop(601)
-    again = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--download",
-        str(download),
-        env=env_for(github),
-    )
+    again = select_from_github(tmp_path, github, ladder[:1])
     assert again["decision"]["reused"] == [] and why in again["decision"]["dispatch-reasons"][point_id(ladder[0])]
     assert not download.exists() or not list(download.iterdir())
 
@@ -466,14 +453,7 @@ def test_github_a_stale_or_partial_folder_in_the_download_folder_is_never_reused
     partial = download / f".{result_artifact_name(key)}.partial-deadbeef"
     partial.mkdir()
     store(github, 801, ladder[0], key)
-    got = select(
-        tmp_path,
-        write_plan(tmp_path / "plan.json", ladder[:1]),
-        "--github",
-        "--download",
-        str(download),
-        env=env_for(github),
-    )
+    got = select_from_github(tmp_path, github, ladder[:1])
     assert got["decision"]["reused"][0]["source-run"] == 801
     assert not (stale / "planted.json").exists() and not partial.exists()
     assert len(github.state.requests_to("GET", r"/blob-storage/\d+\.zip")) == 1
