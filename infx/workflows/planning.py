@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import git
 from ..changelog import changelog_path
-from ..changelog.gate import run_gate
+from ..changelog.gate import GateRequest, validate_changelog
 from ..changelog.plan import PlanOptions, agentx_fast, apply_mode
 from ..changelog.policy import resolve_slug
 from ..changelog.worktree import plan_newest_entry
@@ -113,18 +113,16 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
         root = repository_root(start=request.cwd)
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
     assert request.head_ref is not None  # the request has both refs or neither
-    repo = git.toplevel(repository_root(start=request.cwd))
-    slug, _ = resolve_slug(request.repo_slug, repo)
-    result = run_gate(
-        repo,
+    gate = GateRequest(
         request.base_ref,
         request.head_ref,
-        slug=slug,
-        pr_number=request.pr_number,
-        changelog=changelog_path(repo, request.changelog),
-        allow_removal=request.allow_removal,
-        plan_options=options,
+        request.pr_number,
+        request.repo_slug,
+        request.changelog,
+        request.allow_removal,
+        options,
     )
+    result = validate_changelog(gate, request.cwd)
     return result.plan, result.report
 
 
