@@ -8,7 +8,7 @@ import click
 
 from ..config import ValidateRequest, validate_configs
 from .common import finish
-from .options import format_option
+from .options import config_inputs, format_option
 
 
 @click.group()
@@ -18,15 +18,7 @@ def config() -> None:
 
 @config.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml)."
-)
-@click.option(
-    "--components",
-    "components_path",
-    type=click.Path(path_type=Path),
-    help="components.yaml (default: configs/components.yaml).",
-)
+@config_inputs
 @format_option()
 def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""

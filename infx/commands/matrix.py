@@ -17,7 +17,7 @@ from ..matrix.selection import Selection
 from ..scenarios import SCENARIO_TYPES, SEQ_NAMES
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
 from .common import OUTPUT_FILE
-from .options import format_option
+from .options import config_inputs, format_option
 
 
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
@@ -37,15 +37,7 @@ def _many(flag: str, help_text: str):
     type=click.Path(path_type=Path),
     help="Master config file (repeatable; default: configs/*-master.yaml).",
 )
-@click.option(
-    "--runners", "runners_path", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml)."
-)
-@click.option(
-    "--components",
-    "components_path",
-    type=click.Path(path_type=Path),
-    help="components.yaml (default: configs/components.yaml).",
-)
+@config_inputs
 @_many("--config-key", "Config key or glob (`*` only, whole key).")
 @_many("--model-prefix", "Keep entries with this model-prefix.")
 @_many("--framework", "Keep entries with this framework.")

@@ -73,6 +73,28 @@ def plan_option(help: str = PLAN_HELP, required: bool = True) -> Callable:
     return click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=required, help=help)
 
 
+def config_inputs(command: Callable) -> Callable:
+    """--runners and --components: the files besides the masters that `config validate` and `matrix` read."""
+    for option in reversed(
+        (
+            click.option(
+                "--runners",
+                "runners_path",
+                type=click.Path(path_type=Path),
+                help="runners.yaml (default: configs/runners.yaml).",
+            ),
+            click.option(
+                "--components",
+                "components_path",
+                type=click.Path(path_type=Path),
+                help="components.yaml (default: configs/components.yaml).",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
 changelog_option = click.option(
     "--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml)."
 )
