@@ -63,6 +63,8 @@ _ANCHOR = re.compile(r"&(?<![^\s\[\{,:]&)[^\s\[\]\{\},]")
 MAX_BYTES = 16 * 1024 * 1024
 MAX_NODES = 1_000_000  # nodes built after alias expansion; a "billion laughs" stops here
 MAX_DEPTH = 200
+# What libyaml says when a document passes its own nesting limit (1,000 levels), before infx counts.
+LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"
 
 _constructor = yaml.constructor.SafeConstructor()
 _TAG = "tag:yaml.org,2002:"
@@ -255,6 +257,8 @@ def _syntax_diagnostic(file: str, text: str, exc: yaml.YAMLError) -> Diagnostic:
     context = getattr(exc, "context", None)
     message = f"{context}, {problem}" if context else str(problem)
     hint = "Fix the YAML syntax at this position."
+    if LIBYAML_DEPTH_LIMIT in str(problem):  # libyaml's own limit (PyYAML 6.0.4 on) lies past MAX_DEPTH
+        return error(file, where, "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
     if mark is not None and text[mark.index : mark.index + 1] == "\t":
         message = "a tab character; YAML does not allow tabs for indentation"
         hint = "Replace the tab with spaces."

@@ -290,8 +290,9 @@ def real_inputs(tmp_path_factory) -> tuple[dict, dict]:
 def test_hostile_results_and_thresholds_end_in_0_1_or_2(tmp_path, real_inputs, data):
     results_doc, floors_doc = real_inputs
     results, floors = tmp_path / "results.json", tmp_path / "floors.yaml"
-    results.write_text(data.draw(st.one_of(json_text(results_doc), st.just(json.dumps(results_doc)))))
-    floors.write_text(data.draw(st.one_of(yaml_text(floors_doc), st.just(json.dumps(floors_doc)))))
+    hostile = {"encoding": "utf-8", "errors": "surrogatepass"}  # a lone surrogate the generators draw: invalid UTF-8
+    results.write_text(data.draw(st.one_of(json_text(results_doc), st.just(json.dumps(results_doc)))), **hostile)
+    floors.write_text(data.draw(st.one_of(yaml_text(floors_doc), st.just(json.dumps(floors_doc)))), **hostile)
     fmt = data.draw(st.sampled_from(["text", "json", "github"]))
     done = run_infx(["results", "check-evals", str(results), "--thresholds", str(floors), "--format", fmt], tmp_path)
     assert done.code in (0, 1, 2), done.stderr[-2000:]

@@ -440,7 +440,7 @@ from testing.hostile import json_text  # noqa: E402
 def test_hostile_meta_and_results_give_problems_never_an_exception(tmp_path_factory, data):
     folder = copy_set(BATCHED, tmp_path_factory.mktemp("hostile") / "set")
     target = data.draw(st.sampled_from([folder / "meta_env.json", *results_files(folder)]))
-    target.write_text(data.draw(json_text(read(target))))
+    target.write_text(data.draw(json_text(read(target))), encoding="utf-8", errors="surrogatepass")
     found = read_eval_set(folder)
     assert {p.rule for p in found.problems} <= RULES.keys()
     assert all(is_valid("eval-row", row.to_json()) for row in found.rows)
