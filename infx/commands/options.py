@@ -115,3 +115,14 @@ def run_modifier_options(command: Callable) -> Callable:
     ):
         command = option(command)
     return command
+
+
+def base_ref_option(command: Callable) -> Callable:
+    """--base-ref REF into ``base_ref``: findings the base already had (the merge-base of REF and HEAD)
+    are warnings saying so (infx.diagnostics.demote_on_base); what the change introduced stays an error."""
+    return click.option(
+        "--base-ref",
+        "base_ref",
+        metavar="REF",
+        help="Judge against this base (a PR's base branch or commit): a finding it already has is a warning.",
+    )(command)
