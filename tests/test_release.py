@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from testing.cli import run_cli
+from testing.locks import locked as read_lock
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
@@ -29,33 +30,7 @@ WORKFLOWS = REPO / ".github" / "workflows"
 
 
 def locked() -> dict[str, list[dict]]:
-    """requirements.lock as {name: [{version, marker, hashes, via}]} (a name may be pinned twice,
-    under exclusive environment markers, e.g. numpy per Python version)."""
-    entries: dict[str, list[dict]] = {}
-    current = None
-    in_via = False
-    for line in LOCK.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        if not line.startswith(" "):
-            requirement = Requirement(line.rstrip(" \\"))
-            specifier = str(requirement.specifier)
-            assert specifier.startswith("==") and "," not in specifier, f"not an exact pin: {line}"
-            current = {"version": Version(specifier[2:]), "marker": requirement.marker, "hashes": [], "via": set()}
-            entries.setdefault(canonicalize_name(requirement.name), []).append(current)
-            in_via = False
-            continue
-        text = line.strip()
-        if text.startswith("--hash=sha256:"):
-            current["hashes"].append(text.split(":", 1)[1].rstrip(" \\"))
-        elif text.startswith("# via"):
-            rest = text[len("# via") :].strip()
-            in_via = not rest
-            if rest:
-                current["via"].add(rest)
-        elif in_via and text.startswith("#   "):
-            current["via"].add(text[4:].strip())
-    return entries
+    return read_lock(LOCK)
 
 
 def pyproject() -> dict:
