@@ -17,10 +17,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from infx.points import point_id
 from testing.corpus import CORPUS, REFERENCE_ROWS, patched_corpus
 from testing.executor import JOB_OUTPUTS_LIMIT, PROJECT, RUN_OUTPUTS_LIMIT, Executor
+from testing.lanes import write_lane_profile
 from testing.runner_python import copy_source
 
 NON_ASCII = "-模型推理-" + "😀" * 30  # CJK (1 UTF-16 unit, 3 UTF-8 bytes) and emoji (2 units, 4 bytes)
@@ -91,6 +93,9 @@ def corpus_repository(tmp_path: Path, non_ascii: bool) -> tuple[Path, str]:
     """The reference corpus (runner labels declared) with this repository's workflows and infx's
     source; non_ascii: every model name of the master configs made CJK- and emoji-heavy."""
     repo = patched_corpus(CORPUS, tmp_path / "repo")
+    # One lane serving every label, so no point is held for want of one (infx/workflows/lanecheck.py).
+    labels = yaml.safe_load((repo / "configs" / "runners.yaml").read_text())["labels"]
+    write_lane_profile(repo, "everywhere", sorted(labels))
     shutil.copytree(PROJECT / ".github", repo / ".github")
     copy_source(repo)
     if non_ascii:
