@@ -15,19 +15,22 @@ held label has one severity everywhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..changelog.policy import SETTINGS_FILE
 from ..config import DEFAULT_RUNNERS
-from ..diagnostics import Diagnostic, Severity, error
+from ..diagnostics import Diagnostic, Severity, UsageError, error
 from ..launch.lane import LANES_DIR, find_lane, label_claims, lane_entries
 from ..points import gpu_hours, point_id
 from ..schema import schema_diagnostics
 from ..sweepplan import LANE_EXCLUDED, LANE_MISSING, LANE_SERVED, LabelLane, LaneCheck, SweepPlan
 from ..yamlio import Document, load_yaml
 
+# --lane: a lane name or a runner label, never a path (a manual sweep names a lane of runners/).
+LANE_OR_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
 PROFILED = "profiled"  # sweep.lanes: only the lanes the repository has profiles for, and that is expected
 SWEEP_LANES_HELP = f"`sweep: {{lanes: {PROFILED}}}` in {SETTINGS_FILE}"
 
@@ -66,7 +69,13 @@ def check_lanes(plan: SweepPlan, root: Path, lane: str | None = None) -> tuple[S
     """The plan with its lane check (``lane``: `--lane`, the one lane every point runs on), and the
     diagnostics: one per label whose points are held; an error for a sweep.lanes that names no profile."""
     if lane is not None:
-        name = find_lane(root, lane).stem  # a lane name, a label or a profile path, as `infx launch --lane` takes
+        if not LANE_OR_LABEL.fullmatch(lane) or lane.endswith((".yaml", ".yml")):
+            raise UsageError(
+                f"--lane {lane[:100]!r} is not a lane name or runner label",
+                f"Name a lane ({LANES_DIR}/<lane>.yaml) or one of its runner-labels: letters, digits, "
+                "`.`, `_`, `-`, `:`.",
+            )
+        name = find_lane(root, lane).stem
         return _checked(plan, lambda label: (name, LANE_SERVED), (name,)), []
     settings, problems = read_sweep_lanes(root)
     if problems:
@@ -131,6 +140,8 @@ def _diagnostics(lanes: LaneCheck, settings: SweepLanes, root: Path, claims: dic
     """One diagnostic per held label: a warning when sweep.lanes is not set (the gap is news), else a
     notice (the repository said which lanes it sweeps); located at the label in configs/runners.yaml,
     or at sweep.lanes for a lane it leaves out."""
+    if not lanes.held:
+        return []
     runners, _ = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
     severity = Severity.WARNING if settings.value is None else Severity.NOTICE
 

@@ -174,6 +174,9 @@ def test_lane_needs_rows_and_a_lane_that_exists(repo):
     assert done.code == 2 and "error[usage]: --lane goes with --rows" in done.stderr
     done = plan_rows(repo, "--lane", "b200", "--format", "json")
     assert done.code == 2 and "error[lane-unknown-label]: --lane 'b200' names no lane" in done.stderr
+    for path in ("runners/gb300-nv.yaml", "gb300-nv.yaml", "../gb300-nv", "gb300-nv\n", "-gb300"):
+        done = plan_rows(repo, "--lane", path, "--format", "json")
+        assert done.code == 2 and "is not a lane name or runner label" in done.stderr, (path, done.stderr)
 
 
 def test_the_canary_is_a_point_that_can_launch(repo):
