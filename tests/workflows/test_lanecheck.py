@@ -19,8 +19,10 @@ from infx.sweepplan import SweepPlan
 from infx.workflows.labels import resolve_mode
 from infx.workflows.lanecheck import check_lanes
 from infx.workflows.report import build_comment
-from testing.cli import run_infx
+from testing.cli import run_cli, run_infx
 from testing.corpus import CORPUS, patched_corpus
+from testing.github_helpers import env_for
+from testing.github_server import LocalGitHub
 from testing.gitrepo import Repo
 from testing.lanes import BUNDLED_PROFILE, write_lane_profile
 from tests.workflows.test_actions import parse_outputs
@@ -246,9 +248,16 @@ def test_the_text_plan_shows_each_point_s_lane_gpu_hours_and_the_run_mode(repo):
     assert first.split()[-3] == "4.0"  # tp8, one fixed-seq-len concurrency: 8 GPUs × 0.5 h
 
 
-def test_the_pr_comment_counts_the_held_points_by_label(repo):
-    plan, _ = check_lanes(SweepPlan(SweepPlan.read(repo / "rows.json").buckets), repo)
-    body = build_comment(plan.buckets, mode=None, lanes=plan.lanes)
-    line = next(line for line in body.splitlines() if line.startswith("- ⏸ 1631 point(s) held"))
-    assert "`b200` 120 (no lane)" in line and "`gb300`" not in line
-    assert build_comment(plan.buckets).count("⏸") == 0  # no lane check, no line
+def test_the_pr_comment_counts_the_held_points_by_label(repo, tmp_path):
+    plan = tmp_path / "plan.json"
+    done = plan_rows(repo, "--dry-run", "--format", "json", "--output", str(plan))
+    assert done.code == 0, done.stderr
+    with LocalGitHub() as github:
+        github.state.add_pull(7)
+        posted = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
+        assert posted.returncode == 0, posted.stderr
+        body = github.state.requests_to("POST", r".*/issues/7/comments")[0].body["body"]
+    line = next(line for line in body.splitlines() if "held, not dispatched" in line)
+    assert line.startswith("- ⏸ 1631 point(s) held, not dispatched: ")
+    assert "`b200` 120 (no lane)" in line and "`gb300`" not in line and "`cluster:gb300-nv`" not in line
+    assert build_comment(SweepPlan.read(plan).buckets).count("⏸") == 0  # a plan without a lane check: no line
