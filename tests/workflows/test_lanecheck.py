@@ -8,6 +8,7 @@ is written, says so once per label at the label in configs/runners.yaml, and sti
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -21,11 +22,12 @@ from infx.workflows.lanecheck import check_lanes
 from infx.workflows.report import build_comment
 from testing.cli import run_cli, run_infx
 from testing.corpus import CORPUS, patched_corpus
-from testing.github_helpers import env_for
+from testing.executor import Executor
+from testing.github_helpers import env_for, parse_outputs
 from testing.github_server import LocalGitHub
 from testing.gitrepo import Repo
 from testing.lanes import BUNDLED_PROFILE, write_lane_profile
-from tests.workflows.test_actions import parse_outputs
+from testing.reference_sweep import corpus_repository
 
 GB300_LABELS = {"gb300", "gb300-nv", "cluster:gb300-nv"}  # runners/gb300-nv.yaml's runner-labels
 REFERENCE_POINTS, REFERENCE_SERVED = 1820, 189
@@ -261,3 +263,21 @@ def test_the_pr_comment_counts_the_held_points_by_label(repo, tmp_path):
     assert line.startswith("- ⏸ 1631 point(s) held, not dispatched: ")
     assert "`b200` 120 (no lane)" in line and "`gb300`" not in line and "`cluster:gb300-nv`" not in line
     assert build_comment(SweepPlan.read(plan).buckets).count("⏸") == 0  # a plan without a lane check: no line
+
+
+def test_a_sweep_of_the_reference_calls_run_point_only_for_the_points_a_lane_serves(tmp_path):
+    # The workflows themselves: setup plans, the fan-out calls run-point once per point it was given.
+    repo, sha = corpus_repository(tmp_path, non_ascii=False, every_label_served=False)
+    run = Executor(repo, tmp_path / "run", "workflow_dispatch", {}, sha=sha, repository="acme/bench")
+    results = run.run(
+        inputs={"config-keys": "", "no-reuse": True, "dry-run": True},
+        only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"},
+    )
+    assert results["setup"] == "success" and results["sweep"] == "success", run.find("setup")[0].log[-3000:]
+    called = [
+        json.loads(job.inputs["point"]) for job in run.jobs if re.fullmatch(r"sweep\[\d+\]/points\[\d+\]", job.path)
+    ]
+    assert len(called) == REFERENCE_SERVED and {row["runner"] for row in called} == GB300_LABELS
+    plan = SweepPlan.read(run.artifacts / "sweep-plan" / "plan.json")
+    assert plan.point_count == REFERENCE_POINTS and plan.lanes is not None and len(plan.lanes.held) == 1631
+    assert "plan-lane-missing" in run.find("setup")[0].log
