@@ -281,3 +281,14 @@ def test_a_sweep_of_the_reference_calls_run_point_only_for_the_points_a_lane_ser
     plan = SweepPlan.read(run.artifacts / "sweep-plan" / "plan.json")
     assert plan.point_count == REFERENCE_POINTS and plan.lanes is not None and len(plan.lanes.held) == 1631
     assert "plan-lane-missing" in run.find("setup")[0].log
+
+
+def test_a_launch_of_a_held_point_names_the_missing_lane_not_a_near_label(repo, tmp_path):
+    row = next(row for row in json.loads((repo / "rows.json").read_text()) if row["runner"] == "b200")
+    point = tmp_path / "point.json"
+    point.write_text(json.dumps(row))
+    done = run_infx(["launch", "--point", str(point), "--dry-run"], repo)
+    assert done.code == 2 and "error[lane-unknown-label]" in done.stderr
+    assert "'b200' is a label of configs/runners.yaml, but no lane profile serves it" in done.stderr
+    assert "runners/<lane>.yaml with 'b200' in its runner-labels" in done.stderr
+    assert "did you mean" not in done.stderr  # b200 is no typo of gb300
