@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from infx.changelog.plan import apply_mode
+from infx.evalsuite import PointEval
 from infx.points import gpu_hours, point_id
+from infx.results.evalgate import PlannedEvals
 from infx.sweepplan import SweepPlan
 from infx.workflows.labels import resolve_mode
 from infx.workflows.lanecheck import check_lanes
@@ -292,3 +294,14 @@ def test_a_launch_of_a_held_point_names_the_missing_lane_not_a_near_label(repo, 
     assert "'b200' is a label of configs/runners.yaml, but no lane profile serves it" in done.stderr
     assert "runners/<lane>.yaml with 'b200' in its runner-labels" in done.stderr
     assert "did you mean" not in done.stderr  # b200 is no typo of gb300
+
+
+def test_the_accuracy_gate_expects_no_score_of_a_point_held_for_want_of_a_lane(repo, tmp_path):
+    plan = tmp_path / "plan.json"
+    done = plan_rows(repo, "--dry-run", "--format", "json", "--output", str(plan))
+    assert done.code == 0, done.stderr
+    read = SweepPlan.read(plan)
+    evals = [row for row in read.rows if PointEval.of_point(row).runs]
+    served = {point_id(row) for row in evals if row["runner"] in GB300_LABELS}
+    assert served and len(served) < len({point_id(row) for row in evals})
+    assert {point.point_id for point in PlannedEvals.read(plan).points} == served
