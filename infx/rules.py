@@ -457,6 +457,20 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "(warning) a lane's points would not start within GitHub's 24-hour queue.",
             "Add runners, or split the sweep.",
         ),
+        "plan-lane-missing": (
+            "(warning; a notice under `sweep: {lanes: profiled}`) no lane profile serves a runner label of the plan, "
+            "so its points are held: planned, not dispatched.",
+            "Add runners/<lane>.yaml with the label in its runner-labels, or set `sweep: {lanes: profiled}` in "
+            "configs/infx.yaml.",
+        ),
+        "plan-lane-excluded": (
+            "(notice) a runner label's lane is not in configs/infx.yaml's sweep.lanes, so its points are held.",
+            "Add the lane to sweep.lanes to run them.",
+        ),
+        "settings-lane-unknown": (
+            "configs/infx.yaml's sweep.lanes names a lane with no runners/<lane>.yaml.",
+            "Name a lane of runners/, or write its profile first (`infx init --lane NAME`).",
+        ),
         "plan-reuse-unavailable": (
             "(warning) stored results cannot be looked up; every point runs.",
             "Grant the token `actions: read` and `pull-requests: read`.",

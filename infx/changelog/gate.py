@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import git
 from ..config import ConfigSet, load_config_set
 from ..diagnostics import Diagnostic, Report, Severity, UsageError
+from ..launch.lane import LANES_DIR
 from ..recipes import RECIPES_DIR
 from ..reporoot import repository_root
 from ..sweepplan import ChangelogMetadata, SweepPlan
@@ -23,7 +24,7 @@ from .keys import Resolution, changed_keys, coverage, resolve
 from .plan import PlanOptions, plan_sweep
 from .policy import canonical_link, resolve_slug
 
-CONFIG_PATHS = ["configs", RECIPES_DIR]
+CONFIG_PATHS = ["configs", RECIPES_DIR, LANES_DIR]  # LANES_DIR: the lane check reads the head's profiles
 MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
 
 

@@ -392,14 +392,22 @@ def lane_for_label(
     if broken:  # the label may be declared in a profile that cannot be read
         raise InfxError(broken)
     all_labels = [name for entry in entries for name in (entry.name, *entry.labels)]
+    if label in (runner_labels(root) or {}):  # a real label, not a typo: what is missing is its lane
+        found, fix = (
+            f"; {label!r} is a label of {DEFAULT_RUNNERS}, but no lane profile serves it",
+            f"Add a lane profile {LANES_DIR}/<lane>.yaml with {label!r} in its runner-labels (`infx init --lane NAME` "
+            "writes a skeleton; `infx plan` holds such points: plan-lane-missing)",
+        )
+    else:
+        found, fix = did_you_mean(label, all_labels), "Add the label to a profile's runner-labels"
     raise InfxError(
         error(
             at[0],
             at[1],
             "lane-unknown-label",
-            unknown.format(label=label, lanes=LANES_DIR) + did_you_mean(label, all_labels),
+            unknown.format(label=label, lanes=LANES_DIR) + found,
             f"Lanes and their runner labels:\n{_lanes_and_labels(entries)}\n"
-            "Add the label to a profile's runner-labels, or pass --lane with a lane name, a label or a profile path.",
+            f"{fix}, or pass --lane with a lane name, a label or a profile path.",
         ),
         exit_code=EXIT_USAGE,
     )
@@ -656,9 +664,8 @@ def validate_lanes(request: ValidateRequest) -> Report:
 def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]:
     """A runner label configs/runners.yaml does not declare can never be a point's runner: the
     lane would silently serve nothing under that name (a typo, usually)."""
-    runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
-    labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
-    if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
+    labels = runner_labels(root)
+    if labels is None:  # no usable runners.yaml: `infx config validate` reports that
         return []
     return [
         error(
@@ -673,3 +680,10 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
         for label in entry.labels
         if label not in labels
     ]
+
+
+def runner_labels(root: Path) -> dict | None:
+    """The labels of the repository's configs/runners.yaml (label -> its runners); None without a usable one."""
+    runners, _ = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
+    labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
+    return labels if isinstance(labels, dict) else None

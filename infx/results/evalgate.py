@@ -233,7 +233,8 @@ class PlannedPoint:
 @dataclass(frozen=True)
 class PlannedEvals:
     """What a sweep's plan asks of evals: whether its mode requires them (`evals-only`,
-    `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval)."""
+    `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval), but those
+    the plan held for want of a lane (infx/workflows/lanecheck.py: reported there, never dispatched)."""
 
     file: str
     required: bool
@@ -247,7 +248,7 @@ class PlannedEvals:
         points = tuple(
             PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
             for row in plan.rows
-            if PointEval.of_point(row).runs
+            if PointEval.of_point(row).runs and point_id(row) not in plan.lane_held  # held: never dispatched
         )
         return cls(str(path), bool(plan.mode and plan.mode.evals.evals_only), points)
 

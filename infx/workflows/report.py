@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections import Counter
 
 from ..points import gpu_hours, point_id
-from ..sweepplan import QueueCheck, ReuseSummary
+from ..sweepplan import LaneCheck, QueueCheck, ReuseSummary
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell
 from .labels import Mode, describe
+from .lanecheck import markdown as held_lines
 from .lanegate import render_lines
 from .markers import MARKER
 from .queue import markdown
@@ -86,13 +87,15 @@ def build_comment(
     lane_gate: dict | None = None,
     reuse: ReuseSummary | None = None,
     queue: QueueCheck | None = None,
+    lanes: LaneCheck | None = None,
 ) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
     ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
     ``comparison``/``charts``: the results against the baseline (infx results compare/plot);
     ``reuse``: the plan's reused points (infx reuse), which do not run; ``queue``: the plan's
-    queue check (infx/workflows/queue.py), whose held-back points are not queued.
+    queue check (infx/workflows/queue.py), whose held-back points are not queued; ``lanes``: the
+    plan's lane check (infx/workflows/lanecheck.py), one line counting the points held for want of a lane.
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(gpu_hours(r) for r in rows) for name, rows in buckets.items()}
@@ -102,7 +105,9 @@ def build_comment(
         "",
         f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate).",
     ]
-    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + markdown(queue)
+    head += (
+        _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + markdown(queue) + held_lines(lanes)
+    )
     tables = [
         Table(
             "#### Points per bucket",
