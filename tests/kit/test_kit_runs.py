@@ -86,12 +86,23 @@ def point_of(job) -> dict:
 
 
 def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offline(tmp_path: Path):
-    """`.pre-commit-config.yaml` as `infx init` writes it (the README shows it), run by the real
-    pre-commit with no package index (PIP_NO_INDEX): its hook runner installs the lock, infx from
-    the wheel shipped in .github/infx/, its dependencies from a folder of their wheels, every one
-    hash-checked, and runs both hooks, the gate at pre-push against the branch's upstream."""
-    runtime = Runtime.read(runtime_file())
-    repo = kit_repository(tmp_path, runtime, origin="git@github.com:acme/bench.git")
+    """A scratch copy of the reference repository adopts this development install of infx
+    (`infx init --build-wheel`); its `.pre-commit-config.yaml` (the README shows it), run by the real
+    pre-commit with no package index (PIP_NO_INDEX), installs the lock through the hook runner,
+    infx from the wheel shipped in .github/infx/, its dependencies from a folder of their wheels,
+    every one hash-checked, and runs both hooks, the gate at pre-push against the branch's upstream."""
+    repo = patched_corpus(CORPUS, tmp_path / "reference")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
+    done = run_cli("init", "--build-wheel", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert "replaced" not in done.stdout and "kept" not in done.stdout, done.stdout
+    (shipped,) = (repo / ".github" / "infx").glob("infx-*-py3-none-any.whl")  # built from this source tree
+    version = shipped.name.split("-")[1]
+    digest = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert (repo / LOCK_PATH).read_text().endswith(f"./.github/infx/{shipped.name} \\\n    --hash=sha256:{digest}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Adopt infx")
     env = clean_env()
     # The dependencies' wheels, as a wheelhouse beside an offline machine would hold them (from the
     # project's lock: infx is not among them).
@@ -139,7 +150,7 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offl
         text=True,
         env=env,
     )
-    assert installed.stdout.strip() == runtime.version
+    assert installed.stdout.strip() == version
     (repo / "configs" / "runners.yaml").write_text((repo / "configs" / "runners.yaml").read_text() + "# a comment\n")
     git(repo, "commit", "-qam", "A comment")
     pushed = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
@@ -150,7 +161,6 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offl
     assert broken.returncode == 1 and re.search(r"infx changelog gate.*\.+Failed", broken.stdout), broken.stdout
     # A wheel that is not the one the lock pins is refused by pip's hash check, before infx runs.
     shutil.rmtree(made[0])
-    shipped = repo / ".github" / "infx" / Path(runtime.wheel).name
     shipped.write_bytes(shipped.read_bytes() + b"\0")
     tampered = pre_commit("run", "--all-files")
     assert tampered.returncode == 1 and "DO NOT MATCH THE HASHES" in tampered.stdout + tampered.stderr, tampered.stdout
@@ -160,6 +170,7 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offl
 # --- a scratch consumer repository: the reference's data and what `infx init` writes -------------------
 
 import gzip  # noqa: E402
+import hashlib  # noqa: E402
 
 import pytest  # noqa: E402
 
