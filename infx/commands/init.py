@@ -31,6 +31,11 @@ from ..kit import init as write_kit
     help="Pin infx by a wheel built from this development install's source (pip wheel), copied into .github/infx/.",
 )
 @click.option(
+    "--commit",
+    metavar="SHA",
+    help="Pin infx by a wheel built from this full commit of the development install's git repository.",
+)
+@click.option(
     "--pin", help="Pin the release VERSION of the package index by its wheel's hash (default: this infx's version)."
 )
 @click.option(
@@ -41,7 +46,14 @@ from ..kit import init as write_kit
     help="Write only this part of the kit (repeatable); --only actionlint --force refreshes .github/actionlint.yaml.",
 )
 def init(
-    directory: Path, force: bool, lane: str, wheel: Path | None, build_wheel: bool, pin: str | None, only: tuple
+    directory: Path,
+    force: bool,
+    lane: str,
+    wheel: Path | None,
+    build_wheel: bool,
+    commit: str | None,
+    pin: str | None,
+    only: tuple,
 ) -> None:
     """Write infx's workflows, the lock that pins infx (a shipped wheel or a release, hashed),
     .github/actionlint.yaml, configs/infx.yaml, a lane profile skeleton, the eval suite and
@@ -54,6 +66,7 @@ def init(
         pin=pin,
         wheel=wheel,
         build_wheel=build_wheel,
+        commit=commit,
         only=frozenset(only or PARTS),
     )
     report = write_kit(request)

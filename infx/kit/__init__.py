@@ -6,8 +6,9 @@ suite), shipped as package data, so a benchmark repository gets exactly infx's w
 transformed by the rules of ``consumer_workflow`` below: the blocks marked ``# infx-only: begin`` …
 ``# infx-only: end`` (infx's own test suite) are left out, and each install of infx from the
 checkout becomes one hash-checked install of the repository's lock (LOCK_PATH), which pins infx
-itself as well (:class:`InfxPin`): by the wheel init copies into ``.github/infx/``, or by the
-hashes of a release on the package index.
+itself as well (:class:`InfxPin`): by the wheel init copies into ``.github/infx/`` (built from
+the development install, or from one commit of its repository, or given), or by the hash of a
+release's wheel on the package index.
 
 The kit's workflows keep infx's own file names: infx's reuse and reruns trust only runs of
 ``.github/workflows/run-sweep.yml`` (infx/workflows/trust.py) and the workflows call each other by
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -61,6 +62,7 @@ RELEASE_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?
 # Any PEP 440 version in its normal form (a wheel's: also a development build).
 VERSION = re.compile(r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?(\+[a-z0-9]+(\.[a-z0-9]+)*)?")
 WHEEL_NAME = re.compile(rf"infx-(?P<version>{VERSION.pattern})-py3-none-any\.whl")  # infx is pure Python
+COMMIT = re.compile(r"[0-9a-f]{40}")  # a full commit: git's content address
 LANE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # lane.schema.json's `lane`
 FILL_IN = PLACEHOLDER
 BUILD_SECONDS = 600
@@ -231,6 +233,8 @@ class InfxPin:
     how: str  # how the to-do describes it
     wheel_name: str | None = None
     wheel: bytes | None = None
+    commit: str | None = None  # the commit of infx's repository the wheel was built from
+    dependencies: str | None = None  # that commit's own lock (None: this infx's)
 
 
 def _sha256(data: bytes) -> str:
@@ -281,20 +285,48 @@ def source_root() -> Path | None:
     return None
 
 
-def build_wheel() -> InfxPin:
-    """Build this development install's source into a wheel (pip wheel, without build isolation, so
-    with the build backend already installed and no index) and pin it."""
+def build_wheel(commit: str | None = None) -> InfxPin:
+    """Build this development install's source (or, with ``commit``, a checkout of that commit of
+    its git repository) into a wheel, with pip wheel without build isolation (the build backend
+    already installed, no index), and pin that wheel."""
     root = source_root()
     if root is None:
         raise UsageError(
-            "--build-wheel needs infx installed from its source tree (pip install -e <infx checkout>)",
+            f"{'--commit' if commit else '--build-wheel'} needs infx installed from its source tree "
+            "(pip install -e <infx checkout>)",
             "Pass --wheel PATH (an infx wheel), or --pin X.Y.Z (a release on the package index).",
         )
+    if commit is None:
+        return _built_wheel(root, root)
+    if not COMMIT.fullmatch(commit):
+        raise UsageError(
+            f"--commit {commit[:80]!r} is not a full commit (40 lowercase hex digits)",
+            "Pass the whole commit, e.g. --commit $(git -C <infx checkout> rev-parse HEAD).",
+        )
+    with tempfile.TemporaryDirectory(prefix="infx-commit-") as folder:
+        checkout = Path(folder) / "infx"
+        # A clone sharing the source's objects, at the commit: the build sees exactly that commit's
+        # files (and its tags, for the version), never the working tree's edits.
+        for argv in (
+            ["git", "clone", "--quiet", "--shared", "--no-checkout", "--", str(root), str(checkout)],
+            ["git", "-C", str(checkout), "-c", "advice.detachedHead=false", "checkout", "--quiet", commit],
+        ):
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_SECONDS)
+            if done.returncode != 0:
+                raise UsageError(
+                    f"--commit {commit}: not a commit of infx's repository at {root} "
+                    f"({(done.stderr.strip().splitlines() or ['git: no output'])[-1][:200]})",
+                    f"Fetch it there first (git -C {root} fetch origin {commit}), or pass a commit it has.",
+                )
+        return _built_wheel(checkout, root, commit)
+
+
+def _built_wheel(source: Path, root: Path, commit: str | None = None) -> InfxPin:
     with tempfile.TemporaryDirectory(prefix="infx-wheel-") as folder:
         argv = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
         try:
             done = subprocess.run(
-                [*argv, "--wheel-dir", folder, str(root)], capture_output=True, text=True, timeout=BUILD_SECONDS
+                [*argv, "--wheel-dir", folder, str(source)], capture_output=True, text=True, timeout=BUILD_SECONDS
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise UsageError(
@@ -308,7 +340,11 @@ def build_wheel() -> InfxPin:
                 "pip wheel needs the build backend (setuptools, setuptools-scm: pip install -e '.[release]'); "
                 "or build the wheel yourself and pass --wheel PATH.",
             )
-        return pin_wheel(wheels[0])
+        pin = pin_wheel(wheels[0])
+    if commit is None:
+        return pin
+    how = f"the wheel {KIT_DIR}/{pin.wheel_name}, built from infx's commit {commit} (no package index needed for infx)"
+    return replace(pin, commit=commit, how=how, dependencies=(source / LOCK_NAME).read_text(encoding="utf-8"))
 
 
 def pin_release(version: str) -> InfxPin:
@@ -344,29 +380,34 @@ def pin_release(version: str) -> InfxPin:
 
 
 def lock_text(pin: InfxPin) -> str:
-    """infx's own lock (its dependencies, hashed), then infx itself: one install, hash-checked."""
+    """infx's own lock (its dependencies, hashed; with a commit pin that commit's), then infx itself:
+    one install, hash-checked."""
     return (
-        template_text(LOCK_NAME).rstrip("\n")
-        + f"\n\n# infx {pin.version} itself (written by `infx init`). Install with:\n"
+        (pin.dependencies or template_text(LOCK_NAME)).rstrip("\n")
+        + f"\n\n# infx {pin.version} itself (written by `infx init`"
+        + (f"; built from infx's commit {pin.commit}" if pin.commit else "")
+        + "). Install with:\n"
         f"#   python -m pip install {INSTALL}\n"
         "# (--no-deps: every package is here, pinned; pip checks every file's hash.)\n"
         f"{pin.requirement}\n"
     )
 
 
-def resolve_pin(wheel: Path | None, build: bool, pin: str | None) -> InfxPin:
+def resolve_pin(wheel: Path | None, build: bool, pin: str | None, commit: str | None = None) -> InfxPin:
     """The one pin the options ask for; without one, this infx's own version when it is a release."""
-    if sum((wheel is not None, build, pin is not None)) > 1:
-        raise UsageError("--wheel, --build-wheel and --pin each pin infx: pass one", "For example --build-wheel.")
+    if sum((wheel is not None, build, pin is not None, commit is not None)) > 1:
+        raise UsageError(
+            "--wheel, --build-wheel, --commit and --pin each pin infx: pass one", "For example --build-wheel."
+        )
     if wheel is not None:
         return pin_wheel(wheel)
-    if build:
-        return build_wheel()
+    if build or commit is not None:
+        return build_wheel(commit)
     if pin is None and not RELEASE_VERSION.fullmatch(__version__):
         raise UsageError(
             f"infx {__version__} is not a released version, and no package index has it",
-            "Pin this development install as a wheel shipped in the repository: --build-wheel (or --wheel PATH); "
-            "or pin a release: --pin X.Y.Z.",
+            "Pin this development install as a wheel shipped in the repository: --build-wheel (or --commit SHA, "
+            "--wheel PATH); or pin a release: --pin X.Y.Z.",
         )
     return pin_release(pin or __version__)
 
@@ -501,6 +542,7 @@ class InitRequest:
     pin: str | None = None
     wheel: Path | None = None
     build_wheel: bool = False
+    commit: str | None = None
     only: frozenset[str] = frozenset(PARTS)
 
 
@@ -523,7 +565,7 @@ def init(request: InitRequest) -> InitReport:
             f"{root} is not a folder", "Pass the root of the benchmark repository (default: the current folder)."
         )
     pinned = any(part in request.only for part in PINNED_PARTS)
-    pin = resolve_pin(request.wheel, request.build_wheel, request.pin) if pinned else None
+    pin = resolve_pin(request.wheel, request.build_wheel, request.pin, request.commit) if pinned else None
     slug = slug_from_remote(remote_url(root))
     files = kit_files(root, pin, lane, slug, request.only)
     suite = root / SUITE_FILE

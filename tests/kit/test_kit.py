@@ -237,8 +237,14 @@ def test_only_actionlint_refreshes_that_file_alone(bench: Path, pinned: list[str
         (["--wheel", "infx.zip"], "is not named as an infx wheel (infx-<version>-py3-none-any.whl)"),
         (["--wheel", "infx-1.2.3-py3-none-any.whl"], "no such file"),
         (["--wheel", "perf-changelog.yaml"], "is not named as an infx wheel"),
-        (["--wheel", "infx-1.2.3-py3-none-any.whl", "--pin", PIN], "--wheel, --build-wheel and --pin each pin infx"),
+        (
+            ["--wheel", "infx-1.2.3-py3-none-any.whl", "--pin", PIN],
+            "--wheel, --build-wheel, --commit and --pin each pin",
+        ),
         (["--only", "everything"], "Invalid value for '--only'"),
+        (["--commit", "HEAD"], "is not a full commit (40 lowercase hex digits)"),
+        (["--commit", "a" * 40 + "\n"], "is not a full commit"),
+        (["--commit", "0" * 40], "not a commit of infx's repository"),
     ],
 )
 def test_init_refuses_what_it_cannot_install_and_writes_nothing(bench: Path, argv: list[str], message: str):
@@ -259,6 +265,25 @@ def test_init_refuses_what_it_cannot_install_and_writes_nothing(bench: Path, arg
     )
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts) == before
+
+
+def test_a_commit_pin_ships_the_wheel_of_that_commit_and_its_lock(bench: Path):
+    """`--commit SHA`: the wheel is built from that commit of infx's repository (not the working
+    tree), the lock is that commit's plus the wheel's hash, and says which commit it was."""
+    commit = git(REPO, "rev-parse", "HEAD~1")
+    done = run_cli("init", "--commit", commit, "--only", "lock", cwd=bench)
+    assert done.returncode == 0, done.stderr
+    (shipped,) = (bench / ".github" / "infx").glob("infx-*-py3-none-any.whl")
+    assert re.fullmatch(r"wrote +\S+\nwrote +\S+\n", done.stdout) and shipped.name in done.stdout
+    short = re.search(r"\+g([0-9a-f]+)", shipped.name)
+    assert short and commit.startswith(short.group(1))  # setuptools-scm's version names the commit
+    with zipfile.ZipFile(shipped) as archive:
+        built = archive.read("infx/kit/__init__.py").decode()
+    assert built == git(REPO, "show", f"{commit}:infx/kit/__init__.py") + "\n"
+    lock = (bench / LOCK_PATH).read_text()
+    digest = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert lock.startswith(git(REPO, "show", f"{commit}:requirements.lock"))
+    assert f"built from infx's commit {commit}" in lock and lock.endswith(f"--hash=sha256:{digest}\n")
 
 
 def test_init_refuses_a_wheel_that_is_not_one(bench: Path, tmp_path: Path):
