@@ -369,7 +369,7 @@ def pin_release(version: str) -> InfxPin:
                 f"infx {version} could not be downloaded to record its hash (pip download: exit {done.returncode}): "
                 + (done.stderr.strip().splitlines() or ["no output"])[-1][:300],
                 "Is infx released to your package index as that version? Until one is, pin a wheel: "
-                "--build-wheel (this development install) or --wheel PATH.",
+                "--build-wheel (this development install), --commit SHA or --wheel PATH.",
             )
         digest = _sha256(wheels[0].read_bytes())
     return InfxPin(

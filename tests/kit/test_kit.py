@@ -34,12 +34,12 @@ PIN = "1.2.3"
 
 
 def wheel(folder: Path, version: str = PIN) -> Path:
-    """An infx wheel of ``version`` as far as init reads one (its name and its metadata)."""
+    """An infx wheel of ``version`` as far as init and pip download read one (name, metadata, tags)."""
     path = folder / f"infx-{version}-py3-none-any.whl"
+    info = f"infx-{version}.dist-info"
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr(
-            f"infx-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: infx\nVersion: {version}\n"
-        )
+        archive.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: infx\nVersion: {version}\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
     return path
 
 
@@ -265,6 +265,25 @@ def test_init_refuses_what_it_cannot_install_and_writes_nothing(bench: Path, arg
     )
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts) == before
+
+
+def test_a_release_pin_records_the_hash_of_the_release_wheel(bench: Path, tmp_path: Path):
+    """`--pin X.Y.Z`: the lock names the release with its wheel's SHA-256, downloaded by pip from
+    its index (here, no index and a folder standing for it); a release pip cannot find is
+    refused, naming the wheel pins instead."""
+    index = tmp_path / "index"
+    index.mkdir()
+    released = wheel(index)
+    env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)}
+    done = run_cli("init", "--pin", PIN, "--only", "lock", cwd=bench, env=env)
+    assert done.returncode == 0, done.stderr
+    digest = hashlib.sha256(released.read_bytes()).hexdigest()
+    assert (bench / LOCK_PATH).read_text().endswith(f"\ninfx=={PIN} \\\n    --hash=sha256:{digest}\n")
+    assert not list((bench / ".github" / "infx").glob("*.whl"))
+    missing = run_cli("init", "--pin", "9.9.9", "--only", "lock", "--force", cwd=bench, env=env)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "infx 9.9.9 could not be downloaded to record its hash" in missing.stderr
+    assert "--build-wheel" in missing.stderr and f"infx=={PIN}" in (bench / LOCK_PATH).read_text()
 
 
 def test_a_commit_pin_ships_the_wheel_of_that_commit_and_its_lock(bench: Path):
