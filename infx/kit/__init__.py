@@ -580,6 +580,9 @@ def init(request: InitRequest) -> InitReport:
         if kit_file.part == "evals" and own_suite:
             kept.append((kit_file.path, "the repository's own eval suite is there: init adds none of infx's files"))
             continue
+        if kit_file.part == "lock" and kit_file.path != LOCK_PATH and LOCK_PATH in dict(kept):
+            kept.append((kit_file.path, f"not written: {LOCK_PATH}, which would pin it, is kept"))
+            continue
         replacing = None
         if target.exists() or target.is_symlink():
             foreign = kit_file.part == "workflows" and not (target.is_file() and _is_infx_workflow(target))
@@ -636,10 +639,12 @@ def _todo(
             f"{ACTIONLINT_PATH} from it."
         )
     if "lock" in parts and pin is not None:
+        lock = root / LOCK_PATH
+        pinned_text = lock.read_text(encoding="utf-8", errors="replace") if lock.is_file() else ""
         stale = sorted(
             path.relative_to(root).as_posix()
             for path in (root / KIT_DIR).glob("infx-*.whl")
-            if path.name != pin.wheel_name
+            if f"./{KIT_DIR}/{path.name} " not in pinned_text
         )
         if stale:
             todo.append(f"Remove what the lock no longer pins: `git rm {' '.join(stale)}`.")

@@ -159,6 +159,11 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path, p
     assert sweep.read_text().endswith("# local edit\n")
     newer = tmp_path / "newer"
     newer.mkdir()
+    # Without --force the lock stays, and so does what it pins: the new wheel is not written beside it.
+    held = run_cli("init", "--wheel", str(wheel(newer, "1.3.0")), cwd=bench)
+    assert f"kept       {LOCK_PATH} (exists and differs: --force replaces it)" in held.stdout
+    assert "kept       .github/infx/infx-1.3.0-py3-none-any.whl (not written:" in held.stdout
+    assert not (bench / ".github" / "infx" / "infx-1.3.0-py3-none-any.whl").exists() and "git rm" not in held.stdout
     forced = run_cli("init", "--force", "--wheel", str(wheel(newer, "1.3.0")), cwd=bench)
     assert forced.returncode == 0
     # Every file --force replaces is listed as replaced, and only those.
