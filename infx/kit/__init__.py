@@ -460,34 +460,41 @@ SUITE_HEADER = (
 
 
 def kit_files(root: Path, pin: InfxPin | None, lane: str, slug: str | None, parts: frozenset[str]) -> list[KitFile]:
+    """Every file of the ``parts`` asked for, rendered (nothing is written yet)."""
     files = []
     if "workflows" in parts:
         workflows = resources.files(__name__).joinpath("workflows")
         files += [
             KitFile(
-                f".github/workflows/{name}",
-                consumer_workflow(name, workflows.joinpath(name).read_text(encoding="utf-8")),
-                "workflows",
-                True,
+                path=f".github/workflows/{name}",
+                content=consumer_workflow(name, workflows.joinpath(name).read_text(encoding="utf-8")),
+                part="workflows",
+                replaceable=True,
             )
             for name in KIT_WORKFLOWS
         ]
     if "lock" in parts and pin is not None:
-        files.append(KitFile(LOCK_PATH, lock_text(pin), "lock", True))
+        files.append(KitFile(path=LOCK_PATH, content=lock_text(pin), part="lock", replaceable=True))
         if pin.wheel_name and pin.wheel is not None:
-            files.append(KitFile(f"{KIT_DIR}/{pin.wheel_name}", pin.wheel, "lock", True))
+            wheel_path = f"{KIT_DIR}/{pin.wheel_name}"
+            files.append(KitFile(path=wheel_path, content=pin.wheel, part="lock", replaceable=True))
     labels = runner_labels(root)
     if "actionlint" in parts:
-        files.append(KitFile(ACTIONLINT_PATH, actionlint_config(labels or []), "actionlint", True))
+        actionlint = actionlint_config(labels or [])
+        files.append(KitFile(path=ACTIONLINT_PATH, content=actionlint, part="actionlint", replaceable=True))
     if "settings" in parts:
-        files.append(KitFile(SETTINGS_PATH, settings_file(slug), "settings", False))
+        files.append(KitFile(path=SETTINGS_PATH, content=settings_file(slug), part="settings", replaceable=False))
     if "lane" in parts:
-        files.append(KitFile(f"runners/{lane}.yaml", lane_skeleton(lane, labels), "lane", False))
+        skeleton = lane_skeleton(lane, labels)
+        files.append(KitFile(path=f"runners/{lane}.yaml", content=skeleton, part="lane", replaceable=False))
     if "pre-commit" in parts:
-        files.append(KitFile(PRE_COMMIT_PATH, pre_commit_config(), "pre-commit", False))
-        files.append(KitFile(HOOK_RUNNER_PATH, template_text(HOOK_RUNNER), "pre-commit", True))
+        files.append(KitFile(path=PRE_COMMIT_PATH, content=pre_commit_config(), part="pre-commit", replaceable=False))
+        runner = template_text(HOOK_RUNNER)
+        files.append(KitFile(path=HOOK_RUNNER_PATH, content=runner, part="pre-commit", replaceable=True))
     if "evals" in parts:
-        files += [KitFile(path, data, "evals", False) for path, data in eval_suite_files()]
+        files += [
+            KitFile(path=path, content=data, part="evals", replaceable=False) for path, data in eval_suite_files()
+        ]
     return files
 
 
@@ -600,7 +607,9 @@ def init(request: InitRequest) -> InitReport:
         else:
             replaced.append((kit_file.path, replacing))
     todo = _todo(root, pin, lane, slug, files, collisions, request.only)
-    return InitReport(tuple(written), tuple(unchanged), tuple(kept), tuple(replaced), tuple(todo))
+    return InitReport(
+        written=tuple(written), unchanged=tuple(unchanged), kept=tuple(kept), replaced=tuple(replaced), todo=tuple(todo)
+    )
 
 
 def _todo(
