@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -297,7 +299,10 @@ def build_wheel(commit: str | None = None) -> InfxPin:
             "Pass --wheel PATH (an infx wheel), or --pin X.Y.Z (a release on the package index).",
         )
     if commit is None:
-        return _built_wheel(root, root)
+        with tempfile.TemporaryDirectory(prefix="infx-source-") as folder:
+            source = Path(folder) / "infx"
+            version = _working_tree_copy(root, source)
+            return _built_wheel(source, root, env={"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_INFX": version})
     if not COMMIT.fullmatch(commit):
         raise UsageError(
             f"--commit {commit[:80]!r} is not a full commit (40 lowercase hex digits)",
@@ -321,12 +326,57 @@ def build_wheel(commit: str | None = None) -> InfxPin:
         return _built_wheel(checkout, root, commit)
 
 
-def _built_wheel(source: Path, root: Path, commit: str | None = None) -> InfxPin:
+def _git_output(argv: list[str], what: str) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"{what}: {exc}", "Build the wheel yourself and pass --wheel PATH.") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        raise UsageError(f"{what} failed: {last}", "Build the wheel yourself and pass --wheel PATH.")
+    return done.stdout
+
+
+def _working_tree_copy(root: Path, destination: Path) -> str:
+    """The files git sees in the source tree at ``root`` (tracked or new, not ignored; links kept as
+    links) copied to ``destination``, where the build may write (its build folder, infx/_version.py)
+    without touching the development install; and the version setuptools-scm gives ``root``."""
+    listed = _git_output(
+        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        f"listing the source files of {root}",
+    )
+    for name in filter(None, listed.split("\0")):
+        source, target = root / name, destination / name
+        if not (source.is_symlink() or source.is_file()):
+            continue  # deleted in the working tree, or a submodule
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+    version = _git_output(
+        [sys.executable, "-m", "setuptools_scm", "--root", str(root), "--config", str(root / "pyproject.toml")],
+        f"reading the version of {root} (setuptools-scm, which the build needs too)",
+    )
+    lines = version.strip().splitlines()
+    if not lines or not VERSION.fullmatch(lines[-1]):
+        raise UsageError(
+            f"setuptools-scm gave {root} no version ({lines[-1][:80] if lines else 'no output'!r})",
+            "Build the wheel yourself and pass --wheel PATH.",
+        )
+    return lines[-1]
+
+
+def _built_wheel(source: Path, root: Path, commit: str | None = None, env: dict[str, str] | None = None) -> InfxPin:
     with tempfile.TemporaryDirectory(prefix="infx-wheel-") as folder:
         argv = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation"]
         try:
             done = subprocess.run(
-                [*argv, "--wheel-dir", folder, str(source)], capture_output=True, text=True, timeout=BUILD_SECONDS
+                [*argv, "--wheel-dir", folder, str(source)],
+                capture_output=True,
+                text=True,
+                timeout=BUILD_SECONDS,
+                env={**os.environ, **(env or {})},
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise UsageError(

@@ -94,8 +94,11 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offl
     repo = patched_corpus(CORPUS, tmp_path / "reference")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
+    version_file = PROJECT / "infx" / "_version.py"  # what an in-place build would rewrite
+    before = version_file.read_bytes() if version_file.exists() else None
     done = run_cli("init", "--build-wheel", cwd=repo)
     assert done.returncode == 0, done.stderr
+    assert (version_file.read_bytes() if version_file.exists() else None) == before  # the install left as it was
     assert "replaced" not in done.stdout and "kept" not in done.stdout, done.stdout
     (shipped,) = (repo / ".github" / "infx").glob("infx-*-py3-none-any.whl")  # built from this source tree
     version = shipped.name.split("-")[1]
