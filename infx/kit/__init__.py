@@ -584,6 +584,20 @@ def _why_kept(kit_file: KitFile, target: Path, foreign: bool, force: bool) -> st
     return None
 
 
+def _check_folders(root: Path, files: list[KitFile]) -> None:
+    """Every folder a kit file goes into is a folder or can be made one, checked before the first
+    write, so that a file in the way stops init before it has written anything."""
+    for folder in sorted({parent for kit_file in files for parent in Path(kit_file.path).parents if parent.parts}):
+        path = root / folder
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise UsageError(
+                f"{folder} is {'a symbolic link' if path.is_symlink() else 'not a folder'}, and init writes "
+                "files into it (through no link)",
+                f"Move {folder} aside (git mv), or leave that part out with --only.",
+                file=folder.as_posix(),
+            )
+
+
 def _is_infx_workflow(target: Path) -> bool:
     with target.open("rb") as handle:
         return handle.readline().startswith(WRITTEN_BY.encode())
@@ -625,6 +639,7 @@ def init(request: InitRequest) -> InitReport:
     pin = resolve_pin(request.wheel, request.build_wheel, request.pin, request.commit) if pinned else None
     slug = slug_from_remote(remote_url(root))
     files = kit_files(root, pin, lane, slug, request.only)
+    _check_folders(root, files)
     suite = root / SUITE_FILE
     ours = next((kit_file.data for kit_file in files if kit_file.path == SUITE_FILE), None)
     own_suite = suite.exists() and not (suite.is_file() and suite.read_bytes() == ours)

@@ -310,6 +310,26 @@ def test_a_commit_pin_ships_the_wheel_of_that_commit_and_its_lock(bench: Path):
     assert f"built from infx's commit {commit}" in lock and lock.endswith(f"--hash=sha256:{digest}\n")
 
 
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_a_file_or_link_where_init_needs_a_folder_stops_it_before_any_write(
+    bench: Path, pinned: list[str], tmp_path: Path, kind: str
+):
+    github = bench / ".github"
+    if kind == "file":
+        github.mkdir()
+        (github / "infx").write_text("not a folder\n")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        github.symlink_to(tmp_path / "elsewhere")
+    before = sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts)
+    done = run_cli("init", *pinned, cwd=bench)
+    what = ".github/infx is not a folder" if kind == "file" else ".github is a symbolic link"
+    assert done.returncode == 2 and what in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert sorted(p.relative_to(bench) for p in bench.rglob("*") if ".git" not in p.parts) == before
+    if kind == "link":
+        assert not list((tmp_path / "elsewhere").iterdir())  # nothing written through the link
+
+
 def test_init_refuses_a_wheel_that_is_not_one(bench: Path, tmp_path: Path):
     fake = tmp_path / f"infx-{PIN}-py3-none-any.whl"
     fake.write_text("not a zip\n")
