@@ -671,7 +671,8 @@ def init(request: InitRequest) -> InitReport:
             written.append(kit_file.path)
         else:
             replaced.append((kit_file.path, replacing))
-    todo = _todo(root, pin, lane, slug, files, collisions, request.only)
+    kept_paths = frozenset(path for path, _ in kept)
+    todo = _todo(root, pin, lane, slug, files, collisions, request.only, kept_paths)
     return InitReport(
         written=tuple(written), unchanged=tuple(unchanged), kept=tuple(kept), replaced=tuple(replaced), todo=tuple(todo)
     )
@@ -685,8 +686,18 @@ def _todo(
     files: list[KitFile],
     collisions: list[str],
     parts: frozenset[str],
+    kept: frozenset[str] = frozenset(),
 ) -> list[str]:
     todo = []
+    if PRE_COMMIT_PATH in kept:
+        hooks = ", ".join(
+            f"`{line.split(': ', 1)[1]}`" for line in pre_commit_config().splitlines() if "- id: " in line
+        )
+        todo.append(
+            f"{PRE_COMMIT_PATH} is the repository's own and kept: add infx's hooks ({hooks}) to it as `repo: local` "
+            f"hooks running `python3 {HOOK_RUNNER_PATH} <infx command>` (`infx init --only pre-commit` in an empty "
+            "folder writes them; infx's README shows them)."
+        )
     for path in collisions:
         name = Path(path).name
         depending = callers(name, files)

@@ -156,6 +156,7 @@ def test_init_writes_once_and_replaces_only_infx_files_with_force(bench: Path, p
     assert kept.returncode == 0
     assert "kept       .github/workflows/run-sweep.yml (exists and differs: --force replaces it)" in kept.stdout
     assert "kept       runners/my-lane.yaml (the repository's own: init never replaces it)" in kept.stdout
+    assert ".pre-commit-config.yaml is the repository's own and kept" not in kept.stdout
     assert sweep.read_text().endswith("# local edit\n")
     newer = tmp_path / "newer"
     newer.mkdir()
@@ -204,6 +205,16 @@ def test_a_repository_workflow_under_a_kit_name_is_kept_and_reported(bench: Path
         (".github/workflows/sweep-shard.yml", "the repository's own workflow, not infx's"),
     ]
     assert own.read_text().startswith("# Written by `infx init`")
+
+
+def test_a_repository_pre_commit_configuration_is_kept_with_how_to_add_the_hooks(bench: Path, pinned: list[str]):
+    own = bench / ".pre-commit-config.yaml"
+    own.write_text("repos: []\n")
+    done = run_cli("init", *pinned, cwd=bench)
+    assert done.returncode == 0 and own.read_text() == "repos: []\n"
+    assert "kept       .pre-commit-config.yaml (the repository's own: init never replaces it)" in done.stdout
+    assert ".pre-commit-config.yaml is the repository's own and kept: add infx's hooks" in done.stdout
+    assert "`infx-config-validate`, `infx-changelog-gate`" in done.stdout and HOOK_RUNNER_PATH in done.stdout
 
 
 def test_only_actionlint_refreshes_that_file_alone(bench: Path, pinned: list[str]):
