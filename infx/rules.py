@@ -241,6 +241,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "a lane profile (runners/*.yaml) that breaks infx/schemas/lane.schema.json.",
             "Fix the field the location names.",
         ),
+        "lane-placeholder": (
+            "a value of a lane profile is still a `<FILL IN: …>` placeholder of the skeleton `infx init` writes.",
+            "Replace it with this cluster's fact, the one the placeholder names.",
+        ),
         "lane-name-mismatch": ("a profile's `lane:` differs from its file name.", "Rename the file or the lane."),
         "lane-label-duplicate": ("a runner label declared by two lane profiles.", "Give each label to one lane."),
         "lane-label-undeclared": (

@@ -475,8 +475,36 @@ def _schema_hint(path: tuple) -> str:
     return SCHEMA_HINT
 
 
+PLACEHOLDER = "<FILL IN"  # how `infx init`'s lane skeleton marks a fact still to fill in ("<FILL IN: …>")
+
+
+def _placeholders(node: object, path: tuple = ()) -> list[tuple[tuple, str]]:
+    """Every string value of ``node`` still holding a placeholder, with its path (the loader bounds the nesting)."""
+    if isinstance(node, dict):
+        return [found for key, value in node.items() for found in _placeholders(value, (*path, key))]
+    if isinstance(node, list):
+        return [found for index, value in enumerate(node) for found in _placeholders(value, (*path, index))]
+    return [(path, node)] if isinstance(node, str) and PLACEHOLDER in node else []
+
+
 def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    return schema_diagnostics("lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint)
+    """The placeholders left, each located, then the schema's errors elsewhere (a placeholder is also
+    of the wrong type: it is reported once, as what it is)."""
+    placeholders = [
+        error(
+            doc.file,
+            doc.where(path),
+            "lane-placeholder",
+            f"{'.'.join(map(str, path)) or '(top level)'} is still the skeleton's placeholder {value[:160]!r}",
+            "Replace it with this cluster's fact, the one the placeholder names (`infx init` wrote it to fill in).",
+        )
+        for path, value in _placeholders(doc.data)
+    ]
+    located = {(problem.line, problem.column) for problem in placeholders}
+    problems = schema_diagnostics(
+        "lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint
+    )
+    return placeholders + [problem for problem in problems if (problem.line, problem.column) not in located]
 
 
 def _cross_checks(lane: Lane) -> list[Diagnostic]:
@@ -678,7 +706,7 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
         )
         for entry in entries
         for label in entry.labels
-        if label not in labels
+        if label not in labels and PLACEHOLDER not in label  # a placeholder is reported as one (lane-placeholder)
     ]
 
 
