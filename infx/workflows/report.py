@@ -130,7 +130,8 @@ def build_comment(
                 "Rerun exactly the points without a valid result: `infx github rerun-failed --run-id <run id>`.",
             ]
         verdicts = {p["point-id"]: p for p in (comparison or {}).get("points", []) if p.get("point-id")}
-        tables.append(points_table(points, status, verdicts, reuse, artifact_link(logs_links, run_url)))
+        # first: the points without a valid result lead it, and the results lead the comment
+        tables.insert(0, points_table(points, status, verdicts, reuse, artifact_link(logs_links, run_url)))
     else:
         tables.append(
             Table(
@@ -142,7 +143,8 @@ def build_comment(
     if comparison is not None:
         head.append("")
         head.extend(comparison_head(comparison))
-        tables = comparison_tables(comparison, logs_links, run_url, charts, points_listed=outcomes is not None) + tables
+        results = comparison_tables(comparison, logs_links, run_url, charts, points_listed=outcomes is not None)
+        tables = tables[:1] + results + tables[1:] if outcomes is not None else results + tables
     return _fit("\n".join(head), tables, budget)
 
 
