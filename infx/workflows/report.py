@@ -5,6 +5,7 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ..points import gpu_hours, point_id
@@ -21,6 +22,14 @@ COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
 OUTCOME_OK, OUTCOME_FAILED, OUTCOME_MISSING = "ok", "failed", "missing"
 OUTCOME_LABELS = {OUTCOME_FAILED: "❌ failed", OUTCOME_MISSING: "⏳ no result", OUTCOME_OK: "✅ ok"}
+
+
+WHY_LIMIT = 300  # characters of a reason shown in a table cell
+
+
+def clip(text: str) -> str:
+    """A reason cut to WHY_LIMIT characters, with an ellipsis where it was cut."""
+    return text if len(text) <= WHY_LIMIT else text[: WHY_LIMIT - 1] + "…"
 
 
 def _cell(value) -> str:
@@ -131,7 +140,7 @@ def build_comment(
             ]
         verdicts = {p["point-id"]: p for p in (comparison or {}).get("points", []) if p.get("point-id")}
         # first: the points without a valid result lead it, and the results lead the comment
-        tables.insert(0, points_table(points, status, verdicts, reuse, artifact_link(logs_links, run_url)))
+        tables.insert(0, points_table(points, status, verdicts, reuse, artifact_link(logs_links, run_url), run_url))
     else:
         tables.append(
             Table(
@@ -173,8 +182,21 @@ def artifact_link(logs_links: dict[str, str] | None, run_url: str | None):
     return link
 
 
+def source_run(run_id, run_url: str | None) -> str:
+    """`run 8000`, a link to it when this run's URL says where runs live."""
+    if not run_id:
+        return "an earlier run"
+    base = re.sub(r"/runs/\d+$", "", run_url) if run_url and re.search(r"/runs/\d+$", run_url) else None
+    return f"[run {run_id}]({base}/runs/{run_id})" if base else f"run {run_id}"
+
+
 def points_table(
-    points: list[tuple[str, dict]], status: dict[str, str], verdicts: dict[str, dict], reuse: ReuseSummary | None, link
+    points: list[tuple[str, dict]],
+    status: dict[str, str],
+    verdicts: dict[str, dict],
+    reuse: ReuseSummary | None,
+    link,
+    run_url: str | None = None,
 ) -> Table:
     """Every point of the sweep once, with its one state: collect's verdict when the results have
     one (failed, invalid, ok), else the run's outcome, and the reused points; why, and its artifact."""
@@ -183,12 +205,13 @@ def points_table(
         pid = point_id(row)
         verdict = verdicts.get(pid, {})
         state = verdict.get("status") or status[pid]
-        why = "; ".join(verdict.get("reasons") or [])[:300]
+        why = clip("; ".join(verdict.get("reasons") or []))
         artifact = link(verdict.get("artifact")) if state != OUTCOME_OK else ""  # a valid result's is in the run
         rows.append([state, pid, bucket, row.get("config-key"), row.get("conc"), why, artifact])
     for item in reuse.reused if reuse is not None else ():
+        # its artifact belongs to the run that stored it, not to this one
         rows.append(
-            ["reused", item.point_id, "", "", "", f"result of run {item.source_run or '?'}", link(item.artifact)]
+            ["reused", item.point_id, "", "", "", f"result of {source_run(item.source_run, run_url)}", item.artifact]
         )
     order = {state: i for i, state in enumerate(POINT_STATES)}
     rows.sort(key=lambda cells: order.get(str(cells[0]), len(order)))
@@ -310,7 +333,8 @@ def comparison_head(comparison: dict) -> list[str]:
     counts = comparison.get("counts", {})
     threshold = comparison.get("threshold", 0) * 100
     lines = ["### Results against the baseline", "", _baseline_line(comparison)]
-    lines += [f"> **Notice:** {notice}" for notice in comparison.get("notices", [])]
+    for notice in comparison.get("notices", []):  # a blank line between: one quote each, not one run-on paragraph
+        lines += ["", f"> **Notice:** {notice}"]
     lines += [
         "",
         f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
@@ -347,7 +371,7 @@ def accuracy_lines(accuracy: dict | None) -> list[str]:
     counts = accuracy.get("counts", {})
     source = accuracy.get("floors")
     # a path in code font; "the floors infx ships (…)" as the words it is
-    floors = f" (floors: {source if ' ' in source else f'`{source}`'})" if source else " (no floors could be read)"
+    floors = (f" ({source})" if " " in source else f" (floors: `{source}`)") if source else " (no floors could be read)"
     return [
         "",
         f"**Accuracy**{floors}: "
@@ -367,7 +391,7 @@ def accuracy_tables(accuracy: dict | None) -> list[Table]:
                 ACCURACY_LABELS["missing"],
                 item.get("point-id") or item.get("folder"),
                 item.get("config-key") or "?",
-                str(item.get("why", ""))[:300],
+                clip(str(item.get("why", ""))),
             ]
             for item in accuracy.get("unscored", [])
         ],
@@ -429,7 +453,7 @@ def comparison_tables(
                     STATUS_LABELS.get(p["status"], p["status"]),
                     p.get("point-id") or "?",
                     p.get("config-key") or "?",
-                    "; ".join(p.get("reasons") or [])[:300],
+                    clip("; ".join(p.get("reasons") or [])),
                     logs(p),
                 ]
                 for p in failed

@@ -77,7 +77,7 @@ def test_compare_shows_each_score_its_floor_and_the_change_against_main_failures
 
     markdown = run_cli("results", "compare", "--head", str(head), "--baseline", str(base)).stdout
     assert (
-        "**Accuracy** (floors: the floors infx ships (infx/config/eval-thresholds.yaml))" in markdown
+        "**Accuracy** (the floors infx ships (infx/config/eval-thresholds.yaml))" in markdown
         and "❌ below floor: **1**" in markdown
         and "❌ no score: **1**" in markdown
     )
