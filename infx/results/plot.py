@@ -110,7 +110,7 @@ def mermaid(chart: Chart) -> str:
         f'    y-axis "throughput per GPU (tok/s)" 0 --> {_nice(top * 1.1)}',
     ]
     # every sampled x lies within each series' reach, so no value is None here
-    lines += [f'    line "{name}" [{", ".join(f"{y:.1f}" for y in lines_of[name] if y is not None)}]' for name in names]
+    lines += [f'    line "{name}" [{", ".join(_datum(y) for y in lines_of[name] if y is not None)}]' for name in names]
     lines.append("```")
     return "\n".join(lines)
 
@@ -122,6 +122,11 @@ def _quote(text: str) -> str:
 
 def _number(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def _datum(y: float) -> str:
+    """A value as Mermaid reads it (plain decimals, no exponent), small ones with the digits that keep them off 0."""
+    return f"{y:.1f}" if y >= 10 else f"{y:.4f}".rstrip("0").rstrip(".")
 
 
 def _nice(value: float) -> str:

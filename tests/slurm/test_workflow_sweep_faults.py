@@ -228,3 +228,7 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     assert all("failed" in states[pid] for pid in hostile) and "ok" in states[point_id(expired)], states
     assert all("reused" in states[point_id(row)] for row in reused), states
     assert "site-packages" not in body and "the floors infx ships" in body
+    # The PNG charts are in the run's results artifact, and the comment links that artifact.
+    assert list((run.artifacts / "sweep-results" / "charts").glob("*.png"))
+    [uploaded] = [a for a in server.state.artifacts[RUN] if a["name"] == "sweep-results"]
+    assert f"[sweep-results](https://github.com/{SLUG}/actions/runs/{RUN}/artifacts/{uploaded['id']})" in body, body

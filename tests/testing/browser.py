@@ -46,13 +46,7 @@ class Page:
 
     def evaluate(self, expression: str):
         """The value of a JavaScript expression; a promise is awaited (the browser, not this test, waits)."""
-        result = self.call(
-            "Runtime.evaluate",
-            expression=expression,
-            awaitPromise=True,
-            returnByValue=True,
-            timeout=DEADLINE_SECONDS * 1000,
-        )
+        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression!r} threw: {json.dumps(result['exceptionDetails'])[:2000]}")
         return result["result"].get("value")
@@ -172,5 +166,9 @@ class Browser:
             page.call(f"{domain}.enable")
         page.call("Page.navigate", url=url)
         self.wait_for(session, "Page.loadEventFired")
-        page.evaluate(ready)
+        deadline = (
+            f"new Promise((_, no) => setTimeout(() => no(new Error('not ready in {DEADLINE_SECONDS} s')), "
+            f"{DEADLINE_SECONDS * 1000}))"
+        )
+        page.evaluate(f"Promise.race([{ready}, {deadline}])")  # settles when the page is ready, fails at the deadline
         return page
