@@ -10,6 +10,7 @@ from ..diagnostics import Diagnostic, Report, Severity, UsageError, error
 from ..fsio import read_bytes
 from ..points import gpu_hours, point_id
 from ..sweepplan import LANE_EXCLUDED, LANE_MISSING, ChangelogMetadata, SweepPlan
+from ..workers import row_topology
 from ..workflows.labels import describe
 from ..yamlio import parse_yaml
 from .entry import parse_entry
@@ -73,13 +74,7 @@ def _as_preview(diagnostic: Diagnostic) -> Diagnostic:
 def _cell(row: dict, name: str) -> str:
     value = row.get(name)
     if name == "topology":
-        if isinstance(row.get("prefill"), dict):
-            p, d = row["prefill"], row.get("decode") or {}
-            return (
-                f"P{p.get('num-worker', '?')}x tp{p.get('tp')} ep{p.get('ep')} / D{d.get('num-worker', '?')}x "
-                f"tp{d.get('tp')} ep{d.get('ep')}"
-            )
-        return f"tp{row.get('tp')} ep{row.get('ep')}"
+        return row_topology(row)
     if name == "seq":
         return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"
     if isinstance(value, bool):

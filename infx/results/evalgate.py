@@ -81,6 +81,21 @@ class Thresholds:
         return cls(doc.file, floors, doc.where(("default",)))
 
 
+SHIPPED_LABEL = "the floors infx ships (infx/config/eval-thresholds.yaml)"
+
+
+def floors_source(file: str, root: Path | None = None) -> str:
+    """Where floors come from, as a reader of the comment knows the place: a path relative to the
+    repository (``configs/eval-thresholds.yaml``), or the floors infx ships (never where pip put them)."""
+    path = Path(file).resolve()
+    if path == SHIPPED_THRESHOLDS:
+        return SHIPPED_LABEL
+    try:
+        return path.relative_to((root or repository_root()).resolve()).as_posix()
+    except ValueError:
+        return file
+
+
 def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path, list[Diagnostic]]:
     """The floors to apply: ``given``, else the repository's (``root``, default: the repository root,
     infx/reporoot.py), else the shipped ones (with a notice)."""
@@ -95,7 +110,7 @@ def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path,
             None,
             None,
             "eval-thresholds-default",
-            f"no {DEFAULT_THRESHOLDS}: using the score floors infx ships ({SHIPPED_THRESHOLDS})",
+            f"no {DEFAULT_THRESHOLDS}: using {SHIPPED_LABEL}",
             f"To change a floor, copy that file to {DEFAULT_THRESHOLDS} and edit it.",
             Severity.NOTICE,
         )

@@ -327,7 +327,10 @@ def test_a_second_sweep_of_an_unchanged_plan_dispatches_nothing_and_no_reuse_run
     summary = next(job.summary for job in second.jobs if job.path == "setup")
     assert f"{len(planned)} points reused" in summary and "GPU-hours saved" in summary and "(from run 8000)" in summary
     body = server.state.comments[PR][0]["body"]
-    assert f"{len(planned)} points reused" in body and "Reused points (not run again)" in body
+    assert f"{len(planned)} points reused" in body
+    for item in plan["reuse"]["reused"]:  # each once: in the reused table, or after the sweep as a reused point
+        assert body.count(item["point-id"]) == 1, (item["point-id"], body)
+    assert "Reused points (not run again)" in body or "| ♻️ reused |" in body, body
 
     forced = pr_run(change, tmp_path / "forced", server, ["sweep-enabled", "no-reuse"], run_id=9003)
     assert forced.results["sweep"] == "success", _logs(forced)
