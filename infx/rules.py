@@ -241,6 +241,10 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
             "a lane profile (runners/*.yaml) that breaks infx/schemas/lane.schema.json.",
             "Fix the field the location names.",
         ),
+        "lane-placeholder": (
+            "a value of a lane profile is still a `<FILL IN: …>` placeholder of the skeleton `infx init` writes.",
+            "Replace it with this cluster's fact, the one the placeholder names.",
+        ),
         "lane-name-mismatch": ("a profile's `lane:` differs from its file name.", "Rename the file or the lane."),
         "lane-label-duplicate": ("a runner label declared by two lane profiles.", "Give each label to one lane."),
         "lane-label-undeclared": (
@@ -456,6 +460,20 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
         "plan-queue-limit": (
             "(warning) a lane's points would not start within GitHub's 24-hour queue.",
             "Add runners, or split the sweep.",
+        ),
+        "plan-lane-missing": (
+            "(warning; a notice under `sweep: {lanes: profiled}`) no lane profile serves a runner label of the plan, "
+            "so its points are held: planned, not dispatched.",
+            "Add runners/<lane>.yaml with the label in its runner-labels, or set `sweep: {lanes: profiled}` in "
+            "configs/infx.yaml.",
+        ),
+        "plan-lane-excluded": (
+            "(notice) a runner label's lane is not in configs/infx.yaml's sweep.lanes, so its points are held.",
+            "Add the lane to sweep.lanes to run them.",
+        ),
+        "settings-lane-unknown": (
+            "configs/infx.yaml's sweep.lanes names a lane with no runners/<lane>.yaml.",
+            "Name a lane of runners/, or write its profile first (`infx init --lane NAME`).",
         ),
         "plan-reuse-unavailable": (
             "(warning) stored results cannot be looked up; every point runs.",

@@ -215,6 +215,53 @@ class QueueCheck(_Fields):
 
 
 @dataclass(frozen=True)
+class LabelLane(_Fields):
+    """One runner label of the plan and the lane that serves it, as the lane check
+    (infx/workflows/lanecheck.py) found it: ``lane`` None when no profile does."""
+
+    POINTER: ClassVar[str] = "$defs/label-lane"
+
+    label: str
+    lane: str | None
+    status: str  # LANE_SERVED, or why its points are held: LANE_MISSING, LANE_EXCLUDED
+    points: int
+    gpu_hours: float
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def held(self) -> bool:
+        return self.status != LANE_SERVED
+
+
+LANE_SERVED, LANE_MISSING, LANE_EXCLUDED = "served", "no-lane", "excluded"  # LabelLane.status
+
+
+def _sweep_lanes(value: Any) -> str | tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else value
+
+
+@dataclass(frozen=True)
+class LaneCheck(_Fields):
+    """The plan's `lanes`: every runner label's lane, and the points held because they have none
+    (or sweep.lanes leaves it out); ``held`` (in plan order) are not fanned out."""
+
+    POINTER: ClassVar[str] = "$defs/lanes"
+    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "sweep-lanes": _sweep_lanes,
+        "labels": _each(LabelLane),
+        "held": tuple,
+    }
+
+    sweep_lanes: str | tuple[str, ...] | None
+    labels: tuple[LabelLane, ...]
+    held: tuple[str, ...]
+    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def lane_of(self, label: str) -> LabelLane | None:
+        return next((item for item in self.labels if item.label == label), None)
+
+
+@dataclass(frozen=True)
 class Canary:
     """The point that runs alone first, and the bucket it leaves."""
 
@@ -229,7 +276,8 @@ class Canary:
 class SweepPlan:
     """One sweep plan. ``mode`` is the run mode; ``reuse`` what the reuse decision
     (infx/workflows/reuse.py) left out of the buckets, ``queue`` what the queue check
-    (infx/workflows/queue.py) held back."""
+    (infx/workflows/queue.py) held back, ``lanes`` each point's lane and the points held for want
+    of one (infx/workflows/lanecheck.py)."""
 
     buckets: dict[str, list[dict]]
     changelog_metadata: ChangelogMetadata | None = None
@@ -237,6 +285,7 @@ class SweepPlan:
     mode: Mode | None = None
     canary: Canary | None = None  # written (null when None) whenever ``mode`` is
     queue: QueueCheck | None = None
+    lanes: LaneCheck | None = None
 
     @property
     def point_count(self) -> int:
@@ -254,12 +303,21 @@ class SweepPlan:
 
     @property
     def held(self) -> set[str]:
-        """The ids of the points the queue check held back."""
-        return set(self.queue.held) if self.queue else set()
+        """The ids of the points held back: by the queue check, or by the lane check (no lane)."""
+        return set(self.queue.held if self.queue else ()) | self.lane_held
+
+    @property
+    def lane_held(self) -> set[str]:
+        """The ids of the points the lane check held (no lane serves their runner label)."""
+        return set(self.lanes.held) if self.lanes else set()
+
+    def lane_of(self, row: dict) -> LabelLane | None:
+        """The lane check's finding for the point's runner label; None when the plan has no lane check."""
+        return self.lanes.lane_of(str(row.get("runner", ""))) if self.lanes else None
 
     def fan_out(self) -> tuple[dict[str, list[dict]], list[dict]]:
         """(buckets for the fan-out, the canary rows): the canary runs alone first, so it leaves its
-        bucket; the points the queue check held back are not fanned out."""
+        bucket; the points the queue check or the lane check held back are not fanned out."""
         canary, held = self.canary, self.held
         if not canary and not held:
             return self.buckets, []
@@ -285,6 +343,7 @@ class SweepPlan:
             "mode": self.mode.to_json() if self.mode else None,
             "canary": self.canary.to_json() if self.canary else None,
             "queue": self.queue.to_json() if self.queue else None,
+            "lanes": self.lanes.to_json() if self.lanes else None,
         }
         written = {name for name, value in values.items() if value is not None} | ({"canary"} if self.mode else set())
         return {name: values[name] for name in json_names() if name in written}
@@ -330,8 +389,8 @@ class SweepPlan:
                     for index, row in enumerate(rows)
                 ],
             )
-            metadata, reuse, canary, queue = (
-                data.get(name) for name in ("changelog_metadata", "reuse", "canary", "queue")
+            metadata, reuse, canary, queue, lanes = (
+                data.get(name) for name in ("changelog_metadata", "reuse", "canary", "queue", "lanes")
             )
             return cls(
                 data["buckets"],
@@ -340,6 +399,7 @@ class SweepPlan:
                 Mode.from_json(data["mode"]) if "mode" in data else None,
                 Canary(canary["id"], canary["bucket"]) if canary else None,
                 QueueCheck.decode(queue) if queue is not None else None,
+                LaneCheck.decode(lanes) if lanes is not None else None,
             )
         return cls(_rows_plan(data, file, raw))
 
@@ -494,6 +554,8 @@ def check_field_names() -> None:
         (ReusedPoint, ReusedPoint.POINTER),
         (QueueCheck, QueueCheck.POINTER),
         (QueueLane, QueueLane.POINTER),
+        (LaneCheck, LaneCheck.POINTER),
+        (LabelLane, LabelLane.POINTER),
     ):
         declared = {f.name for f in fields(record)} - {"present"}
         attribute = getattr(record, "attribute", lambda name: name.replace("-", "_"))

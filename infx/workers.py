@@ -9,6 +9,7 @@ into that pair once, by :func:`aggregated_pair`, and a written pair is kept as i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 WORKER_DEFAULTS = (("pp", 1), ("dcp-size", 1), ("pcp-size", 1))
 ROLES = ("prefill", "decode")
@@ -136,3 +137,52 @@ def workers_settings(*worker_blocks: dict | None) -> dict[str, list[str]]:
             for key, values in settings_dict(block.get("additional-settings")).items():
                 settings.setdefault(key, []).extend(values)
     return settings
+
+
+# --- how a topology is written: the one notation of the plan, the matrix, the results and the comment -------
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """One role's parallelism (or a single-node point's), whichever record it was read from."""
+
+    tp: object
+    ep: object = 1
+    pp: object = 1
+    dp_attention: bool = False
+
+    def label(self) -> str:
+        """`tp8 ep8`, then `pp2` when pipelined and `dpa` with data-parallel attention."""
+        parts = [f"tp{self.tp}", f"ep{self.ep}"]
+        if (self.pp or 1) != 1:
+            parts.append(f"pp{self.pp}")
+        return " ".join(parts + (["dpa"] if self.dp_attention else []))
+
+
+def topology_label(
+    single: Parallelism | None = None,
+    prefill: Parallelism | None = None,
+    decode: Parallelism | None = None,
+    workers: tuple[object, object] = ("?", "?"),
+) -> str:
+    """`tp8 ep8 dpa` (one node), or `3P1D · P tp8 ep8 dpa · D tp16 ep16 dpa` (prefill and decode replicas,
+    then each role's parallelism)."""
+    if prefill is None or decode is None:
+        return (single or Parallelism("?")).label()
+    return f"{workers[0]}P{workers[1]}D · P {prefill.label()} · D {decode.label()}"
+
+
+def row_topology(row: dict) -> str:
+    """The topology of a matrix row or a planned point (hyphenated keys, worker blocks)."""
+
+    def role(block: dict) -> Parallelism:
+        return Parallelism(block.get("tp"), block.get("ep", 1), block.get("pp", 1), bool(block.get("dp-attn")))
+
+    prefill, decode = row.get("prefill"), row.get("decode")
+    if isinstance(prefill, dict) and isinstance(decode, dict):
+        return topology_label(
+            prefill=role(prefill),
+            decode=role(decode),
+            workers=(prefill.get("num-worker", "?"), decode.get("num-worker", "?")),
+        )
+    return topology_label(role(row))

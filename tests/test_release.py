@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from testing.cli import run_cli
+from testing.locks import locked as read_lock
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
@@ -29,33 +30,7 @@ WORKFLOWS = REPO / ".github" / "workflows"
 
 
 def locked() -> dict[str, list[dict]]:
-    """requirements.lock as {name: [{version, marker, hashes, via}]} (a name may be pinned twice,
-    under exclusive environment markers, e.g. numpy per Python version)."""
-    entries: dict[str, list[dict]] = {}
-    current = None
-    in_via = False
-    for line in LOCK.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        if not line.startswith(" "):
-            requirement = Requirement(line.rstrip(" \\"))
-            specifier = str(requirement.specifier)
-            assert specifier.startswith("==") and "," not in specifier, f"not an exact pin: {line}"
-            current = {"version": Version(specifier[2:]), "marker": requirement.marker, "hashes": [], "via": set()}
-            entries.setdefault(canonicalize_name(requirement.name), []).append(current)
-            in_via = False
-            continue
-        text = line.strip()
-        if text.startswith("--hash=sha256:"):
-            current["hashes"].append(text.split(":", 1)[1].rstrip(" \\"))
-        elif text.startswith("# via"):
-            rest = text[len("# via") :].strip()
-            in_via = not rest
-            if rest:
-                current["via"].add(rest)
-        elif in_via and text.startswith("#   "):
-            current["via"].add(text[4:].strip())
-    return entries
+    return read_lock(LOCK)
 
 
 def pyproject() -> dict:
@@ -118,8 +93,8 @@ def source_copy(destination: Path) -> Path:
         source, target = REPO / name, destination / name
         if not source.exists() and not source.is_symlink():
             continue  # deleted in the working tree, not yet committed
-        if name.startswith(("tests/", "bench/", "benchmarks/")):
-            continue  # not needed to build or version the package
+        if name.startswith(("tests/", "bench/", "benchmarks/")) and not name.startswith("benchmarks/evals/"):
+            continue  # not needed to build or version the package (the eval suite is: infx/kit/evals)
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
             os.symlink(os.readlink(source), target)
@@ -219,6 +194,10 @@ def test_a_release_tag_builds_an_sdist_and_a_wheel_of_its_version(tagged: Path):
         for workflow in sorted(WORKFLOWS.glob("*.yml")):
             assert wheel.read(f"infx/kit/workflows/{workflow.name}") == workflow.read_bytes(), workflow.name
         assert wheel.read("infx/kit/requirements.lock") == LOCK.read_bytes()
+        # ... the eval suite init writes (benchmarks/evals, through the sdist) and the hook runner.
+        evals = sorted(p for p in (REPO / "benchmarks" / "evals").iterdir() if p.is_file())
+        assert evals and all(wheel.read(f"infx/kit/evals/{p.name}") == p.read_bytes() for p in evals)
+        assert wheel.read("infx/kit/run-infx.py") == (REPO / "infx" / "kit" / "run-infx.py").read_bytes()
         assert {"infx/schemas/lane.schema.json", "infx/config/components.yaml"} <= names
         assert not any(name.startswith("tests/") for name in names)
     # A build whose version is not the tag's (here: the tag asked for is another) fails.

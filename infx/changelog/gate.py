@@ -13,6 +13,8 @@ from pathlib import Path
 from .. import git
 from ..config.atref import ConfigsAtRef, relabel
 from ..diagnostics import ON_BASE, ON_BASE_DEMOTED, Diagnostic, Report, Severity, UsageError, demote_on_base
+from ..launch.lane import LANES_DIR
+from ..recipes import RECIPES_DIR
 from ..reporoot import repository_root
 from ..sweepplan import ChangelogMetadata, SweepPlan
 from . import CHANGELOG, changelog_path
@@ -20,6 +22,8 @@ from .diff import ChangelogDiff, diff_changelog
 from .keys import Resolution, changed_keys, coverage, resolve
 from .plan import PlanOptions, plan_sweep
 from .policy import canonical_link, resolve_slug
+
+CONFIG_PATHS = ["configs", RECIPES_DIR, LANES_DIR]  # LANES_DIR: the lane check reads the head's profiles
 
 
 @dataclass
@@ -96,7 +100,7 @@ def run_gate(
     report.extend(change.diagnostics)
 
     with ExitStack() as stack:
-        configs = ConfigsAtRef(repo, stack)
+        configs = ConfigsAtRef(repo, stack, CONFIG_PATHS)
         head_set, head_report = configs.load(head, keep_invalid=True)
         head_problems = head_report.diagnostics
         if any(d.severity is not Severity.NOTICE for d in head_problems):  # judged against the base's (one rule)

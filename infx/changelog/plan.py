@@ -8,6 +8,7 @@ as the reference's generator calls were grouped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from .. import matrix
@@ -19,6 +20,7 @@ from ..points import gpu_hours, point_id
 from ..scenarios import AGENTIC
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
 from ..workflows.labels import Mode
+from ..workflows.lanecheck import check_lanes
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
@@ -149,7 +151,8 @@ def plan_sweep(
     unnamed_checked: bool = False,
 ) -> tuple[SweepPlan | None, list[Diagnostic]]:
     """The sweep plan of the entries: buckets of rows plus the change they come from (``change``,
-    completed here with the entries, the keys they resolved to and the PR link); None when it cannot be built."""
+    completed here with the entries, the keys they resolved to and the PR link) and each point's lane
+    (infx/workflows/lanecheck.py, from the profiles under ``config_set.root``); None when it cannot be built."""
     try:
         rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file, unnamed_checked)
     except Exception as exc:  # the matrix refusing a config is reported, not raised
@@ -179,7 +182,10 @@ def plan_sweep(
         resolved_keys=resolution.keys,
         pr_link=change.pr_link or (links[0] if len(links) == 1 else links),
     )
-    return SweepPlan({name: bucket for name, bucket in buckets.items() if bucket}, metadata), problems
+    plan, lane_problems = check_lanes(
+        SweepPlan({name: bucket for name, bucket in buckets.items() if bucket}, metadata), config_set.root
+    )
+    return plan, problems + lane_problems
 
 
 def agentx_fast(plan: SweepPlan) -> SweepPlan:
@@ -199,16 +205,22 @@ def agentx_fast(plan: SweepPlan) -> SweepPlan:
     return replace(plan, buckets={name: [fast(row) for row in rows] for name, rows in plan.buckets.items()})
 
 
-def pick_canary(buckets: dict[str, list[dict]]) -> tuple[str, dict] | None:
-    """(bucket, row) of the throughput point with the fewest GPU-hours (first in plan order on a tie).
+def pick_canary(buckets: dict[str, list[dict]], held: AbstractSet[str] = frozenset()) -> tuple[str, dict] | None:
+    """(bucket, row) of the throughput point with the fewest GPU-hours (first in plan order on a tie),
+    among the points not ``held`` (no lane to launch them on).
 
     Eval points are never the canary: it is a smoke test of the launch path, as the reference's is.
     """
-    candidates = [(bucket, row) for bucket, rows in buckets.items() for row in rows if not row.get("run-eval")]
+    candidates = [
+        (bucket, row)
+        for bucket, rows in buckets.items()
+        for row in rows
+        if not row.get("run-eval") and point_id(row) not in held
+    ]
     return min(candidates, key=lambda item: gpu_hours(item[1])) if candidates else None
 
 
 def apply_mode(plan: SweepPlan, mode: Mode) -> SweepPlan:
     """The plan with its run mode and, when the mode asks for one, its canary point."""
-    canary = pick_canary(plan.buckets) if mode.dispatch and mode.canary else None
+    canary = pick_canary(plan.buckets, plan.lane_held) if mode.dispatch and mode.canary else None
     return replace(plan, mode=mode, canary=Canary(point_id(canary[1]), canary[0]) if canary else None)

@@ -13,6 +13,7 @@ from ..changelog.worktree import plan_table
 from ..diagnostics import UsageError
 from ..evalsuite import EvalMode
 from ..fsio import atomic_write
+from ..points import point_id
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
 from ..workflows.labels import EVENTS
@@ -63,6 +64,12 @@ from .options import changelog_option, format_option, pr_number_option, repo_opt
     type=click.Path(path_type=Path, file_okay=False),
     help="The same, over a folder of downloaded point artifacts.",
 )
+@click.option(
+    "--lane",
+    metavar="LANE",
+    help="With --rows: every point runs on this lane (a lane name or runner label; run-sweep's `lane` input), "
+    "so none is held for want of one.",
+)
 @click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
 @click.option(
     "--dry-run",
@@ -91,6 +98,7 @@ def plan(
     rows_path,
     reuse_github,
     reuse_dir,
+    lane,
     no_reuse,
     hosted,
     fmt,
@@ -108,6 +116,11 @@ def plan(
         )
     if rows_path is not None and base_ref is not None:
         raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
+    if lane is not None and rows_path is None:
+        raise UsageError(
+            "--lane goes with --rows (a manual sweep on one lane)",
+            "A changelog change's points run on the lanes their runner labels name.",
+        )
     event = event or (
         "push"
         if base_ref is not None and pr_number is None
@@ -135,6 +148,7 @@ def plan(
         reuse_dir,
         no_reuse,
         hosted,
+        lane=lane,
     )
     shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
 
@@ -172,6 +186,10 @@ def _github(plan: SweepPlan, shard_dir: Path | None) -> None:
     if shard_dir is None:
         shard_dir = runner_temp(SHARD_DIR)
     shards = write_github_outputs(plan, output, shard_dir, os.environ.get("GITHUB_STEP_SUMMARY"))
+    held = len(plan.held & {point_id(row) for row in plan.rows})
     click.echo(
-        f"{plan.point_count} point(s) in {shards} shard(s); plan written to {Path(shard_dir) / 'plan.json'}", err=True
+        f"{plan.point_count - held} point(s) in {shards} shard(s)"
+        + (f", {held} held" if held else "")
+        + f"; plan written to {Path(shard_dir) / 'plan.json'}",
+        err=True,
     )

@@ -13,15 +13,15 @@ from ..diagnostics import Diagnostic, Report, demote_on_base
 from ..recipes import RECIPES_DIR
 from .load import SHIPPED_COMPONENTS, ConfigPaths, ConfigSet, load_config_set
 
-CONFIG_PATHS = ["configs", RECIPES_DIR]
+CONFIG_PATHS = ["configs", RECIPES_DIR]  # what validating a commit's configs reads
 MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
 
 
 class ConfigsAtRef:
     """Master configs (and recipes) of a commit, loaded once; the working tree when it matches."""
 
-    def __init__(self, repo: Path, stack: ExitStack):
-        self.repo, self.stack = repo, stack
+    def __init__(self, repo: Path, stack: ExitStack, paths: list[str] = CONFIG_PATHS):
+        self.repo, self.stack, self.paths = repo, stack, paths  # paths: the folders a commit's copy holds
         self.cache: dict[tuple[str, bool, bool], tuple[ConfigSet | None, Report]] = {}
         self.roots: dict[str, Path] = {}
 
@@ -41,11 +41,11 @@ class ConfigsAtRef:
     def root(self, commit: str) -> Path:
         """A folder holding the commit's configs and recipes: the repository when its working tree matches."""
         if commit not in self.roots:
-            if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
+            if git.worktree_matches(self.repo, commit, self.paths):
                 self.roots[commit] = self.repo
             else:
                 root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
-                git.materialize(self.repo, commit, CONFIG_PATHS, root)
+                git.materialize(self.repo, commit, self.paths, root)
                 self.roots[commit] = root
         return self.roots[commit]
 

@@ -392,14 +392,22 @@ def lane_for_label(
     if broken:  # the label may be declared in a profile that cannot be read
         raise InfxError(broken)
     all_labels = [name for entry in entries for name in (entry.name, *entry.labels)]
+    if label in (runner_labels(root) or {}):  # a real label, not a typo: what is missing is its lane
+        found, fix = (
+            f"; {label!r} is a label of {DEFAULT_RUNNERS}, but no lane profile serves it",
+            f"Add a lane profile {LANES_DIR}/<lane>.yaml with {label!r} in its runner-labels (`infx init --lane NAME` "
+            "writes a skeleton; `infx plan` holds such points: plan-lane-missing)",
+        )
+    else:
+        found, fix = did_you_mean(label, all_labels), "Add the label to a profile's runner-labels"
     raise InfxError(
         error(
             at[0],
             at[1],
             "lane-unknown-label",
-            unknown.format(label=label, lanes=LANES_DIR) + did_you_mean(label, all_labels),
+            unknown.format(label=label, lanes=LANES_DIR) + found,
             f"Lanes and their runner labels:\n{_lanes_and_labels(entries)}\n"
-            "Add the label to a profile's runner-labels, or pass --lane with a lane name, a label or a profile path.",
+            f"{fix}, or pass --lane with a lane name, a label or a profile path.",
         ),
         exit_code=EXIT_USAGE,
     )
@@ -467,8 +475,36 @@ def _schema_hint(path: tuple) -> str:
     return SCHEMA_HINT
 
 
+PLACEHOLDER = "<FILL IN"  # how `infx init`'s lane skeleton marks a fact still to fill in ("<FILL IN: …>")
+
+
+def _placeholders(node: object, path: tuple = ()) -> list[tuple[tuple, str]]:
+    """Every string value of ``node`` still holding a placeholder, with its path (the loader bounds the nesting)."""
+    if isinstance(node, dict):
+        return [found for key, value in node.items() for found in _placeholders(value, (*path, key))]
+    if isinstance(node, list):
+        return [found for index, value in enumerate(node) for found in _placeholders(value, (*path, index))]
+    return [(path, node)] if isinstance(node, str) and PLACEHOLDER in node else []
+
+
 def _schema_diagnostics(doc: Document) -> list[Diagnostic]:
-    return schema_diagnostics("lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint)
+    """The placeholders left, each located, then the schema's errors elsewhere (a placeholder is also
+    of the wrong type: it is reported once, as what it is)."""
+    placeholders = [
+        error(
+            doc.file,
+            doc.where(path),
+            "lane-placeholder",
+            f"{'.'.join(map(str, path)) or '(top level)'} is still the skeleton's placeholder {value[:160]!r}",
+            "Replace it with this cluster's fact, the one the placeholder names (`infx init` wrote it to fill in).",
+        )
+        for path, value in _placeholders(doc.data)
+    ]
+    located = {(problem.line, problem.column) for problem in placeholders}
+    problems = schema_diagnostics(
+        "lane", doc, doc.data, root_label="(top level)", rule="lane-schema", hint=_schema_hint
+    )
+    return placeholders + [problem for problem in problems if (problem.line, problem.column) not in located]
 
 
 def _cross_checks(lane: Lane) -> list[Diagnostic]:
@@ -656,9 +692,8 @@ def validate_lanes(request: ValidateRequest) -> Report:
 def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]:
     """A runner label configs/runners.yaml does not declare can never be a point's runner: the
     lane would silently serve nothing under that name (a typo, usually)."""
-    runners, problems = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
-    labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
-    if not isinstance(labels, dict):  # no usable runners.yaml: `infx config validate` reports that
+    labels = runner_labels(root)
+    if labels is None:  # no usable runners.yaml: `infx config validate` reports that
         return []
     return [
         error(
@@ -671,5 +706,12 @@ def _undeclared_labels(entries: list[LaneEntry], root: Path) -> list[Diagnostic]
         )
         for entry in entries
         for label in entry.labels
-        if label not in labels
+        if label not in labels and PLACEHOLDER not in label  # a placeholder is reported as one (lane-placeholder)
     ]
+
+
+def runner_labels(root: Path) -> dict | None:
+    """The labels of the repository's configs/runners.yaml (label -> its runners); None without a usable one."""
+    runners, _ = load_yaml(root / DEFAULT_RUNNERS, display=DEFAULT_RUNNERS)
+    labels = runners.data.get("labels") if runners is not None and isinstance(runners.data, dict) else None
+    return labels if isinstance(labels, dict) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import jsonfast
 from ..scenarios import is_agentic
-from .evals import is_multinode
+from ..workers import row_topology
 
 TABLE_COLUMNS = ("config-key", "runner", "workload", "topology", "conc", "exp-name", "eval", "nodes")
 
@@ -13,18 +13,8 @@ def render_json(rows: list[dict]) -> str:
     return jsonfast.dumps(rows) + "\n"
 
 
-def _worker(worker: dict) -> str:
-    text = f"{worker['num-worker']}x tp{worker['tp']}"
-    if worker.get("ep", 1) != 1:
-        text += f" ep{worker['ep']}"
-    return text + (" dpa" if worker.get("dp-attn") else "")
-
-
 def _cells(row: dict) -> tuple[str, ...]:
-    if is_multinode(row):
-        layout = f"P {_worker(row['prefill'])} / D {_worker(row['decode'])}"
-    else:
-        layout = f"tp{row['tp']}" + (f" ep{row['ep']}" if row["ep"] != 1 else "") + (" dpa" if row["dp-attn"] else "")
+    layout = row_topology(row)
     workload = f"agentic kv:{row['kv-offloading']}" if is_agentic(row) else f"{row['isl']}/{row['osl']}"
     conc = row["conc"]
     evaluation = ("only" if row.get("eval-only") else "yes") if row.get("run-eval") else "-"

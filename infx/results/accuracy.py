@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .evalgate import BELOW, NO_FLOOR, NO_METRIC, OK, Thresholds, judge_row
+from .evalgate import BELOW, NO_FLOOR, NO_METRIC, OK, Thresholds, floors_source, judge_row
 from .evals import EvalCollection, EvalRow
 from .rowlabels import topology
 
@@ -96,5 +96,5 @@ def accuracy_section(head: EvalCollection, baseline: Iterable[EvalRow], threshol
         "counts": counts,
         "unscored": unscored,
         "rows": rows,
-        "floors": thresholds.file if thresholds is not None else None,
+        "floors": floors_source(thresholds.file) if thresholds is not None else None,
     }

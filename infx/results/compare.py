@@ -154,7 +154,13 @@ def compare_to_baseline(
             Match(key, {m.id: judge(m, metric_value(old, m.id), metric_value(row, m.id), threshold) for m in METRICS})
         )
     swept = {row.get("config-key") for row in head.rows} | {p.config_key for p in head.points}
-    result.gone = [key for key in base if key not in seen and key[0] in swept]
+    # A point without a valid result is listed once, as such: its baseline rows are not "gone" too.
+    unresolved = {p.point_id for p in head.points if p.status != "ok" and p.point_id}
+    result.gone = [
+        key
+        for key, row in base.items()
+        if key not in seen and key[0] in swept and row.get("point-id") not in unresolved
+    ]
     if not baseline_rows:
         result.notices.append("no baseline rows: every head row is listed as new")
     return result

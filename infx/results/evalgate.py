@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.shipped import SHIPPED_POLICIES, copy_hint, print_command
+from ..config.shipped import SHIPPED_POLICIES, copy_hint
 from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render, render_json
 from ..evalsuite import PointEval
 from ..points import point_id
@@ -82,6 +82,21 @@ class Thresholds:
         return cls(doc.file, floors, doc.where(("default",)))
 
 
+SHIPPED_LABEL = "the floors infx ships (infx/config/eval-thresholds.yaml)"
+
+
+def floors_source(file: str, root: Path | None = None) -> str:
+    """Where floors come from, as a reader of the comment knows the place: a path relative to the
+    repository (``configs/eval-thresholds.yaml``), or the floors infx ships (never where pip put them)."""
+    path = Path(file).resolve()
+    if path == SHIPPED_THRESHOLDS:
+        return SHIPPED_LABEL
+    try:
+        return path.relative_to((root or repository_root()).resolve()).as_posix()
+    except ValueError:
+        return file
+
+
 def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path, list[Diagnostic]]:
     """The floors to apply: ``given``, else the repository's (``root``, default: the repository root,
     infx/reporoot.py), else the shipped ones (with a notice)."""
@@ -96,8 +111,7 @@ def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path,
             None,
             None,
             "eval-thresholds-default",
-            f"no {DEFAULT_THRESHOLDS}: using the score floors infx ships (`{print_command('eval-thresholds.yaml')}` "
-            "prints them)",
+            f"no {DEFAULT_THRESHOLDS}: using {SHIPPED_LABEL}",
             copy_hint("eval-thresholds.yaml", "a floor"),
             Severity.NOTICE,
         )
@@ -235,7 +249,8 @@ class PlannedPoint:
 @dataclass(frozen=True)
 class PlannedEvals:
     """What a sweep's plan asks of evals: whether its mode requires them (`evals-only`,
-    `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval)."""
+    `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval), but those
+    the plan held for want of a lane (infx/workflows/lanecheck.py: reported there, never dispatched)."""
 
     file: str
     required: bool
@@ -249,7 +264,7 @@ class PlannedEvals:
         points = tuple(
             PlannedPoint(point_id(row), row.get("result-key"), row.get("config-key"))
             for row in plan.rows
-            if PointEval.of_point(row).runs
+            if PointEval.of_point(row).runs and point_id(row) not in plan.lane_held  # held: never dispatched
         )
         return cls(str(path), bool(plan.mode and plan.mode.evals.evals_only), points)
 

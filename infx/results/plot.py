@@ -3,9 +3,12 @@
 
 Each chart is written twice: a PNG (matplotlib, headless; imported only here, only when
 drawing) and a Mermaid `xychart-beta` block in charts.md, which GitHub renders in comments
-and step summaries without hosting an image. Mermaid's xychart has no scatter series, so
-the block draws each frontier as the staircase it is: at each interactivity on the x axis,
-the best throughput per GPU reached at that interactivity or more.
+and step summaries without hosting an image. Mermaid's xychart has no scatter series, no
+gaps in a line and places a line's values evenly over a numeric x-axis, so the block draws
+each frontier as the staircase it is (at each interactivity, the best throughput per GPU
+reached at that interactivity or more), sampled at evenly spaced interactivities over the
+range where every series has a value; a frontier reaching further is listed in words
+beneath, never drawn as 0.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .compare import load_results
 from .metrics import metric_value
 
 X_METRIC, Y_METRIC = "intvty", "tput_per_gpu"
-MERMAID_POINTS = 12  # x-axis categories in a Mermaid chart
+MERMAID_POINTS = 12  # interactivities each Mermaid line is sampled at
 CHARTS_FILE = "charts.md"
 SERIES = ("baseline", "head")
 
@@ -63,41 +66,67 @@ def charts_of(baseline: list[dict], head: list[dict]) -> list[Chart]:
     return [charts[key] for key in sorted(charts)]
 
 
-def staircase(frontier: list[tuple[float, float]], xs: list[float]) -> list[float]:
-    """Best y reached at interactivity >= x, for each x (0 where the frontier does not reach)."""
-    return [max((y for fx, y in frontier if fx >= x - 1e-9), default=0.0) for x in xs]
+def staircase(frontier: list[tuple[float, float]], xs: list[float]) -> list[float | None]:
+    """Best y reached at interactivity >= x, for each x; None where the frontier does not reach."""
+    return [max((y for fx, y in frontier if fx >= x - 1e-9), default=None) for x in xs]
+
+
+# The series' colours, the same in the PNG (matplotlib's names) and in the Mermaid block (hex), and
+# the words the legend line above a Mermaid chart names them by.
+SERIES_COLORS = {"baseline": ("tab:gray", "#7f7f7f", "grey"), "head": ("tab:blue", "#1f77b4", "blue")}
 
 
 def mermaid(chart: Chart) -> str:
-    frontiers = {name: pareto_frontier(points) for name, points in chart.series.items() if points}
-    xs = sorted({x for frontier in frontiers.values() for x, _ in frontier})
-    if len(xs) > MERMAID_POINTS:
-        step = (len(xs) - 1) / (MERMAID_POINTS - 1)
-        xs = [xs[round(i * step)] for i in range(MERMAID_POINTS)]
-    top = max((y for frontier in frontiers.values() for _, y in frontier), default=1.0)
-    names = [name for name in SERIES if name in frontiers]
+    frontiers = {name: pareto_frontier(chart.series[name]) for name in SERIES if chart.series.get(name)}
+    names = list(frontiers)
+    low = min(x for frontier in frontiers.values() for x, _ in frontier)
+    reach = {name: frontier[-1][0] for name, frontier in frontiers.items()}
+    high = min(reach.values())  # every series has a value up to here, none is drawn beyond it
+    if high <= low:  # one interactivity: the staircase holds its value to the left of it, drawn as a visible line
+        low = high * 0.8
+    xs = [low + (high - low) * i / (MERMAID_POINTS - 1) for i in range(MERMAID_POINTS)]
+    lines_of = {name: staircase(frontiers[name], xs) for name in names}
+    top = max(y for frontier in frontiers.values() for _, y in frontier)
+    legend = " · ".join(f"**{name}** ({SERIES_COLORS[name][2]} line)" for name in names)
+    beyond = [
+        f"{name}'s frontier continues beyond {_number(high)} tok/s/user: "
+        + ", ".join(f"{_number(y)} tok/s/GPU at {_number(x)}" for x, y in frontiers[name] if x > high + 1e-9)
+        for name in names
+        if reach[name] > high + 1e-9
+    ]
+    palette = ", ".join(SERIES_COLORS[name][1] for name in names)
+    x_axis = f"{_number(low)} --> {_number(high)}"
     lines = [
-        f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity "
-        f"(lines in order: {', '.join(names)})",
+        f"**{_quote(chart.title)}**: Pareto frontier, throughput per GPU against interactivity. Legend: {legend}.",
+        *(["", *(f"- {_quote(text)}." for text in beyond)] if beyond else []),
         "",
         "```mermaid",
+        '%%{init: {"xyChart": {"showLegend": true}, "themeVariables": {"xyChart": {"plotColorPalette": "'
+        + palette
+        + '"}}}}%%',
         "xychart-beta",
         f'    title "{_quote(chart.title)}"',
-        f'    x-axis "interactivity (tok/s/user)" [{", ".join(_label(x) for x in xs)}]',
+        f'    x-axis "interactivity (tok/s/user)" {x_axis}',
         f'    y-axis "throughput per GPU (tok/s)" 0 --> {_nice(top * 1.1)}',
     ]
-    lines += [f"    line [{', '.join(f'{y:.1f}' for y in staircase(frontiers[name], xs))}]" for name in names]
+    # every sampled x lies within each series' reach, so no value is None here
+    lines += [f'    line "{name}" [{", ".join(_datum(y) for y in lines_of[name] if y is not None)}]' for name in names]
     lines.append("```")
     return "\n".join(lines)
 
 
 def _quote(text: str) -> str:
     """Config keys and scenarios inside a Mermaid string: nothing that could end the string or the block."""
-    return re.sub(r"[^A-Za-z0-9 ._/:+·-]", "_", text)
+    return re.sub(r"[^A-Za-z0-9 ._/:+·,'-]", "_", text)
 
 
-def _label(x: float) -> str:
-    return f'"{x:.3g}"'
+def _number(x: float) -> str:
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def _datum(y: float) -> str:
+    """A value as Mermaid reads it (plain decimals, no exponent), small ones with the digits that keep them off 0."""
+    return f"{y:.1f}" if y >= 10 else f"{y:.4f}".rstrip("0").rstrip(".")
 
 
 def _nice(value: float) -> str:
@@ -110,7 +139,6 @@ class PngWriter:
     artists are replaced from one chart to the next."""
 
     SIZE, DPI = (7, 4.5), 100  # inches, dots per inch: 700 x 450 pixels
-    COLORS = {"baseline": "tab:gray", "head": "tab:blue"}
 
     def __init__(self):
         from matplotlib.backends.backend_agg import FigureCanvasAgg  # no pyplot: headless, and faster to import
@@ -139,7 +167,7 @@ class PngWriter:
             points = chart.series.get(name) or []
             if not points:
                 continue
-            color = self.COLORS[name]
+            color = SERIES_COLORS[name][0]
             axes.scatter([x for x, _ in points], [y for _, y in points], color=color, alpha=0.4, s=18)
             frontier = pareto_frontier(points)
             axes.plot(

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from ..results.render import rows_of
 from . import api
+from .markers import RESULTS_ARTIFACT  # noqa: F401  (re-exported: its readers import it from here)
 from .trust import SWEEP_WORKFLOW
 
-RESULTS_ARTIFACT = "sweep-results"
 RESULTS_FILE = "results.json"
 BASELINE_BRANCH = "main"
 CANDIDATE_RUNS = 30  # successful main runs read before giving up on a config key

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 PLAN_ARTIFACT = "sweep-plan"  # uploaded by run-sweep.yml's setup job: plan.json + infx-shards/
 PLAN_FILE = "plan.json"
+RESULTS_ARTIFACT = "sweep-results"  # results.json, the comparison, charts.md and the PNG charts (run-sweep.yml)
 MARKER = "<!-- infx:sweep-report -->"  # finds our comment again; invisible when rendered
 
 

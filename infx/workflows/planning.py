@@ -21,9 +21,10 @@ from ..changelog.worktree import plan_newest_entry
 from ..diagnostics import Diagnostic, Report, warning
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
+from ..points import point_id
 from ..reporoot import repository_root
 from ..sweepplan import SweepPlan
-from . import actions, queue, reuse
+from . import actions, lanecheck, queue, reuse
 from .labels import Mode, describe, resolve_mode
 from .report import reuse_markdown
 
@@ -47,6 +48,7 @@ class SweepRequest:
     reuse_dir: Path | None = None
     no_reuse: bool = False
     hosted: bool = False  # every launch on a GitHub-hosted runner: no self-hosted queue to check
+    lane: str | None = None  # with ``rows``: every point runs on this lane (run-sweep's `lane` input)
     cwd: Path = field(default_factory=Path.cwd)
 
 
@@ -107,8 +109,11 @@ def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
 
 
 def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | None, Report]:
-    if request.rows is not None:
-        return SweepPlan(SweepPlan.read(request.rows).buckets), Report()
+    if request.rows is not None:  # a changelog plan has its lane check from plan_sweep
+        plan, found = lanecheck.check_lanes(
+            SweepPlan(SweepPlan.read(request.rows).buckets), repository_root(start=request.cwd), request.lane
+        )
+        return plan, Report(found)
     if request.base_ref is None:
         root = repository_root(start=request.cwd)
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
@@ -136,7 +141,8 @@ def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None])
     else:
         slug, _ = resolve_slug(request.repo_slug, root)
         source = reuse.GitHubSource(slug, request.pr_number if request.event == "pull_request" else None)
-    decision = reuse.decide(plan.rows, root, source, lookup_may_fail=True)
+    held = plan.lane_held  # no lane to launch them on: not worth a lookup
+    decision = reuse.decide([row for row in plan.rows if point_id(row) not in held], root, source, lookup_may_fail=True)
     if decision.notice:
         say(
             Said(
@@ -179,7 +185,10 @@ def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary:
     mode = plan.mode
     buckets, canary = plan.fan_out()
     republish, left_out = actions.republish_shards(plan.reused)
-    lanes = sorted({row["runner"] for rows in plan.buckets.values() for row in rows if row.get("runner")})
+    # The labels the lane gate checks: those of the points that are dispatched (a held label has no lane).
+    lanes = sorted(
+        {row["runner"] for row in canary + [r for rows in buckets.values() for r in rows] if row.get("runner")}
+    )
     # The mode outputs count against the job's output budget together with the shards.
     shards = actions.write_sharded_outputs(
         buckets,
@@ -199,7 +208,7 @@ def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary:
     if summary:
         actions.write_step_summary(summary, plan.buckets, title="infx plan", shards=shards)
         canary_line = f" Canary point: `{plan.canary.id}` ({plan.canary.bucket})." if plan.canary else ""
-        reuse_text = reuse_markdown(plan.reuse) + "\n".join(queue.markdown(plan.queue))
+        reuse_text = reuse_markdown(plan.reuse) + "\n".join(queue.markdown(plan.queue) + lanecheck.markdown(plan.lanes))
         if left_out:
             reuse_text += (
                 f"\n{left_out} reused points are not republished under their keys (the job outputs' limit); "

@@ -5,15 +5,17 @@ GitHub's comment limit (the longest tables are cut first, with a count of what w
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ..points import gpu_hours, point_id
-from ..sweepplan import QueueCheck, ReuseSummary
+from ..sweepplan import LaneCheck, QueueCheck, ReuseSummary
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell
 from .labels import Mode, describe
+from .lanecheck import markdown as held_lines
 from .lanegate import render_lines
-from .markers import MARKER
+from .markers import MARKER, RESULTS_ARTIFACT
 from .queue import markdown
 
 COMMENT_LIMIT = 65_536  # GitHub rejects longer comment bodies (characters)
@@ -21,6 +23,14 @@ COMMENT_BUDGET = COMMENT_LIMIT - 1_024  # room for the truncation notes
 SUMMARY_BUDGET = SUMMARY_LIMIT // 4 - 1_024  # cut by characters here: one may take up to 4 bytes in UTF-8
 OUTCOME_OK, OUTCOME_FAILED, OUTCOME_MISSING = "ok", "failed", "missing"
 OUTCOME_LABELS = {OUTCOME_FAILED: "❌ failed", OUTCOME_MISSING: "⏳ no result", OUTCOME_OK: "✅ ok"}
+
+
+WHY_LIMIT = 300  # characters of a reason shown in a table cell
+
+
+def clip(text: str) -> str:
+    """A reason cut to WHY_LIMIT characters, with an ellipsis where it was cut."""
+    return text if len(text) <= WHY_LIMIT else text[: WHY_LIMIT - 1] + "…"
 
 
 def _cell(value) -> str:
@@ -31,10 +41,10 @@ def _cell(value) -> str:
 
 class Table:
     def __init__(
-        self, title: str, header: list[str], rows: list, note: str = ""
-    ):  # rows of cells (_cell), or Blocks' blocks
+        self, title: str, header: list[str], rows: list, note: str = "", keep: int = 0
+    ):  # rows of cells (_cell), or Blocks' blocks; the first `keep` rows are never cut
         self.title, self.header, self.rows, self.note = title, header, rows, note
-        self.shown = len(rows)
+        self.shown, self.keep = len(rows), min(keep, len(rows))
 
     def render(self) -> str:
         lines = [self.title, ""] + ([self.note, ""] if self.note else [])
@@ -48,11 +58,11 @@ class Table:
 class Blocks(Table):
     """Whole Markdown blocks (charts) cut like table rows: the last ones go first, counted."""
 
-    def __init__(self, title: str, blocks: list[str]):
-        super().__init__(title, [], blocks)
+    def __init__(self, title: str, blocks: list[str], note: str = ""):
+        super().__init__(title, [], blocks, note)
 
     def render(self) -> str:
-        lines = [self.title, ""] + self.rows[: self.shown]
+        lines = [self.title, ""] + ([self.note, ""] if self.note else []) + self.rows[: self.shown]
         if self.shown < len(self.rows):
             lines.append(
                 f"_… and {len(self.rows) - self.shown} more charts not shown (size limit); "
@@ -67,11 +77,12 @@ def _fit(head: str, tables: list[Table], budget: int) -> str:
         body = "\n\n".join([head] + [t.render() for t in tables if t.rows]) + "\n"
         if len(body) <= budget:
             return body
-        largest = max(tables, key=lambda t: t.shown)
-        if largest.shown == 0:
+        cuttable = [t for t in tables if t.shown > t.keep]
+        if not cuttable:
             return body[: budget - 40] + "\n\n_(cut at the size limit)_\n"
+        largest = max(cuttable, key=lambda t: t.shown - t.keep)
         average = max(1, len(largest.render()) // max(1, largest.shown))
-        largest.shown = max(0, min(largest.shown - 1, largest.shown - (len(body) - budget) // average - 1))
+        largest.shown = max(largest.keep, min(largest.shown - 1, largest.shown - (len(body) - budget) // average - 1))
 
 
 def build_comment(
@@ -86,13 +97,15 @@ def build_comment(
     lane_gate: dict | None = None,
     reuse: ReuseSummary | None = None,
     queue: QueueCheck | None = None,
+    lanes: LaneCheck | None = None,
 ) -> str:
     """The whole comment body, starting with the marker, at most `budget` characters.
 
     ``mode``: the plan's run mode (from the label table); ``lane_gate``: each lane's check;
     ``comparison``/``charts``: the results against the baseline (infx results compare/plot);
     ``reuse``: the plan's reused points (infx reuse), which do not run; ``queue``: the plan's
-    queue check (infx/workflows/queue.py), whose held-back points are not queued.
+    queue check (infx/workflows/queue.py), whose held-back points are not queued; ``lanes``: the
+    plan's lane check (infx/workflows/lanecheck.py), one line counting the points held for want of a lane.
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(gpu_hours(r) for r in rows) for name, rows in buckets.items()}
@@ -102,7 +115,9 @@ def build_comment(
         "",
         f"**{total} points** in {len(buckets)} buckets, about **{sum(hours.values()):,.0f} GPU-hours** (estimate).",
     ]
-    head += _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + markdown(queue)
+    head += (
+        _mode_lines(mode) + _lane_lines(lane_gate, buckets) + reuse_lines(reuse) + markdown(queue) + held_lines(lanes)
+    )
     tables = [
         Table(
             "#### Points per bucket",
@@ -110,7 +125,7 @@ def build_comment(
             [[name, str(len(rows)), f"{hours[name]:,.1f}"] for name, rows in buckets.items()],
         )
     ]
-    if reuse is not None and reuse.reused:
+    if reuse is not None and reuse.reused and outcomes is None:  # after the sweep, the one points table lists them
         tables.append(reuse_table(reuse))
     points = [(name, row) for name, rows in buckets.items() for row in rows]
     if outcomes is not None:
@@ -128,18 +143,9 @@ def build_comment(
                 "",
                 "Rerun exactly the points without a valid result: `infx github rerun-failed --run-id <run id>`.",
             ]
-        order = {kind: i for i, kind in enumerate(OUTCOME_LABELS)}
-        ranked = sorted(points, key=lambda item: order[status[point_id(item[1])]])
-        tables.append(
-            Table(
-                "#### Point outcomes",
-                ["outcome", "point", "bucket", "config-key", "conc"],
-                [
-                    [OUTCOME_LABELS[status[point_id(r)]], point_id(r), b, r.get("config-key"), r.get("conc")]
-                    for b, r in ranked
-                ],
-            )
-        )
+        verdicts = {p["point-id"]: p for p in (comparison or {}).get("points", []) if p.get("point-id")}
+        # first: the points without a valid result lead it, and the results lead the comment
+        tables.insert(0, points_table(points, status, verdicts, reuse, artifact_link(logs_links, run_url), run_url))
     else:
         tables.append(
             Table(
@@ -151,8 +157,76 @@ def build_comment(
     if comparison is not None:
         head.append("")
         head.extend(comparison_head(comparison))
-        tables = comparison_tables(comparison, logs_links, run_url, charts) + tables
+        results = comparison_tables(comparison, logs_links, run_url, charts, points_listed=outcomes is not None)
+        tables = tables[:1] + results + tables[1:] if outcomes is not None else results + tables
     return _fit("\n".join(head), tables, budget)
+
+
+KEPT_UNRESOLVED = 100  # points without a valid result the size limit never cuts from the points table
+POINT_STATES = {  # each point's one state in the comment, in the order the points table lists them
+    "failed": "❌ failed",
+    "invalid": "⚠️ invalid",
+    OUTCOME_MISSING: "⏳ no result",
+    OUTCOME_OK: "✅ ok",
+    "reused": "♻️ reused",
+}
+
+
+def artifact_link(logs_links: dict[str, str] | None, run_url: str | None):
+    """A function: an artifact's name as a link to it (its own URL, else the run's artifact list)."""
+    links = logs_links or {}
+
+    def link(artifact) -> str:
+        if not artifact:
+            return ""
+        url = (links.get(artifact) if isinstance(artifact, str) else None) or (
+            f"{run_url}#artifacts" if run_url else None
+        )
+        return f"[{artifact}]({url})" if url else str(artifact)
+
+    return link
+
+
+def source_run(run_id, run_url: str | None) -> str:
+    """`run 8000`, a link to it when this run's URL says where runs live."""
+    if not run_id:
+        return "an earlier run"
+    base = re.sub(r"/runs/\d+$", "", run_url) if run_url and re.search(r"/runs/\d+$", run_url) else None
+    return f"[run {run_id}]({base}/runs/{run_id})" if base else f"run {run_id}"
+
+
+def points_table(
+    points: list[tuple[str, dict]],
+    status: dict[str, str],
+    verdicts: dict[str, dict],
+    reuse: ReuseSummary | None,
+    link,
+    run_url: str | None = None,
+) -> Table:
+    """Every point of the sweep once, with its one state: collect's verdict when the results have
+    one (failed, invalid, ok), else the run's outcome, and the reused points; why, and its artifact."""
+    rows: list[list] = []
+    for bucket, row in points:
+        pid = point_id(row)
+        verdict = verdicts.get(pid, {})
+        state = verdict.get("status") or status[pid]
+        why = clip("; ".join(verdict.get("reasons") or []))
+        artifact = link(verdict.get("artifact")) if state != OUTCOME_OK else ""  # a valid result's is in the run
+        rows.append([state, pid, bucket, row.get("config-key"), row.get("conc"), why, artifact])
+    for item in reuse.reused if reuse is not None else ():
+        # its artifact belongs to the run that stored it, not to this one
+        rows.append(
+            ["reused", item.point_id, "", "", "", f"result of {source_run(item.source_run, run_url)}", item.artifact]
+        )
+    order = {state: i for i, state in enumerate(POINT_STATES)}
+    rows.sort(key=lambda cells: order.get(str(cells[0]), len(order)))
+    unresolved = sum(1 for cells in rows if cells[0] not in (OUTCOME_OK, "reused"))
+    return Table(
+        "#### Points",
+        ["state", "point", "bucket", "config-key", "conc", "why", "artifact"],
+        [[POINT_STATES.get(str(cells[0]), str(cells[0])), *cells[1:]] for cells in rows],
+        keep=min(unresolved, KEPT_UNRESOLVED),
+    )
 
 
 def reuse_lines(reuse: ReuseSummary | None) -> list[str]:
@@ -264,7 +338,8 @@ def comparison_head(comparison: dict) -> list[str]:
     counts = comparison.get("counts", {})
     threshold = comparison.get("threshold", 0) * 100
     lines = ["### Results against the baseline", "", _baseline_line(comparison)]
-    lines += [f"> **Notice:** {notice}" for notice in comparison.get("notices", [])]
+    for notice in comparison.get("notices", []):  # a blank line between: one quote each, not one run-on paragraph
+        lines += ["", f"> **Notice:** {notice}"]
     lines += [
         "",
         f"{VERDICT_LABELS['regressed']}: **{counts.get('regressed', 0)}** · {VERDICT_LABELS['improved']}: "
@@ -299,7 +374,9 @@ def accuracy_lines(accuracy: dict | None) -> list[str]:
     if not accuracy:
         return []
     counts = accuracy.get("counts", {})
-    floors = f" (floors: `{accuracy['floors']}`)" if accuracy.get("floors") else " (no floors could be read)"
+    source = accuracy.get("floors")
+    # a path in code font; "the floors infx ships (…)" as the words it is
+    floors = (f" ({source})" if " " in source else f" (floors: `{source}`)") if source else " (no floors could be read)"
     return [
         "",
         f"**Accuracy**{floors}: "
@@ -319,7 +396,7 @@ def accuracy_tables(accuracy: dict | None) -> list[Table]:
                 ACCURACY_LABELS["missing"],
                 item.get("point-id") or item.get("folder"),
                 item.get("config-key") or "?",
-                str(item.get("why", ""))[:300],
+                clip(str(item.get("why", ""))),
             ]
             for item in accuracy.get("unscored", [])
         ],
@@ -359,20 +436,18 @@ def comparison_tables(
     logs_links: dict[str, str] | None = None,
     run_url: str | None = None,
     charts: list[str] | None = None,
+    points_listed: bool = False,
 ) -> list[Table]:
-    """Points without a valid result (one line each, with a link to the logs), the Accuracy tables
-    (eval points without a score, then every eval row, failures first), then the matched rows
-    most-changed first, then new and gone rows, then the charts (when given)."""
+    """Points without a valid result (one line each, with a link to the logs; left out when
+    ``points_listed``: the comment's one points table has them), the Accuracy tables (eval points
+    without a score, then every eval row, failures first), then the matched rows most-changed
+    first, then new and gone rows, then the charts (when given)."""
     metrics = comparison.get("metrics", [])
-    links = logs_links or {}
-    failed = [p for p in comparison.get("points", []) if p.get("status") != "ok"]
+    link = artifact_link(logs_links, run_url)
+    failed = [] if points_listed else [p for p in comparison.get("points", []) if p.get("status") != "ok"]
 
     def logs(point: dict) -> str:
-        artifact = point.get("artifact")
-        url = (links.get(artifact) if isinstance(artifact, str) else None) or (
-            f"{run_url}#artifacts" if run_url else None
-        )
-        return f"[{point.get('artifact')}]({url})" if url else str(point.get("artifact"))
+        return link(point.get("artifact"))
 
     tables = [
         Table(
@@ -383,7 +458,7 @@ def comparison_tables(
                     STATUS_LABELS.get(p["status"], p["status"]),
                     p.get("point-id") or "?",
                     p.get("config-key") or "?",
-                    "; ".join(p.get("reasons") or [])[:300],
+                    clip("; ".join(p.get("reasons") or [])),
                     logs(p),
                 ]
                 for p in failed
@@ -419,7 +494,12 @@ def comparison_tables(
                 [[k["config-key"], k["scenario"], k["topology"], k["conc"]] for k in comparison.get(kind, [])],
             )
         )
-    return tables + ([Blocks("#### Charts", charts)] if charts else [])
+    pngs = link(RESULTS_ARTIFACT) if (logs_links or {}).get(RESULTS_ARTIFACT) or run_url else f"`{RESULTS_ARTIFACT}`"
+    note = (
+        f"The same charts as PNG images, every frontier point and series drawn in full: folder `charts/` of the "
+        f"run's {pngs} artifact."
+    )
+    return tables + ([Blocks("#### Charts", charts, note)] if charts else [])
 
 
 def comparison_markdown(

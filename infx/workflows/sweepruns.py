@@ -101,6 +101,7 @@ def post_report(request: ReportRequest, say: Say) -> Posted:
         lane_gate=lane_gate,
         reuse=plan.reuse,
         queue=plan.queue,
+        lanes=plan.lanes,
     )
     action = api.upsert_comment(client, slug, request.pr_number, body)
     return Posted(action, slug, len(plan_rows))

@@ -9,6 +9,7 @@ import pytest
 
 from testing.cli import run_cli
 from testing.gitrepo import Repo
+from testing.lanes import write_lane_profile
 
 from .conftest import PH, SLUG, C, E, K
 
@@ -127,10 +128,15 @@ def test_plan_without_refs_prints_the_newest_entry_as_a_table(work, BASE):
 
 def test_plan_json_and_github_shards(work, BASE, tmp_path):
     (work.path / FILE).write_bytes(BASE + b"\n" + E('"dsr1-fp8-h200-sglang*"', PH))
+    write_lane_profile(work.path, "h200-test", ["h200"])  # every point has a lane: the shards hold them all
+    work.git("add", "runners")
     _commit_worktree(work, "glob")
     args = ["plan", "--base-ref", "origin/main", "--head-ref", "HEAD", "--pr-number", "42"]
     plan = json.loads(run_cli(*args, cwd=work.path).stdout)
     meta = plan["changelog_metadata"]
+    assert [(item["label"], item["lane"], item["status"]) for item in plan["lanes"]["labels"]] == [
+        ("h200", "h200-test", "served")
+    ]
     assert (
         meta["resolved-keys"] == [K, K + "-mtp"] and meta["pr-link"] == C(42) and meta["entries"][0]["position"] == 773
     )

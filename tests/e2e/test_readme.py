@@ -62,6 +62,10 @@ def test_main_job_on_a_fresh_clone(tmp_path: Path):
     assert "notice[components-default]" in outputs[1] and "notice[components-default]" not in outputs[2]
     plan = outputs[2]
     assert "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg" in plan
+    header = next(line.split() for line in plan.splitlines() if line.split()[:1] == ["config-key"])
     ladder = [line.split() for line in plan.splitlines() if "_kvdram-mooncake" in line and "false" in line.split()]
-    assert [row[-3] for row in ladder] == ["120", "480", "960", "1440", "2400"]
-    assert [row[-4] for row in ladder] == ["7", "7", "9", "11", "13"]
+    # Cells are single words but topology ("P1x tp8 ep8 / D1x tp16 ep16"): count from the end.
+    conc = header.index("conc") - len(header)
+    assert [row[conc] for row in ladder] == ["120", "480", "960", "1440", "2400"]
+    assert {row[header.index("lane")] for row in ladder} == {"gb300-nv"}
+    assert [row[header.index("node-count") - len(header)] for row in ladder] == ["7", "7", "9", "11", "13"]

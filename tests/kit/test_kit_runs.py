@@ -1,5 +1,6 @@
 """A benchmark repository adopting infx through `infx init` (no infx source in it) sweeps with
-the kit's workflows: every job installs the released infx, pinned, with the kit's lock."""
+the kit's workflows: every job installs infx from the kit's lock, which pins the session's wheel
+shipped in the repository by its hash (`infx init --wheel`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from infx.kit import INSTALL, LOCK_PATH
 from infx.points import point_id
 from testing.cli import run_cli
 from testing.executor import PROJECT, Executor
@@ -31,7 +33,7 @@ def git(repo: Path, *args: str) -> str:
 
 def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) -> Path:
     """A benchmark repository (the bundled configs, lanes, recipes and changelog; no infx source)
-    after `infx init` pinned to the session's wheel, which stands for the released infx; committed."""
+    after `infx init --wheel` with the session's wheel; committed."""
     repo = tmp_path / "bench"
     repo.mkdir()
     for name in ("configs", "runners", "benchmarks"):
@@ -41,8 +43,9 @@ def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) 
     if origin:
         (repo / "configs" / "infx.yaml").unlink()  # init writes it from the remote
         git(repo, "remote", "add", "origin", origin)
-    done = run_cli("init", "--pin", runtime.version, cwd=repo)
+    done = run_cli("init", "--wheel", runtime.wheel, cwd=repo)
     assert done.returncode == 0, done.stderr
+    assert (repo / ".github" / "infx" / Path(runtime.wheel).name).read_bytes() == Path(runtime.wheel).read_bytes()
     assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Adopt infx")
@@ -72,30 +75,60 @@ def test_a_benchmark_repository_with_the_kit_runs_a_manual_sweep(tmp_path: Path)
     assert len(points) == 7 and all(job.result == "success" for job in points), failed
     launched = sorted(point_id(point_of(job)) for job in points)
     assert len(set(launched)) == 7
-    # Each point job installed infx itself (its own venv): the pinned release and the kit's lock.
+    # Each point job installed infx itself (its own venv), from the kit's lock alone, hash-checked.
     run_point = (repo / ".github" / "workflows" / "run-point.yml").read_text()
-    assert f'--no-deps "infx=={runtime.version}"' in run_point and "-r .github/infx/requirements.lock" in run_point
+    assert run_point.count(f"pip install --quiet {INSTALL}\n") == 1 and "infx==" not in run_point
+    assert f"Successfully installed the locked dependencies and infx-{runtime.version}" in run.find("setup")[0].log
 
 
 def point_of(job) -> dict:
     return json.loads(job.inputs["point"])
 
 
-def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp_path: Path):
-    """`.pre-commit-config.yaml` as `infx init` writes it (the README shows it): pre-commit installs
-    the pinned infx (the session's wheel stands for the release) and runs both hooks, the gate at
-    pre-push against the branch's upstream."""
-    runtime = Runtime.read(runtime_file())
-    repo = kit_repository(tmp_path, runtime, origin="git@github.com:acme/bench.git")
+def test_the_kits_pre_commit_configuration_runs_infx_from_the_shipped_wheel_offline(tmp_path: Path):
+    """A scratch copy of the reference repository adopts this development install of infx
+    (`infx init --build-wheel`); its `.pre-commit-config.yaml` (the README shows it), run by the real
+    pre-commit with no package index (PIP_NO_INDEX), installs the lock through the hook runner,
+    infx from the wheel shipped in .github/infx/, its dependencies from a folder of their wheels,
+    every one hash-checked, and runs both hooks, the gate at pre-push against the branch's upstream."""
+    repo = patched_corpus(CORPUS, tmp_path / "reference")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
+    version_file = PROJECT / "infx" / "_version.py"  # what an in-place build would rewrite
+    before = version_file.read_bytes() if version_file.exists() else None
+    done = run_cli("init", "--build-wheel", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert (version_file.read_bytes() if version_file.exists() else None) == before  # the install left as it was
+    assert "replaced" not in done.stdout and "kept" not in done.stdout, done.stdout
+    (shipped,) = (repo / ".github" / "infx").glob("infx-*-py3-none-any.whl")  # built from this source tree
+    version = shipped.name.split("-")[1]
+    digest = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert (repo / LOCK_PATH).read_text().endswith(f"./.github/infx/{shipped.name} \\\n    --hash=sha256:{digest}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Adopt infx")
     env = clean_env()
+    # The dependencies' wheels, as a wheelhouse beside an offline machine would hold them (from the
+    # project's lock: infx is not among them).
+    wheelhouse = tmp_path / "wheelhouse"
+    downloaded = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes"]
+        + ["-r", str(PROJECT / "requirements.lock"), "--dest", str(wheelhouse)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert downloaded.returncode == 0, downloaded.stderr
+    assert not list(wheelhouse.glob("infx-*"))
     bare = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
     git(repo, "remote", "add", "local", str(bare))
     git(repo, "push", "-q", "-u", "local", "main")
     hooks_env = {
         **env,
-        "PRE_COMMIT_HOME": str(Path(os.environ["INFX_TEST_RUNNER_ROOT"]) / "pre-commit"),
-        "PIP_FIND_LINKS": str(Path(runtime.wheel).parent),
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
     }
 
     def pre_commit(*args: str) -> subprocess.CompletedProcess:
@@ -111,6 +144,16 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp
     assert pre_commit("validate-config").returncode == 0
     ran = pre_commit("run", "--all-files")
     assert ran.returncode == 0 and re.search(r"infx config validate\.+Passed", ran.stdout), ran.stdout + ran.stderr
+    made = list((repo / ".git" / "infx-hooks").iterdir())
+    assert len(made) == 1 and (made[0] / "bin" / "python").exists()  # one environment per lock, nothing left aside
+    installed = subprocess.run(
+        [str(made[0] / "bin" / "python"), "-c", "import infx; print(infx.__version__)"],
+        cwd=tmp_path,  # not a folder with an infx source
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert installed.stdout.strip() == version
     (repo / "configs" / "runners.yaml").write_text((repo / "configs" / "runners.yaml").read_text() + "# a comment\n")
     git(repo, "commit", "-qam", "A comment")
     pushed = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
@@ -119,11 +162,18 @@ def test_the_kits_pre_commit_configuration_runs_infx_from_the_pinned_package(tmp
     git(repo, "commit", "-qam", "A broken changelog")
     broken = pre_commit("run", "--hook-stage", "pre-push", "--all-files")
     assert broken.returncode == 1 and re.search(r"infx changelog gate.*\.+Failed", broken.stdout), broken.stdout
+    # A wheel that is not the one the lock pins is refused by pip's hash check, before infx runs.
+    shutil.rmtree(made[0])
+    shipped.write_bytes(shipped.read_bytes() + b"\0")
+    tampered = pre_commit("run", "--all-files")
+    assert tampered.returncode == 1 and "DO NOT MATCH THE HASHES" in tampered.stdout + tampered.stderr, tampered.stdout
+    assert not list((repo / ".git" / "infx-hooks").iterdir())
 
 
 # --- a scratch consumer repository: the reference's data and what `infx init` writes -------------------
 
 import gzip  # noqa: E402
+import hashlib  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -142,15 +192,18 @@ DRY_RUN = {"INFX_DRY_RUN": "true"}
 def consumer_repository(tmp_path: Path, runtime: Runtime) -> Path:
     """A benchmark repository as a new user makes one: the reference's configs, changelog and recipes
     (tests/data/inferencex-2026-08, its undeclared runner labels declared) and what `infx init`
-    writes, then what init leaves to do: the one lane it launches on filled in (the bundled
-    gb300-nv facts and the eval suite they name). No infx source; committed on main."""
+    writes (`--wheel`: the session's wheel, shipped and hashed; the eval suite), then what init
+    leaves to do: the one lane it launches on filled in (the bundled gb300-nv facts). No infx
+    source; committed on main."""
     repo = patched_corpus(CORPUS, tmp_path / "consumer")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "remote", "add", "origin", f"https://github.com/{SLUG}.git")
-    done = run_cli("init", "--pin", runtime.version, "--lane", "gb300-nv", cwd=repo)
+    done = run_cli("init", "--wheel", runtime.wheel, "--lane", "gb300-nv", cwd=repo)
     assert done.returncode == 0 and f"repository: {SLUG}" in (repo / "configs" / "infx.yaml").read_text(), done.stderr
+    # Nothing of the reference's was replaced (it has no workflows, settings or eval suite of its own).
+    assert "replaced" not in done.stdout and "kept" not in done.stdout, done.stdout
+    assert "wrote      benchmarks/evals/suite.yaml" in done.stdout
     shutil.copy(PROJECT / "runners" / "gb300-nv.yaml", repo / "runners" / "gb300-nv.yaml")
-    shutil.copytree(PROJECT / "benchmarks" / "evals", repo / "benchmarks" / "evals")
     assert not (repo / "infx").exists() and not (repo / "pyproject.toml").exists()
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Adopt infx")
@@ -313,13 +366,14 @@ def test_a_consumer_setup_job_without_pull_requests_read_says_so(consumer: Path,
 
 
 def test_failed_points_whose_naming_step_never_ran_keep_an_artifact_each(consumer: Path, tmp_path: Path):
-    """A point job whose install fails (here: the consumer pinned a release that does not exist) never
+    """A point job whose install fails (here: run-point names a lock the repository does not have) never
     runs `Name the point`; its artifact is named in bash from the point, so several such failures in
     one sweep upload one artifact each instead of all but one colliding under `-failed`."""
     workflow = consumer / ".github" / "workflows" / "run-point.yml"
-    version = Runtime.read(runtime_file()).version
-    workflow.write_text(workflow.read_text().replace(f'"infx=={version}"', '"infx==0.0.0"'))
-    git(consumer, "commit", "-qam", "pin a release that does not exist in run-point")
+    text = workflow.read_text()
+    assert text.count(f"-r {LOCK_PATH}\n") == 1
+    workflow.write_text(text.replace(f"-r {LOCK_PATH}\n", "-r .github/infx/no-such.lock\n"))
+    git(consumer, "commit", "-qam", "name a lock that does not exist in run-point")
     run = Executor(
         consumer,
         tmp_path / "run",
@@ -354,8 +408,11 @@ def test_a_consumer_dispatch_of_all_1820_reference_points_passes_the_output_limi
         repository=SLUG,
         run_id=9502,
     )
+    # Every point on the consumer's one lane (the `lane` input): else the plan holds the points of the
+    # labels no lane profile serves (infx/workflows/lanecheck.py) and only gb300-nv's would fan out.
     results = run.run(
-        inputs={"dry-run": True, "no-reuse": True}, only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"}
+        inputs={"dry-run": True, "no-reuse": True, "lane": "gb300-nv"},
+        only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"},
     )
     assert results["setup"] == "success" and results["sweep"] == "success", _logs(run)
     assert not [job.path for job in run.jobs if job.result == "failure"]

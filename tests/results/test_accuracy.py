@@ -54,7 +54,8 @@ def test_compare_shows_each_score_its_floor_and_the_change_against_main_failures
     assert done.returncode == 0, done.stderr
     accuracy = json.loads(done.stdout)["accuracy"]
     assert accuracy["counts"] == {"missing": 1, "below": 1, "no-floor": 0, "no-metric": 0, "ok": 3}
-    assert accuracy["floors"].endswith("infx/config/eval-thresholds.yaml")  # no repository floors: the shipped ones
+    # no repository floors: the shipped ones, named as such (not where pip installed them)
+    assert accuracy["floors"] == "the floors infx ships (infx/config/eval-thresholds.yaml)"
     [missing] = accuracy["unscored"]
     assert missing["rules"] == ["eval-missing"] and missing["point-id"].endswith(f"c{seed_eval_rows[4]['conc'][0]}")
     first, *rest = accuracy["rows"]
@@ -76,7 +77,7 @@ def test_compare_shows_each_score_its_floor_and_the_change_against_main_failures
 
     markdown = run_cli("results", "compare", "--head", str(head), "--baseline", str(base)).stdout
     assert (
-        "**Accuracy** (floors: `" in markdown
+        "**Accuracy** (the floors infx ships (infx/config/eval-thresholds.yaml))" in markdown
         and "❌ below floor: **1**" in markdown
         and "❌ no score: **1**" in markdown
     )

@@ -18,7 +18,15 @@ RAW = "results_concurrency_4_gpus_24_ctx_8_gen_16.json"
 def test_pareto_frontier_keeps_only_undominated_points():
     points = [(10, 500), (20, 400), (15, 300), (30, 100), (20, 350), (5, 450)]
     assert pareto_frontier(points) == [(10, 500), (20, 400), (30, 100)]
-    assert staircase(pareto_frontier(points), [5, 10, 12, 20, 25, 30, 40]) == [500, 500, 400, 400, 100, 100, 0.0]
+    assert staircase(pareto_frontier(points), [5, 10, 12, 20, 25, 30, 40]) == [
+        500,
+        500,
+        400,
+        400,
+        100,
+        100,
+        None,
+    ]  # none reaches 40: no value, never 0
 
 
 def sweep(tmp_path, name: str, scale: float) -> str:
@@ -64,20 +72,26 @@ def test_plot_writes_a_png_per_chart_and_mermaid_xycharts(tmp_path):
     blocks = read_chart_blocks(tmp_path / "charts" / "charts.md")
     assert len(blocks) == len(pngs)
     block = blocks[0]
-    assert "```mermaid\nxychart-beta\n" in block and "(lines in order: baseline, head)" in block
-    lines = re.findall(r"^    line \[(.*)\]$", block, re.M)
-    assert len(lines) == 2
-    categories = re.search(r'x-axis "interactivity \(tok/s/user\)" \[(.*)\]', block).group(1).split(", ")
-    assert all(len(line.split(", ")) == len(categories) for line in lines)
-    # Interactivity = 1000 / TPOT: the head's faster TPOT reaches further right.
-    assert float(categories[-1].strip('"')) > 1000 / 4.0
+    assert "```mermaid\n%%{init:" in block and "\nxychart-beta\n" in block
+    assert "Legend: **baseline** (grey line) · **head** (blue line)." in block
+    assert '"plotColorPalette": "#7f7f7f, #1f77b4"' in block  # the legend's colours, in the series' order
+    lines = dict(re.findall(r'^    line "(\w+)" \[(.*)\]$', block, re.M))
+    assert sorted(lines) == ["baseline", "head"]
+    assert all(len(values.split(", ")) == 12 for values in lines.values())
+    low, high = map(
+        float, re.search(r'x-axis "interactivity \(tok/s/user\)" ([0-9.]+) --> ([0-9.]+)$', block, re.M).groups()
+    )
+    # Interactivity = 1000 / TPOT: the head's faster TPOT reaches further right than the baseline, whose
+    # reach ends the drawn axis; the head's points beyond it are named in words, not drawn as 0.
+    assert low < high <= 1000 / 4.0 + 1e-6
+    assert "head's frontier continues beyond" in block and " 0.0" not in block
 
 
 def test_plot_of_head_alone_and_of_nothing(tmp_path):
     head = sweep(tmp_path, "head", 1.0)
     done = run_cli("results", "plot", head, "--output", str(tmp_path / "alone"))
     assert done.returncode == 0, done.stderr
-    assert "(lines in order: head)" in (tmp_path / "alone" / "charts.md").read_text()
+    assert "Legend: **head** (blue line)." in (tmp_path / "alone" / "charts.md").read_text()
     (tmp_path / "empty.json").write_text('{"rows": [], "points": []}')
     empty = run_cli("results", "plot", str(tmp_path / "empty.json"), "--output", str(tmp_path / "none"))
     assert empty.returncode == 0 and "0 chart(s)" in empty.stderr

@@ -79,7 +79,7 @@ def test_the_comment_fits_and_ranks_the_most_changed_first(sweep):
     first_row = next(line for line in body.splitlines() if line.startswith("| 🔺 improved |"))
     top = shown[0]
     assert f"| {top['config-key']} | {top['scenario']} | {top['topology']} | {top['conc']} |" in first_row
-    assert "```mermaid\nxychart-beta" in body
+    assert "```mermaid\n%%{init:" in body and "\nxychart-beta\n" in body
 
 
 def test_the_step_summary_carries_every_chart_and_fits_its_limit(sweep):

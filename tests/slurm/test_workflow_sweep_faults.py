@@ -30,6 +30,7 @@ import yaml
 from infx.points import point_id  # noqa: E402
 from infx.workflows.rerun import artifact_name  # noqa: E402
 from testing.cli import run_cli
+from testing.comment_render import assert_readable, render_comment  # noqa: E402
 from testing.executor import Executor  # noqa: E402
 from testing.github_helpers import result_artifact_files  # noqa: E402
 from testing.github_server import Fault, server_error_burst  # noqa: E402
@@ -218,3 +219,16 @@ def test_hostile_files_an_expired_stored_result_and_a_failing_baseline_lookup_lo
     for line in (line for line in body.splitlines() if point_id(rows[3]) in line or point_id(rows[4]) in line):
         assert "fail" in line.lower() or "❌" in line, line
     assert "no baseline" in body and "HTTP 502" in body, body
+
+    # The comment as a reviewer sees it, rendered in headless Chromium (comment.png kept in tmp_path/comment):
+    # charts with numeric axes and a legend, no 0.0 for a missing value, each point in one row, with its state.
+    rendered = render_comment(body, tmp_path / "comment")
+    assert_readable(rendered, [point_id(row) for row in every])
+    states = {pid: next(row for row in rendered.rows if pid in row) for pid in map(point_id, every)}
+    assert all("failed" in states[pid] for pid in hostile) and "ok" in states[point_id(expired)], states
+    assert all("reused" in states[point_id(row)] for row in reused), states
+    assert "site-packages" not in body and "the floors infx ships" in body
+    # The PNG charts are in the run's results artifact, and the comment links that artifact.
+    assert list((run.artifacts / "sweep-results" / "charts").glob("*.png"))
+    [uploaded] = [a for a in server.state.artifacts[RUN] if a["name"] == "sweep-results"]
+    assert f"[sweep-results](https://github.com/{SLUG}/actions/runs/{RUN}/artifacts/{uploaded['id']})" in body, body

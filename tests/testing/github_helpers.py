@@ -142,3 +142,14 @@ def result_artifact_files(
         "timings": {"started": finished, "finished": finished},
     }
     return {f"{name}_launch.json": json.dumps(record), **files}
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Read a $GITHUB_OUTPUT file the way the runner does (heredoc blocks only)."""
+    outputs, lines, index = {}, text.split("\n"), 0
+    while index < len(lines) and lines[index]:
+        name, _, delimiter = lines[index].partition("<<")
+        end = lines.index(delimiter, index + 1)
+        outputs[name] = "\n".join(lines[index + 1 : end])
+        index = end + 1
+    return outputs

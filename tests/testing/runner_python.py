@@ -12,6 +12,9 @@ effect in that environment only:
 - ``--require-hashes -r FILE``: FILE must be the lock the runtime was installed from;
 - ``--no-deps .``: the checkout must hold the infx source the wheel was built from;
 - ``--no-deps infx==VERSION``: VERSION must be the wheel's (a released infx, pinned);
+- ``--no-deps --require-hashes -r FILE`` (a benchmark repository's kit, `infx init`): FILE must be
+  that lock followed by infx itself, hash-checked: the session's wheel shipped in the checkout
+  (``./PATH --hash=sha256:…``) or ``infx==VERSION --hash=sha256:…`` of the wheel's version and hash;
 
 any other install is refused, as a runner with only PyPI's real packages would refuse an
 unknown one. ``infx`` exists in an environment (``bin/infx``, ``python -m infx``) only once
@@ -26,6 +29,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +48,7 @@ SOURCE = (
     ".pre-commit-hooks.yaml",
     "infx",
     ".github/workflows",
+    "benchmarks/evals",  # infx/kit/evals links to it
 )
 ROOT_VARIABLE = "INFX_TEST_RUNNER_ROOT"  # set by tests/conftest.py: a folder all workers of the session share
 LOCK_MARKER, INFX_MARKER = "installed-lock", "installed-infx"
@@ -213,6 +218,15 @@ def _install(env_dir: Path, runtime: Runtime, args: list[str]) -> int:
             )
         (env_dir / LOCK_MARKER).touch()
         message = "the locked dependencies"
+    elif requirement_files and not targets and options == {"--no-deps", "--require-hashes"}:
+        if len(requirement_files) != 1 or not Path(requirement_files[0]).is_file():
+            return _refuse(f"Could not open requirements file: {requirement_files}")
+        refusal = _kit_lock_refusal(Path(requirement_files[0]), runtime)
+        if refusal:
+            return _refuse(refusal)
+        (env_dir / LOCK_MARKER).touch()
+        (env_dir / INFX_MARKER).touch()
+        message = f"the locked dependencies and infx-{runtime.version}"
     elif not requirement_files and options == {"--no-deps"} and len(targets) == 1:
         target = targets[0]
         if target == ".":
@@ -240,6 +254,37 @@ def _install(env_dir: Path, runtime: Runtime, args: list[str]) -> int:
     if not quiet:
         print(f"Successfully installed {message}")
     return 0
+
+
+KIT_REQUIREMENT = re.compile(r"(?P<target>\S+) --hash=sha256:(?P<digest>[0-9a-f]{64})")
+
+
+def _kit_lock_refusal(path: Path, runtime: Runtime) -> str | None:
+    """Why pip would not install the kit's lock ``path`` here (None: it would): it must be the
+    project's lock, then one requirement for infx whose hash is the session wheel's."""
+    base = (PROJECT / LOCK_NAME).read_bytes().rstrip(b"\n")
+    text = path.read_bytes()
+    if lock_digest(PROJECT / LOCK_NAME) != runtime.lock_digest or not text.startswith(base):
+        return f"{path} does not start with the lock this test session installed ({LOCK_NAME} of the project)"
+    lines = text[len(base) :].decode(errors="replace").splitlines()
+    requirement = " ".join(line.strip().rstrip("\\").strip() for line in lines if line.strip()[:1] not in ("", "#"))
+    match = KIT_REQUIREMENT.fullmatch(requirement)
+    if match is None:
+        return f"{path}: after the project's lock, expected one hashed requirement for infx, not {requirement!r}"
+    wheel_digest = hashlib.sha256(Path(runtime.wheel).read_bytes()).hexdigest()
+    target = match.group("target")
+    if target.startswith("./"):
+        shipped = Path.cwd() / target
+        if not shipped.is_file():
+            return f"Could not find a file {target} (the lock's infx wheel)"
+        actual = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    elif target == f"infx=={runtime.version}":
+        actual = wheel_digest
+    else:
+        return f"No matching distribution found for {target} (the stand-in index has infx=={runtime.version})"
+    if actual != match.group("digest") or actual != wheel_digest:
+        return f"THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE: {target} has sha256:{actual}"
+    return None
 
 
 def _refuse(message: str) -> int:

@@ -23,18 +23,8 @@ from infx.workflows.actions import (
     write_step_summary,
 )
 from testing.cli import run_cli  # noqa: E402
+from testing.github_helpers import parse_outputs  # noqa: E402
 from testing.matrix_helpers import Repo, entry, fixed  # noqa: E402
-
-
-def parse_outputs(text: str) -> dict[str, str]:
-    """Read a $GITHUB_OUTPUT file the way the runner does (heredoc blocks only)."""
-    outputs, lines, index = {}, text.split("\n"), 0
-    while index < len(lines) and lines[index]:
-        name, _, delimiter = lines[index].partition("<<")
-        end = lines.index(delimiter, index + 1)
-        outputs[name] = "\n".join(lines[index + 1 : end])
-        index = end + 1
-    return outputs
 
 
 @settings(max_examples=200, deadline=None)

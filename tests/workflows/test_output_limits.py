@@ -12,35 +12,14 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from infx.points import point_id
-from testing.corpus import CORPUS, REFERENCE_ROWS, patched_corpus
-from testing.executor import JOB_OUTPUTS_LIMIT, PROJECT, RUN_OUTPUTS_LIMIT, Executor
-from testing.runner_python import copy_source
-
-NON_ASCII = "-模型推理-" + "😀" * 30  # CJK (1 UTF-16 unit, 3 UTF-8 bytes) and emoji (2 units, 4 bytes)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-
-
-def commit(repo: Path) -> str:
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "repository")
-    return git(repo, "rev-parse", "HEAD")
+from testing.corpus import REFERENCE_ROWS
+from testing.executor import JOB_OUTPUTS_LIMIT, RUN_OUTPUTS_LIMIT, Executor
+from testing.reference_sweep import NON_ASCII, commit, corpus_repository
 
 
 def one_job_workflow(repo: Path, script: str) -> None:
@@ -85,22 +64,6 @@ def test_the_executor_fails_a_job_whose_outputs_pass_the_limit(tmp_path: Path, c
     else:
         assert results == {"big": "success", "after": "success"}, big.log
     assert JOB_OUTPUTS_LIMIT == 1_000_000 and RUN_OUTPUTS_LIMIT == 50_000_000
-
-
-def corpus_repository(tmp_path: Path, non_ascii: bool) -> tuple[Path, str]:
-    """The reference corpus (runner labels declared) with this repository's workflows and infx's
-    source; non_ascii: every model name of the master configs made CJK- and emoji-heavy."""
-    repo = patched_corpus(CORPUS, tmp_path / "repo")
-    shutil.copytree(PROJECT / ".github", repo / ".github")
-    copy_source(repo)
-    if non_ascii:
-        for master in (repo / "configs").glob("*-master.yaml"):
-            text = master.read_text(encoding="utf-8")
-            master.write_text(
-                re.sub(r"(?m)^(  model: )(\S+)$", lambda m: f'{m.group(1)}"{m.group(2)}{NON_ASCII}"', text),
-                encoding="utf-8",
-            )
-    return repo, commit(repo)
 
 
 @pytest.mark.parametrize("non_ascii", [False, True], ids=["ascii", "non-ascii"])

@@ -52,9 +52,7 @@ def test_failed_points_come_first_in_the_outcomes():
     body = build_comment(SweepPlan.from_json(plan_rows).buckets, status, "https://github.com/acme/bench/actions/runs/1")
     failed_at = body.index(point_id(plan_rows[2]))
     assert (
-        failed_at
-        < body.index(point_id(plan_rows[1]))
-        < body.index(point_id(plan_rows[0]), body.index("Point outcomes"))
+        failed_at < body.index(point_id(plan_rows[1])) < body.index(point_id(plan_rows[0]), body.index("#### Points\n"))
     )
     assert "rerun-failed" in body
 

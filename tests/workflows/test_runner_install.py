@@ -117,6 +117,27 @@ def test_installing_the_checkout_needs_the_source_the_wheel_was_built_from(tmp_p
     assert result == "success" and f"infx, version {runtime.version}" in job.log, job.log
 
 
+@pytest.mark.parametrize("tampered", [False, True])
+def test_a_kit_lock_installs_infx_from_the_wheel_it_pins_by_hash(tmp_path: Path, runtime: Runtime, tampered: bool):
+    """A benchmark repository's one install (`infx init --wheel`): the lock, then the shipped wheel
+    with its SHA-256; a wheel whose bytes are not the pinned ones is refused, as pip refuses it."""
+    import hashlib
+
+    name = Path(runtime.wheel).name
+    digest = hashlib.sha256(Path(runtime.wheel).read_bytes()).hexdigest()
+    steps = [
+        f"cp '{runtime.wheel}' './{name}'" + (f" && printf x >> './{name}'" if tampered else ""),
+        f"{{ cat requirements.lock; printf '\\n./{name} \\\\\\n    --hash=sha256:{digest}\\n'; }} > kit.lock",
+        "python -m pip install --no-deps --require-hashes -r kit.lock",
+        "infx --version",
+    ]
+    result, job = run_job(tmp_path, steps, source=False, lock=True)
+    if tampered:
+        assert result == "failure" and "DO NOT MATCH THE HASHES" in job.log, job.log
+    else:
+        assert result == "success" and f"infx, version {runtime.version}" in job.log, job.log
+
+
 def test_the_runtime_is_one_build_shared_by_the_session(runtime: Runtime):
     """Every worker reads the same description; the wheel holds the kit's package data."""
     import zipfile
@@ -125,3 +146,4 @@ def test_the_runtime_is_one_build_shared_by_the_session(runtime: Runtime):
     with zipfile.ZipFile(runtime.wheel) as wheel:
         names = set(wheel.namelist())
     assert {"infx/kit/requirements.lock", "infx/kit/workflows/run-sweep.yml"} <= names
+    assert {"infx/kit/run-infx.py", "infx/kit/evals/suite.yaml", "infx/kit/evals/gsm8k.yaml"} <= names
