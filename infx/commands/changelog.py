@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -11,7 +12,7 @@ from ..changelog.gate import GateRequest, validate_changelog
 from ..changelog.plan import PlanOptions
 from ..diagnostics import Report, UsageError
 from ..evalsuite import EvalMode
-from .common import finish
+from .common import finish, show
 from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 PR_LINKS = " whose PR links are canonical"
@@ -76,14 +77,16 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     result = fix_changelog(FixRequest(pr_number, base_ref, repo_slug, changelog_file))
     name = result.file
     report = Report(result.diagnostics)
-    for line in result.changes:
-        click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
-    if result.changes and not result.written and not report.ok:
-        click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (below)", err=True)
-    finish(
-        report,
+    show(  # the verdict first, then what was repaired
+        report.sorted(),
         fmt,
+        report.ok,
         f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix",
         changes=result.changes,
         written=result.written,
     )
+    for line in result.changes:
+        click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
+    if result.changes and not result.written and not report.ok:
+        click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (above)", err=True)
+    sys.exit(report.exit_code)
