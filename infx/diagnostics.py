@@ -7,9 +7,13 @@ as text, JSON or GitHub workflow commands and maps them to an exit code.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
+from pathlib import Path
+
+from .reporoot import repository_root
 
 EXIT_OK = 0
 EXIT_INVALID = 1  # the input was read and is wrong
@@ -85,6 +89,50 @@ class Report:
         return sorted(self.diagnostics, key=lambda d: (d.file, d.line or 0, d.column or 0, d.rule))
 
 
+# --- findings already on the base branch -------------------------------------------------------
+# A change is judged on what it changes: a finding its base already had is reported as a warning
+# that says so, never held against the change. The one rule, used by `config validate`, `matrix`,
+# `plan` and the changelog gate alike.
+
+ON_BASE = "already on the base branch"
+ON_BASE_DEMOTED = f" ({ON_BASE}: not introduced by this change)"  # an error of the base, now a warning
+ON_BASE_KEPT = f" ({ON_BASE})"  # a warning or notice the base already had
+
+
+def _repository_file(file: str, root: Path) -> str:
+    """``file`` relative to ``root`` when it lies inside it (absolute, or relative to the working folder)."""
+    path = Path(file)
+    try:
+        return (path if path.is_absolute() else Path.cwd() / path).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return file
+
+
+def finding_identity(d: Diagnostic, root: Path) -> tuple[str, str, str]:
+    """What makes two findings the same finding on two commits: the rule, the file (relative to the
+    commit's root) and the message, which names the offending key and value. Not the line: it moves."""
+    return d.rule, _repository_file(d.file, root), d.message
+
+
+def on_base(d: Diagnostic) -> bool:
+    return d.message.endswith((ON_BASE_DEMOTED, ON_BASE_KEPT))
+
+
+def demote_on_base(head: Iterable[Diagnostic], head_root: Path, base: Iterable[Diagnostic], base_root: Path) -> list:
+    """The head's diagnostics, each one the base already had marked so; an error of the base
+    becomes a warning. What the change introduced keeps its severity."""
+    known = {finding_identity(d, base_root) for d in base}
+    marked = []
+    for d in head:
+        if d.severity is Severity.NOTICE or finding_identity(d, head_root) not in known:
+            marked.append(d)
+        elif d.is_error:
+            marked.append(replace(d, message=d.message + ON_BASE_DEMOTED, severity=Severity.WARNING))
+        else:
+            marked.append(replace(d, message=d.message + ON_BASE_KEPT))
+    return marked
+
+
 class InfxError(Exception):
     """Raised for a problem the user must fix; carries diagnostics and an exit code."""
 
@@ -107,10 +155,24 @@ class UsageError(InfxError):
 
 
 SHOWN_FILE = 200  # characters of a file name shown; a 5,000-character argument is cut, not echoed
+SHOWN_PLACES = 3  # a group of repeated findings lists this many of its places in text (all of them in JSON)
 
 
-def _location(d: Diagnostic) -> str:
-    file = d.file if len(d.file) <= SHOWN_FILE else f"{d.file[:SHOWN_FILE]}…({len(d.file):,} characters)"
+def shown_file(file: str, root: Path | None = None) -> str:
+    """The one rule for how a diagnostic names a file: an absolute path inside the repository root
+    (infx/reporoot.py) relative to it; anything else (a relative path, `<command line>`, `path@commit`)
+    as the check named it."""
+    if not os.path.isabs(file):
+        return file
+    try:
+        return Path(file).relative_to(root or repository_root()).as_posix()
+    except ValueError:
+        return file
+
+
+def _location(d: Diagnostic, root: Path | None = None) -> str:
+    name = shown_file(d.file, root)
+    file = name if len(name) <= SHOWN_FILE else f"{name[:SHOWN_FILE]}…({len(name):,} characters)"
     parts = [file]
     if d.line is not None:
         parts.append(str(d.line))
@@ -119,18 +181,96 @@ def _location(d: Diagnostic) -> str:
     return ":".join(parts)
 
 
-def render_text(diagnostics: Iterable[Diagnostic]) -> str:
+def _subject_and_rest(message: str) -> tuple[str, str]:
+    """A config finding's message starts with its subject, the entry key (`key: …`): repeated at
+    many keys, the rest is the same finding."""
+    subject, sep, rest = message.partition(": ")
+    return (subject, rest) if sep and subject and " " not in subject else ("", message)
+
+
+def grouped(diagnostics: Iterable[Diagnostic]) -> list[list[Diagnostic]]:
+    """Repeated findings together, in first-seen order: the same severity, rule, message apart from its
+    subject, and hint. A finding said twice at the same place (a notice two loads found) is said once."""
+    groups: dict[tuple, list[Diagnostic]] = {}
+    for d in dict.fromkeys(diagnostics):
+        groups.setdefault((d.severity, d.rule, _subject_and_rest(d.message)[1], d.hint), []).append(d)
+    return list(groups.values())
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(diagnostics: Iterable[Diagnostic]) -> dict[str, int]:
+    """The counts the verdict line gives."""
+    diagnostics = list(diagnostics)
+    return {
+        "errors": sum(d.severity is Severity.ERROR for d in diagnostics),
+        "warnings": sum(d.severity is Severity.WARNING for d in diagnostics),
+        "notices": sum(d.severity is Severity.NOTICE for d in diagnostics),
+        "on-base": sum(on_base(d) for d in diagnostics),
+    }
+
+
+def verdict(command: str, diagnostics: Iterable[Diagnostic], ok: bool, detail: str = "") -> str:
+    """The first line of a command's text output: `infx config validate: invalid — 2 errors, 8 warnings
+    (8 already on the base branch)`, or `…: ok` with what was found and the command's own detail."""
+    counts = summary(diagnostics)
+    found = [_counted(counts[key], word) for key, word in (("errors", "error"), ("warnings", "warning")) if counts[key]]
+    text = f"{command}: {'ok' if ok else 'invalid'}"
+    if found:
+        text += " — " + ", ".join(found) + (f" ({counts['on-base']} {ON_BASE})" if counts["on-base"] else "")
+    return text + (f"; {detail}" if detail else "")
+
+
+def _first_line(d: Diagnostic) -> str:
+    """An on-base finding in one line: not this change's to fix (`--format json` has all of it)."""
+    note = ON_BASE_DEMOTED if d.message.endswith(ON_BASE_DEMOTED) else ON_BASE_KEPT
+    body = d.message.removesuffix(note)
+    first = body.splitlines()[0] if body else body
+    return first + (" …" if first != body else "") + note
+
+
+def render_text(diagnostics: Iterable[Diagnostic], root: Path | None = None) -> str:
+    """Every finding with its hint; repeated findings once, with their count and first places; a
+    finding already on the base branch in one line, without its hint."""
+    root = root or repository_root()
     lines = []
-    for d in diagnostics:
-        lines.append(f"{_location(d)}: {d.severity.value}[{d.rule}]: {d.message}")
-        if d.hint:
+    for group in grouped(diagnostics):
+        d = group[0]
+        message = _first_line(d) if on_base(d) else d.message
+        lines.append(f"{_location(d, root)}: {d.severity.value}[{d.rule}]: {message}")
+        if d.hint and not on_base(d):
             lines.extend(f"    hint: {hint_line}" for hint_line in d.hint.splitlines())
+        if len(group) > 1:
+            places = [
+                _location(other, root) + (f" ({subject})" if (subject := _subject_and_rest(other.message)[0]) else "")
+                for other in group[1 : 1 + SHOWN_PLACES]
+            ]
+            more = len(group) - 1 - len(places)
+            lines.append(
+                f"    the same at {len(group) - 1} more place{'s' if len(group) > 2 else ''}: {', '.join(places)}"
+                + (f" and {more} more (all of them: --format json)" if more else "")
+            )
     return "\n".join(lines)
 
 
+def render_report(command: str, diagnostics: Iterable[Diagnostic], ok: bool, detail: str = "") -> str:
+    """A command's text output: the verdict first, then the findings."""
+    diagnostics = list(diagnostics)
+    text = render_text(diagnostics)
+    return verdict(command, diagnostics, ok, detail) + (f"\n{text}" if text else "")
+
+
 def render_json(diagnostics: Iterable[Diagnostic], ok: bool, **extra) -> str:
+    diagnostics = list(diagnostics)
+    root = repository_root()
     return json.dumps(
-        {"ok": ok, "diagnostics": [d.to_json() for d in diagnostics], **extra},
+        {
+            "ok": ok,
+            "diagnostics": [{**d.to_json(), "file": shown_file(d.file, root)} for d in diagnostics],
+            **extra,
+        },
         indent=2,
         ensure_ascii=False,
         allow_nan=False,
@@ -147,8 +287,17 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(diagnostics: Iterable[Diagnostic]) -> str:
+    """GitHub workflow commands (:func:`render_github_annotations`), then the full list in text form
+    for the log, so nothing is lost."""
+    diagnostics = list(diagnostics)
+    text = render_text(diagnostics)
+    return "\n".join([render_github_annotations(diagnostics)] + ([text] if text else []))
+
+
+def render_github_annotations(diagnostics: Iterable[Diagnostic]) -> str:
     """GitHub workflow commands: the first 10 of each kind, then a notice with the totals."""
     diagnostics = list(diagnostics)
+    root = repository_root()
     shown: dict[Severity, int] = {}
     lines = []
     for d in diagnostics:
@@ -156,7 +305,7 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
         shown[d.severity] = count + 1
         if count >= GITHUB_ANNOTATIONS_PER_KIND:
             continue
-        props = [f"file={_escape_property(d.file)}"]
+        props = [f"file={_escape_property(shown_file(d.file, root))}"]
         if d.line is not None:
             props.append(f"line={d.line}")
             if d.column is not None:
@@ -172,9 +321,7 @@ def render_github(diagnostics: Iterable[Diagnostic]) -> str:
             "in the step log above."
         )
         lines.append(f"::notice title=infx::{_escape_data(notice)}")
-    # The full list also goes to the log in text form so nothing is lost.
-    text = render_text(diagnostics)
-    return "\n".join(lines + ([text] if text else []))
+    return "\n".join(lines)
 
 
 RENDERERS = {

@@ -382,7 +382,7 @@ def load_suite(root: Path, relative: str = SUITE_FILE) -> tuple[EvalSuite | None
         doc.data,
         root_label="(top level)",
         rule="eval-suite-schema",
-        hint='See infx/schemas/eval-suite.schema.json and docs/launch.md ("Evals").',
+        hint='`infx config shipped eval-suite.schema.json` prints the accepted keys (docs/launch.md, "Evals").',
     )
     if problems:
         return None, problems

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from .diagnostics import UsageError
+from .shapes import accepted, problem
 
 
 class GitError(UsageError):
@@ -69,8 +70,8 @@ def toplevel(path: Path) -> Path:
 
 def resolve(repo: Path, ref: str) -> str:
     """The commit id ``ref`` names; exit 2 if it names nothing."""
-    if not ref or ref.startswith("-"):
-        raise GitError(f"{ref!r} is not a usable git ref", "Pass a branch, tag or commit id.")
+    if problem("git-ref", ref, "the git ref"):
+        raise GitError(f"{str(ref)[:200]!r} is not a usable git ref", f"Pass {accepted('git-ref')}.")
     done = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if done.returncode != 0:
         raise GitError(

@@ -103,7 +103,7 @@ _TABLE: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "components-default": (
             "(notice) no configs/components.yaml: the component policy infx ships applies.",
-            "Nothing, or copy the policy into configs/ to change it.",
+            "Nothing, or `infx config shipped components.yaml > configs/components.yaml` and edit it.",
         ),
         "runner-type-unknown": (
             "`infx matrix --runner-type` names no label of configs/runners.yaml.",
@@ -517,7 +517,9 @@ _GATE_FIXES = {
     "eval-no-metric": "Check the task file's metrics.",
     "eval-no-threshold": "Add a floor for the task to configs/eval-thresholds.yaml.",
     "eval-none": "Collect the eval points' artifacts.",
-    "eval-thresholds-default": "Nothing, or write configs/eval-thresholds.yaml.",
+    "eval-thresholds-default": (
+        "Nothing, or `infx config shipped eval-thresholds.yaml > configs/eval-thresholds.yaml` and edit it."
+    ),
     "results-json": "Pass the results.json `infx results collect --output` wrote.",
 }
 

@@ -89,6 +89,13 @@ SHAPES: dict[str, Shape] = {
             rf"(?:https://{_HOST}{_URL_PATH}|file://{_URL_PATH})",
             "https://<host>/<path> (or file:///<path> where the lane's git-protocols lists file)",
         ),
+        # A git revision a command line names (--base-ref, --head-ref): never an option, a range or a path escape.
+        Shape(
+            "git-ref",
+            r"(?!.*\.\.)[A-Za-z0-9_@][A-Za-z0-9_./@{}^~+-]{0,254}",
+            "a branch, tag or commit (e.g. main, origin/main, v0.1.0, HEAD~1, @{upstream}): 1-255 letters, digits "
+            "and _ . / @ { } ^ ~ + -, starting with a letter, digit, _ or @, without ..",
+        ),
         # A container reference: [registry[:port](/|#)]path[:tag][@sha256:digest]. `#` separates the
         # registry in enroot's syntax (nvcr.io#nvidia/...), which the lane's squash import accepts.
         Shape(

@@ -6,14 +6,13 @@ copy of the configs at a ref); everything it calls is pure.
 
 from __future__ import annotations
 
-import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import git
-from ..config import ConfigSet, load_config_set
-from ..diagnostics import Diagnostic, Report, Severity, UsageError
+from ..config.atref import ConfigsAtRef, relabel
+from ..diagnostics import ON_BASE, ON_BASE_DEMOTED, Diagnostic, Report, Severity, UsageError, demote_on_base
 from ..launch.lane import LANES_DIR
 from ..recipes import RECIPES_DIR
 from ..reporoot import repository_root
@@ -25,7 +24,6 @@ from .plan import PlanOptions, plan_sweep
 from .policy import canonical_link, resolve_slug
 
 CONFIG_PATHS = ["configs", RECIPES_DIR, LANES_DIR]  # LANES_DIR: the lane check reads the head's profiles
-MASTER_PREFIX, MASTER_SUFFIX = "configs/", "-master.yaml"
 
 
 @dataclass
@@ -38,66 +36,7 @@ class GateResult:
     head_commit: str = ""
 
 
-class ConfigsAtRef:
-    """Master configs (and recipes) of a commit, loaded once; the working tree when it matches."""
-
-    def __init__(self, repo: Path, stack: ExitStack):
-        self.repo, self.stack = repo, stack
-        self.cache: dict[tuple[str, bool, bool], tuple[ConfigSet | None, Report]] = {}
-        self.roots: dict[str, Path] = {}
-
-    def master_blobs(self, commit: str) -> dict[str, str]:
-        return {
-            p: b
-            for p, b in git.blob_ids(self.repo, commit, ["configs"]).items()
-            if p.startswith(MASTER_PREFIX) and p.endswith(MASTER_SUFFIX) and "/" not in p[len(MASTER_PREFIX) :]
-        }
-
-    def same_masters(self, a: str, b: str) -> bool:
-        trees = git.object_ids(self.repo, [f"{a}:configs", f"{b}:configs"])
-        if a == b or (trees and trees[0] == trees[1]):
-            return True  # one cheap call covers the usual case: configs/ untouched
-        return self.master_blobs(a) == self.master_blobs(b)
-
-    def load(self, commit: str, validate: bool = True, keep_invalid: bool = False) -> tuple[ConfigSet | None, Report]:
-        if (commit, validate, keep_invalid) not in self.cache:
-            if commit not in self.roots:
-                if git.worktree_matches(self.repo, commit, CONFIG_PATHS):
-                    self.roots[commit] = self.repo
-                else:
-                    root = Path(self.stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-configs-")))
-                    git.materialize(self.repo, commit, CONFIG_PATHS, root)
-                    self.roots[commit] = root
-            root = self.roots[commit]
-            masters = sorted(root.glob("configs/*-master.yaml"))
-            if not masters:
-                self.cache[(commit, validate, keep_invalid)] = (ConfigSet(root=root), Report())
-            else:
-                self.cache[(commit, validate, keep_invalid)] = load_config_set(
-                    masters, root=root, validate=validate, keep_invalid=keep_invalid
-                )
-        return self.cache[(commit, validate, keep_invalid)]
-
-
-ALREADY = " (already so at the base: not introduced by this change)"
-SWEPT = " (already so at the base, but this change sweeps the config: fix it here)"
-
-
-def older_problems(head: list[Diagnostic], base: list[Diagnostic]) -> list[Diagnostic]:
-    """The head configs' diagnostics, each error the base already had turned into a warning.
-
-    A change is judged on what it changes: a config problem already on the base branch (the
-    same rule and message, e.g. a runner label main never declared) is reported, not held
-    against the change. A problem the change introduces stays an error (and so does an older
-    one in a config the change sweeps: see :func:`swept_problems`).
-    """
-    known = {(d.rule, d.message) for d in base if d.is_error}
-    return [
-        replace(d, message=d.message + ALREADY, severity=Severity.WARNING)
-        if d.is_error and (d.rule, d.message) in known
-        else d
-        for d in head
-    ]
+SWEPT = f" ({ON_BASE}, but this change sweeps the config: fix it here)"
 
 
 def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagnostic]:
@@ -105,25 +44,12 @@ def swept_problems(diagnostics: list[Diagnostic], keys: list[str]) -> list[Diagn
     prefixes = tuple(f"{key}: " for key in keys)
 
     def swept(d: Diagnostic) -> bool:
-        return d.message.endswith(ALREADY) and bool(prefixes) and d.message.startswith(prefixes)
+        return d.message.endswith(ON_BASE_DEMOTED) and bool(prefixes) and d.message.startswith(prefixes)
 
     return [
-        replace(d, message=d.message.removesuffix(ALREADY) + SWEPT, severity=Severity.ERROR) if swept(d) else d
+        replace(d, message=d.message.removesuffix(ON_BASE_DEMOTED) + SWEPT, severity=Severity.ERROR) if swept(d) else d
         for d in diagnostics
     ]
-
-
-def _relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) -> list[Diagnostic]:
-    """Name files as `path@commit` rather than a temporary directory."""
-    if root == repo:
-        return diagnostics
-    out = []
-    for d in diagnostics:
-        name = d.file
-        if name.startswith(str(root)):
-            name = f"{Path(name).relative_to(root).as_posix()}@{commit[:12]}"
-        out.append(Diagnostic(name, d.line, d.column, d.rule, d.message, d.hint, d.severity))
-    return out
 
 
 def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
@@ -174,12 +100,13 @@ def run_gate(
     report.extend(change.diagnostics)
 
     with ExitStack() as stack:
-        configs = ConfigsAtRef(repo, stack)
+        configs = ConfigsAtRef(repo, stack, CONFIG_PATHS)
         head_set, head_report = configs.load(head, keep_invalid=True)
         head_problems = head_report.diagnostics
-        if not head_report.ok:
-            head_problems = older_problems(head_problems, configs.load(base, keep_invalid=True)[1].diagnostics)
-        report.extend(_relabel(head_problems, configs.roots[head], repo, head))
+        if any(d.severity is not Severity.NOTICE for d in head_problems):  # judged against the base's (one rule)
+            base_problems = configs.load(base, keep_invalid=True)[1].diagnostics
+            head_problems = demote_on_base(head_problems, configs.roots[head], base_problems, configs.roots[base])
+        report.extend(relabel(head_problems, configs.roots[head], repo, head))
         if head_set is None or any(d.is_error for d in head_problems):
             return result
         same_masters = configs.same_masters(base, head)

@@ -36,7 +36,7 @@ def plan_newest_entry(root: Path, name: str, options: PlanOptions) -> tuple[Swee
     index = len(items) - 1
     entry, problems = parse_entry(items[index], index + 1, name, lambda p: doc.where((index, *p)))
     report.extend(problems)
-    config_set, config_report = load_config_set(root=root)
+    config_set, config_report = load_config_set(root=root, notices=False)  # `config validate` says them
     report.extend(config_report.diagnostics)
     if entry is None or config_set is None:
         return None, report

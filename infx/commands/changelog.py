@@ -10,8 +10,9 @@ import click
 from ..changelog.fix import FixRequest, fix_changelog
 from ..changelog.gate import GateRequest, validate_changelog
 from ..changelog.plan import PlanOptions
-from ..diagnostics import Report, UsageError, render, render_json
+from ..diagnostics import Report, UsageError
 from ..evalsuite import EvalMode
+from .common import finish, show
 from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 PR_LINKS = " whose PR links are canonical"
@@ -21,19 +22,6 @@ PR_OPTION = pr_number_option("The PR's number: a PR run (placeholders allowed)."
 @click.group()
 def changelog() -> None:
     """Gate and fix perf-changelog.yaml."""
-
-
-def _emit(report: Report, fmt: str, summary: dict, success: str) -> None:
-    diagnostics = report.sorted()
-    if fmt == "json":
-        click.echo(render_json(diagnostics, report.ok, **summary))
-    else:
-        text = render(diagnostics, fmt, report.ok)
-        if text:
-            click.echo(text, err=fmt == "text")
-        if report.ok:
-            click.echo(success, err=fmt == "text")
-    sys.exit(report.exit_code)
 
 
 @changelog.command("validate")
@@ -67,12 +55,12 @@ def validate(
         "point-count": result.plan.point_count if result.plan else 0,
     }
     added = len(summary["added-entries"])
-    _emit(
+    finish(
         result.report,
         fmt,
-        summary,
-        f"perf-changelog is valid: {added} new entr{'y' if added == 1 else 'ies'}, "
+        f"{added} new entr{'y' if added == 1 else 'ies'}, "
         f"{len(summary['resolved-keys'])} config key(s), {summary['point-count']} point(s) planned",
+        **summary,
     )
 
 
@@ -89,13 +77,16 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     result = fix_changelog(FixRequest(pr_number, base_ref, repo_slug, changelog_file))
     name = result.file
     report = Report(result.diagnostics)
+    show(  # the verdict first, then what was repaired
+        report.sorted(),
+        fmt,
+        report.ok,
+        f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix",
+        changes=result.changes,
+        written=result.written,
+    )
     for line in result.changes:
         click.echo(f"{'fixed' if result.written else 'not written'}: {line}", err=True)
     if result.changes and not result.written and not report.ok:
-        click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (below)", err=True)
-    _emit(
-        report,
-        fmt,
-        {"changes": result.changes, "written": result.written},
-        f"{name}: {len(result.changes)} repair(s) written" if result.written else f"{name}: nothing to fix",
-    )
+        click.echo(f"{name}: left unchanged: the repaired file would still fail the gate (above)", err=True)
+    sys.exit(report.exit_code)

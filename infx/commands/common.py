@@ -10,7 +10,16 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import SHOWN_FILE, Diagnostic, Report, UsageError, render
+from ..diagnostics import (
+    SHOWN_FILE,
+    Diagnostic,
+    Report,
+    UsageError,
+    render,
+    render_github_annotations,
+    render_json,
+    render_report,
+)
 from ..fsio import write_target
 
 WRITE_THROUGH_SYMLINKS = "write_through_symlinks"  # the root option `infx --write-through-symlinks`
@@ -38,17 +47,31 @@ class OutputFile(click.ParamType):
 OUTPUT_FILE = OutputFile()
 
 
-def finish(report: Report, fmt: str, success_message: str = "") -> None:
-    """Render diagnostics (stdout for json, stderr otherwise) and exit with the report's code."""
-    diagnostics = report.sorted()
+def command_name() -> str:
+    """The running command as the user typed it, e.g. `infx config validate` (the verdict's subject)."""
+    context = click.get_current_context(silent=True)
+    return context.command_path if context else "infx"
+
+
+def show(diagnostics: list[Diagnostic], fmt: str, ok: bool, detail: str = "", verdict: bool = True, **extra) -> None:
+    """The one way a command shows its findings. text: the verdict first (``verdict``), then the
+    findings, on stderr; github: the annotations, then the same text for the log, on stdout;
+    json: one object on stdout (``extra``: the command's own fields)."""
     if fmt == "json":
-        click.echo(render(diagnostics, "json", report.ok))
-    else:
-        text = render(diagnostics, fmt, report.ok)
-        if text:
-            click.echo(text, err=fmt == "text")
-        if report.ok and success_message and fmt == "text":
-            click.echo(success_message, err=True)
+        click.echo(render_json(diagnostics, ok, **extra))
+        return
+    if fmt == "github" and diagnostics:
+        click.echo(render_github_annotations(diagnostics))
+    if verdict:
+        click.echo(render_report(command_name(), diagnostics, ok, detail if ok else ""), err=fmt == "text")
+    elif diagnostics:
+        click.echo(render(diagnostics, "text", ok), err=fmt == "text")
+
+
+def finish(report: Report, fmt: str, success_message: str = "", **extra) -> None:
+    """Show the report (verdict first; ``success_message`` is the verdict's detail when it is ok) and
+    exit with the report's code."""
+    show(report.sorted(), fmt, report.ok, success_message, **extra)
     sys.exit(report.exit_code)
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from ..config import ValidateRequest, validate_configs
+from ..config.shipped import shipped_files
 from .common import finish
-from .options import config_inputs, format_option
+from .options import base_ref_option, config_inputs, format_option
 
 
 @click.group()
@@ -19,8 +20,21 @@ def config() -> None:
 @config.command("validate")
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @config_inputs
+@base_ref_option
 @format_option()
-def validate(files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, fmt: str) -> None:
+def validate(
+    files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, base_ref: str | None, fmt: str
+) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
-    report = validate_configs(ValidateRequest(files, runners_path, components_path))
-    finish(report, fmt, success_message="configs are valid")
+    report = validate_configs(
+        ValidateRequest(masters=files, runners=runners_path, components=components_path, base_ref=base_ref)
+    )
+    finish(report, fmt)
+
+
+@config.command("shipped")
+@click.argument("name", type=click.Choice(list(shipped_files())), metavar="NAME")
+def shipped(name: str) -> None:
+    """Print a file infx ships: its default policy (components.yaml, eval-thresholds.yaml; redirect it to
+    configs/NAME to make it the repository's own) or a JSON Schema (e.g. lane.schema.json)."""
+    click.echo(shipped_files()[name].read_text(encoding="utf-8"), nl=False)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
 
-from ..diagnostics import InfxError, UsageError, render
+from ..diagnostics import InfxError, UsageError
 from ..evalsuite import EvalMode
 from ..fsio import atomic_write
 from ..matrix import bucketize
@@ -16,8 +17,8 @@ from ..matrix.request import MatrixRequest, expand_matrix
 from ..matrix.selection import Selection
 from ..scenarios import SCENARIO_TYPES, SEQ_NAMES
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs, write_step_summary
-from .common import OUTPUT_FILE
-from .options import config_inputs, format_option
+from .common import OUTPUT_FILE, show
+from .options import base_ref_option, config_inputs, format_option
 
 
 def _values(option_values: tuple[str, ...]) -> tuple[str, ...]:
@@ -38,6 +39,7 @@ def _many(flag: str, help_text: str):
     help="Master config file (repeatable; default: configs/*-master.yaml).",
 )
 @config_inputs
+@base_ref_option
 @_many("--config-key", "Config key or glob (`*` only, whole key).")
 @_many("--model-prefix", "Keep entries with this model-prefix.")
 @_many("--framework", "Keep entries with this framework.")
@@ -75,6 +77,7 @@ def matrix(
     configs,
     runners_path,
     components_path,
+    base_ref,
     config_key,
     model_prefix,
     framework,
@@ -115,11 +118,12 @@ def matrix(
         step_size=step_size,
     )
     request = MatrixRequest(
-        configs,
-        runners_path,
-        components_path,
-        selection,
-        EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals),
+        masters=configs,
+        runners=runners_path,
+        components=components_path,
+        selection=selection,
+        evals=EvalMode.of(no_evals=no_evals, evals_only=evals_only, all_evals=all_evals),
+        base_ref=base_ref,
     )
     # Flags are checked before any file is read: a usage error must not wait on YAML.
     request.check()
@@ -128,19 +132,19 @@ def matrix(
         matrix = expand_matrix(request)
     except UsageError:
         raise
-    except InfxError as exc:
-        if fmt == "github":  # annotations on the PR as well as the log
-            click.echo(render(exc.diagnostics, "github", False))
-        raise
-    if matrix.notices:
-        click.echo(render(matrix.notices, "github" if fmt == "github" else "text", True), err=fmt != "github")
+    except InfxError as exc:  # the configs are invalid: the verdict and every finding (annotations too)
+        show(exc.diagnostics, "github" if fmt == "github" else "text", False)
+        sys.exit(exc.exit_code)
+    shown = "github" if fmt == "github" else "text"  # the rows own stdout in the other formats
+    if shown == "text":
+        show(matrix.notices, shown, True, f"{len(matrix.rows)} points")
 
     buckets = bucketize(matrix.rows)
     try:
         if fmt == "github":
             assert github_paths is not None  # found above for the github format
             _write_github(buckets, *github_paths)
-            click.echo(f"infx matrix: {len(matrix.rows)} points", err=True)
+            show(matrix.notices, shown, True, f"{len(matrix.rows)} points")
             return
         text = render_json(matrix.rows) if fmt == "json" else render_table(buckets)
         if output:

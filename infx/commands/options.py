@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from .. import shapes
+
 FORMATS = ("text", "json", "github")
 PLAN_HELP = "The plan: JSON from `infx plan --format json` or `infx matrix --format json`."
 REPO_DEFAULT = "default: $GITHUB_REPOSITORY, then configs/infx.yaml"  # the one rule: changelog.policy.resolve_slug
@@ -115,3 +117,22 @@ def run_modifier_options(command: Callable) -> Callable:
     ):
         command = option(command)
     return command
+
+
+def _git_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ref's shape is checked on the command line, before any file is read (git.resolve checks it again)."""
+    if value is not None and shapes.problem("git-ref", value, "the git ref"):
+        raise click.BadParameter(f"{value[:200]!r} is not a usable git ref: pass {shapes.accepted('git-ref')}")
+    return value
+
+
+def base_ref_option(command: Callable) -> Callable:
+    """--base-ref REF into ``base_ref``: findings the base already had (the merge-base of REF and HEAD)
+    are warnings saying so (infx.diagnostics.demote_on_base); what the change introduced stays an error."""
+    return click.option(
+        "--base-ref",
+        "base_ref",
+        metavar="REF",
+        callback=_git_ref,
+        help="Judge against this base (a PR's base branch or commit): a finding it already has is a warning.",
+    )(command)

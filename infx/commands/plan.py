@@ -10,7 +10,7 @@ import click
 
 from ..changelog.plan import PlanOptions
 from ..changelog.worktree import plan_table
-from ..diagnostics import UsageError, render
+from ..diagnostics import UsageError
 from ..evalsuite import EvalMode
 from ..fsio import atomic_write
 from ..points import point_id
@@ -18,7 +18,7 @@ from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
 from ..workflows.labels import EVENTS
 from ..workflows.planning import Said, SweepRequest, plan_request, write_github_outputs
-from .common import OUTPUT_FILE, finish, json_string_list
+from .common import OUTPUT_FILE, finish, json_string_list, show
 from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 
@@ -153,11 +153,7 @@ def plan(
     shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
 
     def say(said: Said) -> None:
-        if said.diagnostics:
-            click.echo(
-                render(list(said.diagnostics), "github" if shown == "github" else "text", said.ok),
-                err=shown != "github",
-            )
+        show(list(said.diagnostics), "github" if shown == "github" else "text", said.ok, verdict=said.verdict)
         if said.line:
             click.echo(said.line, err=True)
 

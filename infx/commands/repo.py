@@ -30,7 +30,7 @@ def check(repo_slug: str | None, fmt: str) -> None:
     every check is ok."""
     slug = repository_slug(repo_slug)
     lanes = {entry.name: entry.labels for entry in lane_entries(repository_root()) if entry.labels}
-    client = api.connect(api.settings_from_env())
+    client = api.connect(api.settings_from_env(needs=repocheck.TOKEN_NEEDED))
     findings = repocheck.judge(api.repository_settings(client, slug), lanes)
     ok = all(finding.status == repocheck.OK for finding in findings)
     if fmt == "json":

@@ -10,12 +10,11 @@ from .load import (
     DEFAULT_RUNNERS,
     ConfigPaths,
     ConfigSet,
-    ValidateRequest,
     existing_paths,
     load_config_set,
     resolve_paths,
-    validate_configs,
 )
+from .request import ValidateRequest, validate_configs
 
 __all__ = [
     "ConfigSet",

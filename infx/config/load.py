@@ -11,12 +11,13 @@ from ..reporoot import repository_root, shown_path
 from ..yamlcache import load_yaml_cached
 from ..yamldoc import Document
 from .normalize import normalize_entry
+from .shipped import SHIPPED_POLICIES, copy_hint, print_command
 
 DEFAULT_MASTER_GLOB = "configs/*-master.yaml"
 DEFAULT_RUNNERS = "configs/runners.yaml"
 DEFAULT_COMPONENTS = "configs/components.yaml"
 # The component version policy infx ships: used when a repository has no configs/components.yaml.
-SHIPPED_COMPONENTS = Path(__file__).with_name("components.yaml")
+SHIPPED_COMPONENTS = SHIPPED_POLICIES["components.yaml"]
 
 
 @dataclass
@@ -98,8 +99,9 @@ class ConfigPaths(NamedTuple):
                 None,
                 None,
                 "components-default",
-                f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships ({SHIPPED_COMPONENTS})",
-                f"To change the policy, copy that file to {DEFAULT_COMPONENTS} and edit it.",
+                f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships "
+                f"(`{print_command('components.yaml')}` prints it)",
+                copy_hint("components.yaml", "the policy"),
                 Severity.NOTICE,
             )
         ]
@@ -162,6 +164,7 @@ def load_config_set(
     paths: ConfigPaths | None = None,
     warnings: bool = True,
     keep_invalid: bool = False,
+    notices: bool = True,
 ) -> tuple[ConfigSet | None, Report]:
     """Load and validate; returns (ConfigSet, report) or (None, report) when invalid.
 
@@ -170,11 +173,13 @@ def load_config_set(
     set's report has them all. ``keep_invalid``: the set is returned even when the report has
     errors (its ``entries`` hold the entries that passed the schema), for a caller that judges
     the errors itself (the changelog gate tells a change's own problems from older ones).
+    ``notices=False``: without the notices about the files chosen (the shipped component policy),
+    which `infx config validate` says; a command that only reads the configs leaves them to it.
     """
     from .validate import validate_config_set  # the rules: a late import (infx/deferred.py)
 
     paths = paths or resolve_paths(master_paths, runners_path, components_path, root)
-    report = Report(paths.notices())
+    report = Report(paths.notices() if notices else [])
     config_set = ConfigSet(root=paths.root)
     documents = [_load(path, report, "master config") for path in paths.masters]
     config_set.runners_doc = _load(paths.runners, report, "runners file")
@@ -212,19 +217,3 @@ def load_config_set(
     if not report.ok and not keep_invalid:
         return None, report
     return config_set, report
-
-
-@dataclass(frozen=True)
-class ValidateRequest:
-    """`infx config validate`: the master configs (none: configs/*-master.yaml), runners.yaml and
-    components.yaml (None: their default paths)."""
-
-    masters: tuple[Path, ...] = ()
-    runners: Path | None = None
-    components: Path | None = None
-
-
-def validate_configs(request: ValidateRequest) -> Report:
-    """Every problem of the named files at once, located; a file to read that is missing is a usage error (exit 2)."""
-    paths = existing_paths(list(request.masters) or None, request.runners, request.components)
-    return load_config_set(paths=paths)[1]

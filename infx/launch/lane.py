@@ -454,7 +454,7 @@ def find_lane(
     return lane_for_label(runner, root, runner_at)
 
 
-SCHEMA_HINT = "See infx/schemas/lane.schema.json and docs/launch.md for the accepted keys."
+SCHEMA_HINT = "`infx config shipped lane.schema.json` prints the accepted keys (docs/launch.md explains them)."
 # Hints for schema errors under a path prefix: (key, key, None = any key, ...) -> hint
 SCHEMA_HINTS = {
     ("srt-slurm", "pins", None, "repository"): "A pin's repository is a git url: https://<host>/<path> "

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.shipped import SHIPPED_POLICIES, copy_hint
 from ..diagnostics import Diagnostic, InfxError, Report, Severity, error, render, render_json
 from ..evalsuite import PointEval
 from ..points import point_id
@@ -31,7 +32,7 @@ from ..yamlio import load_yaml
 from .evals import HINTS, EvalCollection, EvalRow, EvalSet, read_results_evals
 
 DEFAULT_THRESHOLDS = "configs/eval-thresholds.yaml"
-SHIPPED_THRESHOLDS = Path(__file__).resolve().parent.parent / "config" / "eval-thresholds.yaml"
+SHIPPED_THRESHOLDS = SHIPPED_POLICIES["eval-thresholds.yaml"]
 THRESHOLDS_SCHEMA = "eval-thresholds"
 METRICS = ("em_strict", "em_flexible")  # the exact-match scores of a row the gate checks
 
@@ -111,7 +112,7 @@ def thresholds_path(given: Path | None, root: Path | None = None) -> tuple[Path,
             None,
             "eval-thresholds-default",
             f"no {DEFAULT_THRESHOLDS}: using {SHIPPED_LABEL}",
-            f"To change a floor, copy that file to {DEFAULT_THRESHOLDS} and edit it.",
+            copy_hint("eval-thresholds.yaml", "a floor"),
             Severity.NOTICE,
         )
     ]

@@ -97,10 +97,14 @@ class Settings:
     pace: bool = True  # GitHub's advice: a second between writes (reads are made one at a time anyway)
 
 
-def settings_from_env(token: str | None = None, base_url: str | None = None) -> Settings:
+WORKFLOW_TOKEN = "in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}`"
+
+
+def settings_from_env(token: str | None = None, base_url: str | None = None, needs: str = WORKFLOW_TOKEN) -> Settings:
+    """The API settings from the environment; ``needs`` says which token the command needs when none is set."""
     token = token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     if not token:
-        raise _fail("no GitHub token: set GITHUB_TOKEN (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}`)")
+        raise _fail(f"no GitHub token: set GITHUB_TOKEN ({needs})")
     max_wait = os.environ.get("INFX_GITHUB_MAX_WAIT") or str(DEFAULT_MAX_WAIT)
     try:
         seconds = float(max_wait)

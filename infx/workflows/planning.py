@@ -55,11 +55,12 @@ class SweepRequest:
 @dataclass(frozen=True)
 class Said:
     """Something to tell the user while planning, in order: diagnostics (``ok``: the report's
-    verdict) or a line for stderr."""
+    verdict; ``verdict``: the plan's own report, said first, with the verdict) or a line for stderr."""
 
     diagnostics: tuple[Diagnostic, ...] = ()
     ok: bool = True
     line: str = ""
+    verdict: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
         evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc
     )
     plan, report = _planned(request, options)
-    if report.diagnostics:
-        say(Said(tuple(report.sorted()), report.ok))
+    say(Said(tuple(report.sorted()), report.ok, verdict=True))
     if not report.ok or plan is None:
         return PlannedSweep(None, report)
     if mode.agentx_fast:  # before reuse: a fast point has its own result key

@@ -30,6 +30,13 @@ ORG_RUNNERS_READ = (
     "Self-hosted runners: read permission; classic: admin:org)"
 )
 
+# What `infx repo check` needs in GITHUB_TOKEN: the settings it reads are an admin's to see. A
+# workflow's own token and INFX_RUNNERS_TOKEN (runners: read) cannot read them.
+TOKEN_NEEDED = (
+    f"to {ADMIN_READ}, and for the runner groups {ORG_RUNNERS_READ.removeprefix('a token that may ')}; "
+    "not a workflow's github.token nor INFX_RUNNERS_TOKEN, which cannot read these settings"
+)
+
 
 @dataclass(frozen=True)
 class Unreadable:

@@ -442,7 +442,7 @@ def test_a_defect_already_on_the_base_does_not_block_a_change(unpatched_repo):
     result = run_gate(repo.path, base, head, slug=SLUG, pr_number=42)
     assert result.report.ok, [d.message for d in result.report.diagnostics if d.is_error]
     older = [d for d in result.report.diagnostics if d.rule == "runner-unknown"]
-    assert len(older) == 8 and all("already so at the base" in d.message and not d.is_error for d in older)
+    assert len(older) == 8 and all("already on the base branch" in d.message and not d.is_error for d in older)
     assert {row["config-key"] for rows in result.plan.buckets.values() for row in rows} == {K}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -20,12 +21,19 @@ SIDE = ["--runners", str(FIXTURES / "runners.yaml"), "--components", str(SHIPPED
 def test_default_files_from_the_repository_root():
     done = run_cli("config", "validate")
     assert done.returncode == 0, done.stderr
-    notice, hint, verdict = done.stderr.strip().splitlines()  # no configs/components.yaml here: the shipped policy
-    assert (
-        "notice[components-default]: no configs/components.yaml: using the component version policy infx ships"
-        in notice
+    verdict, notice, hint = done.stderr.strip().splitlines()  # no configs/components.yaml here: the shipped policy
+    assert verdict == "infx config validate: ok"  # the verdict first
+    assert notice.startswith(
+        "configs/components.yaml: notice[components-default]: no configs/components.yaml: using the component "
+        "version policy infx ships (`infx config shipped components.yaml` prints it)"
     )
-    assert "copy that file to configs/components.yaml" in hint and verdict == "configs are valid"
+    # the hint names a command an installed infx has, not a path inside its package
+    assert "`infx config shipped components.yaml > configs/components.yaml`" in hint and "infx/config" not in hint
+
+
+def test_the_shipped_policy_the_hint_names_prints_byte_for_byte():
+    done = run_cli("config", "shipped", "components.yaml")
+    assert done.returncode == 0 and done.stdout == SHIPPED_COMPONENTS.read_text()
 
 
 def test_valid_file_exits_0_and_json_says_ok():
@@ -41,7 +49,9 @@ def test_invalid_file_exits_1_with_located_json():
     body = json.loads(done.stdout)
     assert body["ok"] is False
     first = body["diagnostics"][0]
-    assert (first["file"], first["line"], first["column"], first["rule"]) == (str(bad), 11, 3, "unknown-key")
+    # named relative to the repository root, as in every command
+    shown = bad.relative_to(REPO).as_posix()
+    assert (first["file"], first["line"], first["column"], first["rule"]) == (shown, 11, 3, "unknown-key")
     assert "did you mean 'multinode'" in first["message"]
 
 
@@ -66,7 +76,9 @@ def test_github_format_annotates_and_caps_at_ten(tmp_path):
     assert done.returncode == 1
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert len(annotations) == 10
-    assert annotations[0].startswith(f"::error file={path},line=") and "title=out-of-range::" in annotations[0]
+    assert annotations[0].startswith(
+        f"::error file={path},line="
+    )  # outside the repository: as given and "title=out-of-range::" in annotations[0]
     assert "::notice title=infx::12 errors in all" in done.stdout
 
 
@@ -90,7 +102,8 @@ def test_bad_input_is_a_located_diagnostic_not_a_traceback(tmp_path, text, rule)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert f"error[{rule}]" in done.stderr
-    assert done.stderr.startswith(f"{path}:")
+    verdict, located = done.stderr.splitlines()[:2]
+    assert re.fullmatch(r"infx config validate: invalid — \d+ errors?", verdict) and located.startswith(f"{path}:")
 
 
 def test_missing_file_on_the_command_line_exits_2(tmp_path):

@@ -57,7 +57,9 @@ def test_main_job_on_a_fresh_clone(tmp_path: Path):
         done = subprocess.run(argv, cwd=clone, env=environment, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{part!r} failed:\n{done.stdout}\n{done.stderr}"
         outputs.append(done.stdout + done.stderr)
-    assert "configs are valid" in outputs[1]
+    assert outputs[1].splitlines()[0] == "infx config validate: ok"  # the verdict first
+    # the shipped-policy notice: said by config validate, not again by plan (docs/config.md)
+    assert "notice[components-default]" in outputs[1] and "notice[components-default]" not in outputs[2]
     plan = outputs[2]
     assert "dsv4-fp4-gb300-dynamo-sglang-agentic-disagg" in plan
     header = next(line.split() for line in plan.splitlines() if line.split()[:1] == ["config-key"])

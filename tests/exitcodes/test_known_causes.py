@@ -140,9 +140,7 @@ def test_an_unreadable_changelog(work):
         assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr, (
             done.stderr
         )
-        assert f"{work / CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr, (
-            done.stderr
-        )
+        assert f"{CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr, done.stderr
 
 
 def test_a_changelog_that_is_a_folder_or_a_fifo(work):
@@ -167,7 +165,7 @@ def test_fix_in_a_read_only_folder(work):
     finally:
         work.chmod(0o755)
     assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
-    assert f"{work / CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr
+    assert f"{CHANGELOG}: error[file-unusable]: cannot use this path: Permission denied" in done.stderr
     assert (work / CHANGELOG).read_bytes() == before
     assert sorted(p.name for p in work.iterdir() if p.name.startswith(".perf")) == []
 
@@ -189,7 +187,7 @@ def test_fix_on_a_full_disk(work, full_folder, monkeypatch):
     if full_folder is not None:
         fill(full_folder)
     done = run_infx(["changelog", "fix", "--pr-number", "7", "--repo", "a/b"], work)
-    expect(done, 2, f"{work / CHANGELOG}: error[file-unusable]: cannot use this path: No space left on device")
+    expect(done, 2, f"{CHANGELOG}: error[file-unusable]: cannot use this path: No space left on device")
     assert (work / CHANGELOG).read_bytes() == before
     assert [p.name for p in work.iterdir() if p.name.endswith(".tmp")] == []
 
@@ -206,7 +204,7 @@ def test_matrix_output_on_a_full_disk(work, full_folder, monkeypatch):
 
 SLOW_VALIDATE = (
     "import os, signal, sys, threading, time\n"
-    "import infx.config.load as command  # validate_configs loads the configs through it\n"
+    "import infx.config.request as command  # validate_configs loads the configs through it\n"
     "from infx.cli import main\n"
     "real = command.load_config_set\n"
     "def slow(*args, **kwargs):\n"

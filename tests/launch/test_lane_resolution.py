@@ -82,7 +82,7 @@ def test_override_by_name_label_or_path_and_usage_errors(ws):
     assert done.returncode == 2 and json.loads(done.stdout)["diagnostics"][0]["rule"] == "lane-unknown-label"
     # The label's origin is located: the `runner` key of the point file.
     done = ws.infx("launch", "--point", str(ws.point(point(runner="nowhere"))), "--dry-run")
-    assert done.returncode == 2 and done.stderr.startswith(f"{ws.root / 'point.json'}:")
+    assert done.returncode == 2 and done.stderr.startswith("point.json:")  # relative to the repository root
 
 
 def test_an_unreadable_profile_is_reported_when_the_label_is_not_found_elsewhere(ws):

@@ -244,7 +244,7 @@ def test_plan_rows_refuses_every_bad_row_with_its_index_field_and_position(tmp_p
     assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
     text = path.read_text().splitlines()
     found = re.findall(
-        rf"{re.escape(str(path))}:(\d+):(\d+): error\[([a-z-]+)\]: row (\d+) \(at \$\[(\d+)\]\): (.*)", done.stderr
+        rf"{re.escape(path.name)}:(\d+):(\d+): error\[([a-z-]+)\]: row (\d+) \(at \$\[(\d+)\]\): (.*)", done.stderr
     )
     assert [(rule, index) for _, _, rule, index, _, _ in found] == [
         ("not-allowed-value", "1"),

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from infx.diagnostics import shown_file
 from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
 from infx.results.evals import RULES, collect_evals
 from infx.schema import schema_diagnostics
@@ -65,7 +66,8 @@ def test_the_reference_example_fails_on_strict_only_located_at_its_floor(tmp_pat
     [failure] = errors(done.stderr)
     point = json.loads(results.read_text())["evals"]["rows"][0]["point-id"]
     assert failure == (
-        f"{SHIPPED_THRESHOLDS}:{line}:{column}: error[eval-below-threshold]: point {point} ({VLLM_DISAGG}), "
+        f"{shown_file(str(SHIPPED_THRESHOLDS))}:{line}:{column}: error[eval-below-threshold]: "
+        f"point {point} ({VLLM_DISAGG}), "
         "concurrency 192, task gsm8k: em_strict 0.9052 is below the floor 0.91 (models.dsv4.gsm8k)"
     )
     # no configs/eval-thresholds.yaml in this repository: the shipped floors, said once
@@ -147,7 +149,7 @@ def test_a_task_without_a_floor_is_eval_no_threshold(tmp_path):
     done = check(results)
     [line] = errors(done.stderr)
     assert done.returncode == 1 and "error[eval-no-threshold]" in line and "default.mmlu_pro" in line
-    assert line.startswith(f"{SHIPPED_THRESHOLDS}:{shipped_line('default')[0]}:")
+    assert line.startswith(f"{shown_file(str(SHIPPED_THRESHOLDS))}:{shipped_line('default')[0]}:")
 
 
 @pytest.mark.parametrize(

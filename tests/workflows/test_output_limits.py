@@ -104,7 +104,8 @@ def test_a_dispatch_of_all_1820_reference_points_passes_the_output_limits(tmp_pa
     if non_ascii:
         assert all(row["model"].endswith(NON_ASCII) for row in rows)
         reference = [{**row, "model": row["model"] + NON_ASCII} for row in reference]
-    # What infx adds to the reference's row shape (eval-protocol: the repository has infx's source, eval suite included).
+    # What infx adds to the reference's row shape (eval-protocol: the repository has infx's source,
+    # eval suite included).
     added = {"config-key", "recipe-fingerprint", "node-count", "eval-protocol"}
 
     def canonical(row: dict) -> str:

@@ -147,6 +147,8 @@ def test_an_unusable_token_or_repository_is_one_line_not_a_traceback(server):
     assert done.returncode == 1 and "Traceback" not in done.stderr and "acme/missing" in done.stderr
     no_token = run_cli("repo", "check", env={"GITHUB_API_URL": server.url, "GITHUB_REPOSITORY": SLUG})
     assert no_token.returncode == 1 and "no GitHub token" in no_token.stderr
+    # it names the token the check needs, a repository admin's, not the workflow's own or INFX_RUNNERS_TOKEN
+    assert "a token of a repository admin" in no_token.stderr and "${{ github.token }}" not in no_token.stderr
 
 
 # --- the rules over facts the server cannot show (a private repository, a user's repository) -----

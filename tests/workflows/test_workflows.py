@@ -491,7 +491,7 @@ def test_both_linters_catch_a_planted_injection(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # actionlint finds the project by its repository
     target = tmp_path / ".github" / "workflows" / "pr-checks.yml"
     text = target.read_text().replace(
-        "run: infx config validate --format github",
+        'run: infx config validate --base-ref "$BASE_SHA" --format github',
         'run: echo "${{ github.event.pull_request.title }}"',
     )
     target.write_text(text)
