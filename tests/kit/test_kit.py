@@ -27,6 +27,7 @@ from infx.kit import (
     slug_from_remote,
 )
 from testing.cli import run_cli
+from testing.gitrepo import git
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -47,16 +48,6 @@ def wheel(folder: Path, version: str = PIN) -> Path:
 def pinned(tmp_path: Path) -> list[str]:
     """init's arguments pinning infx by a wheel (one no package index has)."""
     return ["--wheel", str(wheel(tmp_path))]
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 @pytest.fixture

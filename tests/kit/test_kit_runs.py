@@ -16,19 +16,10 @@ from infx.kit import INSTALL, LOCK_PATH
 from infx.points import point_id
 from testing.cli import run_cli
 from testing.executor import PROJECT, Executor
+from testing.gitrepo import git
 from testing.runner_python import Runtime, runtime_file
 
 SLUG = "SemiAnalysisAI/InferenceX"  # the bundled changelog's pr-link repository
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 def kit_repository(tmp_path: Path, runtime: Runtime, origin: str | None = None) -> Path:

@@ -21,6 +21,17 @@ ENV = {
 }
 
 
+def git(repo: Path, *args: str) -> str:
+    """``git ARGS`` in ``repo`` with a fixed identity; its output, stripped (a failure raises)."""
+    return subprocess.run(
+        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 class Repo:
     def __init__(self, path: Path):
         self.path = Path(path)

@@ -5,27 +5,17 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import yaml
 
 from testing.corpus import CORPUS, patched_corpus
 from testing.executor import PROJECT
+from testing.gitrepo import git
 from testing.lanes import BUNDLED_PROFILE, write_lane_profile
 from testing.runner_python import copy_source
 
 NON_ASCII = "-模型推理-" + "😀" * 30  # CJK (1 UTF-16 unit, 3 UTF-8 bytes) and emoji (2 units, 4 bytes)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.email=ci@example.invalid", "-c", "user.name=ci", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 def commit(repo: Path) -> str:
