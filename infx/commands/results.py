@@ -54,14 +54,14 @@ def collect_command(artifacts: tuple[Path, ...], output: Path | None, fmt: str, 
     }[fmt]
     _write(output, render())
     problems = collected.diagnostics
-    if problems:
-        click.echo(render_text(problems), err=True)
     ok = len(collected.points) - len(problems)  # one diagnostic per point that is not ok
-    click.echo(
+    click.echo(  # the verdict first, as every command prints it
         f"infx results collect: {len(collected.rows)} rows from {ok} of {len(collected.points)} points"
         + (f"; {len(problems)} point(s) without a valid result" if problems else ""),
         err=True,
     )
+    if problems:
+        click.echo(render_text(problems), err=True)
     sys.exit(1 if problems and not exit_zero else 0)
 
 
