@@ -636,6 +636,18 @@ def init(request: InitRequest) -> InitReport:
             f"{root} is not a folder", "Pass the root of the benchmark repository (default: the current folder)."
         )
     pinned = any(part in request.only for part in PINNED_PARTS)
+    asked = {
+        "--pin": request.pin,
+        "--wheel": request.wheel,
+        "--build-wheel": request.build_wheel,
+        "--commit": request.commit,
+    }
+    unused = [option for option, value in asked.items() if value]
+    if unused and not pinned:  # a pin that nothing writes would be ignored without a word
+        raise UsageError(
+            f"{unused[0]} pins infx in the lock, which --only leaves out",
+            f"Add --only {PINNED_PARTS[0]}, or leave out {unused[0]}.",
+        )
     pin = resolve_pin(request.wheel, request.build_wheel, request.pin, request.commit) if pinned else None
     slug = slug_from_remote(remote_url(root))
     files = kit_files(root, pin, lane, slug, request.only)

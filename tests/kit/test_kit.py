@@ -233,6 +233,12 @@ def test_only_actionlint_refreshes_that_file_alone(bench: Path, pinned: list[str
     assert {p for p in after if after[p] != before.get(p)} == {bench / ACTIONLINT_PATH}
 
 
+def test_a_pin_that_only_leaves_unwritten_is_refused_not_ignored(bench: Path, pinned: list[str]):
+    done = run_cli("init", "--only", "actionlint", *pinned, cwd=bench)
+    assert done.returncode == 2 and "--wheel pins infx in the lock, which --only leaves out" in done.stderr, done.stderr
+    assert "Add --only lock" in done.stderr and not (bench / ACTIONLINT_PATH).exists()
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
