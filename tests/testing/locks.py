@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -37,3 +38,14 @@ def locked(lock: Path) -> dict[str, list[dict]]:
         elif in_via and text.startswith("#   "):
             current["via"].add(text[4:].strip())
     return entries
+
+
+def check_hashed(lock: Path, at_least: int) -> None:
+    """Every entry of ``lock`` pinned exactly with SHA-256 hashes and a reason, and the lock written by .ci/lock."""
+    entries = locked(lock)
+    assert len(entries) >= at_least, sorted(entries)
+    for name, pins in entries.items():
+        for pin in pins:
+            assert pin["hashes"] and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in pin["hashes"]), name
+            assert pin["via"], f"{name}: the lock says nothing about why it is there"
+    assert lock.read_text().splitlines()[1].strip() == "#    .ci/lock", f"regenerate {lock.name} with .ci/lock"
