@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -118,3 +121,43 @@ def test_the_lint_extra_brings_the_type_stubs_mypy_needs():
         canonicalize_name(Requirement(text).name) for text in pyproject()["project"]["optional-dependencies"]["lint"]
     }
     assert {"mypy", "ruff", "types-pyyaml"} <= lint
+
+
+def test_the_lint_extra_alone_runs_the_linters_clean(tmp_path):
+    """A fresh virtual environment holding only `pip install '.[lint]'` runs .ci/run's gate clean: ruff (format
+    and check) on infx, tests and bench, and mypy on infx. The versions are today's locked ones (the lock as
+    constraints, without its hashes, which pip does not take in a constraints file); the checkout is copied
+    without its git metadata, as a source archive builds."""
+    tree = tmp_path / "tree"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():  # a file deleted from the work tree is still listed as cached
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / name)
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text(
+        "".join(
+            f"{name}=={pin['version']}\n"
+            for name, pins in locked(DEV_LOCK).items()
+            for pin in pins
+            if pin["marker"] is None or pin["marker"].evaluate()
+        )
+    )
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    install = [python, "-m", "pip", "install", "--quiet", "--constraint", str(constraints), f"{tree}[lint]"]
+    subprocess.run(install, check=True, capture_output=True)
+    for linter in (
+        ["ruff", "format", "--check", "infx", "tests", "bench"],
+        ["ruff", "check", "infx", "tests", "bench"],
+        ["mypy", "--cache-dir", str(tmp_path / "mypy-cache"), "infx"],
+    ):
+        done = subprocess.run([python, "-m", *linter], cwd=tree, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, (linter, done.stdout[-3000:], done.stderr[-3000:])
