@@ -15,12 +15,12 @@ from .. import matrix
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
 from ..evalsuite import EvalMode
+from ..launch.lanecheck import check_lanes
 from ..matrix.derive import AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
 from ..points import gpu_hours, point_id
+from ..runmode import Mode
 from ..scenarios import AGENTIC
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
-from ..workflows.labels import Mode
-from ..workflows.lanecheck import check_lanes
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
@@ -152,7 +152,7 @@ def plan_sweep(
 ) -> tuple[SweepPlan | None, list[Diagnostic]]:
     """The sweep plan of the entries: buckets of rows plus the change they come from (``change``,
     completed here with the entries, the keys they resolved to and the PR link) and each point's lane
-    (infx/workflows/lanecheck.py, from the profiles under ``config_set.root``); None when it cannot be built."""
+    (infx/launch/lanecheck.py, from the profiles under ``config_set.root``); None when it cannot be built."""
     try:
         rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file, unnamed_checked)
     except Exception as exc:  # the matrix refusing a config is reported, not raised

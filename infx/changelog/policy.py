@@ -1,7 +1,8 @@
 """The pr-link policy: the ONLY place that says which links an entry may carry.
 
 The validator, the fixer and docs/changelog.md (see :func:`rules_markdown`) all read it
-from here. The repository slug is a parameter, resolved by :func:`resolve_slug`.
+from here. The repository slug is a parameter, resolved by :func:`resolve_slug` (which reads
+$GITHUB_REPOSITORY and configs/infx.yaml); :func:`write_docs` rewrites docs/changelog.md's section.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from pathlib import Path
 
 from ..diagnostics import EXIT_USAGE, InfxError, UsageError
 from ..fsio import atomic_write
-from ..schema import load_schema, schema_diagnostics
-from ..yamlio import load_yaml
+from ..schema import load_schema
+from ..settings import SETTINGS_FILE, SETTINGS_SCHEMA, read_settings
 
 PLACEHOLDER = "XXX"
-SETTINGS_FILE = "configs/infx.yaml"
 
 
 def canonical_link(slug: str, pr_number: int | str) -> str:
@@ -88,23 +88,19 @@ MIX_RULE = (
 
 def is_slug(value: str) -> bool:
     """OWNER/NAME, in the shape configs/infx.yaml's schema gives ``repository`` (one rule)."""
-    return re.search(load_schema("infx-settings")["properties"]["repository"]["pattern"], value) is not None
+    return re.search(load_schema(SETTINGS_SCHEMA)["properties"]["repository"]["pattern"], value) is not None
 
 
 def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
     """(slug, where it came from): --repo > $GITHUB_REPOSITORY > configs/infx.yaml.
 
-    The one reading of the repository slug (the changelog commands and ``infx github``).
-    configs/infx.yaml is checked against infx/schemas/infx-settings.schema.json, whose
-    pattern is also the shape --repo and $GITHUB_REPOSITORY must have.
+    The one reading of the repository slug (the changelog commands and ``infx github``), and of
+    configs/infx.yaml's `repository` (infx.settings reads the file, checked against its schema, whose
+    pattern is also the shape --repo and $GITHUB_REPOSITORY must have).
     """
     candidates = [(cli_value, "--repo"), (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY")]
-    settings = root / SETTINGS_FILE
-    if not any(value for value, _ in candidates) and settings.is_file():
-        doc, problems = load_yaml(settings, display=str(settings))
-        problems = problems or (
-            schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else []
-        )
+    if not any(value for value, _ in candidates):
+        doc, problems = read_settings(root, display=str(root / SETTINGS_FILE))
         if problems:
             raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
         if doc is not None and isinstance(doc.data, dict):

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from ..changelog.plan import PlanOptions
-from ..changelog.worktree import plan_table
 from ..diagnostics import UsageError
 from ..evalsuite import EvalMode
 from ..fsio import atomic_write
@@ -17,7 +16,7 @@ from ..points import point_id
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
 from ..workflows.labels import EVENTS
-from ..workflows.planning import Said, SweepRequest, plan_request, write_github_outputs
+from ..workflows.planning import Said, SweepRequest, plan_request, plan_table, write_github_outputs
 from .common import OUTPUT_FILE, finish, json_string_list, show
 from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
