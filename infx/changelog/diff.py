@@ -24,7 +24,7 @@ from . import contract, policy
 from .entry import Entry, parse_entry
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Revision:
     """One parsed revision: its text, its entries and the line each entry starts on."""
 
@@ -39,7 +39,7 @@ class Revision:
         return self.text.split("\n")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ChangelogDiff:
     mode: str  # "pr" or "push"
     base_count: int = 0  # entries at the base; an added index at or below it landed mid-file
@@ -86,7 +86,7 @@ def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None,
         line, column = doc.where((index, *path))
         return line + line_offset, column
 
-    return Revision(file, text, data, [where(i)[0] for i in range(len(data))], where), []
+    return Revision(file=file, text=text, items=data, lines=[where(i)[0] for i in range(len(data))], where=where), []
 
 
 def _link(item) -> str | None:
@@ -121,7 +121,7 @@ def diff_changelog(
     allow_removal: bool = False,
 ) -> ChangelogDiff:
     """Judge ``head_raw`` against ``base_raw`` (the merge-base on a PR run, the parent on a push run)."""
-    change = ChangelogDiff("pr" if pr_number is not None else "push")
+    change = ChangelogDiff(mode="pr" if pr_number is not None else "push")
     problems = change.diagnostics
     head, decode_problems = contract.decode(head_raw, file)
     base, base_problems = contract.decode(base_raw or b"", f"{file} (base)")
@@ -166,7 +166,7 @@ def diff_changelog(
                 warning(d.file, (d.line, d.column), d.rule, f"the base revision is not valid: {d.message}")
                 for d in problems_base
             ]
-            base_rev = Revision(f"{file} (base)", "", [], [], lambda i, p=(): (1, 1))
+            base_rev = Revision(file=f"{file} (base)", text="", items=[], lines=[], where=lambda i, p=(): (1, 1))
         change.base_count = len(base_rev.items)
         pairs, added, removed = _align(base_rev, head_rev, change, file)
         offset = 0

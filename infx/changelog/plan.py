@@ -26,7 +26,7 @@ from .entry import Entry
 from .keys import Resolution
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanOptions:
     """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 

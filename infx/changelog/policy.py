@@ -37,7 +37,7 @@ def pr_line(slug: str, pr_number: int | None) -> str:
     return f"  pr-link: {canonical_link(slug, pr_number if pr_number is not None else '<N>')}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rejection:
     message: str
     hint: str
@@ -56,16 +56,16 @@ def check_new_entry(link: str, slug: str, pr_number: int | None) -> Rejection | 
         if is_canonical(link, slug):
             return None
         return Rejection(
-            f"pr-link {link!r} of the new entry is not a canonical link; on main only "
+            message=f"pr-link {link!r} of the new entry is not a canonical link; on main only "
             f"'{canonical_link(slug, '<N>')}' (digits) is accepted",
-            f"The merge is swept anyway; correct the link in a pr-link-only PR:\n{pr_line(slug, None)}",
+            hint=f"The merge is swept anyway; correct the link in a pr-link-only PR:\n{pr_line(slug, None)}",
         )
     if link in placeholders(slug) or link == canonical_link(slug, pr_number):
         return None
     accepted = ", ".join(repr(a) for a in accepted_for_new_entry(slug, pr_number))
     return Rejection(
-        f"pr-link {link!r} of the new entry is not accepted on PR #{pr_number}; accepted: {accepted}",
-        f"Write:\n{pr_line(slug, pr_number)}\nor run `infx changelog fix --pr-number {pr_number}`.",
+        message=f"pr-link {link!r} of the new entry is not accepted on PR #{pr_number}; accepted: {accepted}",
+        hint=f"Write:\n{pr_line(slug, pr_number)}\nor run `infx changelog fix --pr-number {pr_number}`.",
     )
 
 
@@ -74,9 +74,9 @@ def check_correction(old: str, new: str, slug: str) -> Rejection | None:
     if is_canonical(new, slug):
         return None
     return Rejection(
-        f"pr-link correction from {old!r} to {new!r} is not canonical; a historical pr-link may only be corrected "
-        f"to '{canonical_link(slug, '<N>')}' (digits)",
-        f"Write the PR that made the entry:\n{pr_line(slug, None)}",
+        message=f"pr-link correction from {old!r} to {new!r} is not canonical; a historical pr-link may only be "
+        f"corrected to '{canonical_link(slug, '<N>')}' (digits)",
+        hint=f"Write the PR that made the entry:\n{pr_line(slug, None)}",
     )
 
 

@@ -41,7 +41,15 @@ def validate(
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
     options = PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc)
     result = validate_changelog(
-        GateRequest(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, options)
+        GateRequest(
+            base_ref=base_ref,
+            head_ref=head_ref,
+            pr_number=pr_number,
+            repo_slug=repo_slug,
+            changelog=changelog_file,
+            allow_removal=allow_removal,
+            plan_options=options,
+        )
     )
     change = result.change
     summary: dict[str, Any] = {
@@ -74,7 +82,9 @@ def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
     """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""
     if pr_number is None:
         raise UsageError("--pr-number is required: fix writes the canonical link of that PR", "Pass --pr-number N.")
-    result = fix_changelog(FixRequest(pr_number, base_ref, repo_slug, changelog_file))
+    result = fix_changelog(
+        FixRequest(pr_number=pr_number, base_ref=base_ref, repo_slug=repo_slug, changelog=changelog_file)
+    )
     name = result.file
     report = Report(result.diagnostics)
     show(  # the verdict first, then what was repaired

@@ -20,7 +20,7 @@ DEFAULT_COMPONENTS = "configs/components.yaml"
 SHIPPED_COMPONENTS = SHIPPED_POLICIES["components.yaml"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ConfigSet:
     """Everything the matrix and the launcher need, as plain data.
 

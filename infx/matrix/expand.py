@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # annotations only: the config package is not imported for th
 HEADER = ("image", "model", "model-prefix", "precision", "framework")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Expansion:
     """State of one expansion: inputs, and the problems and notes it collects."""
 

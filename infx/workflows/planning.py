@@ -33,7 +33,7 @@ from .labels import describe, resolve_mode
 from .report import reuse_markdown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepRequest:
     """What `infx plan` is asked. With ``rows``: plan those rows; with both refs: the entries the
     change base..head appends (``pr_number``: a PR run); with neither: the working tree's newest entry."""
@@ -56,7 +56,7 @@ class SweepRequest:
     cwd: Path = field(default_factory=Path.cwd)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Said:
     """Something to tell the user while planning, in order: diagnostics (``ok``: the report's
     verdict; ``verdict``: the plan's own report, said first, with the verdict) or a line for stderr."""
@@ -67,7 +67,7 @@ class Said:
     verdict: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlannedSweep:
     """The plan (None when it could not be built), the planning's report, and the label table's
     problems (when there are any, nothing was planned)."""
@@ -82,14 +82,14 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     reuse and the queue check found, as they happen."""
     mode, problems = run_mode(request)
     if problems:
-        return PlannedSweep(None, Report(problems), tuple(problems))
+        return PlannedSweep(plan=None, report=Report(problems), mode_problems=tuple(problems))
     options = PlanOptions(
         evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc
     )
     plan, report = _planned(request, options)
-    say(Said(tuple(report.sorted()), report.ok, verdict=True))
+    say(Said(diagnostics=tuple(report.sorted()), ok=report.ok, verdict=True))
     if not report.ok or plan is None:
-        return PlannedSweep(None, report)
+        return PlannedSweep(plan=None, report=report)
     if mode.agentx_fast:  # before reuse: a fast point has its own result key
         plan = agentx_fast(plan)
     if mode.dispatch and mode.reuse and (request.reuse_github or request.reuse_dir is not None):
@@ -97,7 +97,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     plan = apply_mode(plan, mode)  # the canary is chosen among the points still to run
     if mode.dispatch and not request.hosted:
         plan = _queued(plan, repository_root(start=request.cwd), say)
-    return PlannedSweep(plan, report)
+    return PlannedSweep(plan=plan, report=report)
 
 
 def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
@@ -123,13 +123,13 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
     assert request.head_ref is not None  # the request has both refs or neither
     gate = GateRequest(
-        request.base_ref,
-        request.head_ref,
-        request.pr_number,
-        request.repo_slug,
-        request.changelog,
-        request.allow_removal,
-        options,
+        base_ref=request.base_ref,
+        head_ref=request.head_ref,
+        pr_number=request.pr_number,
+        repo_slug=request.repo_slug,
+        changelog=request.changelog,
+        allow_removal=request.allow_removal,
+        plan_options=options,
     )
     result = validate_changelog(gate, request.cwd)
     return result.plan, result.report
@@ -150,7 +150,7 @@ def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None])
     if decision.notice:
         say(
             Said(
-                (
+                diagnostics=(
                     warning(
                         "<github>",
                         None,
@@ -178,7 +178,7 @@ def _queued(plan: SweepPlan, root: Path, say: Callable[[Said], None]) -> SweepPl
     queues = queue.repository_queues(canary + [row for rows in buckets.values() for row in rows], root)
     found = queue.warnings(queues, root)
     if found:
-        say(Said(tuple(found)))
+        say(Said(diagnostics=tuple(found)))
     return replace(plan, queue=queue.queue_check(queues))
 
 
