@@ -66,7 +66,15 @@ def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None,
     if doc is None:
         if line_offset:
             problems = [
-                Diagnostic(d.file, (d.line or 0) + line_offset, d.column, d.rule, d.message, d.hint, d.severity)
+                Diagnostic(
+                    file=d.file,
+                    line=(d.line or 0) + line_offset,
+                    column=d.column,
+                    rule=d.rule,
+                    message=d.message,
+                    hint=d.hint,
+                    severity=d.severity,
+                )
                 for d in problems
             ]
         return None, problems
@@ -170,7 +178,19 @@ def diff_changelog(
         change.base_count = len(base_rev.items)
         pairs, added, removed = _align(base_rev, head_rev, change, file)
         offset = 0
-        _check_history(base, head, base_rev, head_rev, pairs, added, removed, change, file, slug, allow_removal)
+        _check_history(
+            base_text=base,
+            head_text=head,
+            base=base_rev,
+            head=head_rev,
+            pairs=pairs,
+            added=added,
+            removed=removed,
+            change=change,
+            file=file,
+            slug=slug,
+            allow_removal=allow_removal,
+        )
 
     for index in added:
         position = index + offset + 1
@@ -238,7 +258,7 @@ def _align(base: Revision, head: Revision, change: ChangelogDiff, file: str):
             ):
                 base_block.remove(i)
                 head_block.remove(j)
-                _report_edit(base, head, i, j, change, file)
+                _report_edit(base=base, head=head, i=i, j=j, change=change, file=file)
         removed += base_block
         added += head_block
     return pairs, sorted(added), sorted(removed)

@@ -56,14 +56,14 @@ def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
     """A PR that leaves the changelog alone and adds or changes no master key asks for no sweep:
     deleted or deprecated keys, a runner node in runners.yaml. It passes with this notice."""
     return Diagnostic(
-        unchanged.file,
-        None,
-        None,
-        "changelog-nothing-to-sweep",
-        "the changelog is unchanged and this change adds or modifies no master-config key "
+        file=unchanged.file,
+        line=None,
+        column=None,
+        rule="changelog-nothing-to-sweep",
+        message="the changelog is unchanged and this change adds or modifies no master-config key "
         "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
-        "To benchmark something, change its master config and append an entry naming its key.",
-        Severity.NOTICE,
+        hint="To benchmark something, change its master config and append an entry naming its key.",
+        severity=Severity.NOTICE,
     )
 
 
