@@ -6,7 +6,7 @@ queue check) and writes it through this type; `infx github report`, `select-poin
 `rerun-failed`, `infx reuse select` and `infx results check-evals --plan` read it once, at the
 boundary, through ``SweepPlan.read`` (or ``from_json``) and use its attributes after that.
 
-Two words are kept apart: the plan's ``mode`` is the run mode (infx/workflows/labels.py: whether
+Two words are kept apart: the plan's ``mode`` is the run mode (infx/runmode.py: whether
 points launch, and how the sweep is cut); the kind of changelog change the plan comes from (a pull
 request's or a push to main, written as `changelog_metadata.mode`) is ``ChangelogMetadata.change_kind``.
 
@@ -29,8 +29,8 @@ from .jsonfast import JSONProblem, parse
 from .matrix import bucketize
 from .matrix.rowschema import row_findings
 from .points import point_id
+from .runmode import Mode
 from .schema import load_schema, schema_findings
-from .workflows.labels import Mode
 from .yamlio import parse_yaml
 
 SCHEMA = "sweep-plan"  # infx/schemas/sweep-plan.schema.json, as infx.schema loads it
@@ -217,7 +217,7 @@ class QueueCheck(_Fields):
 @dataclass(frozen=True)
 class LabelLane(_Fields):
     """One runner label of the plan and the lane that serves it, as the lane check
-    (infx/workflows/lanecheck.py) found it: ``lane`` None when no profile does."""
+    (infx/launch/lanecheck.py) found it: ``lane`` None when no profile does."""
 
     POINTER: ClassVar[str] = "$defs/label-lane"
 
@@ -277,7 +277,7 @@ class SweepPlan:
     """One sweep plan. ``mode`` is the run mode; ``reuse`` what the reuse decision
     (infx/workflows/reuse.py) left out of the buckets, ``queue`` what the queue check
     (infx/workflows/queue.py) held back, ``lanes`` each point's lane and the points held for want
-    of one (infx/workflows/lanecheck.py)."""
+    of one (infx/launch/lanecheck.py)."""
 
     buckets: dict[str, list[dict]]
     changelog_metadata: ChangelogMetadata | None = None

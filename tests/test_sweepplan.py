@@ -18,6 +18,7 @@ from infx.changelog.plan import PlanOptions, apply_mode
 from infx.changelog.worktree import plan_newest_entry
 from infx.diagnostics import InfxError, UsageError
 from infx.points import point_id
+from infx.runmode import Mode
 from infx.sweepplan import (
     Canary,
     ChangelogMetadata,
@@ -28,7 +29,7 @@ from infx.sweepplan import (
     SweepPlan,
     check_field_names,
 )
-from infx.workflows.labels import Mode, resolve_mode
+from infx.workflows.labels import resolve_mode
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from infx.changelog.worktree import plan_table
 from infx.results.collect import collect
 from infx.results.rowlabels import topology
 from infx.sweepplan import SweepPlan
 from infx.workers import Parallelism, row_topology, topology_label
+from infx.workflows.planning import plan_table
 from testing.artifacts import bundled_row, point_folder, sa_bench
 
 RAW = "{name}_sa-bench_isl_8192_osl_1024_conc4_gpus_24_ctx_8_gen_16.json"

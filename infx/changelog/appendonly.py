@@ -182,7 +182,9 @@ def scope(
                     )
                 )
                 continue
-            problems += _key_scope(key, base[key], head.get(key) or {}, swept[key], entry, file)
+            problems += _key_scope(
+                key=key, base=base[key], head=head.get(key) or {}, swept=swept[key], entry=entry, file=file
+            )
     return problems
 
 

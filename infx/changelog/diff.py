@@ -24,7 +24,7 @@ from . import contract, policy
 from .entry import Entry, parse_entry
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Revision:
     """One parsed revision: its text, its entries and the line each entry starts on."""
 
@@ -39,7 +39,7 @@ class Revision:
         return self.text.split("\n")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ChangelogDiff:
     mode: str  # "pr" or "push"
     base_count: int = 0  # entries at the base; an added index at or below it landed mid-file
@@ -66,7 +66,15 @@ def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None,
     if doc is None:
         if line_offset:
             problems = [
-                Diagnostic(d.file, (d.line or 0) + line_offset, d.column, d.rule, d.message, d.hint, d.severity)
+                Diagnostic(
+                    file=d.file,
+                    line=(d.line or 0) + line_offset,
+                    column=d.column,
+                    rule=d.rule,
+                    message=d.message,
+                    hint=d.hint,
+                    severity=d.severity,
+                )
                 for d in problems
             ]
         return None, problems
@@ -86,7 +94,7 @@ def _parse(text: str, file: str, line_offset: int = 0) -> tuple[Revision | None,
         line, column = doc.where((index, *path))
         return line + line_offset, column
 
-    return Revision(file, text, data, [where(i)[0] for i in range(len(data))], where), []
+    return Revision(file=file, text=text, items=data, lines=[where(i)[0] for i in range(len(data))], where=where), []
 
 
 def _link(item) -> str | None:
@@ -121,7 +129,7 @@ def diff_changelog(
     allow_removal: bool = False,
 ) -> ChangelogDiff:
     """Judge ``head_raw`` against ``base_raw`` (the merge-base on a PR run, the parent on a push run)."""
-    change = ChangelogDiff("pr" if pr_number is not None else "push")
+    change = ChangelogDiff(mode="pr" if pr_number is not None else "push")
     problems = change.diagnostics
     head, decode_problems = contract.decode(head_raw, file)
     base, base_problems = contract.decode(base_raw or b"", f"{file} (base)")
@@ -166,11 +174,23 @@ def diff_changelog(
                 warning(d.file, (d.line, d.column), d.rule, f"the base revision is not valid: {d.message}")
                 for d in problems_base
             ]
-            base_rev = Revision(f"{file} (base)", "", [], [], lambda i, p=(): (1, 1))
+            base_rev = Revision(file=f"{file} (base)", text="", items=[], lines=[], where=lambda i, p=(): (1, 1))
         change.base_count = len(base_rev.items)
         pairs, added, removed = _align(base_rev, head_rev, change, file)
         offset = 0
-        _check_history(base, head, base_rev, head_rev, pairs, added, removed, change, file, slug, allow_removal)
+        _check_history(
+            base_text=base,
+            head_text=head,
+            base=base_rev,
+            head=head_rev,
+            pairs=pairs,
+            added=added,
+            removed=removed,
+            change=change,
+            file=file,
+            slug=slug,
+            allow_removal=allow_removal,
+        )
 
     for index in added:
         position = index + offset + 1
@@ -238,7 +258,7 @@ def _align(base: Revision, head: Revision, change: ChangelogDiff, file: str):
             ):
                 base_block.remove(i)
                 head_block.remove(j)
-                _report_edit(base, head, i, j, change, file)
+                _report_edit(base=base, head=head, i=i, j=j, change=change, file=file)
         removed += base_block
         added += head_block
     return pairs, sorted(added), sorted(removed)

@@ -43,7 +43,7 @@ FIELDS: dict[str, tuple[str, bool, str]] = {
 EVAL_FIELDS = ("evals-only", "all-evals", "no-evals", "eval-min-prefill-ep")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Entry:
     """One validated changelog entry and where it sits."""
 

@@ -23,7 +23,7 @@ from .diff import diff_changelog
 PR_LINK_LINE = re.compile(r"^(?P<indent>\s*)pr-link:\s*(?P<value>.*?)\s*$")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FixResult:
     text: str | None  # the repaired file, or None when nothing may be written
     changes: list[str] = field(default_factory=list)  # what was repaired, for the user
@@ -48,8 +48,8 @@ def repair(base: str, current: str, pr_number: int, slug: str, file: str) -> Fix
             "fix-history",
             "the history differs from the merge-base, and `fix` never rewrites history",
         )
-        return FixResult(None, diagnostics=[problem])
-    result = FixResult(None)
+        return FixResult(text=None, diagnostics=[problem])
+    result = FixResult(text=None)
     suffix = current[len(base) :]
     cleaned = suffix.replace("\r\n", "\n").replace("\r", "\n")
     if cleaned != suffix:
@@ -112,7 +112,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     current, current_problems = contract.decode(read_bytes(path), name)
     base, base_problems = contract.decode(base_raw, base_label or f"{name} (merge-base)")
     if current is None or base is None:
-        return FixResult(None, diagnostics=current_problems + base_problems)
+        return FixResult(text=None, diagnostics=current_problems + base_problems)
     result = repair(base, current, pr_number, slug, name)
     if result.text is None:
         return result
@@ -124,7 +124,7 @@ def fix_file(path: Path, base_raw: bytes, name: str, pr_number: int, slug: str, 
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixRequest:
     """`infx changelog fix`: repair the working tree's changelog for PR ``pr_number`` against its merge-base."""
 

@@ -26,7 +26,7 @@ from .policy import canonical_link, resolve_slug
 CONFIG_PATHS = ["configs", RECIPES_DIR, LANES_DIR]  # LANES_DIR: the lane check reads the head's profiles
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GateResult:
     report: Report
     change: ChangelogDiff | None = None
@@ -56,14 +56,14 @@ def nothing_to_sweep(unchanged: Diagnostic) -> Diagnostic:
     """A PR that leaves the changelog alone and adds or changes no master key asks for no sweep:
     deleted or deprecated keys, a runner node in runners.yaml. It passes with this notice."""
     return Diagnostic(
-        unchanged.file,
-        None,
-        None,
-        "changelog-nothing-to-sweep",
-        "the changelog is unchanged and this change adds or modifies no master-config key "
+        file=unchanged.file,
+        line=None,
+        column=None,
+        rule="changelog-nothing-to-sweep",
+        message="the changelog is unchanged and this change adds or modifies no master-config key "
         "(deleted keys, deprecations and runners.yaml changes ask for no sweep): nothing will be swept",
-        "To benchmark something, change its master config and append an entry naming its key.",
-        Severity.NOTICE,
+        hint="To benchmark something, change its master config and append an entry naming its key.",
+        severity=Severity.NOTICE,
     )
 
 
@@ -88,7 +88,7 @@ def run_gate(
     if pr_number is not None:
         base = git.merge_base(repo, base, head)
     report = Report()
-    result = GateResult(report, base_commit=base, head_commit=head)
+    result = GateResult(report=report, base_commit=base, head_commit=head)
     head_raw = git.read_file(repo, head, changelog)
     if head_raw is None:
         raise UsageError(f"{changelog} does not exist at {head_ref}", "Pass --changelog with the changelog's path.")
@@ -157,7 +157,7 @@ def run_gate(
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateRequest:
     """`infx changelog validate`: the change base..head of the repository the working folder is in."""
 

@@ -23,7 +23,7 @@ def suggestions(pattern: str, keys: list[str], limit: int = 3) -> list[str]:
     return close
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Resolution:
     keys: list[str] = field(default_factory=list)  # every key to sweep: entry order, master order within an entry
     per_entry: dict[int, list[str]] = field(default_factory=dict)  # entry index -> its keys

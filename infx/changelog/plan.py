@@ -15,23 +15,28 @@ from .. import matrix
 from ..config import ConfigSet
 from ..diagnostics import Diagnostic, error
 from ..evalsuite import EvalMode
+from ..launch.lanecheck import check_lanes
 from ..matrix.derive import AGENTX_FAST_DURATION_S, AGENTX_FAST_WARMUP_REQUESTS
 from ..points import gpu_hours, point_id
+from ..runmode import Mode
 from ..scenarios import AGENTIC
 from ..sweepplan import Canary, ChangelogMetadata, PlannedEntry, SweepPlan
-from ..workflows.labels import Mode
-from ..workflows.lanecheck import check_lanes
 from . import appendonly
 from .entry import Entry
 from .keys import Resolution
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanOptions:
     """Run-wide modifiers (PR labels): the reference's --evals-only / --all-evals / --trim-conc."""
 
     evals: EvalMode = EvalMode.DEFAULT  # ONLY: no throughput rows; ALL: every eval point
     trim_conc: bool = False  # the `sweep-enabled` label: one (the lowest) concurrency per point
+
+    @classmethod
+    def of(cls, *, evals_only: bool = False, all_evals: bool = False, trim_conc: bool = False) -> PlanOptions:
+        """The options of the three run-wide modifiers (`--evals-only`, `--all-evals`, `--trim-conc`)."""
+        return cls(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc)
 
 
 def trim_conc(rows: list[dict]) -> list[dict]:
@@ -112,7 +117,12 @@ def plan_rows(
         base_set = base_loader() if base_loader else None
         if base_set is not None:
             problems += appendonly.scope(
-                base_set.raw_entries, config_set.raw_entries, entries, resolution.per_entry, file, unnamed_checked
+                base=base_set.raw_entries,
+                head=config_set.raw_entries,
+                entries=entries,
+                per_entry=resolution.per_entry,
+                file=file,
+                unnamed_checked=unnamed_checked,
             )
     # all-evals entries first: their broader eval selection wins when keys overlap.
     for entry in sorted(entries, key=lambda e: EvalMode.ALL not in e.evals):
@@ -152,9 +162,17 @@ def plan_sweep(
 ) -> tuple[SweepPlan | None, list[Diagnostic]]:
     """The sweep plan of the entries: buckets of rows plus the change they come from (``change``,
     completed here with the entries, the keys they resolved to and the PR link) and each point's lane
-    (infx/workflows/lanecheck.py, from the profiles under ``config_set.root``); None when it cannot be built."""
+    (infx/launch/lanecheck.py, from the profiles under ``config_set.root``); None when it cannot be built."""
     try:
-        rows, problems = plan_rows(config_set, entries, resolution, options, base_loader, file, unnamed_checked)
+        rows, problems = plan_rows(
+            config_set=config_set,
+            entries=entries,
+            resolution=resolution,
+            options=options,
+            base_loader=base_loader,
+            file=file,
+            unnamed_checked=unnamed_checked,
+        )
     except Exception as exc:  # the matrix refusing a config is reported, not raised
         diagnostics = getattr(exc, "diagnostics", None)
         if diagnostics:

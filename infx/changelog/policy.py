@@ -1,7 +1,8 @@
 """The pr-link policy: the ONLY place that says which links an entry may carry.
 
 The validator, the fixer and docs/changelog.md (see :func:`rules_markdown`) all read it
-from here. The repository slug is a parameter, resolved by :func:`resolve_slug`.
+from here. The repository slug is a parameter, resolved by :func:`resolve_slug` (which reads
+$GITHUB_REPOSITORY and configs/infx.yaml); :func:`write_docs` rewrites docs/changelog.md's section.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from pathlib import Path
 
 from ..diagnostics import EXIT_USAGE, InfxError, UsageError
 from ..fsio import atomic_write
-from ..schema import load_schema, schema_diagnostics
-from ..yamlio import load_yaml
+from ..schema import load_schema
+from ..settings import SETTINGS_FILE, SETTINGS_SCHEMA, read_settings
 
 PLACEHOLDER = "XXX"
-SETTINGS_FILE = "configs/infx.yaml"
 
 
 def canonical_link(slug: str, pr_number: int | str) -> str:
@@ -37,7 +37,7 @@ def pr_line(slug: str, pr_number: int | None) -> str:
     return f"  pr-link: {canonical_link(slug, pr_number if pr_number is not None else '<N>')}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rejection:
     message: str
     hint: str
@@ -56,16 +56,16 @@ def check_new_entry(link: str, slug: str, pr_number: int | None) -> Rejection | 
         if is_canonical(link, slug):
             return None
         return Rejection(
-            f"pr-link {link!r} of the new entry is not a canonical link; on main only "
+            message=f"pr-link {link!r} of the new entry is not a canonical link; on main only "
             f"'{canonical_link(slug, '<N>')}' (digits) is accepted",
-            f"The merge is swept anyway; correct the link in a pr-link-only PR:\n{pr_line(slug, None)}",
+            hint=f"The merge is swept anyway; correct the link in a pr-link-only PR:\n{pr_line(slug, None)}",
         )
     if link in placeholders(slug) or link == canonical_link(slug, pr_number):
         return None
     accepted = ", ".join(repr(a) for a in accepted_for_new_entry(slug, pr_number))
     return Rejection(
-        f"pr-link {link!r} of the new entry is not accepted on PR #{pr_number}; accepted: {accepted}",
-        f"Write:\n{pr_line(slug, pr_number)}\nor run `infx changelog fix --pr-number {pr_number}`.",
+        message=f"pr-link {link!r} of the new entry is not accepted on PR #{pr_number}; accepted: {accepted}",
+        hint=f"Write:\n{pr_line(slug, pr_number)}\nor run `infx changelog fix --pr-number {pr_number}`.",
     )
 
 
@@ -74,9 +74,9 @@ def check_correction(old: str, new: str, slug: str) -> Rejection | None:
     if is_canonical(new, slug):
         return None
     return Rejection(
-        f"pr-link correction from {old!r} to {new!r} is not canonical; a historical pr-link may only be corrected "
-        f"to '{canonical_link(slug, '<N>')}' (digits)",
-        f"Write the PR that made the entry:\n{pr_line(slug, None)}",
+        message=f"pr-link correction from {old!r} to {new!r} is not canonical; a historical pr-link may only be "
+        f"corrected to '{canonical_link(slug, '<N>')}' (digits)",
+        hint=f"Write the PR that made the entry:\n{pr_line(slug, None)}",
     )
 
 
@@ -88,23 +88,19 @@ MIX_RULE = (
 
 def is_slug(value: str) -> bool:
     """OWNER/NAME, in the shape configs/infx.yaml's schema gives ``repository`` (one rule)."""
-    return re.search(load_schema("infx-settings")["properties"]["repository"]["pattern"], value) is not None
+    return re.search(load_schema(SETTINGS_SCHEMA)["properties"]["repository"]["pattern"], value) is not None
 
 
 def resolve_slug(cli_value: str | None, root: Path) -> tuple[str, str]:
     """(slug, where it came from): --repo > $GITHUB_REPOSITORY > configs/infx.yaml.
 
-    The one reading of the repository slug (the changelog commands and ``infx github``).
-    configs/infx.yaml is checked against infx/schemas/infx-settings.schema.json, whose
-    pattern is also the shape --repo and $GITHUB_REPOSITORY must have.
+    The one reading of the repository slug (the changelog commands and ``infx github``), and of
+    configs/infx.yaml's `repository` (infx.settings reads the file, checked against its schema, whose
+    pattern is also the shape --repo and $GITHUB_REPOSITORY must have).
     """
     candidates = [(cli_value, "--repo"), (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY")]
-    settings = root / SETTINGS_FILE
-    if not any(value for value, _ in candidates) and settings.is_file():
-        doc, problems = load_yaml(settings, display=str(settings))
-        problems = problems or (
-            schema_diagnostics("infx-settings", doc, doc.data) if doc is not None and doc.data is not None else []
-        )
+    if not any(value for value, _ in candidates):
+        doc, problems = read_settings(root, display=str(root / SETTINGS_FILE))
         if problems:
             raise InfxError(problems, exit_code=EXIT_USAGE)  # the settings file is unusable
         if doc is not None and isinstance(doc.data, dict):

@@ -11,9 +11,8 @@ from ..changelog.fix import FixRequest, fix_changelog
 from ..changelog.gate import GateRequest, validate_changelog
 from ..changelog.plan import PlanOptions
 from ..diagnostics import Report, UsageError
-from ..evalsuite import EvalMode
 from .common import finish, show
-from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
+from .options import built_from, changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
 
 PR_LINKS = " whose PR links are canonical"
 PR_OPTION = pr_number_option("The PR's number: a PR run (placeholders allowed).")
@@ -35,14 +34,9 @@ def changelog() -> None:
 )
 @run_modifier_options
 @format_option()
-def validate(
-    base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, evals_only, all_evals, trim_conc, fmt
-) -> None:
+def validate(fmt: str, **given: Any) -> None:
     """Run the whole contract: schema, pr-link policy, bytes, diff, keys, coverage, and that the plan builds."""
-    options = PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc)
-    result = validate_changelog(
-        GateRequest(base_ref, head_ref, pr_number, repo_slug, changelog_file, allow_removal, options)
-    )
+    result = validate_changelog(built_from(GateRequest, given, plan_options=built_from(PlanOptions.of, given)))
     change = result.change
     summary: dict[str, Any] = {
         "mode": change.mode if change else None,
@@ -70,11 +64,11 @@ def validate(
 @repo_option(PR_LINKS)
 @changelog_option
 @format_option()
-def fix(pr_number, base_ref, repo_slug, changelog_file, fmt) -> None:
+def fix(fmt: str, **given: Any) -> None:
     """Repair the appended entries in the working tree: pr-link placeholders, separators, final newline, TABs."""
-    if pr_number is None:
+    if given["pr_number"] is None:
         raise UsageError("--pr-number is required: fix writes the canonical link of that PR", "Pass --pr-number N.")
-    result = fix_changelog(FixRequest(pr_number, base_ref, repo_slug, changelog_file))
+    result = fix_changelog(built_from(FixRequest, given))
     name = result.file
     report = Report(result.diagnostics)
     show(  # the verdict first, then what was repaired

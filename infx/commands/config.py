@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..config import ValidateRequest, validate_configs
 from ..config.shipped import shipped_files
 from .common import finish
-from .options import base_ref_option, config_inputs, format_option
+from .options import base_ref_option, built_from, config_inputs, format_option
 
 
 @click.group()
@@ -22,14 +23,9 @@ def config() -> None:
 @config_inputs
 @base_ref_option
 @format_option()
-def validate(
-    files: tuple[Path, ...], runners_path: Path | None, components_path: Path | None, base_ref: str | None, fmt: str
-) -> None:
+def validate(files: tuple[Path, ...], fmt: str, **given: Any) -> None:
     """Validate FILES (default: configs/*-master.yaml): every problem at once, located."""
-    report = validate_configs(
-        ValidateRequest(masters=files, runners=runners_path, components=components_path, base_ref=base_ref)
-    )
-    finish(report, fmt)
+    finish(validate_configs(built_from(ValidateRequest, given, masters=files)), fmt)
 
 
 @config.command("shipped")

@@ -1,10 +1,16 @@
 """The command-line options several commands share, each declared once here: the same spelling,
-value type, destination and help wherever it appears."""
+value type, destination and help wherever it appears; and the two pieces that let a command declare
+its option set once (``option_set``) and build its request from it (``built_from``).
+
+An option's destination is the name of the request field it fills, so a request is built by keyword
+from what the command line gave, and a new option that fills a field needs no other line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -13,6 +19,27 @@ from .. import shapes
 FORMATS = ("text", "json", "github")
 PLAN_HELP = "The plan: JSON from `infx plan --format json` or `infx matrix --format json`."
 REPO_DEFAULT = "default: $GITHUB_REPOSITORY, then configs/infx.yaml"  # the one rule: changelog.policy.resolve_slug
+
+
+Built = TypeVar("Built")
+
+
+def option_set(*options: Callable) -> Callable:
+    """One decorator for ``options`` (click options, or other option sets), shown in --help in the order given."""
+
+    def apply(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def built_from(build: Callable[..., Built], given: Mapping[str, Any], **computed: Any) -> Built:
+    """``build`` (a request type, or a function making one) called by keyword: ``computed``, and for
+    each of its other parameters the option of that destination in ``given``, as given."""
+    names = inspect.signature(build).parameters.keys() - computed.keys()
+    return build(**{name: value for name, value in given.items() if name in names}, **computed)
 
 
 class HiddenAliasOption(click.Option):
@@ -75,48 +102,25 @@ def plan_option(help: str = PLAN_HELP, required: bool = True) -> Callable:
     return click.option("--plan", "plan_path", type=click.Path(path_type=Path), required=required, help=help)
 
 
-def config_inputs(command: Callable) -> Callable:
-    """--runners and --components: the files besides the masters that `config validate` and `matrix` read."""
-    for option in reversed(
-        (
-            click.option(
-                "--runners",
-                "runners_path",
-                type=click.Path(path_type=Path),
-                help="runners.yaml (default: configs/runners.yaml).",
-            ),
-            click.option(
-                "--components",
-                "components_path",
-                type=click.Path(path_type=Path),
-                help="components.yaml (default: configs/components.yaml).",
-            ),
-        )
-    ):
-        command = option(command)
-    return command
-
-
-changelog_option = click.option(
-    "--changelog", "changelog_file", metavar="PATH", help="The changelog (default: perf-changelog.yaml)."
+# --runners and --components: the files besides the masters that `config validate` and `matrix` read.
+config_inputs = option_set(
+    click.option("--runners", type=click.Path(path_type=Path), help="runners.yaml (default: configs/runners.yaml)."),
+    click.option(
+        "--components", type=click.Path(path_type=Path), help="components.yaml (default: configs/components.yaml)."
+    ),
 )
 
+changelog_option = click.option("--changelog", metavar="PATH", help="The changelog (default: perf-changelog.yaml).")
 
-def run_modifier_options(command: Callable) -> Callable:
-    """--evals-only, --all-evals, --trim-conc: the run-wide modifiers a PR's labels also set."""
-    for option in reversed(
-        (
-            click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only."),
-            click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point."),
-            click.option(
-                "--trim-conc",
-                is_flag=True,
-                help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point.",
-            ),
-        )
-    ):
-        command = option(command)
-    return command
+# --evals-only, --all-evals, --trim-conc: the run-wide modifiers a PR's labels also set
+# (infx.changelog.plan.PlanOptions.of reads them).
+run_modifier_options = option_set(
+    click.option("--evals-only", is_flag=True, help="Run-wide modifier (PR label): evals only."),
+    click.option("--all-evals", is_flag=True, help="Run-wide modifier (PR label): every eval point."),
+    click.option(
+        "--trim-conc", is_flag=True, help="Run-wide modifier (the sweep-enabled label): lowest concurrency per point."
+    ),
+)
 
 
 def _git_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -5,152 +5,105 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..changelog.plan import PlanOptions
-from ..changelog.worktree import plan_table
 from ..diagnostics import UsageError
-from ..evalsuite import EvalMode
 from ..fsio import atomic_write
 from ..points import point_id
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
 from ..workflows.labels import EVENTS
-from ..workflows.planning import Said, SweepRequest, plan_request, write_github_outputs
+from ..workflows.planning import Said, SweepRequest, plan_request, plan_table, write_github_outputs
 from .common import OUTPUT_FILE, finish, json_string_list, show
-from .options import changelog_option, format_option, pr_number_option, repo_option, run_modifier_options
+from .options import (
+    built_from,
+    changelog_option,
+    format_option,
+    option_set,
+    pr_number_option,
+    repo_option,
+    run_modifier_options,
+)
+
+# `infx plan`'s options, in --help order. Each destination is the SweepRequest field it fills (see
+# built_from); the others are read by the command: the run modifiers, --labels-json, the output.
+PLAN_OPTIONS = option_set(
+    click.option("--base-ref", help="The base branch or commit (PR runs use its merge-base with the head)."),
+    click.option("--head-ref", help="The head commit."),
+    pr_number_option("The PR's number: a PR run."),
+    repo_option(" whose PR links are canonical"),
+    changelog_option,
+    click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert)."),
+    run_modifier_options,
+    click.option(
+        "--label",
+        "labels",
+        multiple=True,
+        metavar="NAME",
+        help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.",
+    ),
+    click.option(
+        "--labels-json",
+        metavar="JSON",
+        help="PR labels as a JSON list of names (what toJSON(github.event.pull_request.labels.*.name) gives).",
+    ),
+    click.option(
+        "--event",
+        type=click.Choice(EVENTS),
+        help="The triggering event (default: pull_request with --pr-number or no refs, else push).",
+    ),
+    click.option(
+        "--rows",
+        type=click.Path(path_type=Path),
+        help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.",
+    ),
+    click.option(
+        "--reuse-github",
+        is_flag=True,
+        help="Leave out points whose result key has a valid result among the repository's artifacts (trusted runs "
+        "only).",
+    ),
+    click.option(
+        "--reuse-artifacts",
+        "reuse_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        help="The same, over a folder of downloaded point artifacts.",
+    ),
+    click.option(
+        "--lane",
+        metavar="LANE",
+        help="With --rows: every point runs on this lane (a lane name or runner label; run-sweep's `lane` input), "
+        "so none is held for want of one.",
+    ),
+    click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input)."),
+    click.option(
+        "--dry-run",
+        "hosted",
+        is_flag=True,
+        help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.",
+    ),
+    format_option(
+        ("table", "json", "github"), default=None, help="Output format (default: json with refs, table without)."
+    ),
+    click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well."),
+    click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files."),
+)
 
 
 @click.command()
-@click.option("--base-ref", help="The base branch or commit (PR runs use its merge-base with the head).")
-@click.option("--head-ref", help="The head commit.")
-@pr_number_option("The PR's number: a PR run.")
-@repo_option(" whose PR links are canonical")
-@changelog_option
-@click.option("--allow-removal", is_flag=True, help="Accept removed historical entries (a revert).")
-@run_modifier_options
-@click.option(
-    "--label",
-    "labels",
-    multiple=True,
-    metavar="NAME",
-    help="A PR label (repeatable); the label table (docs/workflows.md) turns labels into the run mode.",
-)
-@click.option(
-    "--labels-json",
-    metavar="JSON",
-    help="PR labels as a JSON list of names (what toJSON(github.event.pull_request.labels.*.name) gives).",
-)
-@click.option(
-    "--event",
-    type=click.Choice(EVENTS),
-    help="The triggering event (default: pull_request with --pr-number or no refs, else push).",
-)
-@click.option(
-    "--rows",
-    "rows_path",
-    type=click.Path(path_type=Path),
-    help="Plan these rows (JSON from `infx matrix` or an earlier plan) instead of a changelog change.",
-)
-@click.option(
-    "--reuse-github",
-    is_flag=True,
-    help="Leave out points whose result key has a valid result among the repository's artifacts (trusted runs only).",
-)
-@click.option(
-    "--reuse-artifacts",
-    "reuse_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The same, over a folder of downloaded point artifacts.",
-)
-@click.option(
-    "--lane",
-    metavar="LANE",
-    help="With --rows: every point runs on this lane (a lane name or runner label; run-sweep's `lane` input), "
-    "so none is held for want of one.",
-)
-@click.option("--no-reuse", is_flag=True, help="Run every planned point (the no-reuse label, or a dispatch input).")
-@click.option(
-    "--dry-run",
-    "hosted",
-    is_flag=True,
-    help="Every launch is planned on a GitHub-hosted runner (run-sweep's dry run): no self-hosted queue to check.",
-)
-@format_option(
-    ("table", "json", "github"), default=None, help="Output format (default: json with refs, table without)."
-)
-@click.option("--output", type=OUTPUT_FILE, help="Write the JSON plan to this file as well.")
-@click.option("--shard-dir", type=click.Path(path_type=Path), help="--format github: folder for shard files.")
-def plan(
-    base_ref,
-    head_ref,
-    pr_number,
-    repo_slug,
-    changelog_file,
-    allow_removal,
-    evals_only,
-    all_evals,
-    trim_conc,
-    labels,
-    labels_json,
-    event,
-    rows_path,
-    reuse_github,
-    reuse_dir,
-    lane,
-    no_reuse,
-    hosted,
-    fmt,
-    output,
-    shard_dir,
-) -> None:
+@PLAN_OPTIONS
+def plan(**given: Any) -> None:
     """Plan the sweep of the entries appended between --base-ref and --head-ref.
 
     With no refs: plan the newest entry of the working tree's changelog against the
     working tree's configs and print it as a table.
     """
-    if (base_ref is None) != (head_ref is None):
-        raise UsageError(
-            "give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)"
-        )
-    if rows_path is not None and base_ref is not None:
-        raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
-    if lane is not None and rows_path is None:
-        raise UsageError(
-            "--lane goes with --rows (a manual sweep on one lane)",
-            "A changelog change's points run on the lanes their runner labels name.",
-        )
-    event = event or (
-        "push"
-        if base_ref is not None and pr_number is None
-        else "workflow_dispatch"
-        if rows_path is not None
-        else "pull_request"
-    )
-    if reuse_github and reuse_dir is not None:
-        raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
-    names = tuple(labels) + tuple(
-        json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ()
-    )
-    request = SweepRequest(
-        event,
-        base_ref,
-        head_ref,
-        pr_number,
-        repo_slug,
-        changelog_file,
-        allow_removal,
-        PlanOptions(evals=EvalMode.of(evals_only=evals_only, all_evals=all_evals), trim_conc=trim_conc),
-        names,
-        rows_path,
-        reuse_github,
-        reuse_dir,
-        no_reuse,
-        hosted,
-        lane=lane,
-    )
-    shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
+    request = _request(given)
+    fmt, output, shard_dir = given["fmt"], given["output"], given["shard_dir"]
+    shown = fmt or ("table" if request.base_ref is None and request.rows is None else "json")
 
     def say(said: Said) -> None:
         show(list(said.diagnostics), "github" if shown == "github" else "text", said.ok, verdict=said.verdict)
@@ -193,3 +146,33 @@ def _github(plan: SweepPlan, shard_dir: Path | None) -> None:
         + f"; plan written to {Path(shard_dir) / 'plan.json'}",
         err=True,
     )
+
+
+def _request(given: dict[str, Any]) -> SweepRequest:
+    """The request the options make; the combinations no request may have are usage errors."""
+    base_ref, rows = given["base_ref"], given["rows"]
+    if (base_ref is None) != (given["head_ref"] is None):
+        raise UsageError(
+            "give both --base-ref and --head-ref, or neither (to plan the newest entry of the working tree)"
+        )
+    if rows is not None and base_ref is not None:
+        raise UsageError("--rows plans given rows; it takes no --base-ref/--head-ref")
+    if given["lane"] is not None and rows is None:
+        raise UsageError(
+            "--lane goes with --rows (a manual sweep on one lane)",
+            "A changelog change's points run on the lanes their runner labels name.",
+        )
+    event = given["event"] or (
+        "push"
+        if base_ref is not None and given["pr_number"] is None
+        else "workflow_dispatch"
+        if rows is not None
+        else "pull_request"
+    )
+    if given["reuse_github"] and given["reuse_dir"] is not None:
+        raise UsageError("give at most one of --reuse-github and --reuse-artifacts")
+    labels_json = given["labels_json"]
+    labels = tuple(given["labels"]) + tuple(
+        json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ()
+    )
+    return built_from(SweepRequest, given, event=event, labels=labels, options=built_from(PlanOptions.of, given))

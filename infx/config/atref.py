@@ -71,7 +71,17 @@ def relabel(diagnostics: list[Diagnostic], root: Path, repo: Path, commit: str) 
         name = d.file
         if name.startswith(str(root)):
             name = f"{Path(name).relative_to(root).as_posix()}@{commit[:12]}"
-        out.append(Diagnostic(name, d.line, d.column, d.rule, d.message, d.hint, d.severity))
+        out.append(
+            Diagnostic(
+                file=name,
+                line=d.line,
+                column=d.column,
+                rule=d.rule,
+                message=d.message,
+                hint=d.hint,
+                severity=d.severity,
+            )
+        )
     return out
 
 

@@ -20,7 +20,7 @@ DEFAULT_COMPONENTS = "configs/components.yaml"
 SHIPPED_COMPONENTS = SHIPPED_POLICIES["components.yaml"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ConfigSet:
     """Everything the matrix and the launcher need, as plain data.
 
@@ -95,14 +95,14 @@ class ConfigPaths(NamedTuple):
             return []
         return [
             Diagnostic(
-                str(self.root / DEFAULT_COMPONENTS),
-                None,
-                None,
-                "components-default",
-                f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships "
+                file=str(self.root / DEFAULT_COMPONENTS),
+                line=None,
+                column=None,
+                rule="components-default",
+                message=f"no {DEFAULT_COMPONENTS}: using the component version policy infx ships "
                 f"(`{print_command('components.yaml')}` prints it)",
-                copy_hint("components.yaml", "the policy"),
-                Severity.NOTICE,
+                hint=copy_hint("components.yaml", "the policy"),
+                severity=Severity.NOTICE,
             )
         ]
 

@@ -10,7 +10,7 @@ from .atref import judged_against_base
 from .load import existing_paths, load_config_set
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ValidateRequest:
     """`infx config validate`: the master configs (none: configs/*-master.yaml), runners.yaml and
     components.yaml (None: their default paths); ``base_ref``: a finding already there is a warning."""

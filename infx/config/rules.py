@@ -98,7 +98,14 @@ def rule(
     rule_id: str, summary: str, severity: Severity = Severity.ERROR, needs_schema: bool = True, severity_from=None
 ):
     def register(check):
-        RULES[rule_id] = Rule(rule_id, check, severity, summary, needs_schema, severity_from)
+        RULES[rule_id] = Rule(
+            id=rule_id,
+            check=check,
+            severity=severity,
+            summary=summary,
+            needs_schema=needs_schema,
+            severity_from=severity_from,
+        )
         return check
 
     return register

@@ -56,7 +56,12 @@ def validate_config_set(config_set, warnings: bool = True) -> list[Diagnostic]:
         )
         diagnostics.extend(schema_errors)
         context = EntryContext(
-            key, entry, runners.get("labels", {}), runners.get("hardware", {}), known_backends, unknown
+            key=key,
+            entry=entry,
+            labels=runners.get("labels", {}),
+            hardware=runners.get("hardware", {}),
+            backends=known_backends,
+            unknown_backends=unknown,
         )
         for rule in RULES.values():
             if rule.needs_schema and schema_errors:
@@ -77,5 +82,15 @@ def _findings(rule: Rule, context: EntryContext, doc: Document, prefix: str) -> 
     found = []
     for path, message, hint in rule.check(context):
         line, column = doc.where((context.key, *path))
-        found.append(Diagnostic(doc.file, line, column, rule.id, prefix + message, hint, rule.severity_for(context)))
+        found.append(
+            Diagnostic(
+                file=doc.file,
+                line=line,
+                column=column,
+                rule=rule.id,
+                message=prefix + message,
+                hint=hint,
+                severity=rule.severity_for(context),
+            )
+        )
     return found

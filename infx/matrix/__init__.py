@@ -43,7 +43,7 @@ def build_matrix(
     selection.check()
     keys = select_keys(selection.config_keys, list(config_set.entries), notices)
     check_runner_types(selection.runner_types, (config_set.runners or {}).get("labels") or {})
-    run = Expansion(config_set, selection, RecipeNodeCounts(config_set.root))
+    run = Expansion(config_set=config_set, selection=selection, recipes=RecipeNodeCounts(config_set.root))
     rows: list[dict] = []
     for key in keys:
         entry = config_set.entries[key]

@@ -79,12 +79,12 @@ def _merge_per_topology(rows: list[dict], all_concs: bool) -> dict[int, dict | N
         else:
             first["eval-conc"] = first["conc"][-1]
             first["exp-name"] = multi_agentic_exp_name(
-                first["model-prefix"],
-                first["prefill"],
-                first["decode"],
-                first["conc"],
-                first["kv-offloading"],
-                first.get("kv-offload-backend"),
+                prefix=first["model-prefix"],
+                prefill=first["prefill"],
+                decode=first["decode"],
+                concs=first["conc"],
+                mode=first["kv-offloading"],
+                backend=first.get("kv-offload-backend"),
             )
         merged[id(group[0])] = first
         for row in group[1:]:

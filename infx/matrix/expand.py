@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # annotations only: the config package is not imported for th
 HEADER = ("image", "model", "model-prefix", "precision", "framework")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Expansion:
     """State of one expansion: inputs, and the problems and notes it collects."""
 
@@ -117,7 +117,17 @@ def expand_entry(run: Expansion, key: str, entry: dict) -> list[dict]:
                 continue
             for position, search in enumerate(scenario["search-space"]):
                 try:
-                    rows.extend(expand(run, key, entry, header, runners, scenario, search))
+                    rows.extend(
+                        expand(
+                            run=run,
+                            key=key,
+                            entry=entry,
+                            header=header,
+                            runners=runners,
+                            scenario=scenario,
+                            search=search,
+                        )
+                    )
                 except DeriveError as exc:
                     run.fail(key, (kind, index, "search-space", position), exc)
     return rows
@@ -137,11 +147,11 @@ def _concs(run: Expansion, search: dict) -> list[int]:
     return [c for c in concurrencies(search, run.selection.step_size) if run.selection.conc_allowed(c)]
 
 
-def _single_fixed(run, key, entry, header, runners, sequence, search):
+def _single_fixed(run, key, entry, header, runners, scenario, search):
     ep = search.get("ep") if search.get("ep") is not None else 1
     if not _within_parallelism_caps(run.selection, [{"tp": search["tp"], "ep": ep}]):
         return []
-    isl, osl = sequence["isl"], sequence["osl"]
+    isl, osl = scenario["isl"], scenario["osl"]
     shared = {"isl": isl, "osl": osl, **_single_parallelism(search)}
     tail = {
         "max-model-len": max_model_len(isl, osl),
@@ -161,14 +171,22 @@ def _single_fixed(run, key, entry, header, runners, sequence, search):
     ]
 
 
-def _multi_fixed(run, key, entry, header, runners, sequence, search):
+def _multi_fixed(run, key, entry, header, runners, scenario, search):
     prefill, decode = _workers_of(search)
     # Derived before any filter, so a config problem is reported whatever the selection.
-    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
+    nodes = node_count(
+        search=search,
+        prefill=prefill,
+        decode=decode,
+        runner=entry["runner"],
+        gpus_per_node=run.gpus_per_node,
+        recipes=run.recipes,
+        warnings=run.warnings,
+    )
     concs = _concs(run, search)
     if not concs or not _within_parallelism_caps(run.selection, [prefill, decode]):
         return []
-    isl, osl = sequence["isl"], sequence["osl"]
+    isl, osl = scenario["isl"], scenario["osl"]
     return [
         {
             **header,
@@ -198,14 +216,14 @@ def _offload(search: dict) -> tuple[str, dict]:
     return mode, ({"kv-offload-backend": dict(backend)} if backend else {})
 
 
-def _single_agentic(run, key, entry, header, runners, item, search):
+def _single_agentic(run, key, entry, header, runners, scenario, search):
     parallelism = _single_parallelism(search)
     ep = search.get("ep") if search.get("ep") is not None else 1
     mode, backend = _offload(search)
     # Derived before any filter, so a config problem is reported whatever the selection.
     dram = total_cpu_dram_gb(
         mode,
-        item.get("dram-utilization"),
+        scenario.get("dram-utilization"),
         run.runners,
         entry["runner"],
         parallelism["tp"] * parallelism["pp"] * parallelism["pcp-size"],
@@ -223,7 +241,12 @@ def _single_agentic(run, key, entry, header, runners, item, search):
             "total-cpu-dram-gb": dram,
             "duration": AGENTIC_DURATION_S,
             "exp-name": single_agentic_exp_name(
-                entry["model-prefix"], parallelism["tp"], conc, mode, backend.get("kv-offload-backend"), spec
+                prefix=entry["model-prefix"],
+                tp=parallelism["tp"],
+                conc=conc,
+                mode=mode,
+                backend=backend.get("kv-offload-backend"),
+                spec=spec,
             ),
             "scenario-type": AGENTIC,
             **_router(entry, search),
@@ -245,13 +268,21 @@ def _single_agentic(run, key, entry, header, runners, item, search):
     return rows
 
 
-def _multi_agentic(run, key, entry, header, runners, item, search):
+def _multi_agentic(run, key, entry, header, runners, scenario, search):
     prefill, decode = _workers_of(search)
     mode, backend = _offload(search)
     dram = total_cpu_dram_gb(
-        mode, item.get("dram-utilization"), run.runners, entry["runner"], replica_gpus(prefill), multinode=True
+        mode, scenario.get("dram-utilization"), run.runners, entry["runner"], replica_gpus(prefill), multinode=True
     )
-    nodes = node_count(search, prefill, decode, entry["runner"], run.gpus_per_node, run.recipes, run.warnings)
+    nodes = node_count(
+        search=search,
+        prefill=prefill,
+        decode=decode,
+        runner=entry["runner"],
+        gpus_per_node=run.gpus_per_node,
+        recipes=run.recipes,
+        warnings=run.warnings,
+    )
     if not _within_parallelism_caps(run.selection, [prefill, decode]):
         return []
     concs = _concs(run, search)
@@ -272,7 +303,12 @@ def _multi_agentic(run, key, entry, header, runners, item, search):
                     "total-cpu-dram-gb": dram,
                     "duration": AGENTIC_DURATION_S,
                     "exp-name": multi_agentic_exp_name(
-                        entry["model-prefix"], prefill, decode, [conc], mode, backend.get("kv-offload-backend")
+                        prefix=entry["model-prefix"],
+                        prefill=prefill,
+                        decode=decode,
+                        concs=[conc],
+                        mode=mode,
+                        backend=backend.get("kv-offload-backend"),
                     ),
                     "disagg": disagg,
                     "scenario-type": AGENTIC,

@@ -14,7 +14,7 @@ from . import build_matrix
 from .selection import Selection
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MatrixRequest:
     """The master configs (none: configs/*-master.yaml), runners.yaml and components.yaml (None: their
     default paths), the filters and the eval mode."""
@@ -32,7 +32,7 @@ class MatrixRequest:
         self.selection.check()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Matrix:
     rows: list[dict]
     notices: list[Diagnostic]  # e.g. a filter that matched nothing, a finding already on the base branch
@@ -56,4 +56,4 @@ def expand_matrix(request: MatrixRequest) -> Matrix:
     notes += [
         Diagnostic("infx matrix", None, None, "matrix-notice", notice, severity=Severity.NOTICE) for notice in notices
     ]
-    return Matrix(rows, notes)
+    return Matrix(rows=rows, notices=notes)

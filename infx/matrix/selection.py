@@ -13,7 +13,7 @@ from ..suggest import close_matches
 NODE_TYPES = ("single-node", "multi-node")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Selection:
     """Filters over the expanded points; empty tuples and None mean "no filter".
 

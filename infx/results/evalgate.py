@@ -250,7 +250,7 @@ class PlannedPoint:
 class PlannedEvals:
     """What a sweep's plan asks of evals: whether its mode requires them (`evals-only`,
     `all-evals`) and its eval points (the rows that run an eval, infx.evalsuite.PointEval), but those
-    the plan held for want of a lane (infx/workflows/lanecheck.py: reported there, never dispatched)."""
+    the plan held for want of a lane (infx/launch/lanecheck.py: reported there, never dispatched)."""
 
     file: str
     required: bool

@@ -1,5 +1,6 @@
 """The one table from a run's trigger (its event, the PR's labels, the head commit's
-`[skip-sweep]`) to its run mode: whether points launch, and how the sweep is cut and ordered.
+`[skip-sweep]`) to its run mode (infx.runmode.Mode): whether points launch, and how the sweep is cut
+and ordered.
 
 `infx plan` applies it; docs/workflows.md renders it (tests check the two agree). The
 labels are the reference project's, so its users keep their habits.
@@ -7,44 +8,17 @@ labels are the reference project's, so its users keep their habits.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..diagnostics import Diagnostic, error
 from ..evalsuite import EvalMode
+from ..runmode import Mode
 
 EVENTS = ("pull_request", "push", "workflow_dispatch")
 SKIP_MARKER = "[skip-sweep]"
 
 
-@dataclass(frozen=True)
-class Mode:
-    dispatch: bool = False
-    trim_conc: bool = False
-    canary: bool = False
-    fail_fast: bool = False
-    evals_only: bool = False
-    all_evals: bool = False
-    agentx_fast: bool = False
-    reuse: bool = True
-    primary_label: str | None = None
-    why: tuple[str, ...] = field(default=(), compare=False)  # the rows that applied, for the summary
-
-    @property
-    def evals(self) -> EvalMode:
-        """The eval choice the evals-only and all-evals labels make."""
-        return EvalMode.of(evals_only=self.evals_only, all_evals=self.all_evals)
-
-    def to_json(self) -> dict:
-        data = {key.replace("_", "-"): value for key, value in asdict(self).items() if key != "why"}
-        return {**data, "why": list(self.why)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Mode:
-        fields = {key.replace("-", "_"): value for key, value in data.items() if key != "why"}
-        return cls(**fields, why=tuple(data.get("why", ())))
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trigger:
     kind: str  # event | primary-label | modifier | commit-marker
     name: str
@@ -56,79 +30,87 @@ class Trigger:
 # labels, and last the head commit's marker (which can only take the launch away).
 TABLE: tuple[Trigger, ...] = (
     Trigger(
-        "event",
-        "pull_request",
-        {"dispatch": False},
-        "A PR always plans and reports its plan; it launches only with a primary label.",
+        kind="event",
+        name="pull_request",
+        sets={"dispatch": False},
+        meaning="A PR always plans and reports its plan; it launches only with a primary label.",
     ),
     Trigger(
-        "event",
-        "push",
-        {"dispatch": True},
-        "A push to main sweeps every planned point (the changelog is gated under the main-branch policy first).",
+        kind="event",
+        name="push",
+        sets={"dispatch": True},
+        meaning="A push to main sweeps every planned point (the changelog is gated under the main-branch policy "
+        "first).",
     ),
     Trigger(
-        "event",
-        "workflow_dispatch",
-        {"dispatch": True},
-        "A manual run sweeps the rows its inputs select (or the points of a rerun).",
+        kind="event",
+        name="workflow_dispatch",
+        sets={"dispatch": True},
+        meaning="A manual run sweeps the rows its inputs select (or the points of a rerun).",
     ),
     Trigger(
-        "primary-label",
-        "sweep-enabled",
-        {"dispatch": True, "trim_conc": True},
-        "The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the lowest "
-        "of their list.",
+        kind="primary-label",
+        name="sweep-enabled",
+        sets={"dispatch": True, "trim_conc": True},
+        meaning="The trimmed sweep: single-node rows keep the lowest concurrency of each topology, multinode rows the "
+        "lowest of their list.",
     ),
     Trigger(
-        "primary-label",
-        "full-sweep-enabled",
-        {"dispatch": True, "canary": True},
-        "Every point; one canary point (the fewest GPU-hours) runs first and the rest start only when it succeeded.",
-    ),
-    Trigger("primary-label", "non-canary-full-sweep-enabled", {"dispatch": True}, "Every point, all started at once."),
-    Trigger(
-        "primary-label",
-        "full-sweep-fail-fast",
-        {"dispatch": True, "canary": True, "fail_fast": True},
-        "Every point after a canary; the first failing point cancels the rest (`strategy.fail-fast`).",
+        kind="primary-label",
+        name="full-sweep-enabled",
+        sets={"dispatch": True, "canary": True},
+        meaning="Every point; one canary point (the fewest GPU-hours) runs first and the rest start only when it "
+        "succeeded.",
     ),
     Trigger(
-        "primary-label",
-        "full-sweep-fail-fast-no-canary",
-        {"dispatch": True, "fail_fast": True},
-        "Every point at once; the first failing point cancels the rest.",
+        kind="primary-label",
+        name="non-canary-full-sweep-enabled",
+        sets={"dispatch": True},
+        meaning="Every point, all started at once.",
     ),
     Trigger(
-        "modifier",
-        "evals-only",
-        {"evals_only": True},
-        "Only the eval points of the planned configs (no throughput points).",
+        kind="primary-label",
+        name="full-sweep-fail-fast",
+        sets={"dispatch": True, "canary": True, "fail_fast": True},
+        meaning="Every point after a canary; the first failing point cancels the rest (`strategy.fail-fast`).",
     ),
     Trigger(
-        "modifier",
-        "all-evals",
-        {"all_evals": True},
-        "Throughput points as usual, and every eval configuration instead of the default eval subset.",
+        kind="primary-label",
+        name="full-sweep-fail-fast-no-canary",
+        sets={"dispatch": True, "fail_fast": True},
+        meaning="Every point at once; the first failing point cancels the rest.",
     ),
     Trigger(
-        "modifier",
-        "agentx-fast",
-        {"agentx_fast": True},
-        "Agentic throughput points only: one warm-up request per lane and a 1,200 s profile (a preflight, "
+        kind="modifier",
+        name="evals-only",
+        sets={"evals_only": True},
+        meaning="Only the eval points of the planned configs (no throughput points).",
+    ),
+    Trigger(
+        kind="modifier",
+        name="all-evals",
+        sets={"all_evals": True},
+        meaning="Throughput points as usual, and every eval configuration instead of the default eval subset.",
+    ),
+    Trigger(
+        kind="modifier",
+        name="agentx-fast",
+        sets={"agentx_fast": True},
+        meaning="Agentic throughput points only: one warm-up request per lane and a 1,200 s profile (a preflight, "
         "not a canonical result); fixed-seq-len and eval points are unchanged.",
     ),
     Trigger(
-        "modifier",
-        "no-reuse",
-        {"reuse": False},
-        "Run every planned point, even one whose result key already has a valid result (docs/workflows.md, Reuse).",
+        kind="modifier",
+        name="no-reuse",
+        sets={"reuse": False},
+        meaning="Run every planned point, even one whose result key already has a valid result (docs/workflows.md, "
+        "Reuse).",
     ),
     Trigger(
-        "commit-marker",
-        SKIP_MARKER,
-        {"dispatch": False},
-        "In the PR head commit's message: plan and report, launch nothing.",
+        kind="commit-marker",
+        name=SKIP_MARKER,
+        sets={"dispatch": False},
+        meaning="In the PR head commit's message: plan and report, launch nothing.",
     ),
 )
 

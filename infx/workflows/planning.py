@@ -3,7 +3,8 @@
 The plan comes from a changelog change (base..head), the working tree's newest entry, or given
 rows; then the run mode (the label table), agentx-fast, reuse of stored results, the canary and
 the queue check apply, in that order. ``write_github_outputs`` writes the plan as the workflows
-take it: the shards, the mode outputs, plan.json and the step summary.
+take it: the shards, the mode outputs, plan.json and the step summary; ``plan_table`` writes it as
+`infx plan --format table` prints it.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ from ..changelog.worktree import plan_newest_entry
 from ..diagnostics import Diagnostic, Report, warning
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
-from ..points import point_id
+from ..launch import lanecheck
+from ..points import gpu_hours, point_id
 from ..reporoot import repository_root
-from ..sweepplan import SweepPlan
-from . import actions, lanecheck, queue, reuse
-from .labels import Mode, describe, resolve_mode
+from ..runmode import Mode
+from ..sweepplan import LANE_EXCLUDED, LANE_MISSING, SweepPlan
+from ..workers import row_topology
+from . import actions, queue, reuse
+from .labels import describe, resolve_mode
 from .report import reuse_markdown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepRequest:
     """What `infx plan` is asked. With ``rows``: plan those rows; with both refs: the entries the
     change base..head appends (``pr_number``: a PR run); with neither: the working tree's newest entry."""
@@ -52,7 +56,7 @@ class SweepRequest:
     cwd: Path = field(default_factory=Path.cwd)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Said:
     """Something to tell the user while planning, in order: diagnostics (``ok``: the report's
     verdict; ``verdict``: the plan's own report, said first, with the verdict) or a line for stderr."""
@@ -63,7 +67,7 @@ class Said:
     verdict: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlannedSweep:
     """The plan (None when it could not be built), the planning's report, and the label table's
     problems (when there are any, nothing was planned)."""
@@ -78,14 +82,14 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     reuse and the queue check found, as they happen."""
     mode, problems = run_mode(request)
     if problems:
-        return PlannedSweep(None, Report(problems), tuple(problems))
+        return PlannedSweep(plan=None, report=Report(problems), mode_problems=tuple(problems))
     options = PlanOptions(
         evals=request.options.evals | mode.evals, trim_conc=request.options.trim_conc or mode.trim_conc
     )
     plan, report = _planned(request, options)
-    say(Said(tuple(report.sorted()), report.ok, verdict=True))
+    say(Said(diagnostics=tuple(report.sorted()), ok=report.ok, verdict=True))
     if not report.ok or plan is None:
-        return PlannedSweep(None, report)
+        return PlannedSweep(plan=None, report=report)
     if mode.agentx_fast:  # before reuse: a fast point has its own result key
         plan = agentx_fast(plan)
     if mode.dispatch and mode.reuse and (request.reuse_github or request.reuse_dir is not None):
@@ -93,7 +97,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
     plan = apply_mode(plan, mode)  # the canary is chosen among the points still to run
     if mode.dispatch and not request.hosted:
         plan = _queued(plan, repository_root(start=request.cwd), say)
-    return PlannedSweep(plan, report)
+    return PlannedSweep(plan=plan, report=report)
 
 
 def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
@@ -119,13 +123,13 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
     assert request.head_ref is not None  # the request has both refs or neither
     gate = GateRequest(
-        request.base_ref,
-        request.head_ref,
-        request.pr_number,
-        request.repo_slug,
-        request.changelog,
-        request.allow_removal,
-        options,
+        base_ref=request.base_ref,
+        head_ref=request.head_ref,
+        pr_number=request.pr_number,
+        repo_slug=request.repo_slug,
+        changelog=request.changelog,
+        allow_removal=request.allow_removal,
+        plan_options=options,
     )
     result = validate_changelog(gate, request.cwd)
     return result.plan, result.report
@@ -146,7 +150,7 @@ def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None])
     if decision.notice:
         say(
             Said(
-                (
+                diagnostics=(
                     warning(
                         "<github>",
                         None,
@@ -174,7 +178,7 @@ def _queued(plan: SweepPlan, root: Path, say: Callable[[Said], None]) -> SweepPl
     queues = queue.repository_queues(canary + [row for rows in buckets.values() for row in rows], root)
     found = queue.warnings(queues, root)
     if found:
-        say(Said(tuple(found)))
+        say(Said(diagnostics=tuple(found)))
     return replace(plan, queue=queue.queue_check(queues))
 
 
@@ -216,3 +220,67 @@ def write_github_outputs(plan: SweepPlan, output: str, shard_dir: Path, summary:
             )
         append(summary, f"\n{describe(mode)}{canary_line}\n" + ("\n" + reuse_text if reuse_text else ""))
     return len(shards)
+
+
+def _cell(row: dict, name: str) -> str:
+    value = row.get(name)
+    if name == "topology":
+        return row_topology(row)
+    if name == "seq":
+        return f"{row['isl']}/{row['osl']}" if "isl" in row else "agentic"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+COLUMNS = ("config-key", "runner", "lane", "seq", "topology", "node-count", "conc", "gpu-hours", "run-eval", "exp-name")
+# A held point's lane cell says why it is not dispatched: LabelLane.status (the lane check) -> words.
+HELD_LANE = {LANE_MISSING: "none (held)", LANE_EXCLUDED: "{lane} (held: sweep.lanes)"}
+
+
+def _lane_cell(plan: SweepPlan, row: dict) -> str:
+    found = plan.lane_of(row)
+    if found is None:
+        return "?"  # a plan without a lane check (e.g. read from an older infx's plan.json)
+    if found.held:
+        return HELD_LANE[found.status].format(lane=found.lane)
+    return f"{found.lane} (held: queue)" if point_id(row) in plan.held else str(found.lane)
+
+
+def _plain(markdown: str) -> str:
+    """describe()'s Markdown sentence as terminal text (no emphasis, no code marks)."""
+    return markdown.replace("**", "").replace("`", "")
+
+
+def plan_table(plan: SweepPlan) -> str:
+    """The plan as text: its entries, the run mode, then per bucket a table of its points, each with
+    its lane and GPU-hours (infx.points.gpu_hours, the estimate the PR comment adds up)."""
+    lines = []
+    for entry in plan.changelog_metadata.entries if plan.changelog_metadata else ():
+        lines.append(f"entry {entry.position}: {', '.join(entry.config_keys)}  ({entry.pr_link})")
+        lines.append(f"  resolved keys: {', '.join(entry.resolved_keys) or '(none)'}")
+    total = sum(gpu_hours(row) for row in plan.rows)
+    lines.append(
+        f"{plan.point_count} point(s) in {len(plan.buckets)} bucket(s), about {total:,.1f} GPU-hours (estimate)"
+    )
+    if plan.mode is not None:
+        lines.append(f"run mode: {_plain(describe(plan.mode))}")
+    if plan.canary is not None:
+        lines.append(f"canary: {plan.canary.id} ({plan.canary.bucket}), alone first")
+    held = [item for item in plan.lanes.labels if item.held] if plan.lanes else []
+    if held:
+        counts = ", ".join(f"{item.label} {item.points}" for item in held)
+        lines.append(f"held, no lane to launch on: {sum(item.points for item in held)} point(s) ({counts})")
+    queued_out = len(plan.queue.held) if plan.queue else 0
+    if queued_out:
+        lines.append(f"held by the queue check: {queued_out} point(s) (run them with `infx github rerun-failed`)")
+    for bucket, rows in plan.buckets.items():
+        lines.append("")
+        lines.append(f"{bucket}: {len(rows)} point(s), {sum(map(gpu_hours, rows)):,.1f} GPU-hours")
+        cells = {"lane": lambda row: _lane_cell(plan, row), "gpu-hours": lambda row: f"{gpu_hours(row):,.1f}"}
+        table = [COLUMNS] + [tuple(cells[c](row) if c in cells else _cell(row, c) for c in COLUMNS) for row in rows]
+        widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
+        lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]
+    return "\n".join(lines)

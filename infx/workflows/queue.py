@@ -35,7 +35,7 @@ from ..yamlio import load_yaml
 QUEUE_LIMIT_HOURS = 24.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LaneQueue:
     """One lane's share of a sweep: its labels, runners, each point's expected hours (plan order)
     and which points start within the queue limit."""
@@ -130,7 +130,12 @@ def check(rows: list[dict], labels: dict[str, list[str]], overhead_hours: dict[s
                 (point_id(row), benchmark_hours(row) + overhead_hours.get(row["runner"], 0.0))
             )
     return [
-        LaneQueue(lane, runners[lane], tuple(pid for pid, _ in points), tuple(hours for _, hours in points))
+        LaneQueue(
+            labels=lane,
+            runners=runners[lane],
+            points=tuple(pid for pid, _ in points),
+            hours=tuple(hours for _, hours in points),
+        )
         for lane, points in members.items()
     ]
 

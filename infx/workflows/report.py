@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..launch.lanecheck import markdown as held_lines
 from ..points import gpu_hours, point_id
+from ..runmode import Mode
 from ..sweepplan import LaneCheck, QueueCheck, ReuseSummary
 from .actions import SUMMARY_LIMIT_BYTES as SUMMARY_LIMIT  # GitHub drops a larger step summary (bytes)
 from .actions import markdown_cell
-from .labels import Mode, describe
-from .lanecheck import markdown as held_lines
+from .labels import describe
 from .lanegate import render_lines
 from .markers import MARKER, RESULTS_ARTIFACT
 from .queue import markdown
@@ -105,7 +106,7 @@ def build_comment(
     ``comparison``/``charts``: the results against the baseline (infx results compare/plot);
     ``reuse``: the plan's reused points (infx reuse), which do not run; ``queue``: the plan's
     queue check (infx/workflows/queue.py), whose held-back points are not queued; ``lanes``: the
-    plan's lane check (infx/workflows/lanecheck.py), one line counting the points held for want of a lane.
+    plan's lane check (infx/launch/lanecheck.py), one line counting the points held for want of a lane.
     """
     total = sum(len(rows) for rows in buckets.values())
     hours = {name: sum(gpu_hours(r) for r in rows) for name, rows in buckets.items()}

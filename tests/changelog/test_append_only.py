@@ -4,6 +4,8 @@ built from the reference's own tests (utils/test_process_changelog.py, inputs an
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from infx.changelog.appendonly import curve, delta, scope
@@ -170,8 +172,7 @@ def test_scope_refuses_a_change_to_an_unselected_scenario():
     (problem,) = _scope(base, head, _entry(**{"append-only": True, "scenario-type": ["fixed-seq-len"]}))
     assert "agentic-coding scenario, outside the entry's scope" in problem.message
     # A regular entry of the same change sweeps the other scenario: nothing is left unswept.
-    regular = _entry(**{"scenario-type": ["agentic-coding"]})
-    regular.index = 2
+    regular = replace(_entry(**{"scenario-type": ["agentic-coding"]}), index=2)  # Entry is frozen
     assert (
         scope(
             base,

@@ -203,10 +203,12 @@ def test_the_gate_and_fix_requests_work_without_the_command_line(work, BASE, mon
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     (work.path / FILE).write_bytes(BASE + b"\n" + E(K, "XXX") + b"\n\n")
     fixed = fix_changelog(
-        FixRequest(42, "origin/main", SLUG), cwd=work.path / "configs"
+        FixRequest(pr_number=42, base_ref="origin/main", repo_slug=SLUG), cwd=work.path / "configs"
     )  # any folder of the repository
     assert fixed.written and fixed.file == FILE and (work.path / FILE).read_bytes() == BASE + b"\n" + E(K, C(42))
     _commit_worktree(work, "append")
-    result = validate_changelog(GateRequest("origin/main", "HEAD", 42, SLUG), cwd=work.path)
+    result = validate_changelog(
+        GateRequest(base_ref="origin/main", head_ref="HEAD", pr_number=42, repo_slug=SLUG), cwd=work.path
+    )
     assert result.report.ok and result.change is not None and result.change.added_indexes == [773]
     assert result.plan and result.plan.point_count > 0

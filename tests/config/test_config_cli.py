@@ -127,11 +127,13 @@ def test_a_validate_request_reports_what_the_command_prints():
     from infx.diagnostics import UsageError, render
 
     bad = FIXTURES / "negative" / "agentic-cluster-runner.yaml"
-    request = ValidateRequest((bad,), FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)
+    request = ValidateRequest(masters=(bad,), runners=FIXTURES / "runners.yaml", components=SHIPPED_COMPONENTS)
     report = validate_configs(request)
     printed = run_cli("config", "validate", bad, *SIDE, "--format", "json")
     assert not report.ok and printed.returncode == report.exit_code == 1
     assert json.loads(render(report.sorted(), "json", report.ok)) == json.loads(printed.stdout)
-    assert validate_configs(ValidateRequest((GOOD,), FIXTURES / "runners.yaml", SHIPPED_COMPONENTS)).ok
+    assert validate_configs(
+        ValidateRequest(masters=(GOOD,), runners=FIXTURES / "runners.yaml", components=SHIPPED_COMPONENTS)
+    ).ok
     with pytest.raises(UsageError, match="file not found"):
-        validate_configs(ValidateRequest((FIXTURES / "no-such-master.yaml",)))
+        validate_configs(ValidateRequest(masters=(FIXTURES / "no-such-master.yaml",)))

@@ -400,7 +400,7 @@ def test_a_consumer_dispatch_of_all_1820_reference_points_passes_the_output_limi
         run_id=9502,
     )
     # Every point on the consumer's one lane (the `lane` input): else the plan holds the points of the
-    # labels no lane profile serves (infx/workflows/lanecheck.py) and only gb300-nv's would fan out.
+    # labels no lane profile serves (infx/launch/lanecheck.py) and only gb300-nv's would fan out.
     results = run.run(
         inputs={"dry-run": True, "no-reuse": True, "lane": "gb300-nv"},
         only={"setup", "sweep", "sweep[*]/load", "sweep[*]/points"},

@@ -188,11 +188,11 @@ def test_a_matrix_request_gives_the_rows_and_notices_the_command_prints(mixed):
     from infx.matrix.request import MatrixRequest, expand_matrix
 
     request = MatrixRequest(
-        (mixed.master,),
-        mixed.root / "configs" / "runners.yaml",
-        mixed.root / "configs" / "components.yaml",
-        Selection(config_keys=("dsr1-*", "nope-*")),
-        EvalMode.ONLY,
+        masters=(mixed.master,),
+        runners=mixed.root / "configs" / "runners.yaml",
+        components=mixed.root / "configs" / "components.yaml",
+        selection=Selection(config_keys=("dsr1-*", "nope-*")),
+        evals=EvalMode.ONLY,
     )
     matrix = expand_matrix(request)
     printed = mixed.cli("--config-key", "dsr1-*,nope-*", "--evals-only")

@@ -29,7 +29,7 @@ def commit(repo: Path) -> str:
 def corpus_repository(tmp_path: Path, non_ascii: bool, every_label_served: bool = True) -> tuple[Path, str]:
     """(repository, commit): non_ascii: every model name of the master configs made CJK- and
     emoji-heavy; every_label_served: one lane profile declares every label, so no point is held for
-    want of a lane (infx/workflows/lanecheck.py); else only this repository's gb300-nv profile."""
+    want of a lane (infx/launch/lanecheck.py); else only this repository's gb300-nv profile."""
     repo = patched_corpus(CORPUS, tmp_path / "repo")
     if every_label_served:
         labels = yaml.safe_load((repo / "configs" / "runners.yaml").read_text())["labels"]

@@ -11,8 +11,9 @@ import pytest
 
 from infx.changelog.plan import apply_mode, pick_canary, trim_conc
 from infx.points import gpu_hours, point_id
+from infx.runmode import Mode
 from infx.sweepplan import SweepPlan
-from infx.workflows.labels import LABELS, PRIMARY_LABELS, Mode, describe, render_table, resolve_mode
+from infx.workflows.labels import LABELS, PRIMARY_LABELS, describe, render_table, resolve_mode
 from testing.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]

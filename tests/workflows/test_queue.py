@@ -27,7 +27,9 @@ OVERHEAD_MINUTES = 45  # with the bundled points' benchmark time, about 1.4 hour
 def test_uniform_points_start_as_the_closed_form_says(hours: float, runners: int):
     """n points of h hours on R runners: each runner starts ⌈24/h⌉ of them before the 24-hour limit."""
     per_runner = math.ceil(queue.QUEUE_LIMIT_HOURS / hours)
-    lane = queue.LaneQueue(("gb300-nv",), runners, tuple(str(i) for i in range(68)), (hours,) * 68)
+    lane = queue.LaneQueue(
+        labels=("gb300-nv",), runners=runners, points=tuple(str(i) for i in range(68)), hours=(hours,) * 68
+    )
     assert len(lane.queued) == min(68, runners * per_runner) and lane.held == lane.points[len(lane.queued) :]
     assert lane.runners_needed == math.ceil(68 / per_runner)
 

@@ -1,4 +1,4 @@
-"""The lane check (infx/workflows/lanecheck.py): a point no lane profile serves is held at plan time.
+"""The lane check (infx/launch/lanecheck.py): a point no lane profile serves is held at plan time.
 
 On a scratch copy of the reference repository (its 1,820 points, with this repository's one lane
 profile, gb300-nv), the plan holds the 1,631 points of labels no profile declares before any shard
@@ -16,11 +16,11 @@ import pytest
 
 from infx.changelog.plan import apply_mode
 from infx.evalsuite import PointEval
+from infx.launch.lanecheck import check_lanes
 from infx.points import gpu_hours, point_id
 from infx.results.evalgate import PlannedEvals
 from infx.sweepplan import SweepPlan
 from infx.workflows.labels import resolve_mode
-from infx.workflows.lanecheck import check_lanes
 from infx.workflows.report import build_comment
 from testing.cli import run_cli, run_infx
 from testing.corpus import CORPUS, patched_corpus

@@ -10,7 +10,8 @@ repository with one lane profile gets a green plan for the points it can run.
 
 configs/infx.yaml's `sweep.lanes` says what the repository sweeps (SWEEP_LANES_HELP). The same check
 runs wherever a plan is built (`infx plan`, `infx changelog validate`, the workflows' setup), so a
-held label has one severity everywhere.
+held label has one severity everywhere; it sits beside the lane lookup it asks (launch/lane.py), below
+the plan's builders. Reads the lane profiles, configs/infx.yaml and configs/runners.yaml; no network.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..changelog.policy import SETTINGS_FILE
 from ..config import DEFAULT_RUNNERS
 from ..diagnostics import Diagnostic, Severity, UsageError, error
-from ..launch.lane import LANES_DIR, find_lane, label_claims, lane_entries
 from ..points import gpu_hours, point_id
-from ..schema import schema_diagnostics
+from ..settings import SETTINGS_FILE, read_settings
 from ..sweepplan import LANE_EXCLUDED, LANE_MISSING, LANE_SERVED, LabelLane, LaneCheck, SweepPlan
-from ..yamlio import Document, load_yaml
+from ..yamldoc import Document
+from ..yamlio import load_yaml
+from .lane import LANES_DIR, find_lane, label_claims, lane_entries
 
 # --lane: a lane name or a runner label, never a path (a manual sweep names a lane of runners/).
 LANE_OR_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
@@ -35,7 +36,7 @@ PROFILED = "profiled"  # sweep.lanes: only the lanes the repository has profiles
 SWEEP_LANES_HELP = f"`sweep: {{lanes: {PROFILED}}}` in {SETTINGS_FILE}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepLanes:
     """configs/infx.yaml's sweep.lanes: None (not set), PROFILED or lane names, and where it is written."""
 
@@ -52,17 +53,11 @@ class SweepLanes:
 
 def read_sweep_lanes(root: Path) -> tuple[SweepLanes, list[Diagnostic]]:
     """sweep.lanes of the repository's configs/infx.yaml (checked against its schema; no file: not set)."""
-    path = root / SETTINGS_FILE
-    if not path.is_file():
-        return SweepLanes(), []
-    doc, problems = load_yaml(path, display=SETTINGS_FILE)
-    if doc is None or problems:
+    doc, problems = read_settings(root)
+    if doc is None or not isinstance(doc.data, dict):
         return SweepLanes(), problems
-    found = schema_diagnostics("infx-settings", doc, doc.data) if doc.data is not None else []
-    if found or not isinstance(doc.data, dict):
-        return SweepLanes(), found
     value = (doc.data.get("sweep") or {}).get("lanes")
-    return SweepLanes(tuple(value) if isinstance(value, list) else value, doc), []
+    return SweepLanes(value=tuple(value) if isinstance(value, list) else value, doc=doc), []
 
 
 def check_lanes(plan: SweepPlan, root: Path, lane: str | None = None) -> tuple[SweepPlan, list[Diagnostic]]:
