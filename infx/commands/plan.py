@@ -14,8 +14,10 @@ from ..diagnostics import UsageError
 from ..evalsuite import EvalMode
 from ..fsio import atomic_write
 from ..points import point_id
+from ..reporoot import repository_root
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
+from ..workflows.github.client import Connection
 from ..workflows.labels import EVENTS
 from ..workflows.planning import Said, SweepRequest, plan_request, write_github_outputs
 from .common import OUTPUT_FILE, finish, json_string_list, show
@@ -149,6 +151,8 @@ def plan(
         no_reuse,
         hosted,
         lane=lane,
+        root=repository_root(),
+        github=Connection(),
     )
     shown = fmt or ("table" if base_ref is None and rows_path is None else "json")
 
