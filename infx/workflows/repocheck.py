@@ -66,7 +66,7 @@ class RunnerGroup:
     runners: tuple[Runner, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Facts:
     """What the API said (or that it would not say) about one repository."""
 

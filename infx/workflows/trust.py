@@ -28,7 +28,7 @@ TRUSTED_BRANCH = "main"
 MAIN_EVENTS = ("push", "workflow_dispatch")  # how main's own sweeps start
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunFacts:
     """What GitHub says about a workflow run (None where it says nothing)."""
 
@@ -41,7 +41,7 @@ class RunFacts:
     event: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PullFacts:
     """What the pull request API says about one pull request."""
 

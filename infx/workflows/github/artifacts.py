@@ -126,7 +126,7 @@ def download_plan(client: Client, run, artifacts: list):
         raise github_error(f"artifact {PLAN_ARTIFACT} of run {run.id} holds no readable {PLAN_FILE} ({exc})") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StoredArtifact:
     """One entry of the repository's artifact list, as GitHub lists it (fields checked)."""
 
@@ -153,17 +153,17 @@ class StoredArtifact:
         if when is not None and when.tzinfo is None:
             when = when.replace(tzinfo=dt.UTC)
         return cls(
-            answer_field(data, "id", int, what),
-            answer_field(data, "name", str, what),
-            answer_field(data, "size_in_bytes", int, what),
-            answer_field(data, "expired", bool, what),
-            when,
-            answer_field(data, "archive_download_url", str, what),
-            answer_field(run, "id", int, what, optional=True),
-            answer_field(run, "repository_id", int, what, optional=True),
-            answer_field(run, "head_repository_id", int, what, optional=True),
-            answer_field(run, "head_branch", str, what, optional=True),
-            answer_field(run, "head_sha", str, what, optional=True),
+            id=answer_field(data, "id", int, what),
+            name=answer_field(data, "name", str, what),
+            size=answer_field(data, "size_in_bytes", int, what),
+            expired=answer_field(data, "expired", bool, what),
+            created_at=when,
+            archive_download_url=answer_field(data, "archive_download_url", str, what),
+            run_id=answer_field(run, "id", int, what, optional=True),
+            run_repository_id=answer_field(run, "repository_id", int, what, optional=True),
+            run_head_repository_id=answer_field(run, "head_repository_id", int, what, optional=True),
+            run_head_branch=answer_field(run, "head_branch", str, what, optional=True),
+            run_head_sha=answer_field(run, "head_sha", str, what, optional=True),
         )
 
 

@@ -37,7 +37,7 @@ TIMEOUT = 30  # seconds for a connection or an answer to start
 PER_PAGE = 100  # GitHub's largest page
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     token: str
     base_url: str = DEFAULT_API_URL

@@ -149,7 +149,16 @@ def repository_settings(client: Client, slug: str):
     permissions = _read_setting(client, f"{base}/workflow", "reading the default workflow permissions")
     organization = (repo.get("owner") or {}).get("type") == "Organization"
     own, groups = registered_runners(client, slug, organization)
-    return Facts(slug, private, organization, approval, private_forks, permissions, own, groups)
+    return Facts(
+        slug=slug,
+        private=private,
+        organization=organization,
+        approval_policy=approval,
+        private_fork_settings=private_forks,
+        workflow_permissions=permissions,
+        repository_runners=own,
+        runner_groups=groups,
+    )
 
 
 def read_gate(lanes: list[str], slug_of, github: Connection) -> Gate:

@@ -35,13 +35,13 @@ def run_facts(run) -> RunFacts:
     """The run's workflow, repository, head repository, branch and commit, from the API object."""
     repository, head = run.repository, run.head_repository
     facts = RunFacts(
-        run.id,
-        run.path,
-        repository.full_name if repository else None,
-        head.full_name if head else None,
-        run.head_branch,
-        run.head_sha,
-        run.event,
+        run_id=run.id,
+        workflow_path=run.path,
+        repository=repository.full_name if repository else None,
+        head_repository=head.full_name if head else None,
+        head_branch=run.head_branch,
+        head_sha=run.head_sha,
+        event=run.event,
     )
     if not isinstance(facts.run_id, int):
         raise MalformedAnswer(f"the run's id is {facts.run_id!r}")
@@ -53,13 +53,13 @@ def run_facts_from_api(data, what: str) -> RunFacts:
     repository = answer_field(data, "repository", dict, what, optional=True) or {}
     head = answer_field(data, "head_repository", dict, what, optional=True) or {}
     return RunFacts(
-        answer_field(data, "id", int, what),
-        answer_field(data, "path", str, what, optional=True),
-        answer_field(repository, "full_name", str, what, optional=True),
-        answer_field(head, "full_name", str, what, optional=True),
-        answer_field(data, "head_branch", str, what, optional=True),
-        answer_field(data, "head_sha", str, what, optional=True),
-        answer_field(data, "event", str, what, optional=True),
+        run_id=answer_field(data, "id", int, what),
+        workflow_path=answer_field(data, "path", str, what, optional=True),
+        repository=answer_field(repository, "full_name", str, what, optional=True),
+        head_repository=answer_field(head, "full_name", str, what, optional=True),
+        head_branch=answer_field(data, "head_branch", str, what, optional=True),
+        head_sha=answer_field(data, "head_sha", str, what, optional=True),
+        event=answer_field(data, "event", str, what, optional=True),
     )
 
 
@@ -68,12 +68,12 @@ def pull_facts_from_api(data, what: str) -> PullFacts:
     base = answer_field(data, "base", dict, what)
     head_repo = answer_field(head, "repo", dict, what, optional=True)
     return PullFacts(
-        answer_field(data, "number", int, what),
-        answer_field(head, "ref", str, what, optional=True),
-        answer_field(head, "sha", str, what, optional=True),
-        answer_field(head_repo, "full_name", str, what, optional=True) if head_repo else None,
-        answer_field(base, "ref", str, what, optional=True),
-        answer_field(data, "merged_at", str, what, optional=True) is not None,
+        number=answer_field(data, "number", int, what),
+        head_ref=answer_field(head, "ref", str, what, optional=True),
+        head_sha=answer_field(head, "sha", str, what, optional=True),
+        head_repository=answer_field(head_repo, "full_name", str, what, optional=True) if head_repo else None,
+        base_ref=answer_field(base, "ref", str, what, optional=True),
+        merged=answer_field(data, "merged_at", str, what, optional=True) is not None,
     )
 
 
