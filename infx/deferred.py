@@ -6,6 +6,8 @@ only where its start-up cost was measured (`python3 bench/startup.py`, the milli
 adds to a process that already holds what its importers load) and a command that does not need it
 would otherwise pay for it. The commands themselves are the other late point: infx/cli.py loads
 a command's module only when that command runs (its COMMANDS table).
+
+Effects: none (a table).
 """
 
 from __future__ import annotations
@@ -22,20 +24,28 @@ class Deferred:
     probe: str = ""  # what the benchmark imports to measure the cost, when not ``module`` itself
 
 
-_GITHUB_CLIENT = ("infx.workflows.api",)
+_GITHUB = "infx.workflows.github."  # the GitHub client package (infx/workflows/github/)
+_PYGITHUB_IMPORTERS = tuple(
+    _GITHUB + name for name in ("artifacts", "client", "comments", "failures", "repository", "retry")
+)
 # Modules a warm `infx matrix` loads (its YAML read from the cache) that parse YAML only on a miss.
 _WARM_MATRIX_READERS = ("infx.yamlcache", "infx.points", "infx.recipes", "infx.schema")
 
 DEFERRED = (
     Deferred(
         "github",
-        _GITHUB_CLIENT,
+        _PYGITHUB_IMPORTERS,
         280,
         "PyGithub, with requests and urllib3: only the commands that talk to GitHub load it, inside the one client",
     ),
-    Deferred("requests", _GITHUB_CLIENT, 150, "loaded with PyGithub, for the artifact downloads' session"),
-    Deferred("urllib3", _GITHUB_CLIENT, 45, "loaded with PyGithub, for infx's retry rule"),
-    Deferred("http.client", _GITHUB_CLIENT, 15, "loaded with PyGithub (a cut-off answer's exception)"),
+    Deferred(
+        "requests",
+        (_GITHUB + "client", _GITHUB + "failures"),
+        150,
+        "loaded with PyGithub, for the artifact downloads' session",
+    ),
+    Deferred("urllib3", (_GITHUB + "failures", _GITHUB + "retry"), 45, "loaded with PyGithub, for infx's retry rule"),
+    Deferred("http.client", (_GITHUB + "failures",), 15, "loaded with PyGithub (a cut-off answer's exception)"),
     Deferred(
         "matplotlib",
         ("infx.results.plot",),

@@ -12,6 +12,8 @@ configs/, runners/, benchmarks/ and perf-changelog.yaml, and where git commands 
 
 The root is absolute. Files found under it are shown relative to the working directory when they
 are inside it (`shown_path`), so diagnostics name ``configs/x-master.yaml`` at the top.
+
+Effects: filesystem (it looks for ``.git`` upwards; reads $GITHUB_WORKSPACE).
 """
 
 from __future__ import annotations

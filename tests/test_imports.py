@@ -214,8 +214,8 @@ def test_commands_that_do_not_talk_to_github_or_draw_load_neither_pygithub_nor_m
 
 def test_a_command_that_talks_to_github_loads_pygithub_when_it_connects():
     code = (
-        "import sys; from infx.workflows import api; assert 'github' not in sys.modules; "
-        "api.connect(api.Settings(token='t', base_url='http://127.0.0.1:9')); print('github' in sys.modules)"
+        "import sys; from infx.workflows.github import client; assert 'github' not in sys.modules; "
+        "client.connect(client.Settings(token='t', base_url='http://127.0.0.1:9')); print('github' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],

@@ -1,5 +1,8 @@
 """perf-changelog.yaml: the entry model, the pr-link policy, the byte contract, the diff
-of two revisions, key resolution and coverage, the fixer and the sweep plan."""
+of two revisions, key resolution and coverage, the fixer and the sweep plan.
+
+Effects: filesystem, subprocess (git, for the two revisions); no network.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """`infx github …`: the sticky PR report, reruns of failed points, and the two small
-helpers the sweep workflows call (select the rows of a rerun, name a point)."""
+helpers the sweep workflows call (select the rows of a rerun, name a point).
+
+Each subcommand that talks to GitHub resolves the repository root, its slug and one GitHub
+connection (made on first use) here, once, and hands them down.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +14,19 @@ from pathlib import Path
 
 import click
 
+from ..changelog.policy import resolve_slug
 from ..diagnostics import UsageError
 from ..fsio import append, atomic_write
 from ..jsonfast import dumps
 from ..points import point_id, read_point
+from ..reporoot import repository_root
 from ..workflows import sweepruns
 from ..workflows.actions import SHARD_DIR, write_outputs, write_sharded_outputs, write_step_summary
-from ..workflows.lanegate import read_gate, render_lines
+from ..workflows.github.client import Connection
+from ..workflows.github.repository import read_gate
+from ..workflows.lanegate import RUNNERS_TOKEN, render_lines
 from ..workflows.rerun import artifact_name
-from ..workflows.sweepruns import ReportRequest, RerunRequest, repository_slug
+from ..workflows.sweepruns import ReportRequest, RerunRequest
 from ..workflows.trust import SWEEP_WORKFLOW
 from .common import OUTPUT_FILE, json_string_list
 from .options import format_option, plan_option, pr_number_option, repo_option
@@ -70,8 +78,16 @@ def report(
     """Create or update the one sticky sweep comment on a pull request."""
     posted = sweepruns.post_report(
         ReportRequest(
-            pr_number, plan_path, results_dir, run_id, comparison_path, charts_path, lane_gate_path, repo_slug
+            slug=resolve_slug(repo_slug, repository_root())[0],
+            pr_number=pr_number,
+            plan=plan_path,
+            results=results_dir,
+            run_id=run_id,
+            comparison=comparison_path,
+            charts=charts_path,
+            lane_gate=lane_gate_path,
         ),
+        Connection(),
         _say,
     )
     click.echo(
@@ -93,7 +109,15 @@ def rerun_failed(
     """Dispatch a sweep of exactly the points of RUN whose result artifact is missing or invalid.
 
     RUN must be a run of this repository's sweep workflow on main or on the branch of --pr-number."""
-    rerun = sweepruns.rerun_failed(RerunRequest(run_id, workflow_file, ref, pr_number, dry_run, repo_slug), _say)
+    request = RerunRequest(
+        slug=resolve_slug(repo_slug, repository_root())[0],
+        run_id=run_id,
+        workflow=workflow_file,
+        ref=ref,
+        pr_number=pr_number,
+        dry_run=dry_run,
+    )
+    rerun = sweepruns.rerun_failed(request, Connection(), _say)
     if not rerun.failed:
         click.echo(
             f"infx github rerun-failed: all {len(rerun.ids)} points of run {run_id} have a valid result; nothing to "
@@ -124,7 +148,8 @@ def rerun_failed(
 def check_rerun(run_id: int, ref_name: str, repo_slug: str | None) -> None:
     """Exit 0 only when RUN's plan may drive this rerun: a run of this repository's sweep
     workflow, on this repository's code, on main or on REF (the rerun's own branch)."""
-    slug, branch = sweepruns.check_rerun(run_id, ref_name, repo_slug)
+    slug = resolve_slug(repo_slug, repository_root())[0]
+    branch = sweepruns.check_rerun(slug, run_id, ref_name, Connection())
     click.echo(
         f"infx github check-rerun: run {run_id} is a sweep of {slug} on {branch}; its plan may be reused", err=True
     )
@@ -196,7 +221,10 @@ def lane_gate(lanes_json: str, output: Path | None, fmt: str, repo_slug: str | N
     """Name the lanes no online self-hosted runner serves (read with the token in INFX_RUNNERS_TOKEN;
     without one nothing is checked); with --format github write them as the output `down`."""
     lanes = json_string_list(lanes_json, "--lanes", '["gb300-nv"]')
-    gate = read_gate(lanes, lambda: repository_slug(repo_slug))
+    root = repository_root()
+    gate = read_gate(
+        lanes, lambda: resolve_slug(repo_slug, root)[0], Connection(token=os.environ.get(RUNNERS_TOKEN, ""))
+    )
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, dumps(gate.to_json()) + "\n")

@@ -13,8 +13,10 @@ from ..changelog.plan import PlanOptions
 from ..diagnostics import UsageError
 from ..fsio import atomic_write
 from ..points import point_id
+from ..reporoot import repository_root
 from ..sweepplan import SweepPlan
 from ..workflows.actions import SHARD_DIR, runner_temp
+from ..workflows.github.client import Connection
 from ..workflows.labels import EVENTS
 from ..workflows.planning import Said, SweepRequest, plan_request, plan_table, write_github_outputs
 from .common import OUTPUT_FILE, finish, json_string_list, show
@@ -175,4 +177,12 @@ def _request(given: dict[str, Any]) -> SweepRequest:
     labels = tuple(given["labels"]) + tuple(
         json_string_list(labels_json, "--labels-json", '["sweep-enabled", "evals-only"]') if labels_json else ()
     )
-    return built_from(SweepRequest, given, event=event, labels=labels, options=built_from(PlanOptions.of, given))
+    return built_from(
+        SweepRequest,
+        given,
+        event=event,
+        labels=labels,
+        options=built_from(PlanOptions.of, given),
+        root=repository_root(),
+        github=Connection(),
+    )

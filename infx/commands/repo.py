@@ -8,10 +8,12 @@ import sys
 
 import click
 
+from ..changelog.policy import resolve_slug
 from ..launch.lane import lane_entries
 from ..reporoot import repository_root
-from ..workflows import api, repocheck
-from .github import repository_slug
+from ..workflows import repocheck
+from ..workflows.github.client import Connection
+from ..workflows.github.repository import repository_settings
 from .options import format_option, repo_option
 
 
@@ -28,10 +30,11 @@ def check(repo_slug: str | None, fmt: str) -> None:
     policy, the default workflow token, and where each lane's runners are registered and whether
     they are ephemeral; report each as ok, at risk (with the fix) or not checkable. Exit 1 unless
     every check is ok."""
-    slug = repository_slug(repo_slug)
-    lanes = {entry.name: entry.labels for entry in lane_entries(repository_root()) if entry.labels}
-    client = api.connect(api.settings_from_env(needs=repocheck.TOKEN_NEEDED))
-    findings = repocheck.judge(api.repository_settings(client, slug), lanes)
+    root = repository_root()
+    slug = resolve_slug(repo_slug, root)[0]
+    lanes = {entry.name: entry.labels for entry in lane_entries(root) if entry.labels}
+    github = Connection(needs=repocheck.TOKEN_NEEDED)
+    findings = repocheck.judge(repository_settings(github.client(), slug), lanes)
     ok = all(finding.status == repocheck.OK for finding in findings)
     if fmt == "json":
         click.echo(json.dumps({"ok": ok, "repository": slug, "checks": [f.to_json() for f in findings]}, indent=1))

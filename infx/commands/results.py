@@ -17,6 +17,7 @@ from ..results.compare import BaselineRequest, CompareRequest, compare_sweep
 from ..results.evalgate import CheckEvalsRequest, gate
 from ..results.plot import PlotRequest, plot_results
 from ..results.render import results_json, rows_csv, rows_table
+from ..workflows.github.client import Connection
 from ..workflows.report import comparison_markdown
 from ..workflows.sweepruns import results_inputs
 from .common import OUTPUT_FILE
@@ -124,7 +125,12 @@ def compare_command(
     the eval rows against their floors and the baseline's (the Accuracy section).
     A baseline that cannot be looked up is a notice in the comparison, not a failure."""
     slug = None if baseline else resolve_slug(repo_slug, repository_root())[0]  # the baseline is looked up on GitHub
-    request = CompareRequest(head, BaselineRequest(baseline, baseline_run, slug, thresholds), threshold, save_baseline)
+    request = CompareRequest(
+        head,
+        BaselineRequest(paths=baseline, run_id=baseline_run, slug=slug, github=Connection(), thresholds=thresholds),
+        threshold,
+        save_baseline,
+    )
     comparison = compare_sweep(request).comparison
     for notice in comparison.notices:
         click.echo(f"notice: {notice}", err=True)

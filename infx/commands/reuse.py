@@ -13,6 +13,7 @@ from ..fsio import atomic_write
 from ..points import point_id
 from ..reporoot import repository_root
 from ..workflows.actions import SHARD_DIR, write_sharded_outputs
+from ..workflows.github.client import Connection
 from ..workflows.reuse import Decision, ReuseRequest, select_reuse
 from .common import OUTPUT_FILE
 from .options import format_option, plan_option, pr_number_option, repo_option
@@ -82,7 +83,17 @@ def select(
         )
     root = repository_root()
     decision, reduced = select_reuse(
-        ReuseRequest(plan_path, root, artifacts_dir, repo_slug, pr_number, main_ref, max_age, download_dir)
+        ReuseRequest(
+            plan=plan_path,
+            root=root,
+            artifacts=artifacts_dir,
+            repo_slug=repo_slug,
+            pr_number=pr_number,
+            main_ref=main_ref,
+            max_age_days=max_age,
+            download_dir=download_dir,
+            github=Connection(),
+        )
     )
     if plan_output is not None:
         atomic_write(plan_output, reduced.text(indent=1, ensure_ascii=True) + "\n")

@@ -2,6 +2,8 @@
 
 The rest of infx uses :func:`load_config_set`; it returns either a validated, normalised
 :class:`ConfigSet` or the diagnostics that explain why there is none.
+
+Effects: filesystem, subprocess (git, for the configs of a commit: atref.py); no network.
 """
 
 from .load import (

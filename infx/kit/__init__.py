@@ -14,6 +14,9 @@ The kit's workflows keep infx's own file names: infx's reuse and reruns trust on
 ``.github/workflows/run-sweep.yml`` (infx/workflows/trust.py) and the workflows call each other by
 name. A repository's own workflow under one of those names is therefore never taken for infx's:
 init keeps it and lists, as a to-do, what to rename and which of infx's workflows depend on it.
+
+Effects: filesystem, subprocess: the kit written into the repository; git, and `pip wheel` when
+init builds the wheel. No network of its own.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
     rows = build_matrix(config_set, selection=Selection(config_keys=("dsv4-*",)), evals=EvalMode.NONE)
 
 docs/matrix.md describes the rules and where they differ from the reference.
+
+Effects: filesystem (the configs read, infx's cache); no network.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from ..diagnostics import InfxError
 from ..fsio import atomic_write
 from ..scenarios import scenario_label
 from ..workflows.baseline import find_baseline
+from ..workflows.github.client import Connection
 from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
 from .accuracy import accuracy_section
 from .collect import Collected, PointVerdict, collect
@@ -204,6 +205,7 @@ class BaselineRequest:
     paths: tuple[Path, ...] = ()
     run_id: int | None = None
     slug: str | None = None  # OWNER/NAME, for the GitHub lookups
+    github: Connection = field(default_factory=Connection)  # the command's one connection, for the lookups
     thresholds: Path | None = None  # the score floors the Accuracy section shows (default: as check-evals)
 
 
@@ -246,7 +248,7 @@ def compare_sweep(compare: CompareRequest) -> Compared:
         keys = sorted({str(r["config-key"]) for r in loaded.results.rows if r.get("config-key")})
         eval_keys = sorted({row.config_key for row in head_evals.rows if row.config_key})
         try:
-            found = find_baseline(request.slug or "", keys, request.run_id, eval_keys=eval_keys)
+            found = find_baseline(request.slug or "", keys, request.github, request.run_id, eval_keys)
             base_rows, base_evals, source = found.rows, found.evals, found.source
             notices += found.notices
         except InfxError as exc:

@@ -1,2 +1,7 @@
 """What `.github/workflows` call: step outputs, summaries and shards, the sticky PR report,
-reruns, and the PyGithub adapter (`api.py`, the only module that imports PyGithub)."""
+reruns, reuse, the baseline, the plan of a sweep, and the GitHub client package (`github/`, the
+only importer of PyGithub, and the only way to GitHub's API).
+
+Effects: network, filesystem, subprocess (git, while planning); the modules whose docstring says
+"Effects: none" are rules and rendering only.
+"""

@@ -7,6 +7,8 @@ shards of ≤ 256 rows; a shard is an inline output while all the outputs infx w
 job stay within OUTPUT_BUDGET (as GitHub counts them), else it travels only as a file: every
 shard is also written as ``<shard-dir>/shard-<k>.json`` so a workflow can upload the folder
 as an artifact.
+
+Effects: filesystem ($GITHUB_OUTPUT, the step summary, the shard files); no network.
 """
 
 from __future__ import annotations

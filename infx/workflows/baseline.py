@@ -17,7 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..results.render import rows_of
-from . import api
+from .github.archives import json_in_archive
+from .github.artifacts import download_artifact, run_artifacts
+from .github.client import Connection, read
+from .github.runs import get_run
 from .markers import RESULTS_ARTIFACT  # noqa: F401  (re-exported: its readers import it from here)
 from .trust import SWEEP_WORKFLOW
 
@@ -44,15 +47,15 @@ def results_in_archive(data):
     """The rows and eval rows of the archive's results.json, read as `compare` reads a results
     file (strict numbers; a row that cannot be compared left out); None when it holds no results file."""
     try:
-        collected, _ = rows_of(api.json_in_archive(data, RESULTS_FILE), RESULTS_FILE)
+        collected, _ = rows_of(json_in_archive(data, RESULTS_FILE), RESULTS_FILE)
     except ValueError:
         return None
     return collected
 
 
 def run_results(client, run):
-    artifact = results_artifact(api.run_artifacts(client, run))
-    return results_in_archive(api.download_artifact(client, artifact)) if artifact is not None else None
+    artifact = results_artifact(run_artifacts(client, run))
+    return results_in_archive(download_artifact(client, artifact)) if artifact is not None else None
 
 
 def _run_source(run) -> dict:
@@ -60,15 +63,14 @@ def _run_source(run) -> dict:
 
 
 def find_baseline(
-    slug: str, config_keys: list[str], run_id: int | None = None, settings=None, eval_keys: Iterable[str] = ()
+    slug: str, config_keys: list[str], github: Connection, run_id: int | None = None, eval_keys: Iterable[str] = ()
 ) -> Baseline:
     """The baseline rows (for ``config_keys``) and eval rows (for ``eval_keys``); every GitHub call
-    through the one client (api.py), so a failure is one located line (InfxError), which `infx
-    results compare` turns into a notice."""
-    settings = settings or api.settings_from_env()
-    client = api.connect(settings)
+    through the command's one client (``github``), so a failure is one located line (InfxError),
+    which `infx results compare` turns into a notice."""
+    client = github.client()
     if run_id is not None:
-        _, run = api.get_run(client, slug, run_id)
+        _, run = get_run(client, slug, run_id)
         found = run_results(client, run)
         if found is None:
             return Baseline(
@@ -84,15 +86,13 @@ def find_baseline(
     this_run = os.environ.get("GITHUB_RUN_ID", "")
     exclude_run = int(this_run) if this_run.isdigit() else None  # never the sweep being compared
     repo = client.repo(slug)
-    workflow = api.read(
-        client, f"reading workflow {SWEEP_WORKFLOW} of {slug}", lambda: repo.get_workflow(SWEEP_WORKFLOW)
-    )
+    workflow = read(client, f"reading workflow {SWEEP_WORKFLOW} of {slug}", lambda: repo.get_workflow(SWEEP_WORKFLOW))
 
     def newest_runs():
         runs = list(itertools.islice(workflow.get_runs(branch=BASELINE_BRANCH, status="success"), CANDIDATE_RUNS))
         return [(run, run.id, run.head_branch, run.conclusion, _run_source(run)) for run in runs]
 
-    runs = api.read(client, f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}", newest_runs)
+    runs = read(client, f"listing the successful runs of {SWEEP_WORKFLOW} on {BASELINE_BRANCH}", newest_runs)
     wanted, wanted_evals, used = set(config_keys), set(eval_keys), []
     rows: list[dict] = []
     evals: list = []

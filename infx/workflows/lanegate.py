@@ -10,15 +10,16 @@ may not read the runners, nothing is stopped and the gate says it did not check:
 runners are offline then holds only its own points, each waiting in its own queue. A lane is
 stopped only when every place its runners could be registered was read. Whether a lane's Slurm
 partition has a node up, each of its points asks on its own runner (run-point.yml).
+
+This module is the gate's rule and its lines (`judge`, `render_lines`); reading the runners through
+the API is `read_gate` in infx/workflows/github/repository.py.
+
+Effects: none (data in, data out).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-
-from . import api
-from .repocheck import Unreadable
 
 RUNNERS_TOKEN = "INFX_RUNNERS_TOKEN"
 SELF_HOSTED = "self-hosted"
@@ -79,27 +80,6 @@ def judge(lanes: list[str], runners: tuple, complete: bool) -> Gate:
                 "detail": "no runner online: no self-hosted runner this repository can use carries the label",
             }
     return Gate(states)
-
-
-def read_gate(lanes: list[str], slug_of) -> Gate:
-    """The gate for ``lanes`` through the API, with the token in RUNNERS_TOKEN (``slug_of()``: the
-    repository). No token, or one that may not read the runners, checks nothing (says why); any
-    other failure (GitHub down) is the usual one-line error."""
-    token = os.environ.get(RUNNERS_TOKEN, "")
-    if not token:
-        return unchecked(lanes, f"no {RUNNERS_TOKEN} secret")
-    slug = slug_of()
-    client = api.connect(api.settings_from_env(token=token))
-    repository = api.read_repository(client, slug)
-    own, groups = api.registered_runners(client, slug, (repository.get("owner") or {}).get("type") == "Organization")
-    if isinstance(own, Unreadable) and not isinstance(groups, tuple):
-        return unchecked(
-            lanes, f"{RUNNERS_TOKEN} may not list the runners: GitHub answered {own.status} ({own.message})"
-        )
-    runners = (() if isinstance(own, Unreadable) else own) + tuple(
-        runner for group in (groups if isinstance(groups, tuple) else ()) for runner in group.runners
-    )
-    return judge(lanes, runners, complete=not isinstance(own, Unreadable) and not isinstance(groups, Unreadable))
 
 
 def down_lanes(gate: dict[str, dict]) -> list[str]:

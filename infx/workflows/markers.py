@@ -1,6 +1,9 @@
 """How infx finds again what its own jobs left on GitHub: the sweep's plan artifact, the PR's report
 comment and the launch id in a dispatched run's title. The jobs that write these (run-sweep.yml,
-report.py, rerun.py) and the client that looks for them (api.py) share these names."""
+report.py, rerun.py) and the client that looks for them (infx/workflows/github/) share these names.
+
+Effects: none.
+"""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from ..runmode import Mode
 from ..sweepplan import LANE_EXCLUDED, LANE_MISSING, SweepPlan
 from ..workers import row_topology
 from . import actions, queue, reuse
+from .github.client import Connection
 from .labels import describe, resolve_mode
 from .report import reuse_markdown
 
@@ -53,7 +54,8 @@ class SweepRequest:
     no_reuse: bool = False
     hosted: bool = False  # every launch on a GitHub-hosted runner: no self-hosted queue to check
     lane: str | None = None  # with ``rows``: every point runs on this lane (run-sweep's `lane` input)
-    cwd: Path = field(default_factory=Path.cwd)
+    root: Path = field(default_factory=repository_root)  # the repository (infx.reporoot), resolved once by the command
+    github: Connection = field(default_factory=Connection)  # reuse's lookups: the command's one GitHub connection
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,7 +98,7 @@ def plan_request(request: SweepRequest, say: Callable[[Said], None]) -> PlannedS
         plan = _reused(plan, request, say)
     plan = apply_mode(plan, mode)  # the canary is chosen among the points still to run
     if mode.dispatch and not request.hosted:
-        plan = _queued(plan, repository_root(start=request.cwd), say)
+        plan = _queued(plan, request.root, say)
     return PlannedSweep(plan=plan, report=report)
 
 
@@ -104,7 +106,7 @@ def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
     """The run mode from the label table; the head commit's message is read for `[skip-sweep]`."""
     message = ""
     if request.event == "pull_request" and request.head_ref is not None:
-        repo = git.toplevel(repository_root(start=request.cwd))
+        repo = git.toplevel(request.root)
         message = git.commit_message(repo, git.resolve(repo, request.head_ref))
     mode, problems = resolve_mode(request.event, list(request.labels), message)
     if request.no_reuse and not problems:
@@ -114,12 +116,10 @@ def run_mode(request: SweepRequest) -> tuple[Mode, list[Diagnostic]]:
 
 def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | None, Report]:
     if request.rows is not None:  # a changelog plan has its lane check from plan_sweep
-        plan, found = lanecheck.check_lanes(
-            SweepPlan(SweepPlan.read(request.rows).buckets), repository_root(start=request.cwd), request.lane
-        )
+        plan, found = lanecheck.check_lanes(SweepPlan(SweepPlan.read(request.rows).buckets), request.root, request.lane)
         return plan, Report(found)
     if request.base_ref is None:
-        root = repository_root(start=request.cwd)
+        root = request.root
         return plan_newest_entry(root, changelog_path(root, request.changelog), options)
     assert request.head_ref is not None  # the request has both refs or neither
     gate = GateRequest(
@@ -131,20 +131,22 @@ def _planned(request: SweepRequest, options: PlanOptions) -> tuple[SweepPlan | N
         allow_removal=request.allow_removal,
         plan_options=options,
     )
-    result = validate_changelog(gate, request.cwd)
+    result = validate_changelog(gate, request.root)
     return result.plan, result.report
 
 
 def _reused(plan: SweepPlan, request: SweepRequest, say: Callable[[Said], None]) -> SweepPlan:
     """The plan without the points whose result key already has a valid stored result. A lookup
     that could not judge every point says why, as a warning (an annotation in GitHub), and in the plan."""
-    root = repository_root(start=request.cwd)
+    root = request.root
     source: reuse.FolderSource | reuse.GitHubSource
     if request.reuse_dir is not None:
         source = reuse.FolderSource(request.reuse_dir)
     else:
         slug, _ = resolve_slug(request.repo_slug, root)
-        source = reuse.GitHubSource(slug, request.pr_number if request.event == "pull_request" else None)
+        source = reuse.GitHubSource(
+            slug, request.pr_number if request.event == "pull_request" else None, github=request.github
+        )
     held = plan.lane_held  # no lane to launch them on: not worth a lookup
     decision = reuse.decide([row for row in plan.rows if point_id(row) not in held], root, source, lookup_may_fail=True)
     if decision.notice:

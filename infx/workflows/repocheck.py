@@ -13,7 +13,9 @@ supplies its own workflow files, so those lines are only as strong as the settin
 - each lane's runners are ephemeral: one job each, so no job leaves anything for the next.
 
 This module holds the facts (frozen records the API layer fills in) and the rules; the calls
-are infx/workflows/api.py's.
+are infx/workflows/github/repository.py's.
+
+Effects: none.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class RunnerGroup:
     runners: tuple[Runner, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Facts:
     """What the API said (or that it would not say) about one repository."""
 

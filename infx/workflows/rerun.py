@@ -8,6 +8,9 @@ when the plan carries one, else its point id): `point-<stem>` when the launch su
 readable results.json (or a point it does not list) falls back to the names: done only when
 `point-<stem>` exists, has not expired and is not empty. The run's overall conclusion is never
 consulted (a cancelled run can hold good points, a green one can lack a result).
+
+Effects: network (`sweep_verdicts` downloads the run's results.json through the client it is
+handed); the rest decides from data alone.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ import hashlib
 from ..diagnostics import InfxError, error
 from ..points import point_id
 from ..results.render import rows_of
-from . import api
-from .api import ArtifactInfo
 from .baseline import RESULTS_FILE, results_artifact
+from .github.archives import json_in_archive
+from .github.artifacts import ArtifactInfo, download_artifact
 from .report import OUTCOME_FAILED, OUTCOME_MISSING, OUTCOME_OK
 
 ARTIFACT_PREFIX = "point-"
@@ -75,7 +78,7 @@ def sweep_verdicts(client, artifacts: list) -> tuple[dict[str, str], str]:
     if found is None:
         return {}, ""
     try:
-        collected, _ = rows_of(api.json_in_archive(api.download_artifact(client, found), RESULTS_FILE), RESULTS_FILE)
+        collected, _ = rows_of(json_in_archive(download_artifact(client, found), RESULTS_FILE), RESULTS_FILE)
     except InfxError as exc:
         return {}, exc.diagnostics[0].message if exc.diagnostics else str(exc)
     except ValueError as exc:

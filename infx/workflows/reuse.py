@@ -4,8 +4,12 @@ A point's artifact is named after its result key (`point-<key>`, `point-<key>-fa
 launch failed), so finding a result is a lookup by name. A stored result counts only when it is
 usable (not expired, young enough, from a trusted run) and valid: exactly what `infx results
 collect` accepts (the one validity rule, infx/results/artifact.py), from a launch record of the
-key; the newest usable valid one wins. Everything else is dispatched. Pure: candidates in, a decision out;
-listing and downloading artifacts happen in ``api.py``.
+key; the newest usable valid one wins. Everything else is dispatched. The decision itself is made
+from candidates alone (`select`); a folder source reads them from disk, a GitHub source lists and
+downloads them through the command's connection (infx/workflows/github/).
+
+Effects: filesystem, network. Filesystem: the plan, the lane profiles, the artifacts read and
+unpacked; network: a GitHub source's artifact list, trust facts and downloads.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from ..launch.record import SUFFIX, LaunchRecord
 from ..points import gpu_hours, point_id
 from ..results.artifact import PointArtifact
 from ..sweepplan import ReusedPoint, ReuseSummary, SweepPlan
-from . import api
 from .actions import REUSED_DIR, runner_temp
-from .api import StoredArtifact
+from .github.artifacts import StoredArtifact, fetch_artifact, list_artifacts
+from .github.client import Connection
+from .github.repository import repository_id
+from .github.runs import GitHubFacts
 from .rerun import ARTIFACT_PREFIX, artifact_name
 
 STOPPING_RULES = ("github-wait", "github-permission")  # failures no later candidate would escape
@@ -232,6 +238,7 @@ class GitHubSource:
     main_ref: str = "main"
     download_dir: Path = field(default_factory=lambda: runner_temp(REUSED_DIR))
     max_age_days: float | None = None
+    github: Connection = field(default_factory=Connection)  # the command's one connection
 
 
 def lane_resolver(root: Path):
@@ -280,18 +287,18 @@ def decide(
 
 
 def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
-    """The stored candidates per key (one listing, api.list_artifacts) with the refusals the
+    """The stored candidates per key (one listing, list_artifacts) with the refusals the
     listing already tells, and the fetch that judges trust (facts fetched once per run, commit
     and branch) and downloads, only for the candidates ``select`` tries: newest first, stopping
     at the first valid one. A failure while fetching is that candidate's reason; once GitHub
     asks for a wait past the bound, or refuses the token a permission (which no later candidate
     would get either), or the token's hourly budget is down to its reserve (budget_refusal), every
     later candidate is refused without asking, and ``stopped`` says why."""
-    client = api.connect(api.settings_from_env())
-    repo_id = api.repository_id(client, source.slug)
+    client = source.github.client()
+    repo_id = repository_id(client, source.slug)
     names = {result_artifact_name(key): key for key, _ in keys.values() if key}
-    listed, _ = api.list_artifacts(client, source.slug, set(names))
-    facts = api.GitHubFacts(client, source.slug, source.main_ref, source.pr_number)
+    listed, _ = list_artifacts(client, source.slug, set(names))
+    facts = GitHubFacts(client, source.slug, source.main_ref, source.pr_number)
     stored = {
         names[name]: [
             Stored(
@@ -331,7 +338,7 @@ def _on_github(source: GitHubSource, keys: dict, now: dt.datetime):
             if holder.get(folder) != artifact.id:
                 holder.pop(folder, None)
                 downloads += 1
-                api.fetch_artifact(client, artifact, folder)
+                fetch_artifact(client, artifact, folder)
                 holder[folder] = artifact.id
             return folder
         except InfxError as exc:
@@ -395,6 +402,7 @@ class ReuseRequest:
     main_ref: str = "main"
     max_age_days: float | None = None
     download_dir: Path | None = None  # --github: default $RUNNER_TEMP/infx-reused
+    github: Connection = field(default_factory=Connection)  # --github: the command's one connection
 
 
 def select_reuse(request: ReuseRequest) -> tuple[Decision, SweepPlan]:
@@ -410,6 +418,7 @@ def select_reuse(request: ReuseRequest) -> tuple[Decision, SweepPlan]:
             request.main_ref,
             request.download_dir or runner_temp(REUSED_DIR),
             request.max_age_days,
+            request.github,
         )
     decision = decide(plan.rows, request.root, source)
     return decision, reduced_plan(plan, decision)

@@ -1,5 +1,6 @@
 """Which workflow runs infx may take artifacts from: one rule for reruns (the plan artifact) and
-one for reuse (result artifacts). Pure: facts in (gathered by api.py), a verdict out.
+one for reuse (result artifacts). Pure: facts in (gathered by
+infx/workflows/github/runs.py), a verdict out.
 
 Both let a stored artifact decide what runs, or stand in for what ran, on the self-hosted GPU
 runners, so a run counts only when it is this repository's own sweep workflow on code of this
@@ -12,6 +13,8 @@ repository (`origin_problems`). On top:
   of a merged pull request** (for a sweep of main: the PR API's `merged_at` and `head.sha`, so
   never an intermediate or reverted commit of it), or, for a pull request's sweep, from **its
   own commits** (only when its head repository is this repository).
+
+Effects: none.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ TRUSTED_BRANCH = "main"
 MAIN_EVENTS = ("push", "workflow_dispatch")  # how main's own sweeps start
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunFacts:
     """What GitHub says about a workflow run (None where it says nothing)."""
 
@@ -38,7 +41,7 @@ class RunFacts:
     event: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PullFacts:
     """What the pull request API says about one pull request."""
 
@@ -51,7 +54,7 @@ class PullFacts:
 
 
 class ResultFacts(Protocol):
-    """The facts `result_refusal` may ask for; api.py fetches each at most once."""
+    """The facts `result_refusal` may ask for; github/runs.py's GitHubFacts fetches each at most once."""
 
     def on_main(self, sha: str) -> bool: ...
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from infx.results.render import FORMAT  # noqa: E402
-from infx.workflows import api  # noqa: E402
 from infx.workflows.baseline import RESULTS_ARTIFACT, find_baseline  # noqa: E402
+from infx.workflows.github.client import Connection, Settings  # noqa: E402
 from testing.cli import run_cli  # noqa: E402
 from testing.github_helpers import env_for  # noqa: E402
 from testing.github_server import SLUG, LocalGitHub  # noqa: E402
@@ -49,8 +49,8 @@ def sweeps(tmp_path):
 
 def test_finder_takes_each_config_key_from_the_newest_successful_main_run(sweeps):
     server, _ = sweeps
-    settings = api.Settings(token="ghs_test", base_url=server.url, pace=False)
-    found = find_baseline(SLUG, [LADDER, VLLM_DISAGG], settings=settings)
+    settings = Settings(token="ghs_test", base_url=server.url, pace=False)
+    found = find_baseline(SLUG, [LADDER, VLLM_DISAGG], Connection(settings=settings))
     assert [(r["run-id"], r["config-keys"]) for r in found.source["runs"]] == [(950, [VLLM_DISAGG]), (900, [LADDER])]
     assert found.notices == []
     assert {r["config-key"] for r in found.rows} == {LADDER, VLLM_DISAGG} and len(found.rows) == 6

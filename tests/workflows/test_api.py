@@ -12,8 +12,14 @@ import time
 
 import pytest
 
+from infx.diagnostics import InfxError
 from infx.points import point_id
-from infx.workflows import api
+from infx.workflows.github.archives import json_in_archive
+from infx.workflows.github.artifacts import download_artifact, run_artifacts
+from infx.workflows.github.client import Settings, connect
+from infx.workflows.github.comments import upsert_comment
+from infx.workflows.github.retry import READ_RETRIES
+from infx.workflows.github.runs import dispatch_once, get_run
 from infx.workflows.markers import launch_marker
 from infx.workflows.report import MARKER
 from infx.workflows.rerun import artifact_name, launch_id
@@ -49,7 +55,7 @@ def github():
 
 
 def client(server: LocalGitHub, max_wait: float = 30, token: str = "ghs_test"):
-    return api.connect(api.Settings(token=token, base_url=server.url, max_wait=max_wait, pace=False))
+    return connect(Settings(token=token, base_url=server.url, max_wait=max_wait, pace=False))
 
 
 def one_located_line(done, rule: str) -> str:
@@ -130,7 +136,7 @@ def test_report_errors_are_one_line_with_status_and_what_to_check(github, tmp_pa
 
 def test_server_errors_on_reads_are_retried(github):
     github.state.faults.append(Fault("GET", COMMENTS, 502, {"message": "Server Error"}))
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("GET", COMMENTS)) == 2
 
 
@@ -140,12 +146,12 @@ def test_a_server_that_keeps_failing_is_one_line_with_the_status(github, tmp_pat
     result = run_cli("github", "report", "--pr", "7", "--plan", str(plan), env=env_for(github))
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
     assert "HTTP 503" in result.stderr and "#7" in result.stderr
-    assert len(github.state.requests_to("GET", COMMENTS)) == api.READ_RETRIES + 1
+    assert len(github.state.requests_to("GET", COMMENTS)) == READ_RETRIES + 1
 
 
 def test_a_rate_limited_write_is_waited_out_and_done_once(github):
     github.state.faults.append(rate_limit_fault("POST", COMMENTS, reset_in=1))
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("POST", COMMENTS)) == 2
     assert len(github.state.comments[7]) == 1
 
@@ -153,7 +159,7 @@ def test_a_rate_limited_write_is_waited_out_and_done_once(github):
 def test_a_primary_rate_limit_is_waited_out(github):
     github.state.faults.append(rate_limit_fault("GET", COMMENTS, reset_in=1))
     started = time.monotonic()
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     elapsed = time.monotonic() - started
     gets = github.state.requests_to("GET", COMMENTS)
     assert len(gets) == 2 and elapsed >= 1.0, elapsed
@@ -177,7 +183,7 @@ def test_a_rate_limit_beyond_the_bound_fails_fast_with_the_status(github, tmp_pa
 def test_a_comment_write_that_failed_after_landing_is_not_repeated(github):
     # GitHub stored the comment but the answer was a 502: infx must read back, not post again.
     github.state.faults.append(Fault("POST", COMMENTS, 502, {"message": "Bad Gateway"}, apply=True))
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("POST", COMMENTS)) == 1
     assert len(github.state.comments[7]) == 1
 
@@ -230,12 +236,12 @@ def test_a_dispatch_retried_after_a_lost_answer_starts_one_sweep(github):
     # The dispatch is carried out but the answer is a 502, as when a gateway times out.
     github.state.faults.append(Fault("POST", DISPATCH, 502, {"message": "Bad Gateway"}, apply=True))
     connection = client(github)
-    repo, run = api.get_run(connection, SLUG, 4242)
+    repo, run = get_run(connection, SLUG, 4242)
     failed = [point_id(r) for r in plan_rows]
     launch = launch_id(4242, failed)
     from infx.workflows.rerun import dispatch_inputs
 
-    new_run, created = api.dispatch_once(
+    new_run, created = dispatch_once(
         connection, repo, "run-sweep.yml", "main", dispatch_inputs(4242, failed, launch), launch
     )
     assert created and launch_marker(launch) in new_run.display_title
@@ -378,8 +384,8 @@ def test_the_wait_bound_is_for_all_requests_together(github):
     github.state.faults.append(rate_limit_fault("GET", rf"/repos/{SLUG}/pulls/7", reset_in=1, status=429))
     github.state.faults.append(retry_after_fault("GET", COMMENTS, seconds=2))
     started = time.monotonic()
-    with pytest.raises(api.InfxError) as raised:
-        api.upsert_comment(client(github, max_wait=3), SLUG, 7, MARKER + "\nplan")
+    with pytest.raises(InfxError) as raised:
+        upsert_comment(client(github, max_wait=3), SLUG, 7, MARKER + "\nplan")
     assert raised.value.diagnostics[0].rule == "github-wait"
     assert time.monotonic() - started < 3.5 and not github.state.requests_to("POST", COMMENTS)
 
@@ -387,7 +393,7 @@ def test_the_wait_bound_is_for_all_requests_together(github):
 @pytest.mark.parametrize("html", [False, True], ids=["json", "html-page"])
 def test_a_5xx_burst_within_the_retries_is_ridden_out(github, html):
     github.state.faults.extend(server_error_burst("GET", COMMENTS, 2, status=502, html=html))
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("GET", COMMENTS)) == 3
 
 
@@ -421,7 +427,7 @@ def test_a_cut_off_answer_is_asked_again(github):
     github.state.faults.append(
         Fault("GET", COMMENTS, 200, b'[{"id": 1, "body": "LGTM", "us')
     )  # whole length, broken JSON
-    assert api.upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
+    assert upsert_comment(client(github), SLUG, 7, MARKER + "\nplan") == "created"
     assert len(github.state.requests_to("GET", COMMENTS)) == 3
 
 
@@ -523,9 +529,9 @@ def stored_plan(github) -> dict:
 def test_a_download_follows_the_redirect_without_the_token(github):
     artifact = stored_plan(github)
     connection = client(github)
-    _, run = api.get_run(connection, SLUG, 4242)
-    archive = api.download_artifact(connection, api.run_artifacts(connection, run)[0])
-    assert api.json_in_archive(archive, "plan.json") == rows(2)
+    _, run = get_run(connection, SLUG, 4242)
+    archive = download_artifact(connection, run_artifacts(connection, run)[0])
+    assert json_in_archive(archive, "plan.json") == rows(2)
     [hop] = github.state.requests_to("GET", rf"/repos/{SLUG}/actions/artifacts/{artifact['id']}/zip")
     [blob] = github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")
     assert (
@@ -545,10 +551,8 @@ def test_a_failing_blob_store_is_asked_again(github, fault, tries):
     artifact = stored_plan(github)
     github.state.faults.extend(fault(artifact["id"]))
     connection = client(github)
-    _, run = api.get_run(connection, SLUG, 4242)
-    assert api.json_in_archive(
-        api.download_artifact(connection, api.run_artifacts(connection, run)[0]), "plan.json"
-    ) == rows(2)
+    _, run = get_run(connection, SLUG, 4242)
+    assert json_in_archive(download_artifact(connection, run_artifacts(connection, run)[0]), "plan.json") == rows(2)
     assert len(github.state.requests_to("GET", rf"/blob-storage/{artifact['id']}\.zip")) == tries
 
 

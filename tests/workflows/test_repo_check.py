@@ -156,14 +156,14 @@ def test_an_unusable_token_or_repository_is_one_line_not_a_traceback(server):
 
 def facts(**changes) -> repocheck.Facts:
     base = repocheck.Facts(
-        SLUG,
-        False,
-        True,
-        "all_external_contributors",
-        None,
-        {"default_workflow_permissions": "read", "can_approve_pull_request_reviews": False},
-        (),
-        (),
+        slug=SLUG,
+        private=False,
+        organization=True,
+        approval_policy="all_external_contributors",
+        private_fork_settings=None,
+        workflow_permissions={"default_workflow_permissions": "read", "can_approve_pull_request_reviews": False},
+        repository_runners=(),
+        runner_groups=(),
     )
     return replace(base, **changes)
 

@@ -22,7 +22,7 @@ from infx.launch.lane import load_lane
 from infx.launch.plan import Point, plan_point
 from infx.points import point_id
 from infx.sweepplan import SweepPlan
-from infx.workflows.api import extract_artifact
+from infx.workflows.github.archives import extract_artifact
 from infx.workflows.reuse import judge, result_artifact_name
 from testing.cli import run_cli
 from testing.github_helpers import REPO, env_for
