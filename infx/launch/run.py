@@ -27,7 +27,8 @@ from ..results.artifact import PointArtifact
 from ..scenarios import is_agentic
 from . import agentic, evalenv, prepare, slurm, staging
 from .cache import CHECKOUTS, cached_srtctl
-from .plan import LaunchPlan, resolve_in_checkout
+from .checkout import resolve_in_checkout
+from .plan import LaunchPlan
 from .sources import FetchError, cached_checkout, fetch_pinned
 from .srtctl import SrtctlError, install_srtctl, stage_checkout, submit
 
