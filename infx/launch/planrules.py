@@ -99,7 +99,7 @@ class Rule(NamedTuple):
 RULES: dict[str, Rule] = {}  # in the order plan_point runs them
 
 
-def rule(name: str, summary: str):
+def plan_rule(name: str, summary: str):
     def register(check):
         RULES[name] = Rule(name, check, summary)
         return check
@@ -276,7 +276,7 @@ def job_name_for(point: PointFile, env: Mapping[str, str]) -> str:
 # --- the rules, in the order plan_point runs them ----------------------------------------
 
 
-@rule("image", "The point's image is a container image reference.")
+@plan_rule("image", "The point's image is a container image reference.")
 def image_rule(ctx: PlanContext) -> None:
     problem = checks.image_problem(ctx.point.data.get("image"))
     if problem:
@@ -291,24 +291,24 @@ def image_rule(ctx: PlanContext) -> None:
         )
 
 
-@rule("boundary", "Every point value, setting and environment value the launch uses has its declared shape.")
+@plan_rule("boundary", "Every point value, setting and environment value the launch uses has its declared shape.")
 def boundary_rule(ctx: PlanContext) -> bool:
     boundary = boundary_problems(ctx.point, ctx.settings, ctx.settings_where, ctx.env)
     ctx.diagnostics.extend(boundary)
     return bool(boundary)  # nothing below may read a path or name built from these values
 
 
-@rule("config-file", "The point names its recipe once (CONFIG_FILE).")
+@plan_rule("config-file", "The point names its recipe once (CONFIG_FILE).")
 def recipe_ref_rule(ctx: PlanContext) -> None:
     ctx.ref, ctx.ref_where = _recipe_ref(ctx.point, ctx.settings, ctx.settings_where, ctx.diagnostics)
 
 
-@rule("model", "Exactly one models: entry of the lane matches the point.")
+@plan_rule("model", "Exactly one models: entry of the lane matches the point.")
 def model_rule(ctx: PlanContext) -> None:
     ctx.model = _model_for(ctx.lane, ctx.facts, ctx.point, ctx.diagnostics)
 
 
-@rule("eval", "An eval point's eval plans on this lane.")
+@plan_rule("eval", "An eval point's eval plans on this lane.")
 def eval_rule(ctx: PlanContext) -> None:
     ctx.choice = PointEval.of(ctx.point.data, ctx.settings)
     if ctx.choice.runs:
@@ -316,14 +316,14 @@ def eval_rule(ctx: PlanContext) -> None:
         ctx.diagnostics.extend(problems)
 
 
-@rule("benchmark-profile", "An AgentX point's benchmark profile is complete.")
+@plan_rule("benchmark-profile", "An AgentX point's benchmark profile is complete.")
 def agentic_rule(ctx: PlanContext) -> None:
     assert ctx.choice is not None  # the eval rule runs before it
     ctx.profile, problems = plan_profile(ctx.point, runs_benchmark=ctx.choice.kind is not EvalKind.ONLY)
     ctx.diagnostics.extend(problems)
 
 
-@rule("eval-after-benchmark", "An agentic point does not run its eval after the benchmark.")
+@plan_rule("eval-after-benchmark", "An agentic point does not run its eval after the benchmark.")
 def agentic_eval_rule(ctx: PlanContext) -> None:
     assert ctx.choice is not None  # the eval rule runs before it
     if ctx.profile is not None and ctx.choice.kind is EvalKind.AFTER_BENCHMARK:
@@ -339,7 +339,7 @@ def agentic_eval_rule(ctx: PlanContext) -> None:
         )
 
 
-@rule("config-path", "CONFIG_FILE names a file inside the recipe tree.")
+@plan_rule("config-path", "CONFIG_FILE names a file inside the recipe tree.")
 def recipe_path_rule(ctx: PlanContext) -> bool:
     ref = ctx.ref
     ctx.recipe_path = ref.repo_path(ctx.root) if ref else None
@@ -359,7 +359,7 @@ def recipe_path_rule(ctx: PlanContext) -> bool:
     return bool(problem)
 
 
-@rule("config-read", "A recipe in this repository reads, and its selector picks one variant.")
+@plan_rule("config-read", "A recipe in this repository reads, and its selector picks one variant.")
 def recipe_read_rule(ctx: PlanContext) -> None:
     ref, recipe_path, root = ctx.ref, ctx.recipe_path, ctx.root
     if ref is not None and recipe_path is not None and is_file(recipe_path):
@@ -371,13 +371,13 @@ def recipe_read_rule(ctx: PlanContext) -> None:
     ctx.power = checks.recipe_uses_power(ctx.variant) if ctx.variant else False
 
 
-@rule("route", "Exactly one route of the lane matches the point (power included).")
+@plan_rule("route", "Exactly one route of the lane matches the point (power included).")
 def route_rule(ctx: PlanContext) -> bool:
     ctx.route = _route_for(ctx.lane, {**ctx.facts, "power": ctx.power}, ctx.point, ctx.diagnostics)
     return ctx.route is None or ctx.ref is None
 
 
-@rule("config-origin", "The recipe is in this repository, or ships with the route's srt-slurm.")
+@plan_rule("config-origin", "The recipe is in this repository, or ships with the route's srt-slurm.")
 def recipe_source_rule(ctx: PlanContext) -> None:
     ref, route, point = ctx.ref, ctx.route, ctx.point
     assert ref is not None and route is not None  # the route rule stopped the plan without either
@@ -407,7 +407,7 @@ def recipe_source_rule(ctx: PlanContext) -> None:
         )
 
 
-@rule("overlays", "Every overlay of the route is a recipe folder of this repository.")
+@plan_rule("overlays", "Every overlay of the route is a recipe folder of this repository.")
 def overlays_rule(ctx: PlanContext) -> None:
     lane, route = ctx.lane, ctx.route
     assert route is not None  # the route rule stopped the plan without one
@@ -424,7 +424,7 @@ def overlays_rule(ctx: PlanContext) -> None:
             )
 
 
-@rule("content", "The selected variant, resolved, passes every content check (infx/launch/checks.py).")
+@plan_rule("content", "The selected variant, resolved, passes every content check (infx/launch/checks.py).")
 def recipe_content_rule(ctx: PlanContext) -> None:
     route = ctx.route
     assert route is not None  # the route rule stopped the plan without one
@@ -437,7 +437,7 @@ def recipe_content_rule(ctx: PlanContext) -> None:
         )
 
 
-@rule("pin", "The route's srt-slurm pin has a commit (a warning: a launch refuses it).")
+@plan_rule("pin", "The route's srt-slurm pin has a commit (a warning: a launch refuses it).")
 def pin_rule(ctx: PlanContext) -> None:
     assert ctx.route is not None  # the route rule stopped the plan without one
     lane, pin = ctx.lane, ctx.lane.pins[ctx.route.srt_slurm]
