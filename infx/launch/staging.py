@@ -174,5 +174,6 @@ def clear_output(out: Path) -> list[str]:
 
 
 def write_record(path: Path, record: dict) -> None:
-    """The launch record, written through its type (LaunchRecord: the schema's field names)."""
+    """The launch record (``LaunchRecord.to_json()``), checked through its type against the schema
+    (RecordError names the field it refuses) and written atomically, in the order of its keys."""
     atomic_write(path, LaunchRecord.from_json(record).text())

@@ -9,8 +9,8 @@ the verdict.
 
 `PointArtifact.verdict()` is the validity rule every consumer applies: `infx results collect`,
 reuse (which adds only that the record carries the planned result key), the launcher (a launch
-succeeds only when its output folder gets the verdict ok) and reruns (through the verdicts in a
-sweep's results.json). docs/results.md states it.
+succeeds only when its output folder gets the verdict ok: `infx launch` hands it ``judge``) and
+reruns (through the verdicts in a sweep's results.json). docs/results.md states it.
 """
 
 from __future__ import annotations
@@ -246,6 +246,12 @@ class PointArtifact:
             tagged[0] if len(tagged) == 1 else self.aiperf[0] if len(self.aiperf) == 1 and len(planned) == 1 else None
         )
         return pick[1] if pick is not None else None
+
+
+def judge(folder: Path) -> Verdict:
+    """A launch's output folder, read once and judged by the one validity rule: the judge
+    `infx launch` hands the launcher (infx.launch.run.launch_point), which never imports this package."""
+    return PointArtifact.read(folder).verdict()
 
 
 EVAL_ONLY, EVAL_AFTER_BENCHMARK = EvalKind.ONLY.value, EvalKind.AFTER_BENCHMARK.value  # the launch record's eval.kind

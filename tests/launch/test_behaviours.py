@@ -9,8 +9,8 @@ import pytest
 from infx.launch import staging
 from infx.launch.plan import plan_point
 from infx.launch.pointfile import PointFile
-from infx.launch.run import StatusLine
 from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
+from infx.launch.srtctl_kind import StatusLine
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
 
 REPO = Path(__file__).resolve().parents[2]

@@ -327,6 +327,7 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     from dataclasses import replace
 
     from infx.launch.run import launch_point
+    from infx.results.artifact import judge
 
     ws.write_profile(lane_profile("file:///nonexistent", "a" * 40))
     plan = plan_of(ws, point())
@@ -336,6 +337,7 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
             plan,
             tmp_path / "out",
             ws.root,
+            judge=judge,
             env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]},
         )
         == 1
