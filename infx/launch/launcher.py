@@ -3,10 +3,11 @@
 A launch (``infx.launch.run.Launch``) owns what every kind shares: the launch record, built as a
 ``LaunchRecord`` and written as it goes, the signals, the timings and the judge's verdict. A
 lane kind (``Launcher``) provides the phases between: check before any side effect, prepare,
-submit, wait, stage, and clean up on every exit path. ``infx.launch.run.LAUNCHERS`` chooses
-the kind's launcher from a table; today's one kind is srtctl on Slurm
-(``infx.launch.srtctl_kind.SrtctlLauncher``). Nothing here has an effect but the log line of
-``say`` (stderr).
+submit, wait, stage, and clean up on every exit path. The lane's kind (``Lane.kind``) chooses
+from two tables: how the point is planned (``infx.launch.plan.PLANNERS``, every check before any
+side effect) and its launcher (``infx.launch.run.LAUNCHERS``). Today's one kind is srtctl on
+Slurm (``infx.launch.plan.plan_point``, ``infx.launch.srtctl_kind.SrtctlLauncher``). Nothing
+here has an effect but the log line of ``say`` (stderr).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, Protocol
 from .plan import LaunchPlan
 from .record import LaunchRecord
 
-SRTCTL = "srtctl"  # the kind of every lane today: srtctl apply on a Slurm cluster
 SHOWN_SKIPS = 20  # lines of what staging left out said in the log (all of them are in the record)
 
 

@@ -12,7 +12,7 @@ import datetime as dt
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from ..recipes import recipe_node_count
 from . import checks, prepare, staging
 from .agentic import DRY_RUN_REPOSITORY, AgenticBenchmark
 from .evalenv import DRY_RUN_OUTPUT, DRY_RUN_WORKSPACE, EvalLaunch, secret_problems, stage_workspace
-from .lane import Lane, ModelEntry, Pin, Route, Source, find_lane, load_lane_file
+from .lane import SRTCTL, Lane, ModelEntry, Pin, Route, Source, find_lane, load_lane_file
 from .planrules import PlanContext, RecipeSource, run_rules
 from .pointfile import PointFile, load_point
 from .resultkey import result_key
@@ -239,6 +239,10 @@ def plan_point(
     )
 
 
+Planner = Callable[..., LaunchPlan]  # (lane, point, root, env=...) -> the plan, every check run, no side effect
+PLANNERS: dict[str, Planner] = {SRTCTL: plan_point}  # lane kind -> how it plans a point
+
+
 @dataclass(frozen=True, kw_only=True)
 class LaunchRequest:
     """``infx launch``: one point (a JSON file, else ``$POINT_JSON`` in ``env``) on a lane (a lane
@@ -266,7 +270,7 @@ def plan_launch(request: LaunchRequest) -> LaunchPlan:
             runner_at=(point.file, point.where(("runner",))),
         )
     )
-    plan = plan_point(lane, point, request.root, env=env)
+    plan = PLANNERS[lane.kind](lane, point, request.root, env=env)
     plan.warnings.extend(notes)
     if plan.evaluation:
         missing = secret_problems(plan.evaluation, env, request.dry_run)
@@ -285,7 +289,8 @@ def keys_for_rows(rows: list[dict], root, resolve_lane) -> dict[int, tuple[str |
     keys: dict[int, tuple[str | None, str]] = {}
     for index, row in enumerate(rows):
         try:
-            plan = plan_point(resolve_lane(row), PointFile(data=row, file="<plan>"), root, env={})
+            lane = resolve_lane(row)
+            plan = PLANNERS[lane.kind](lane, PointFile(data=row, file="<plan>"), root, env={})
         except InfxError as exc:
             keys[index] = (None, exc.diagnostics[0].message if exc.diagnostics else "the point does not plan")
             continue

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ..interrupts import Interrupted  # a KeyboardInterrupt: if one ever escapes, the CLI exits 128 + N, not 70
 from . import evalenv, staging
-from .launcher import SRTCTL, Judge, Launcher, LaunchFailed, LaunchState, say
+from .lane import SRTCTL
+from .launcher import Judge, Launcher, LaunchFailed, LaunchState, say
 from .plan import LaunchPlan
 from .record import LaunchRecord, json_names
 from .srtctl_kind import SrtctlLauncher
@@ -30,9 +31,11 @@ LAUNCHERS: dict[str, Callable[[LaunchState], Launcher]] = {SRTCTL: SrtctlLaunche
 
 
 def launch_point(plan: LaunchPlan, out: Path, workspace: Path, *, judge: Judge, env: dict | None = None) -> int:
-    """Launch the planned point with its lane kind's launcher (today's one kind: srtctl); its
+    """Launch the planned point with its lane kind's launcher (``LAUNCHERS``; today's one kind: srtctl); its
     output folder is then judged by ``judge``. The exit code: 0, 1 (failed) or 128 + a signal."""
-    return Launch(plan, out, workspace, judge, dict(os.environ if env is None else env), LAUNCHERS[SRTCTL]).run()
+    return Launch(
+        plan, out, workspace, judge, dict(os.environ if env is None else env), LAUNCHERS[plan.lane.kind]
+    ).run()
 
 
 class Launch:

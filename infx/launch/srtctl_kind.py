@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from ..diagnostics import InfxError, render_text
 from ..diskcache import cache_home
@@ -164,20 +164,21 @@ def _submitted_job(client: slurm.Slurm, name: str) -> str | None:
         time.sleep(0.3)
 
 
-Phase = TypeVar("Phase", bound=Callable)
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
 
 
-def _asks_slurm(phase: Phase) -> Phase:
+def _asks_slurm(phase: Callable[Params, Result]) -> Callable[Params, Result]:
     """A phase during which Slurm not answering ends the launch as failed, saying so."""
 
     @wraps(phase)
-    def run(*args, **kwargs):
+    def run(*args: Params.args, **kwargs: Params.kwargs) -> Result:
         try:
             return phase(*args, **kwargs)
         except slurm.SlurmUnavailable as exc:
             raise LaunchFailed(f"cannot ask Slurm: {exc}") from exc
 
-    return run  # type: ignore[return-value]
+    return run
 
 
 class SrtctlLauncher:
