@@ -50,7 +50,7 @@ def keyed_rows(count: int = POINTS) -> tuple[list[dict], list[str]]:
     """``count`` distinct points of the bundled gb300 rows (each row along a concurrency ladder), with their result
     keys."""
     from bench.gb300_points import gb300_points
-    from infx.launch.resultkey import keys_for_rows
+    from infx.launch.plan import keys_for_rows
     from infx.workflows.reuse import lane_resolver
 
     base = gb300_points(REPO)

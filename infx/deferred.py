@@ -75,6 +75,12 @@ DEFERRED = (
     ),
     Deferred("infx.launch.dryrun", ("infx.commands.launch",), 16, "a dry run alone renders srtctl's view of the job"),
     Deferred(
+        "infx.results.artifact",
+        ("infx.commands.launch",),
+        19,
+        "the judge a real launch hands the launcher (the output folder's verdict); a dry run judges nothing",
+    ),
+    Deferred(
         "infx.yamlio",
         _WARM_MATRIX_READERS,
         18,

@@ -32,7 +32,7 @@ def lane() -> None:
 def check(name: str, fmt: str) -> None:
     """Report whether the Slurm partition of LANE (a lane name, any of its runner labels, or a profile path) has usable
     nodes (exit 1 when none)."""
-    result = check_lane(LaneCheckRequest(name, repository_root()))
+    result = check_lane(LaneCheckRequest(lane=name, root=repository_root()))
     click.echo(json.dumps(result.to_json(), allow_nan=False) if fmt == "json" else result.text())
     sys.exit(0 if result.ok else 1)
 
@@ -42,7 +42,11 @@ def check(name: str, fmt: str) -> None:
 @format_option()
 def validate(lanes: tuple[str, ...], fmt: str) -> None:
     """Validate lane profiles (default: every runners/*.yaml): schema, cross-checks, full pins, one lane per label."""
-    finish(validate_lanes(ValidateRequest(lanes, repository_root())), fmt, success_message="lane profiles are valid")
+    finish(
+        validate_lanes(ValidateRequest(selectors=lanes, root=repository_root())),
+        fmt,
+        success_message="lane profiles are valid",
+    )
 
 
 @lane.command("pins")
@@ -69,7 +73,7 @@ def pins(name: str, check_only: bool, update: bool, fmt: str) -> None:
         raise UsageError(
             "pass exactly one of --check and --update", "infx lane pins LANE --check, or infx lane pins LANE --update."
         )
-    result = pin_lane(PinsRequest(name, repository_root(), update))
+    result = pin_lane(PinsRequest(lane=name, root=repository_root(), update=update))
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
     else:
@@ -103,7 +107,9 @@ def cache_seed(name: str, source: str, pins: tuple[str, ...], with_srtctl: bool,
     srtctl/<commit>. Exit 1 when a pin named with --pin, or every pin, is missing from SOURCE.
     """
 
-    seeded = seed_lane(SeedRequest(name, repository_root(), source, pins, with_srtctl))
+    seeded = seed_lane(
+        SeedRequest(lane=name, root=repository_root(), source=source, pins=pins, with_srtctl=with_srtctl)
+    )
     if fmt == "json":
         click.echo(json.dumps(seeded.to_json(), allow_nan=False))
     else:

@@ -127,8 +127,9 @@ def launch(lane_name: str | None, point_file: str | None, dry_run: bool, fmt: st
         click.echo(json.dumps(body, indent=2, default=str, allow_nan=False) if fmt == "json" else _plan_text(body))
         return
     from ..launch.run import launch_point  # measured: a dry run does not pay for the launcher
+    from ..results.artifact import judge  # measured: nor for the validity rule that judges the output
 
     out = Path(output_dir).resolve() if output_dir else repository_root()
     for item in plan.warnings:
         click.echo(render_text([item]), err=True)
-    sys.exit(launch_point(plan, out, request.root))
+    sys.exit(launch_point(plan, out, request.root, judge=judge))

@@ -232,7 +232,7 @@ def install_cached_srtctl(base: Path, commit: str, pip_args: list[str], lock_sec
         return srtctl
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SeedRequest:
     """``infx lane cache-seed``: put the pinned srt-slurm commits of ``lane`` (a name, a runner
     label or a profile path; only ``pins`` when given) found in ``source`` (a clone or a bundle)

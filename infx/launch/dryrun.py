@@ -18,7 +18,8 @@ from ..diagnostics import InfxError, error
 from ..diskcache import cache_home
 from ..fsio import atomic_write
 from . import cache, evalenv
-from .plan import LaunchPlan, resolve_in_checkout
+from .checkout import resolve_in_checkout
+from .plan import LaunchPlan
 from .srtctl import SrtctlError, dry_run, stage_checkout
 
 OUTPUT_TAIL = 4000

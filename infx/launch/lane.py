@@ -19,6 +19,8 @@ from ..yamlio import Document, load_yaml
 from .prepare import template_problems
 from .slurm import DEFAULT_TIMEOUT, PartitionHealth, Slurm
 
+SRTCTL = "srtctl"  # the lane kind that submits with srtctl apply on Slurm: today every lane's
+
 LANES_DIR = "runners"
 T = TypeVar("T")
 
@@ -231,6 +233,12 @@ class Lane:
     @property
     def pins(self) -> dict[str, Pin]:
         return self.srt_slurm.pins
+
+    @property
+    def kind(self) -> str:
+        """How this lane runs a point: the key of its planner (plan.PLANNERS) and launcher (run.LAUNCHERS).
+        Every lane is of the srtctl kind until the profile names one."""
+        return SRTCTL
 
     @property
     def gpus_per_node(self) -> int:
@@ -607,7 +615,7 @@ def load_lane_file(path: Path) -> Lane:
     return lane
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LaneCheckRequest:
     """``infx lane check``: the lane (a lane name, a runner label or a profile path) of the repository at ``root``."""
 
@@ -637,7 +645,7 @@ def check_lane(request: LaneCheckRequest) -> LaneCheck:
     return LaneCheck(profile.name, Slurm.for_lane(profile.slurm).partition_health(profile.slurm.partition))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ValidateRequest:
     """``infx lane validate``: the profiles named (lane names, runner labels or paths; none = every
     ``runners/*.yaml``) of the repository at ``root``."""

@@ -365,7 +365,7 @@ def _expected(data: dict, commits: dict[str, str]) -> dict:
     return expected
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PinsRequest:
     """``infx lane pins``: the lane (a name, a runner label or a profile path) of the repository
     at ``root``; ``update`` writes the commits the refs name now, else they are only checked."""

@@ -16,12 +16,37 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..diagnostics import Diagnostic, error
 
-if TYPE_CHECKING:  # annotations only: lane.py imports this module
-    from .lane import PrepareSettings
+
+class ExtraImage(Protocol):
+    """An image the lane imports besides the point's (``prepare.images`` of the profile)."""
+
+    @property
+    def image(self) -> str: ...
+
+    @property
+    def alias(self) -> str: ...
+
+
+class PrepareTemplates(Protocol):
+    """What the steps are planned from: the profile's ``prepare:`` section, as lane.py reads it
+    (``infx.launch.lane.PrepareSettings``; lane.py imports this module, so it is named here by shape)."""
+
+    @property
+    def images(self) -> tuple[ExtraImage, ...]: ...
+
+    @property
+    def squash_check(self) -> tuple[str, ...]: ...
+
+    @property
+    def squash_import(self) -> tuple[str, ...]: ...
+
+    @property
+    def setup(self) -> tuple[str, ...]: ...
+
 
 GUARD = Path(__file__).with_name("squash_guard.py")
 PLACEHOLDER = re.compile(r"\{([a-z-]*)\}")
@@ -36,12 +61,12 @@ def squash_file(squash_dir: str, image: str) -> str:
     return str(Path(squash_dir or ".") / (re.sub(r"[/:@#]", "_", image) + ".sqsh"))
 
 
-def template(prepare: PrepareSettings, key: str) -> tuple[str, ...]:
+def template(prepare: PrepareTemplates, key: str) -> tuple[str, ...]:
     """The argv template ``key`` of TEMPLATES (empty when the profile has none)."""
     return getattr(prepare, key.replace("-", "_"))
 
 
-def template_problems(prepare: PrepareSettings, file: str, where) -> list[Diagnostic]:
+def template_problems(prepare: PrepareTemplates, file: str, where) -> list[Diagnostic]:
     """Placeholders a template may not use (``where(*path)`` locates a profile key)."""
     diagnostics = []
     for key, allowed in TEMPLATES.items():
@@ -75,13 +100,13 @@ class Step:
         return {"name": self.name, "argv": list(self.argv), "skip-if-ok": self.skip_if_ok}
 
 
-def images(prepare: PrepareSettings, point_image: str) -> list[str]:
+def images(prepare: PrepareTemplates, point_image: str) -> list[str]:
     """The point's image first, then the lane's extra ones, each once."""
     extra = [item.image for item in prepare.images]
     return list(dict.fromkeys([point_image, *extra] if prepare.squash_import else []))
 
 
-def plan_steps(prepare: PrepareSettings, squash_dir: str, partition: str, point_image: str, guard: str) -> list[Step]:
+def plan_steps(prepare: PrepareTemplates, squash_dir: str, partition: str, point_image: str, guard: str) -> list[Step]:
     steps = []
     for image in images(prepare, point_image):
         squash = squash_file(squash_dir, image)

@@ -19,10 +19,16 @@ import re
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # annotations only: lane.py takes DEFAULT_TIMEOUT from here
-    from .lane import SlurmSettings
+
+class CommandTimeout(Protocol):
+    """What a client takes from the profile's ``slurm:`` section, as lane.py reads it
+    (``infx.launch.lane.SlurmSettings``; lane.py imports this module, so it is named here by shape)."""
+
+    @property
+    def command_timeout_seconds(self) -> float: ...
+
 
 ACTIVE = {
     "PENDING",
@@ -168,7 +174,7 @@ class Slurm:
         self.say = say or (lambda message: None)
 
     @classmethod
-    def for_lane(cls, settings: SlurmSettings, **kwargs) -> Slurm:
+    def for_lane(cls, settings: CommandTimeout, **kwargs) -> Slurm:
         """A client with the lane profile's ``slurm.command-timeout-seconds``."""
         return cls(timeout=settings.command_timeout_seconds, **kwargs)
 

@@ -4,7 +4,8 @@ names, the logs tarred, the output cleared of links and special files, the launc
 Nothing here follows a symbolic link or opens a FIFO or device: the job's logs and output are
 the job's, and the output folder is uploaded (actions/upload-artifact follows links). What is
 left out is returned as lines for the launch record's `skipped`. Whether the staged files are
-a valid result is decided by the one validity rule (infx/results/artifact.py), not here.
+a valid result is decided by the one validity rule, the judge the command hands the launch
+(infx/results/artifact.py), not here. The names of the folder's parts are infx/launch/layout.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, replacing, scan_tree
-from ..results.evals import EVAL_FOLDER
+from .layout import EVAL_FOLDER, LOGS_COPY, LOGS_TARBALL
 from .record import LaunchRecord
 
 FIXED_RESULT = re.compile(
@@ -111,9 +112,6 @@ def stage_eval(job_logs: Path, out: Path) -> tuple[list[str], list[str]]:
     return staged, skipped
 
 
-LOGS_TARBALL, LOGS_COPY = "multinode_server_logs.tar.gz", "LOGS"
-
-
 def tar_logs(logs: Path, out: Path) -> tuple[Path, list[str]]:
     """``<out>/multinode_server_logs.tar.gz`` (written atomically) and a ``LOGS/`` copy of the
     folders and regular files under ``logs``; a symbolic link, FIFO, device or socket is in
@@ -176,5 +174,6 @@ def clear_output(out: Path) -> list[str]:
 
 
 def write_record(path: Path, record: dict) -> None:
-    """The launch record, written through its type (LaunchRecord: the schema's field names)."""
+    """The launch record (``LaunchRecord.to_json()``), checked through its type against the schema
+    (RecordError names the field it refuses) and written atomically, in the order of its keys."""
     atomic_write(path, LaunchRecord.from_json(record).text())

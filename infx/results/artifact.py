@@ -9,8 +9,8 @@ the verdict.
 
 `PointArtifact.verdict()` is the validity rule every consumer applies: `infx results collect`,
 reuse (which adds only that the record carries the planned result key), the launcher (a launch
-succeeds only when its output folder gets the verdict ok) and reruns (through the verdicts in a
-sweep's results.json). docs/results.md states it.
+succeeds only when its output folder gets the verdict ok: `infx launch` hands it ``judge``) and
+reruns (through the verdicts in a sweep's results.json). docs/results.md states it.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from typing import Any
 from .. import jsonfast
 from ..evalsuite import EvalKind
 from ..fsio import Entry, Tree, UnusablePath, printable, scan_tree
+from ..launch.layout import EVAL_FOLDER, LOGS_COPY, LOGS_TARBALL
 from ..launch.record import SUFFIX as RECORD_SUFFIX
 from ..launch.record import LaunchRecord, RecordError
 from . import rows as rowmaking
 from . import validate
-from .evals import EVAL_FOLDER, META_ENV, EvalSet, point_eval_set
+from .evals import META_ENV, EvalSet, point_eval_set
 from .metrics import metric_problem
 from .schema import result_row_problem
 
@@ -36,7 +37,6 @@ RESULT_MAX_BYTES = 1 << 30  # a sa-bench file keeps every request's latencies: h
 AIPERF_MAX_BYTES = 64 << 20
 AIPERF_AGGREGATE = "profile_export_aiperf.json"
 AIPERF_READ = 64  # aiperf aggregates read per artifact (one per concurrency)
-LOGS_DIR, EVAL_DIR, LOGS_TAR = "LOGS", EVAL_FOLDER, "multinode_server_logs.tar.gz"
 MAX_DEPTH, MAX_ENTRIES = 32, 100_000  # how far a folder is listed
 
 
@@ -103,13 +103,13 @@ class PointArtifact:
             printable(f"{entry.name}: {entry.kind}, not followed or opened") for entry in tree.others()
         ) + tuple(map(printable, tree.problems))
         listed: dict[str, Any] = dict(  # the PointArtifact fields a folder without a usable record keeps too
-            evals=tuple(sorted(tree.files(EVAL_DIR), key=lambda e: e.name)),
+            evals=tuple(sorted(tree.files(EVAL_FOLDER), key=lambda e: e.name)),
             logs=tuple(
                 sorted(
                     (
                         e
                         for e in tree.entries
-                        if e.is_file and (e.name.startswith(LOGS_DIR + "/") or e.name == LOGS_TAR)
+                        if e.is_file and (e.name.startswith(LOGS_COPY + "/") or e.name == LOGS_TARBALL)
                     ),
                     key=lambda e: e.name,
                 )
@@ -146,7 +146,7 @@ class PointArtifact:
                 folder,
                 record.to_json(),
                 printable(folder.name),
-                any(e.name == f"{EVAL_DIR}/{META_ENV}" for e in listed["evals"]),
+                any(e.name == f"{EVAL_FOLDER}/{META_ENV}" for e in listed["evals"]),
             )
         )
         results = () if kind == EVAL_ONLY else tuple(_result_files(folder, top, entry.name, stem, record.agentic))
@@ -248,6 +248,12 @@ class PointArtifact:
         return pick[1] if pick is not None else None
 
 
+def judge(folder: Path) -> Verdict:
+    """A launch's output folder, read once and judged by the one validity rule: the judge
+    `infx launch` hands the launcher (infx.launch.run.launch_point), which never imports this package."""
+    return PointArtifact.read(folder).verdict()
+
+
 EVAL_ONLY, EVAL_AFTER_BENCHMARK = EvalKind.ONLY.value, EvalKind.AFTER_BENCHMARK.value  # the launch record's eval.kind
 
 
@@ -322,7 +328,7 @@ def _result_files(folder: Path, top: list[Entry], record_name: str, stem: str, a
 
 
 def _aiperf_files(folder: Path, tree: Tree) -> list[tuple[str, Any]]:
-    wanted = [e for e in tree.files(LOGS_DIR) if e.name.rsplit("/", 1)[-1] == AIPERF_AGGREGATE][:AIPERF_READ]
+    wanted = [e for e in tree.files(LOGS_COPY) if e.name.rsplit("/", 1)[-1] == AIPERF_AGGREGATE][:AIPERF_READ]
     found = []
     for entry in wanted:
         data, problem = _read_object(folder, entry.name, AIPERF_MAX_BYTES)

@@ -38,13 +38,13 @@ from typing import Any, NamedTuple
 from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
 from ..fsio import TooLarge, UnusablePath, printable, scan_tree
+from ..launch.layout import EVAL_FOLDER
 from ..points import concurrencies
 from ..schema import first_problem, is_valid, schema_errors
 
 EVAL_ROW_SCHEMA = "eval-row"  # infx/schemas/eval-row.schema.json
 EVALS_POINTER = "#/$defs/evals"  # results.json's `evals` section in that schema
 META_ENV = "meta_env.json"
-EVAL_FOLDER = "eval"  # a point artifact's eval folder
 LAUNCH_RECORD_SUFFIX = "_launch.json"
 CONC_SUFFIX = re.compile(r"_conc(\d+)(?:_\d+)?\.json$")  # results_<date>_conc16.json (a copy: _conc16_1.json)
 MAX_JSON_BYTES = 64 * 1024 * 1024  # an lm-eval result is kilobytes; a bigger file is not one

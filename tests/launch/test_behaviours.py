@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from infx.launch import staging
-from infx.launch.plan import Point, plan_point
-from infx.launch.run import StatusLine
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import PointFile
 from infx.launch.srtctl import JOB_ID, SrtctlError, job_id_of
+from infx.launch.srtctl_kind import StatusLine
 from infx.recipes import RecipeRef, load_recipe, recipe_node_count
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +21,7 @@ def plan_for(root, lane, points, recipe_fragment, runner="gb300-nv_1"):
     """The bundled row of ``recipe_fragment`` planned in ``root``: for an agentic row, a copy of the
     repository with an AgentX harness (``harness_repo``), as a benchmark repository has one."""
     [row] = [p for p in points if any(recipe_fragment in s for s in p["prefill"].get("additional-settings", []))][:1]
-    return plan_point(lane, Point(row, "point.json"), root, env={"RUNNER_NAME": runner})
+    return plan_point(lane, PointFile(data=row, file="point.json"), root, env={"RUNNER_NAME": runner})
 
 
 LADDER = "disagg-gb300-dep8-dep16-mtp-mooncake-ladder.yaml:zip_override_ladder[2]"

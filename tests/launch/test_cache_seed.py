@@ -175,10 +175,11 @@ def test_a_cached_recipe_failing_a_check_fails_the_dry_run_located_in_the_checko
 
     from infx.diagnostics import InfxError
     from infx.launch.dryrun import enrich
-    from infx.launch.plan import Point, plan_point
+    from infx.launch.plan import plan_point
+    from infx.launch.pointfile import PointFile
 
     point = next(p for p in points if p["framework"] == "dynamo-trt" and p.get("scenario-type") != "agentic-coding")
-    plan = plan_point(lane, Point(point, "point.json"), REPO)
+    plan = plan_point(lane, PointFile(data=point, file="point.json"), REPO)
     clone = tmp_path / "clone"
     git("clone", "-q", "-b", plan.pin.ref, str(SRT_SLURM_BUNDLE), str(clone), cwd=tmp_path)
     recipe_path = clone / plan.recipe_source.path

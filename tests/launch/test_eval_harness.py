@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_point
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import load_point
 from testing.corpus import SRT_SLURM_BUNDLE
 from testing.launchkit import Workspace, lane_profile, point, v1_recipe
 

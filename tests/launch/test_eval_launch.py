@@ -17,7 +17,8 @@ from infx.diagnostics import InfxError
 from infx.evalsuite import EvalKind, PointEval, load_suite
 from infx.launch import evalenv
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_point
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import load_point
 from testing.launchkit import REPO, Workspace, lane_profile, point, v1_recipe
 
 SUITE = "benchmarks/evals/suite.yaml"

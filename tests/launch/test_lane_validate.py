@@ -270,12 +270,17 @@ def test_a_library_caller_validates_and_checks_lanes_through_their_requests(tmp_
     """ValidateRequest and LaneCheckRequest: `infx lane validate` and `infx lane check` without click."""
     from infx.launch.lane import LaneCheckRequest, ValidateRequest, check_lane, validate_lanes
 
-    assert validate_lanes(ValidateRequest((), REPO)).ok and validate_lanes(ValidateRequest(("gb300-nv",), REPO)).ok
+    assert (
+        validate_lanes(ValidateRequest(selectors=(), root=REPO)).ok
+        and validate_lanes(ValidateRequest(selectors=("gb300-nv",), root=REPO)).ok
+    )
     bad = tmp_path / "lane.yaml"
     bad.write_text(BUNDLED.replace("gpus-per-node: 4", "gpus-per-node: 0"))
-    assert [d.rule for d in validate_lanes(ValidateRequest((str(bad),), REPO)).diagnostics] == ["lane-schema"]
+    assert [d.rule for d in validate_lanes(ValidateRequest(selectors=(str(bad),), root=REPO)).diagnostics] == [
+        "lane-schema"
+    ]
     monkeypatch.setenv(
         "SLURM_CONF", str(tmp_path / "no-slurm.conf")
     )  # a controller no command can find: answered, not hung
-    result = check_lane(LaneCheckRequest("gb300-nv", REPO))
+    result = check_lane(LaneCheckRequest(lane="gb300-nv", root=REPO))
     assert not result.ok and result.to_json()["lane"] == "gb300-nv" and "cannot ask Slurm" in result.text()

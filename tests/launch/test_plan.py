@@ -10,7 +10,8 @@ import yaml
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import load_point, plan_point
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import load_point
 from testing.cli import run_cli
 from testing.launchkit import REPO, Workspace, lane_profile, point, schema2_recipe, store, v1_recipe
 
@@ -224,7 +225,7 @@ def test_recipe_from_srt_slurm_is_deferred_and_said_so(ws):
 def test_a_recipe_from_srt_slurm_that_enables_power_is_refused_after_checkout(ws, tmp_path):
     # The route (and so the power route) is chosen before the checkout exists; a power recipe found only
     # in the checkout cannot have been routed for power, so it is refused where it is switched on.
-    from infx.launch.plan import resolve_in_checkout
+    from infx.launch.checkout import resolve_in_checkout
 
     ws.recipe("unrelated.yaml", v1_recipe())
     plan = plan_of(ws, point("recipes/upstream/power.yaml"))
@@ -326,6 +327,7 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
     from dataclasses import replace
 
     from infx.launch.run import launch_point
+    from infx.results.artifact import judge
 
     ws.write_profile(lane_profile("file:///nonexistent", "a" * 40))
     plan = plan_of(ws, point())
@@ -335,6 +337,7 @@ def test_unresolved_pin_is_refused_before_any_side_effect(tmp_path):
             plan,
             tmp_path / "out",
             ws.root,
+            judge=judge,
             env={"INFX_CACHE_DIR": str(tmp_path / ".cache"), "PATH": os.environ["PATH"]},
         )
         == 1

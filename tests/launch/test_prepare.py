@@ -111,7 +111,8 @@ def test_an_extra_image_alias_goes_into_srtslurm_yaml(tmp_path):
     code, body = ws.dry_run(ws.point(point()))
     assert code == 0 and len(body["prepare"]) == 5
     from infx.launch.lane import load_lane
-    from infx.launch.plan import load_point, plan_point
+    from infx.launch.plan import plan_point
+    from infx.launch.pointfile import load_point
 
     plan = plan_point(load_lane("testlane", tmp_path), load_point(str(ws.point(point())), {}), tmp_path, env={})
     containers = plan.cluster_config("/ck", plan.squash_file())["containers"]

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from infx.launch.lane import load_lane
-from infx.launch.plan import Point, plan_point
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import PointFile
 from infx.launch.resultkey import COSMETIC_POINT_FIELDS, RESULT_FORMAT, ingredients
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def ladder_point(points) -> dict:
 
 
 def key_of(root: Path, row: dict, env: dict | None = None) -> str:
-    plan = plan_point(load_lane("gb300-nv", root), Point(row, "<test>"), root, env=env or {})
+    plan = plan_point(load_lane("gb300-nv", root), PointFile(data=row, file="<test>"), root, env=env or {})
     key = plan.result_key()
     assert key is not None and re.fullmatch(r"[0-9a-f]{64}", key)
     return key
@@ -149,7 +150,10 @@ def test_the_result_format_version_is_an_ingredient(workspace, ladder_point, mon
 
 def test_ingredients_say_what_is_hashed(workspace, ladder_point):
     plan = plan_point(
-        load_lane("gb300-nv", workspace), Point(ladder_point, "<test>"), workspace, env={"RUNNER_NAME": "x_1"}
+        load_lane("gb300-nv", workspace),
+        PointFile(data=ladder_point, file="<test>"),
+        workspace,
+        env={"RUNNER_NAME": "x_1"},
     )
     body = ingredients(plan)
     assert set(body) == {"result-format", "point", "recipe", "srt-slurm-commit", "route", "lane", "sources"}
@@ -160,7 +164,7 @@ def test_ingredients_say_what_is_hashed(workspace, ladder_point):
 def test_every_bundled_point_with_a_workspace_recipe_has_a_distinct_key(points, lane, harness_repo):
     keys = []
     for row in points:
-        plan = plan_point(lane, Point(row, "<test>"), harness_repo, env={})
+        plan = plan_point(lane, PointFile(data=row, file="<test>"), harness_repo, env={})
         if plan.recipe is not None:
             keys.append(plan.result_key())
     assert len(keys) >= 40 and all(keys) and len(set(keys)) == len(keys)

@@ -47,10 +47,11 @@ def test_both_registry_notations_name_the_same_image():
 def test_a_trt_recipe_naming_its_image_with_a_slash_matches_a_point_written_with_hash(lane, points):
     from pathlib import Path
 
-    from infx.launch.plan import Point, plan_point
+    from infx.launch.plan import plan_point
+    from infx.launch.pointfile import PointFile
 
     point = next(p for p in points if str(p["image"]).startswith("nvcr.io#"))
-    plan = plan_point(lane, Point(point, "p.json"), Path(__file__).resolve().parents[2])
+    plan = plan_point(lane, PointFile(data=point, file="p.json"), Path(__file__).resolve().parents[2])
     containers = plan.cluster_config("/c", "/s.sqsh")["containers"]
     slash = point["image"].replace("#", "/", 1)
     assert containers[point["image"]] == containers[slash] == "/s.sqsh"

@@ -138,8 +138,8 @@ def sbatch(*argv: str) -> str:
 
 
 def test_a_comment_and_workdir_that_look_like_a_state_do_not_decide_it(slurm_cluster, tmp_path):
-    from infx.launch.run import wait_for_job
     from infx.launch.slurm import Slurm
+    from infx.launch.srtctl_kind import wait_for_job
 
     fooling = "JobState=COMPLETED ExitCode=0:0 Reason=None"
     workdir = tmp_path / fooling

@@ -299,7 +299,8 @@ def test_lane_check_reports_usable_nodes(ws, tmp_path):
 
 
 def test_a_job_gone_before_its_log_exists_fails_the_launch(slurm_cluster, tmp_path):
-    from infx.launch.run import LaunchFailed, wait_for_job
+    from infx.launch.launcher import LaunchFailed
+    from infx.launch.srtctl_kind import wait_for_job
 
     with pytest.raises(LaunchFailed, match="failed before creating its log file"):
         wait_for_job("987654321", tmp_path / "sweep.log", 0.1)

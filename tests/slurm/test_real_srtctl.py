@@ -70,10 +70,11 @@ def gb300_rows(harness_repo):
     (this repository has none and refuses them: tests/launch/test_agentic_launch.py)."""
     from bench.gb300_points import gb300_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, plan_point
+    from infx.launch.plan import plan_point
+    from infx.launch.pointfile import PointFile
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, plan_point(lane, Point(row, "row.json"), harness_repo)) for row in gb300_points(REPO)]
+    return [(row, plan_point(lane, PointFile(data=row, file="row.json"), harness_repo)) for row in gb300_points(REPO)]
 
 
 @pytest.fixture(scope="module")
@@ -256,10 +257,11 @@ def test_a_planted_srtctl_in_the_cache_is_never_run_and_the_venv_is_rebuilt(
 def gb300_eval_rows():
     from bench.gb300_points import gb300_eval_points
     from infx.launch.lane import load_lane
-    from infx.launch.plan import Point, plan_point
+    from infx.launch.plan import plan_point
+    from infx.launch.pointfile import PointFile
 
     lane = load_lane("gb300-nv", REPO)
-    return [(row, plan_point(lane, Point(row, "row.json"), REPO)) for row in gb300_eval_points(REPO)]
+    return [(row, plan_point(lane, PointFile(data=row, file="row.json"), REPO)) for row in gb300_eval_points(REPO)]
 
 
 def exported(line: str) -> dict:
@@ -285,7 +287,7 @@ def bare_recipe(plan) -> str:
 
 def resolved(plan, srtctl_cache):
     """The plan with its recipe resolved, also a recipe that ships with srt-slurm (from the pin's seeded checkout)."""
-    from infx.launch.plan import resolve_in_checkout
+    from infx.launch.checkout import resolve_in_checkout
 
     resolve_in_checkout(plan, Path(srtctl_cache["pins"][plan.pin.name]["path"]))
     return plan

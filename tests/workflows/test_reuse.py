@@ -19,7 +19,8 @@ import pytest
 
 from infx.diagnostics import InfxError
 from infx.launch.lane import load_lane
-from infx.launch.plan import Point, plan_point
+from infx.launch.plan import plan_point
+from infx.launch.pointfile import PointFile
 from infx.points import point_id
 from infx.sweepplan import SweepPlan
 from infx.workflows.github.archives import extract_artifact
@@ -55,7 +56,7 @@ def _root(harness_repo):
 
 def key_for(row: dict, root: Path | None = None) -> str:
     root = root or ROOT[0]
-    return plan_point(load_lane("gb300-nv", root), Point(row, "<test>"), root, env={}).result_key()
+    return plan_point(load_lane("gb300-nv", root), PointFile(data=row, file="<test>"), root, env={}).result_key()
 
 
 def write_artifact(root: Path, files: dict[str, str], name: str) -> Path:
