@@ -13,7 +13,7 @@ from ..diagnostics import InfxError, error
 from ..yamlio import load_yaml
 from . import checks
 from .plan import LaunchPlan
-from .variant import check_variant, plan_facts, recipe_path_problem, recipe_where, select
+from .variant import VariantFacts, check_variant, recipe_path_problem, recipe_where, select
 
 
 def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
@@ -53,7 +53,7 @@ def resolve_in_checkout(plan: LaunchPlan, checkout: Path) -> None:
         recipe, sources, agentic = check_variant(
             variant,
             doc,
-            plan_facts(plan.job_name, plan.model, plan.evaluation, plan.agentic_profile, plan.root),
+            VariantFacts.of(plan.job_name, plan.model, plan.evaluation, plan.agentic_profile, plan.root),
             plan.point,
             plan.lane,
             plan.route,

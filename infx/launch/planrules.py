@@ -31,7 +31,7 @@ from .evalenv import EvalLaunch, plan_eval
 from .lane import Lane, ModelEntry, Route, Source
 from .pointfile import PointFile
 from .route import Ambiguous, most_specific
-from .variant import check_variant, plan_facts, recipe_path_problem, select
+from .variant import VariantFacts, check_variant, recipe_path_problem, select
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -431,7 +431,7 @@ def recipe_content_rule(ctx: PlanContext) -> None:
     ctx.job_name = job_name_for(ctx.point, ctx.env)
     ctx.sources = [ctx.lane.sources[name] for name in route.sources]
     if ctx.variant is not None and ctx.doc is not None and ctx.model is not None:
-        facts = plan_facts(ctx.job_name, ctx.model, ctx.evaluation, ctx.profile, ctx.root)
+        facts = VariantFacts.of(ctx.job_name, ctx.model, ctx.evaluation, ctx.profile, ctx.root)
         ctx.recipe, ctx.sources, ctx.agentic = check_variant(
             ctx.variant, ctx.doc, facts, ctx.point, ctx.lane, route, ctx.diagnostics
         )

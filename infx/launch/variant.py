@@ -10,6 +10,7 @@ job environment and an AgentX point's benchmark profile, and every content check
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import shapes
@@ -23,6 +24,30 @@ from .lane import Lane, ModelEntry, Route, Source
 from .pointfile import PointFile
 
 SOURCES_KEY = "infx-sources"  # recipe key naming external sources; stripped before srtctl sees it
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantFacts:
+    """What check_variant puts into the resolved recipe besides the variant itself (and the repository
+    whose harness an AgentX benchmark runs)."""
+
+    job_name: str
+    model: ModelEntry
+    job_export: str | None  # an eval point's ``sbatch --export`` (its eval variables)
+    agentic_profile: tuple | None  # an AgentX point's benchmark.env values
+    root: Path
+
+    @classmethod
+    def of(
+        cls, job_name: str, model: ModelEntry, evaluation: EvalLaunch | None, profile: tuple | None, root: Path
+    ) -> VariantFacts:
+        return cls(
+            job_name=job_name,
+            model=model,
+            job_export=export_directive(dict(evaluation.variables)) if evaluation else None,
+            agentic_profile=profile,
+            root=root,
+        )
 
 
 def sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document, diagnostics: list) -> list[Source]:
@@ -49,7 +74,11 @@ def sources_for(lane: Lane, route: Route, variant: dict | None, doc: Document, d
                     )
                 )
             if not found:
-                named.append(Source(str(item["name"]), str(item["url"]), str(item["commit"]), str(item["dest"])))
+                named.append(
+                    Source(
+                        name=str(item["name"]), url=str(item["url"]), commit=str(item["commit"]), dest=str(item["dest"])
+                    )
+                )
         else:
             diagnostics.append(
                 error(
@@ -112,14 +141,14 @@ def select(doc: Document, ref: RecipeRef, point: PointFile, ref_where: tuple, di
 
 
 def check_variant(
-    variant: dict, doc: Document, plan_facts: dict, point: PointFile, lane: Lane, route: Route, diagnostics: list
+    variant: dict, doc: Document, facts: VariantFacts, point: PointFile, lane: Lane, route: Route, diagnostics: list
 ) -> tuple[dict, list[Source], AgenticBenchmark | None]:
     """Resolve a selected variant (name = job, infx-sources removed, an eval point's job environment
     added as ``sbatch_directives.export``, an AgentX point's profile added to ``benchmark.env``) and
     run every content check on it."""
     recipe = {key: value for key, value in variant.items() if key != SOURCES_KEY}
-    recipe["name"] = plan_facts["job-name"]
-    if plan_facts.get("job-export"):
+    recipe["name"] = facts.job_name
+    if facts.job_export:
         directives = recipe.get("sbatch_directives")
         if isinstance(directives, dict) and "export" in directives:
             diagnostics.append(
@@ -135,19 +164,19 @@ def check_variant(
             )
         recipe["sbatch_directives"] = {
             **(directives if isinstance(directives, dict) else {}),
-            "export": plan_facts["job-export"],
+            "export": facts.job_export,
         }
     agentic = None
-    if plan_facts.get("agentic-profile") is not None:
+    if facts.agentic_profile is not None:
         agentic, problems = apply_to_recipe(
-            recipe, plan_facts["agentic-profile"], plan_facts["root"], doc.file, lambda path: recipe_where(doc, path)
+            recipe, facts.agentic_profile, facts.root, doc.file, lambda path: recipe_where(doc, path)
         )
         diagnostics.extend(problems)
     ctx = checks.CheckContext(
         point=point.data,
         recipe=recipe,
         lane=lane,
-        model=plan_facts["model"],
+        model=facts.model,
         power=checks.recipe_uses_power(recipe),
         recipe_file=doc.file,
         recipe_where=lambda path: recipe_where(doc, path),
@@ -156,17 +185,3 @@ def check_variant(
     )
     diagnostics.extend(checks.run_checks(ctx))
     return recipe, sources_for(lane, route, variant, doc, diagnostics), agentic
-
-
-def plan_facts(
-    job_name: str, model: ModelEntry, evaluation: EvalLaunch | None, profile: tuple | None, root: Path
-) -> dict:
-    """What check_variant puts into the resolved recipe besides the variant itself (and the repository
-    whose harness an AgentX benchmark runs)."""
-    return {
-        "job-name": job_name,
-        "model": model,
-        "job-export": export_directive(dict(evaluation.variables)) if evaluation else None,
-        "agentic-profile": profile,
-        "root": root,
-    }
