@@ -29,6 +29,8 @@ def test_every_record_and_its_schema_part_name_the_same_fields():
     assert {
         "infx.sweepplan.SweepPlan",
         "infx.sweepplan.LaneCheck",
+        "infx.launch.lane.Lane",
+        "infx.launch.lane.Route",
     } <= named
 
 
@@ -39,6 +41,14 @@ def test_a_field_the_schema_names_and_the_class_does_not_is_caught(monkeypatch):
     monkeypatch.setattr(records, "json_names", lambda schema, pointer="": names(schema, pointer) + ("extra-field",))
     with pytest.raises(AssertionError, match="extra_field"):
         records.check_records([sweepplan.QueueLane])
+
+
+def test_a_section_the_schema_names_and_the_class_does_not_is_caught(monkeypatch):
+    from infx.launch import lane
+
+    monkeypatch.setattr(lane.QueueSettings, "POINTER", "properties/slurm")
+    with pytest.raises(AssertionError, match="QueueSettings and lane.schema.json properties/slurm disagree"):
+        records.check_records([lane.QueueSettings])
 
 
 def test_a_record_read_is_written_back_in_the_order_it_came():
