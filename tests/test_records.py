@@ -31,6 +31,7 @@ def test_every_record_and_its_schema_part_name_the_same_fields():
         "infx.sweepplan.LaneCheck",
         "infx.launch.lane.Lane",
         "infx.launch.lane.Route",
+        "infx.launch.record.LaunchRecord",
     } <= named
 
 
