@@ -11,7 +11,8 @@ whose ``properties`` are its fields). Its attribute names are those field names 
   with, in their order, and ``to_json`` writes them back in that order, so a file round-trips
   byte for byte and a field a record never had is not invented.
 - ``to_json`` writes every field (in the order kept, else the schema's): a record as its own
-  JSON, a tuple as a list, each value as its ``write_as`` says.
+  JSON, a tuple as a list, each value as its ``write_as`` says; a ``DERIVED`` name is written
+  from the attribute (often a property) of that name and never read back.
 - ``check_records`` holds every record class and its schema part to the same field names (one
   test runs it over every record infx defines).
 
@@ -94,9 +95,10 @@ class Record:
     @classmethod
     def decode(cls, data: Mapping[str, Any] | None, **given: Any) -> Self:
         """The record of ``data``, whose shape the schema has checked (or which infx built); None:
-        every field at its default. ``given`` are the attributes the JSON does not hold."""
+        every field at its default. ``given`` are the attributes the JSON does not hold (or holds
+        otherwise: an eval set's rows, written as their count)."""
         specs = _specs(cls)
-        values = dict(given)
+        values: dict[str, Any] = {}
         if data is not None:
             for name in cls.json_names():
                 if name in data and name not in cls.DERIVED:
@@ -105,7 +107,7 @@ class Record:
                     values[attribute] = read(data[name]) if read else data[name]
             if PRESENT in specs:
                 values[PRESENT] = tuple(data)
-        return cast(Any, cls)(**values)
+        return cast(Any, cls)(**(values | given))
 
     @classmethod
     def build(cls, **attributes: Any) -> Self:
@@ -130,10 +132,10 @@ class Record:
 
 
 def encoded(value: Any) -> Any:
-    """A value as JSON holds it: a record as its JSON, a tuple as a list (each item encoded)."""
+    """A value as JSON holds it: a record as its JSON, a tuple or list as a list (each item encoded)."""
     if isinstance(value, Record):
         return value.to_json()
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [encoded(item) for item in value]
     return value
 

@@ -31,14 +31,15 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from .. import jsonfast
 from ..diagnostics import Diagnostic, InfxError, error
 from ..fsio import TooLarge, UnusablePath, printable, scan_tree
 from ..points import concurrencies
+from ..records import Record, each, read_as, write_as
 from ..schema import first_problem, is_valid, schema_errors
 
 EVAL_ROW_SCHEMA = "eval-row"  # infx/schemas/eval-row.schema.json
@@ -103,13 +104,14 @@ def _read_json_object(path: Path, limit: int = MAX_JSON_BYTES) -> dict | str:
 # --- typed records -------------------------------------------------------------------------
 
 
-def _named(json_name: str) -> Any:
-    """A field written under ``json_name`` (infx's hyphenated names) instead of its own name."""
-    return field(metadata={"json": json_name})
+class _EvalRecord(Record):
+    """A record of results.json's `evals`: its fields are the eval-row schema's at POINTER."""
+
+    SCHEMA: ClassVar[str] = EVAL_ROW_SCHEMA
 
 
-def _json_name(item) -> str:
-    return item.metadata.get("json", item.name)
+def _concs(values: Any) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
 
 
 # The fields that say what an eval row is a score of (EvalRow.identity): its match with the baseline.
@@ -138,28 +140,25 @@ IDENTITY_FIELDS = (
 
 
 @dataclass(frozen=True)
-class EvalProtocol:
+class EvalProtocol(_EvalRecord):
     """What lm-eval recorded it ran (the protocol a score belongs to)."""
 
-    lm_eval_version: str | None = _named("lm-eval-version")
-    n_shot: int | None = _named("n-shot")
-    max_gen_toks: int | None = _named("max-gen-toks")
-    temperature: float | None = _named("temperature")
-    chat_template: bool = _named("chat-template")
-    fewshot_as_multiturn: bool | None = _named("fewshot-as-multiturn")
-    limit: float | None = _named("limit")
+    POINTER: ClassVar[str] = "$defs/protocol"
 
-    def to_json(self) -> dict:
-        return {_json_name(item): getattr(self, item.name) for item in fields(self)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> EvalProtocol:
-        return cls(**{item.name: data[_json_name(item)] for item in fields(cls)})
+    lm_eval_version: str | None
+    n_shot: int | None
+    max_gen_toks: int | None
+    temperature: float | None
+    chat_template: bool
+    fewshot_as_multiturn: bool | None
+    limit: float | None
 
 
-@dataclass(frozen=True)
-class EvalRow:
+@dataclass(frozen=True, kw_only=True)
+class EvalRow(_EvalRecord):
     """One point at one concurrency for one task: the reference's eval row plus infx's fields."""
+
+    POINTER: ClassVar[str] = "$defs/row"
 
     is_multinode: bool
     model_prefix: str
@@ -192,26 +191,14 @@ class EvalRow:
     score: float | None
     score_name: str | None
     score_se: float | None
-    config_key: str | None = _named("config-key")
-    point_id: str | None = _named("point-id")
-    result_key: str | None = _named("result-key")
-    run_id: int | None = _named("run-id")
-    run_attempt: int | None = _named("run-attempt")
-    lane: str | None = _named("lane")
-    artifact: str | None = _named("artifact")
-    protocol: EvalProtocol = _named("protocol")
-
-    def to_json(self) -> dict:
-        data = {_json_name(item): getattr(self, item.name) for item in fields(self)}
-        data["protocol"] = self.protocol.to_json()
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> EvalRow:
-        """A row as results.json holds it (checked against the schema first: this only maps names)."""
-        values = {item.name: data[_json_name(item)] for item in fields(cls)}
-        values["protocol"] = EvalProtocol.from_json(data["protocol"])
-        return cls(**values)
+    config_key: str | None
+    point_id: str | None
+    result_key: str | None
+    run_id: int | None
+    run_attempt: int | None
+    lane: str | None
+    artifact: str | None
+    protocol: EvalProtocol = read_as(EvalProtocol.decode)
 
     def identity(self) -> tuple:
         """What a score is a score of, whichever run measured it: the config key, the model, the
@@ -228,32 +215,22 @@ class EvalRow:
 
 
 @dataclass(frozen=True)
-class EvalProblem:
+class EvalProblem(_EvalRecord):
+    POINTER: ClassVar[str] = "$defs/problem"
+
     rule: str  # one of RULES
     file: str
     message: str
 
-    def to_json(self) -> dict:
-        return {"rule": self.rule, "file": self.file, "message": self.message}
-
-    @classmethod
-    def from_json(cls, data: dict) -> EvalProblem:
-        return cls(data["rule"], data["file"], data["message"])
-
 
 @dataclass(frozen=True)
-class ResultFile:
+class ResultFile(_EvalRecord):
+    POINTER: ClassVar[str] = "$defs/result-file"
+
     file: str
     conc: int | None  # the `_conc<N>` suffix
     date: float  # lm-eval's recorded start time, else the file's modification time
     used: bool  # its rows were taken
-
-    def to_json(self) -> dict:
-        return {"file": self.file, "conc": self.conc, "date": self.date, "used": self.used}
-
-    @classmethod
-    def from_json(cls, data: dict) -> ResultFile:
-        return cls(data["file"], data["conc"], data["date"], data["used"])
 
 
 @dataclass(frozen=True)
@@ -314,20 +291,23 @@ STANDALONE = EvalIdentity()
 
 
 @dataclass(frozen=True)
-class EvalSet:
-    """One eval folder: its rows, its result files and what is wrong with it."""
+class EvalSet(_EvalRecord):
+    """One eval folder: its rows (written as their count; results.json holds them in `rows`), its
+    result files and what is wrong with it."""
+
+    POINTER: ClassVar[str] = "$defs/set"
 
     folder: str
     config_key: str | None
     point_id: str | None
     model_prefix: str
     batched: bool
-    eval_concs: tuple[int, ...] | None
-    completed_eval_concs: tuple[int, ...] | None
-    failed_eval_concs: tuple[int, ...] | None
-    results: tuple[ResultFile, ...]
-    rows: tuple[EvalRow, ...]
-    problems: tuple[EvalProblem, ...]
+    eval_concs: tuple[int, ...] | None = read_as(_concs)
+    completed_eval_concs: tuple[int, ...] | None = read_as(_concs)
+    failed_eval_concs: tuple[int, ...] | None = read_as(_concs)
+    results: tuple[ResultFile, ...] = read_as(each(ResultFile))
+    rows: tuple[EvalRow, ...] = write_as(len)
+    problems: tuple[EvalProblem, ...] = read_as(each(EvalProblem))
 
     def verdict_reasons(self) -> list[str]:
         """Why the set makes its eval point invalid (empty: it does not): `eval-missing` when it gives
@@ -341,47 +321,13 @@ class EvalSet:
         """The set of a point whose verdict is not ok: its problems stay, its rows are not results."""
         return replace(self, rows=())
 
-    def to_json(self) -> dict:
-        def listed(values):
-            return None if values is None else list(values)
-
-        return {
-            "folder": self.folder,
-            "config-key": self.config_key,
-            "point-id": self.point_id,
-            "model_prefix": self.model_prefix,
-            "batched": self.batched,
-            "eval_concs": listed(self.eval_concs),
-            "completed_eval_concs": listed(self.completed_eval_concs),
-            "failed_eval_concs": listed(self.failed_eval_concs),
-            "results": [r.to_json() for r in self.results],
-            "rows": len(self.rows),
-            "problems": [p.to_json() for p in self.problems],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict, rows: Iterable[EvalRow] = ()) -> EvalSet:
-        def listed(values):
-            return None if values is None else tuple(values)
-
-        return cls(
-            data["folder"],
-            data["config-key"],
-            data["point-id"],
-            data["model_prefix"],
-            data["batched"],
-            listed(data["eval_concs"]),
-            listed(data["completed_eval_concs"]),
-            listed(data["failed_eval_concs"]),
-            tuple(ResultFile.from_json(r) for r in data["results"]),
-            tuple(rows),
-            tuple(EvalProblem.from_json(p) for p in data["problems"]),
-        )
-
 
 @dataclass(frozen=True)
-class EvalCollection:
+class EvalCollection(_EvalRecord):
     """Every eval folder read: results.json's `evals` (`{"rows": [...], "sets": [...]}`)."""
+
+    POINTER: ClassVar[str] = "$defs/evals"
+    DERIVED: ClassVar[frozenset[str]] = frozenset({"rows"})  # every set's rows, in set order
 
     sets: tuple[EvalSet, ...] = ()
 
@@ -416,18 +362,15 @@ class EvalCollection:
             tuple(replace(found, rows=tuple(r for r in found.rows if id(r) in kept)) for found in self.sets)
         )
 
-    def to_json(self) -> dict:
-        return {"rows": [row.to_json() for row in self.rows], "sets": [found.to_json() for found in self.sets]}
-
     @classmethod
     def from_json(cls, data: dict) -> EvalCollection:
         """results.json's `evals`, already checked against `eval-row.schema.json#/$defs/evals`. Rows
         go back to their folder by `source` (a row whose folder is not listed gets one of its own)."""
         rows: dict[str, list[EvalRow]] = {}
         for item in data["rows"]:
-            row = EvalRow.from_json(item)
+            row = EvalRow.decode(item)
             rows.setdefault(str(Path(row.source).parent), []).append(row)
-        sets = [EvalSet.from_json(item, rows.pop(item["folder"], ())) for item in data["sets"]]
+        sets = [EvalSet.decode(item, rows=tuple(rows.pop(item["folder"], ()))) for item in data["sets"]]
         sets += [
             EvalSet(folder, None, None, left[0].model_prefix, False, None, None, None, (), tuple(left), ())
             for folder, left in rows.items()
