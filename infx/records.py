@@ -5,7 +5,7 @@ holds (``SCHEMA``, a file of infx/schemas/, and ``POINTER``, the path of keys to
 whose ``properties`` are its fields). Its attribute names are those field names with `_` for
 `-` (``RENAMED`` where that spelling would mislead); the schema is the one source of the names.
 
-- ``decode`` builds a record from JSON the schema has checked (or that infx built): each
+- ``from_data`` (the one decode) builds a record from JSON the schema has checked (or that infx built): each
   field's value read as its ``read_as`` says (else as is), a field the JSON leaves out at its
   default. A record that declares ``present = order_kept()`` remembers the names it was read
   with, in their order, and ``to_json`` writes them back in that order, so a file round-trips
@@ -64,7 +64,7 @@ def order_kept() -> Any:
 
 def each(record: type[Record]) -> Callable[[Any], tuple]:
     """How a list of records is read: each one decoded, the list a tuple."""
-    return lambda items: tuple(record.decode(item) for item in items)
+    return lambda items: tuple(record.from_data(item) for item in items)
 
 
 def strings(items: Any) -> tuple[str, ...]:
@@ -93,7 +93,7 @@ class Record:
         return next(name for name in cls.json_names() if cls.attribute(name) == attribute)
 
     @classmethod
-    def decode(cls, data: Mapping[str, Any] | None, **given: Any) -> Self:
+    def from_data(cls, data: Mapping[str, Any] | None, **given: Any) -> Self:
         """The record of ``data``, whose shape the schema has checked (or which infx built); None:
         every field at its default. ``given`` are the attributes the JSON does not hold (or holds
         otherwise: an eval set's rows, written as their count)."""

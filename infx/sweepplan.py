@@ -324,12 +324,12 @@ class SweepPlan(_PlanRecord):
             )
             return cls(
                 data["buckets"],
-                ChangelogMetadata.decode(metadata) if metadata is not None else None,
-                ReuseSummary.decode(reuse) if reuse is not None else None,
+                ChangelogMetadata.from_data(metadata) if metadata is not None else None,
+                ReuseSummary.from_data(reuse) if reuse is not None else None,
                 Mode.from_json(data["mode"]) if "mode" in data else None,
-                Canary.decode(canary) if canary else None,
-                QueueCheck.decode(queue) if queue is not None else None,
-                LaneCheck.decode(lanes) if lanes is not None else None,
+                Canary.from_data(canary) if canary else None,
+                QueueCheck.from_data(queue) if queue is not None else None,
+                LaneCheck.from_data(lanes) if lanes is not None else None,
             )
         return cls(_rows_plan(data, file, raw))
 

@@ -59,7 +59,7 @@ def test_a_record_read_is_written_back_in_the_order_it_came():
 
     data = {"queued": 1, "labels": ["a"], "runners": 2, "points": 3, "runner-hours": 1.5, "held": []}
     data["runners-needed"] = 0
-    lane = QueueLane.decode(data)
+    lane = QueueLane.from_data(data)
     assert lane.labels == ("a",) and list(lane.to_json()) == list(data) and lane.to_json() == data
     built = QueueLane.build(runners=1, labels=("b",), points=0, runner_hours=0.0, queued=0, held=(), runners_needed=0)
     assert list(built.to_json())[:2] == ["runners", "labels"]

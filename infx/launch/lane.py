@@ -35,7 +35,7 @@ class _LaneRecord(Record):
 
 def _indexed(cls: type[_LaneRecord]) -> Callable[[Any], Any]:
     """A list of sections, each with its position (``index``)."""
-    return lambda items: tuple(cls.decode(item, index=index) for index, item in enumerate(items))
+    return lambda items: tuple(cls.from_data(item, index=index) for index, item in enumerate(items))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +72,7 @@ class Pin(_LaneRecord):
 
 
 def _pins(data: Mapping[str, Any]) -> dict[str, Pin]:
-    return {name: Pin.decode(spec, name=name) for name, spec in data.items()}
+    return {name: Pin.from_data(spec, name=name) for name, spec in data.items()}
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Source(_LaneRecord):
 
 
 def _sources(data: Mapping[str, Any]) -> dict[str, Source]:
-    return {name: Source.decode(spec, name=name) for name, spec in data.items()}
+    return {name: Source.from_data(spec, name=name) for name, spec in data.items()}
 
 
 @dataclass(frozen=True)
@@ -177,8 +177,8 @@ class LaneRules(_LaneRecord):
 
     POINTER: ClassVar[str] = "properties/rules"
 
-    store_client_env: StoreClientEnvRule | None = read_as(StoreClientEnvRule.decode, default=None)
-    distinct_service_ports: DistinctServicePortsRule | None = read_as(DistinctServicePortsRule.decode, default=None)
+    store_client_env: StoreClientEnvRule | None = read_as(StoreClientEnvRule.from_data, default=None)
+    distinct_service_ports: DistinctServicePortsRule | None = read_as(DistinctServicePortsRule.from_data, default=None)
     power_frameworks: tuple[str, ...] | None = read_as(strings, default=None)
 
 
@@ -215,20 +215,20 @@ class Lane(_LaneRecord):
     file: str
     doc: Document = field(compare=False, repr=False)
     runner_labels: tuple[str, ...] = read_as(strings)
-    slurm: SlurmSettings = read_as(SlurmSettings.decode)
-    srt_slurm: SrtSlurmSettings = read_as(SrtSlurmSettings.decode)
+    slurm: SlurmSettings = read_as(SlurmSettings.from_data)
+    srt_slurm: SrtSlurmSettings = read_as(SrtSlurmSettings.from_data)
     routes: tuple[Route, ...] = read_as(_indexed(Route))
     models: tuple[ModelEntry, ...] = read_as(each(ModelEntry), default=())
     container_mounts: Mapping[str, str] = read_as(dict, default_factory=dict)  # in the profile's order
     squash_dir: str = ""
-    evals: EvalSettings | None = read_as(EvalSettings.decode, default=None)
-    queue: QueueSettings = read_as(QueueSettings.decode, default=QueueSettings())
+    evals: EvalSettings | None = read_as(EvalSettings.from_data, default=None)
+    queue: QueueSettings = read_as(QueueSettings.from_data, default=QueueSettings())
     # the url schemes git may use for this lane's checkouts
     git_protocols: tuple[str, ...] = read_as(strings, default=shapes.DEFAULT_GIT_PROTOCOLS)
     container_aliases: tuple[str, ...] = read_as(strings, default=())
-    prepare: PrepareSettings = read_as(PrepareSettings.decode, default=PrepareSettings())
+    prepare: PrepareSettings = read_as(PrepareSettings.from_data, default=PrepareSettings())
     sources: Mapping[str, Source] = read_as(_sources, default_factory=dict)
-    rules: LaneRules = read_as(LaneRules.decode, default=LaneRules())
+    rules: LaneRules = read_as(LaneRules.from_data, default=LaneRules())
 
     @property
     def pins(self) -> dict[str, Pin]:
@@ -247,7 +247,7 @@ class Lane(_LaneRecord):
 
 def read_lane(doc: Document) -> Lane:
     """The typed profile from its schema-valid document (the one place its keys are read)."""
-    return Lane.decode(doc.data, file=doc.file, doc=doc)
+    return Lane.from_data(doc.data, file=doc.file, doc=doc)
 
 
 # A lane name is a file name under runners/: no separators, no leading dot or dash.

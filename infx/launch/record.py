@@ -75,7 +75,7 @@ class LaunchRecord(Record):
         problem = first_problem(SCHEMA, data, "launch record")
         if problem is not None:
             raise RecordError(problem)
-        return cls.decode(data)
+        return cls.from_data(data)
 
     @classmethod
     def read(cls, path: Path | str) -> LaunchRecord:

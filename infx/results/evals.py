@@ -198,7 +198,7 @@ class EvalRow(_EvalRecord):
     run_attempt: int | None
     lane: str | None
     artifact: str | None
-    protocol: EvalProtocol = read_as(EvalProtocol.decode)
+    protocol: EvalProtocol = read_as(EvalProtocol.from_data)
 
     def identity(self) -> tuple:
         """What a score is a score of, whichever run measured it: the config key, the model, the
@@ -368,9 +368,9 @@ class EvalCollection(_EvalRecord):
         go back to their folder by `source` (a row whose folder is not listed gets one of its own)."""
         rows: dict[str, list[EvalRow]] = {}
         for item in data["rows"]:
-            row = EvalRow.decode(item)
+            row = EvalRow.from_data(item)
             rows.setdefault(str(Path(row.source).parent), []).append(row)
-        sets = [EvalSet.decode(item, rows=tuple(rows.pop(item["folder"], ()))) for item in data["sets"]]
+        sets = [EvalSet.from_data(item, rows=tuple(rows.pop(item["folder"], ()))) for item in data["sets"]]
         sets += [
             EvalSet(folder, None, None, left[0].model_prefix, False, None, None, None, (), tuple(left), ())
             for folder, left in rows.items()

@@ -416,7 +416,7 @@ def test_every_fixture_row_passes_the_schema_and_reads_back_unchanged():
     assert all(is_valid("eval-row", row) for row in section["rows"])
     again = EvalCollection.from_json(section)
     assert again == collected and again.to_json() == section
-    assert EvalRow.decode(section["rows"][0]) == collected.rows[0]
+    assert EvalRow.from_data(section["rows"][0]) == collected.rows[0]
     with pytest.raises(FrozenInstanceError):
         collected.rows[0].conc = 1  # frozen
 
