@@ -19,6 +19,7 @@ from __future__ import annotations
 import json  # the standard writer: its separators are the plan files' bytes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ from .fsio import read_bytes
 from .jsonfast import JSONProblem, parse
 from .matrix import bucketize
 from .matrix.rowschema import row_findings
-from .points import point_id
+from .points import Point
 from .records import Record, each, order_kept, read_as, strings
 from .schema import schema_findings
 from .workflows.labels import Mode
@@ -226,6 +227,16 @@ class SweepPlan(_PlanRecord):
         """Every row, bucket after bucket."""
         return [row for rows in self.buckets.values() for row in rows]
 
+    @cached_property
+    def point_buckets(self) -> dict[str, tuple[Point, ...]]:
+        """The buckets' points, each read once from its row (the rows passed the row schema)."""
+        return {name: Point.from_rows(rows) for name, rows in self.buckets.items()}
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        """Every point, bucket after bucket."""
+        return tuple(point for points in self.point_buckets.values() for point in points)
+
     @property
     def reused(self) -> tuple[ReusedPoint, ...]:
         """The reused points; none without reuse."""
@@ -255,10 +266,10 @@ class SweepPlan(_PlanRecord):
         picked: list[dict] = []
         for bucket, rows in self.buckets.items():
             kept = []
-            for row in rows:
-                if canary and not picked and bucket == canary.bucket and point_id(row) == canary.id:
+            for row, point in zip(rows, self.point_buckets[bucket], strict=True):
+                if canary and not picked and bucket == canary.bucket and point.id == canary.id:
                     picked.append(row)
-                elif point_id(row) not in held:
+                elif point.id not in held:
                     kept.append(row)
             if kept:
                 buckets[bucket] = kept
