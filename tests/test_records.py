@@ -32,8 +32,8 @@ def test_every_record_and_its_schema_part_name_the_same_fields():
         "infx.launch.lane.Lane",
         "infx.launch.lane.Route",
         "infx.launch.record.LaunchRecord",
-        "infx.results.evals.EvalRow",
-        "infx.results.evals.EvalSet",
+        "infx.results.evals.rows.EvalRow",
+        "infx.results.evals.rows.EvalSet",
     } <= named
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import shapes
 from ..fsio import Tree, atomic_write, copy_regular, copy_tree, open_regular, replacing, scan_tree
-from ..results.evals import EVAL_FOLDER
+from ..results.evals.folder import EVAL_FOLDER
 from .record import LaunchRecord
 
 FIXED_RESULT = re.compile(

@@ -1,4 +1,4 @@
-"""Eval folders -> eval rows (infx/results/evals.py) on files the real lm-eval wrote.
+"""Eval folders -> eval rows (infx/results/evals/) on files the real lm-eval wrote.
 
 The folders under tests/data/results/evals/ come from lm-eval 0.4.13 run against the stand-in
 server of tests/testing/lm_eval_standin.py, which answers by a fixed policy, so every score is
@@ -14,15 +14,10 @@ from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
-from infx.results.evals import (
-    RULES,
-    EvalCollection,
-    EvalProtocol,
-    EvalRow,
-    collect_evals,
-    find_eval_sets,
-    read_eval_set,
-)
+from infx.results.evals.collection import collect_evals, find_eval_sets
+from infx.results.evals.folder import read_eval_set
+from infx.results.evals.rows import EvalCollection, EvalProtocol, EvalRow
+from infx.results.evals.rules import RULES
 from infx.schema import is_valid, load_schema
 from testing.artifacts import bundled_row
 from testing.evalsets import (
