@@ -52,9 +52,9 @@ def read_as(read: Callable[[Any], Any], **options: Any) -> Any:
     return field(**options, metadata={"read": read})
 
 
-def write_as(write: Callable[[Any], Any], read: Callable[[Any], Any] | None = None, **options: Any) -> Any:
-    """A record field written as ``write`` gives (and read as ``read`` gives, when given)."""
-    return field(**options, metadata={"write": write, **({"read": read} if read else {})})
+def write_as(write: Callable[[Any], Any], **options: Any) -> Any:
+    """A record field written as ``write`` gives (an eval set's rows: their count)."""
+    return field(**options, metadata={"write": write})
 
 
 def order_kept() -> Any:

@@ -30,6 +30,8 @@ LANES_DIR = "runners"
 
 
 class _LaneRecord(Record):
+    """A section of the profile: its fields are lane.schema.json's at POINTER."""
+
     SCHEMA: ClassVar[str] = "lane"
 
 
