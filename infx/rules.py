@@ -3,7 +3,7 @@
 This is documentation and a checklist, not a lookup: each check still builds its own message
 and hint (infx/diagnostics.py). The checks of three areas keep their own lists, which this table
 reads instead of repeating: the master-config cross-field rules (:data:`infx.config.rules.RULES`),
-the eval folder rules (:data:`infx.results.evals.RULES`) and the accuracy gate's rules
+the eval folder rules (:data:`infx.results.evals.rules.RULES`) and the accuracy gate's rules
 (:data:`infx.results.evalgate.GATE_RULES`). A test scans infx/ for every id a diagnostic can take
 and checks this table against it, that every id is asserted by a test, and that docs/rules.md is
 ``python3 -m infx.rules --markdown``.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .config.rules import RULES as CONFIG_RULES
 from .results.evalgate import GATE_RULES
-from .results.evals import RULES as EVAL_FOLDER_RULES
+from .results.evals.rules import RULES as EVAL_FOLDER_RULES
 
 
 @dataclass(frozen=True)

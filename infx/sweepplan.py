@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import json  # the standard writer: its separators are the plan files' bytes
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields, replace
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from .diagnostics import InfxError, UsageError, error
 from .fsio import read_bytes
 from .jsonfast import JSONProblem, parse
 from .matrix import bucketize
 from .matrix.rowschema import row_findings
-from .points import point_id
+from .points import Point
+from .records import Record, each, order_kept, read_as, strings
 from .runmode import Mode
-from .schema import load_schema, schema_findings
+from .schema import schema_findings
 from .yamlio import parse_yaml
 
 SCHEMA = "sweep-plan"  # infx/schemas/sweep-plan.schema.json, as infx.schema loads it
@@ -41,76 +42,14 @@ GENERIC_CONTAINERS = ("rows", "points", "matrix")  # a mapping's rows under thes
 MAX_ROW_DIAGNOSTICS = 20  # every problem is one line; past this the rest are counted
 
 
-@cache
-def json_names(pointer: str = "") -> tuple[str, ...]:
-    """The field names of the plan (or of its part at ``pointer``, e.g. `$defs/entry`), in the schema's order."""
-    schema = load_schema(SCHEMA)
-    for part in filter(None, pointer.split("/")):
-        schema = schema[part]
-    return tuple(schema["properties"])
+class _PlanRecord(Record):
+    """A part of the plan: its fields are the sweep-plan schema's at POINTER."""
+
+    SCHEMA: ClassVar[str] = SCHEMA
 
 
-class _Fields:
-    """A record whose attributes are its schema part's field names (`_` for `-`, or as RENAMED
-    says), remembering the names it was read or built with, in their order (``present``), so it is
-    written back as it came and a field it never had is not invented."""
-
-    POINTER: ClassVar[str]
-    RENAMED: ClassVar[dict[str, str]] = {}
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {}  # field name -> how its JSON value is read (else as is)
-    present: tuple[str, ...]
-
-    @classmethod
-    def attribute(cls, name: str) -> str:
-        return cls.RENAMED.get(name, name.replace("-", "_"))
-
-    @classmethod
-    def decode(cls, data: dict):
-        """The record of ``data``, whose shape the schema has checked (or which infx built)."""
-        values: dict[str, Any] = {
-            cls.attribute(name): cls.READERS.get(name, _as_is)(data[name])
-            for name in json_names(cls.POINTER)
-            if name in data
-        }
-        return cls(**values, **{"present": tuple(data)})
-
-    @classmethod
-    def json_name(cls, attribute: str) -> str:
-        return next(name for name in json_names(cls.POINTER) if cls.attribute(name) == attribute)
-
-    @classmethod
-    def build(cls, **attributes: Any):
-        """The record of these attributes, written in the order they are given."""
-        return cls(**attributes, **{"present": tuple(cls.json_name(name) for name in attributes)})
-
-    def completed(self, **attributes: Any):
-        """The record with these attributes set; a field it did not have is written after the others."""
-        added = tuple(self.json_name(name) for name in attributes if self.json_name(name) not in self.present)
-        return replace(cast(Any, self), **attributes, present=self.present + added)
-
-    def to_json(self) -> dict:
-        return {name: _encoded(getattr(self, self.attribute(name))) for name in self.present}
-
-
-def _as_is(value: Any) -> Any:
-    return value
-
-
-def _each(record: type[_Fields]) -> Callable[[Any], tuple]:
-    """How a list of records is read: each one decoded, the list a tuple."""
-    return lambda items: tuple(record.decode(item) for item in items)
-
-
-def _encoded(value: Any) -> Any:
-    if isinstance(value, _Fields):
-        return value.to_json()
-    if isinstance(value, tuple):
-        return [_encoded(item) for item in value]
-    return value
-
-
-@dataclass(frozen=True)
-class PlannedEntry(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class PlannedEntry(_PlanRecord):
     """One planned changelog entry: its fields (defaults written out), its 1-based position in the
     changelog and the config keys it resolved to."""
 
@@ -127,16 +66,15 @@ class PlannedEntry(_Fields):
     append_only: bool = False
     eval_min_prefill_ep: int | None = None
     scenario_type: list[str] = field(default_factory=list)
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class ChangelogMetadata(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class ChangelogMetadata(_PlanRecord):
     """The changelog change a plan comes from (`changelog_metadata`)."""
 
     POINTER: ClassVar[str] = "$defs/changelog-metadata"
     RENAMED: ClassVar[dict[str, str]] = {"mode": "change_kind"}  # `mode` is the plan's run mode
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"entries": _each(PlannedEntry)}
 
     base_ref: str | None = None
     head_ref: str | None = None
@@ -147,13 +85,13 @@ class ChangelogMetadata(_Fields):
     pr_link: str | list[str] | None = None
     removed: list[dict] = field(default_factory=list)
     deleted_keys: list[str] = field(default_factory=list)
-    entries: tuple[PlannedEntry, ...] = ()
+    entries: tuple[PlannedEntry, ...] = read_as(each(PlannedEntry), default=())
     resolved_keys: list[str] = field(default_factory=list)
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class ReusedPoint(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class ReusedPoint(_PlanRecord):
     """One point a stored result stands in for (infx/workflows/reuse.py): where the result comes
     from (``source_run`` is None when it was read from a folder) and the GPU-hours not spent."""
 
@@ -165,57 +103,54 @@ class ReusedPoint(_Fields):
     artifact: str
     folder: str
     gpu_hours: float
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class ReuseSummary(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class ReuseSummary(_PlanRecord):
     """The plan's `reuse`: the points reused instead of run, and why each other point runs
     (``notice``: why no stored result could be looked up, for some points or all)."""
 
     POINTER: ClassVar[str] = "$defs/reuse"
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"reused": _each(ReusedPoint)}
 
-    reused: tuple[ReusedPoint, ...]
+    reused: tuple[ReusedPoint, ...] = read_as(each(ReusedPoint))
     dispatch_reasons: dict[str, str]
     gpu_hours_saved: float
     notice: str = ""
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class QueueLane(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class QueueLane(_PlanRecord):
     """One lane's share of the sweep, as the queue check (infx/workflows/queue.py) found it."""
 
     POINTER: ClassVar[str] = "$defs/queue-lane"
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"labels": tuple, "held": tuple}
 
-    labels: tuple[str, ...]
+    labels: tuple[str, ...] = read_as(strings)
     runners: int
     points: int
     runner_hours: float
     queued: int
-    held: tuple[str, ...]
+    held: tuple[str, ...] = read_as(strings)
     runners_needed: int
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class QueueCheck(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class QueueCheck(_PlanRecord):
     """The plan's `queue`: per lane, the points that start within GitHub's queue limit; ``held``
     (every lane's held points, in plan order) are not fanned out."""
 
     POINTER: ClassVar[str] = "$defs/queue"
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {"lanes": _each(QueueLane), "held": tuple}
 
     limit_hours: float
-    lanes: tuple[QueueLane, ...]
-    held: tuple[str, ...]
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    lanes: tuple[QueueLane, ...] = read_as(each(QueueLane))
+    held: tuple[str, ...] = read_as(strings)
+    present: tuple[str, ...] = order_kept()
 
 
-@dataclass(frozen=True)
-class LabelLane(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class LabelLane(_PlanRecord):
     """One runner label of the plan and the lane that serves it, as the lane check
     (infx/launch/lanecheck.py) found it: ``lane`` None when no profile does."""
 
@@ -226,7 +161,7 @@ class LabelLane(_Fields):
     status: str  # LANE_SERVED, or why its points are held: LANE_MISSING, LANE_EXCLUDED
     points: int
     gpu_hours: float
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
     @property
     def held(self) -> bool:
@@ -240,40 +175,34 @@ def _sweep_lanes(value: Any) -> str | tuple[str, ...] | None:
     return tuple(value) if isinstance(value, list) else value
 
 
-@dataclass(frozen=True)
-class LaneCheck(_Fields):
+@dataclass(frozen=True, kw_only=True)
+class LaneCheck(_PlanRecord):
     """The plan's `lanes`: every runner label's lane, and the points held because they have none
     (or sweep.lanes leaves it out); ``held`` (in plan order) are not fanned out."""
 
     POINTER: ClassVar[str] = "$defs/lanes"
-    READERS: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        "sweep-lanes": _sweep_lanes,
-        "labels": _each(LabelLane),
-        "held": tuple,
-    }
 
-    sweep_lanes: str | tuple[str, ...] | None
-    labels: tuple[LabelLane, ...]
-    held: tuple[str, ...]
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    sweep_lanes: str | tuple[str, ...] | None = read_as(_sweep_lanes)
+    labels: tuple[LabelLane, ...] = read_as(each(LabelLane))
+    held: tuple[str, ...] = read_as(strings)
+    present: tuple[str, ...] = order_kept()
 
     def lane_of(self, label: str) -> LabelLane | None:
         return next((item for item in self.labels if item.label == label), None)
 
 
 @dataclass(frozen=True)
-class Canary:
+class Canary(_PlanRecord):
     """The point that runs alone first, and the bucket it leaves."""
+
+    POINTER: ClassVar[str] = "properties/canary"
 
     id: str
     bucket: str
 
-    def to_json(self) -> dict:
-        return {"id": self.id, "bucket": self.bucket}
-
 
 @dataclass(frozen=True)
-class SweepPlan:
+class SweepPlan(_PlanRecord):
     """One sweep plan. ``mode`` is the run mode; ``reuse`` what the reuse decision
     (infx/workflows/reuse.py) left out of the buckets, ``queue`` what the queue check
     (infx/workflows/queue.py) held back, ``lanes`` each point's lane and the points held for want
@@ -287,6 +216,8 @@ class SweepPlan:
     queue: QueueCheck | None = None
     lanes: LaneCheck | None = None
 
+    DERIVED: ClassVar[frozenset[str]] = frozenset({"point-count"})  # counted from the buckets
+
     @property
     def point_count(self) -> int:
         return sum(map(len, self.buckets.values()))
@@ -295,6 +226,16 @@ class SweepPlan:
     def rows(self) -> list[dict]:
         """Every row, bucket after bucket."""
         return [row for rows in self.buckets.values() for row in rows]
+
+    @cached_property
+    def point_buckets(self) -> dict[str, tuple[Point, ...]]:
+        """The buckets' points, each read once from its row (the rows passed the row schema)."""
+        return {name: Point.from_rows(rows) for name, rows in self.buckets.items()}
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        """Every point, bucket after bucket."""
+        return tuple(point for points in self.point_buckets.values() for point in points)
 
     @property
     def reused(self) -> tuple[ReusedPoint, ...]:
@@ -325,10 +266,10 @@ class SweepPlan:
         picked: list[dict] = []
         for bucket, rows in self.buckets.items():
             kept = []
-            for row in rows:
-                if canary and not picked and bucket == canary.bucket and point_id(row) == canary.id:
+            for row, point in zip(rows, self.point_buckets[bucket], strict=True):
+                if canary and not picked and bucket == canary.bucket and point.id == canary.id:
                     picked.append(row)
-                elif point_id(row) not in held:
+                elif point.id not in held:
                     kept.append(row)
             if kept:
                 buckets[bucket] = kept
@@ -346,7 +287,7 @@ class SweepPlan:
             "lanes": self.lanes.to_json() if self.lanes else None,
         }
         written = {name for name, value in values.items() if value is not None} | ({"canary"} if self.mode else set())
-        return {name: values[name] for name in json_names() if name in written}
+        return {name: values[name] for name in self.json_names() if name in written}
 
     def text(self, indent: int | None = None, ensure_ascii: bool = False) -> str:
         """The plan's JSON text: strict (a NaN is a bug, never written), as the writers have always written it."""
@@ -394,12 +335,12 @@ class SweepPlan:
             )
             return cls(
                 data["buckets"],
-                ChangelogMetadata.decode(metadata) if metadata is not None else None,
-                ReuseSummary.decode(reuse) if reuse is not None else None,
+                ChangelogMetadata.from_data(metadata) if metadata is not None else None,
+                ReuseSummary.from_data(reuse) if reuse is not None else None,
                 Mode.from_json(data["mode"]) if "mode" in data else None,
-                Canary(canary["id"], canary["bucket"]) if canary else None,
-                QueueCheck.decode(queue) if queue is not None else None,
-                LaneCheck.decode(lanes) if lanes is not None else None,
+                Canary.from_data(canary) if canary else None,
+                QueueCheck.from_data(queue) if queue is not None else None,
+                LaneCheck.from_data(lanes) if lanes is not None else None,
             )
         return cls(_rows_plan(data, file, raw))
 
@@ -542,28 +483,3 @@ def _locator(raw: Callable[[], bytes | None] | None) -> Callable[[tuple], tuple[
     except (OSError, ValueError):
         doc = None
     return (lambda path: doc.where(path)) if doc is not None else (lambda path: None)
-
-
-def check_field_names() -> None:
-    """Each record and its schema part name the same fields (a test runs this)."""
-    for record, pointer in (
-        (SweepPlan, ""),
-        (ChangelogMetadata, ChangelogMetadata.POINTER),
-        (PlannedEntry, PlannedEntry.POINTER),
-        (ReuseSummary, ReuseSummary.POINTER),
-        (ReusedPoint, ReusedPoint.POINTER),
-        (QueueCheck, QueueCheck.POINTER),
-        (QueueLane, QueueLane.POINTER),
-        (LaneCheck, LaneCheck.POINTER),
-        (LabelLane, LabelLane.POINTER),
-    ):
-        declared = {f.name for f in fields(record)} - {"present"}
-        attribute = getattr(record, "attribute", lambda name: name.replace("-", "_"))
-        named = {attribute(name) for name in json_names(pointer)} - ({"point_count"} if record is SweepPlan else set())
-        if declared != named:
-            raise AssertionError(
-                f"{record.__name__} and {SCHEMA}.schema.json#{pointer} disagree: {sorted(declared ^ named)}"
-            )
-    canary = load_schema(SCHEMA)["properties"]["canary"]["properties"]
-    if {f.name for f in fields(Canary)} != set(canary):
-        raise AssertionError(f"Canary and {SCHEMA}.schema.json disagree")

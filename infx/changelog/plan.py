@@ -189,7 +189,7 @@ def plan_sweep(
     buckets = matrix.bucketize(rows)
     links = list(dict.fromkeys(entry.pr_link for entry in entries))
     planned = tuple(
-        PlannedEntry.decode(
+        PlannedEntry.from_data(
             {**entry.metadata(), "position": entry.index, "resolved-keys": resolution.per_entry.get(entry.index, [])}
         )
         for entry in entries

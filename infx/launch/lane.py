@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar
 
 from .. import shapes
 from ..config import DEFAULT_RUNNERS
 from ..diagnostics import EXIT_USAGE, Diagnostic, InfxError, Report, UsageError, error
 from ..evalsuite import load_suite
+from ..records import Record, each, read_as, strings
 from ..reporoot import shown_path
-from ..schema import is_valid, load_schema, schema_diagnostics
+from ..schema import is_valid, schema_diagnostics
 from ..suggest import did_you_mean
 from ..yamlio import Document, load_yaml
 from .prepare import template_problems
@@ -22,71 +23,48 @@ from .slurm import DEFAULT_TIMEOUT, PartitionHealth, Slurm
 SRTCTL = "srtctl"  # the lane kind that submits with srtctl apply on Slurm: today every lane's
 
 LANES_DIR = "runners"
-T = TypeVar("T")
 
 
 # --- the profile's sections, typed --------------------------------------------------------
-# Each section is a frozen dataclass built once, after schema validation, by ``read_section``:
-# its attribute names are the schema's property names with ``_`` for ``-`` (SECTIONS maps each
-# class to its place in infx/schemas/lane.schema.json, and ``check_field_names`` holds them
-# equal), and a key the profile leaves out takes the field's default, stated here once.
+# Each section is a frozen record (infx/records.py) read once, after schema validation: its
+# attribute names are the schema's property names at its POINTER in infx/schemas/lane.schema.json
+# with ``_`` for ``-``, and a key the profile leaves out takes the field's default, stated here once.
 
 
-def attribute(name: str) -> str:
-    return name.replace("-", "_")
+class _LaneRecord(Record):
+    """A section of the profile: its fields are lane.schema.json's at POINTER."""
+
+    SCHEMA: ClassVar[str] = "lane"
 
 
-def reads(read: Callable[[Any], Any]) -> dict[str, Any]:
-    """A section field's metadata: ``read`` converts its validated value (a list to a tuple, a mapping to a section)."""
-    return {"read": read}
+def _indexed(cls: type[_LaneRecord]) -> Callable[[Any], Any]:
+    """A list of sections, each with its position (``index``)."""
+    return lambda items: tuple(cls.from_data(item, index=index) for index, item in enumerate(items))
 
 
-def read_section(cls: type[T], data: Mapping[str, Any] | None, **given: Any) -> T:
-    """The section ``cls`` from its validated mapping (None: every field at its default);
-    ``given`` are the fields the mapping does not hold (a pin's name, a route's index)."""
-    values = dict(given)
-    for spec in fields(cls):  # type: ignore[arg-type]  # cls is a dataclass
-        name = spec.name.replace("_", "-")
-        if data is not None and name in data:
-            read = spec.metadata.get("read")
-            values[spec.name] = read(data[name]) if read else data[name]
-    return cls(**values)
-
-
-def _strings(items: Any) -> tuple[str, ...]:
-    return tuple(items)
-
-
-def _section(cls: type) -> Callable[[Any], Any]:
-    return lambda data: read_section(cls, data)
-
-
-def _each(cls: type) -> Callable[[Any], Any]:
-    """A list of sections, each with its position (``index``) when the class has one."""
-    with_index = "index" in {spec.name for spec in fields(cls)}
-    return lambda items: tuple(
-        read_section(cls, item, **({"index": index} if with_index else {})) for index, item in enumerate(items)
-    )
-
-
-@dataclass(frozen=True)
-class SlurmSettings:
+@dataclass(frozen=True, kw_only=True)
+class SlurmSettings(_LaneRecord):
     """``slurm:``, the lane's partition and how infx talks to its controller."""
 
+    POINTER: ClassVar[str] = "properties/slurm"
+
     partition: str
-    gpus_per_node: int = field(metadata=reads(int))
+    gpus_per_node: int = read_as(int)
     default_time_limit: str
     partition_setting: str = ""  # a KEY=VALUE setting of the point that picks the partition instead
     account: str = ""  # "" = the cluster's default account
-    poll_seconds: float = field(default=10.0, metadata=reads(float))  # between job state queries
-    command_timeout_seconds: float = field(default=DEFAULT_TIMEOUT, metadata=reads(float))  # per Slurm command
+    poll_seconds: float = read_as(float, default=10.0)  # between job state queries
+    command_timeout_seconds: float = read_as(float, default=DEFAULT_TIMEOUT)  # per Slurm command
     # on top of the job's time limit: queue wait, start-up, log collection
-    deadline_margin_seconds: float = field(default=3600.0, metadata=reads(float))
+    deadline_margin_seconds: float = read_as(float, default=3600.0)
 
 
 @dataclass(frozen=True)
-class Pin:
+class Pin(_LaneRecord):
     """One immutable checkout: a repository at a full commit SHA (``commit`` None = unresolved)."""
+
+    POINTER: ClassVar[str] = "properties/srt-slurm/properties/pins/additionalProperties"
+    NOT_IN_SCHEMA: ClassVar[frozenset[str]] = frozenset({"name"})
 
     name: str
     repository: str
@@ -98,20 +76,25 @@ class Pin:
 
 
 def _pins(data: Mapping[str, Any]) -> dict[str, Pin]:
-    return {name: read_section(Pin, spec, name=name) for name, spec in data.items()}
+    return {name: Pin.from_data(spec, name=name) for name, spec in data.items()}
 
 
 @dataclass(frozen=True)
-class SrtSlurmSettings:
+class SrtSlurmSettings(_LaneRecord):
     """``srt-slurm:``, the pinned srt-slurm checkouts and how srtctl is installed from them."""
 
-    pins: dict[str, Pin] = field(metadata=reads(_pins))
-    pip_args: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    POINTER: ClassVar[str] = "properties/srt-slurm"
+
+    pins: dict[str, Pin] = read_as(_pins)
+    pip_args: tuple[str, ...] = read_as(strings, default=())
 
 
 @dataclass(frozen=True)
-class Source:
+class Source(_LaneRecord):
     """An external tree a launch may need, fetched only when a route or recipe names it."""
+
+    POINTER: ClassVar[str] = "$defs/source"
+    NOT_IN_SCHEMA: ClassVar[frozenset[str]] = frozenset({"name"})
 
     name: str
     url: str
@@ -123,42 +106,52 @@ class Source:
 
 
 def _sources(data: Mapping[str, Any]) -> dict[str, Source]:
-    return {name: read_section(Source, spec, name=name) for name, spec in data.items()}
+    return {name: Source.from_data(spec, name=name) for name, spec in data.items()}
 
 
 @dataclass(frozen=True)
-class EvalSettings:
+class EvalSettings(_LaneRecord):
     """``evals:``, the eval suite this lane's eval points run."""
+
+    POINTER: ClassVar[str] = "properties/evals"
 
     suite: str
 
 
 @dataclass(frozen=True)
-class QueueSettings:
+class QueueSettings(_LaneRecord):
     """``queue:``, what the plan's queue check counts per point besides its benchmark time."""
 
-    point_overhead_minutes: float = field(default=0.0, metadata=reads(float))
+    POINTER: ClassVar[str] = "properties/queue"
+
+    point_overhead_minutes: float = read_as(float, default=0.0)
 
 
 @dataclass(frozen=True)
-class PrepareImage:
+class PrepareImage(_LaneRecord):
+    POINTER: ClassVar[str] = "properties/prepare/properties/images/items"
+
     image: str
     alias: str = ""
 
 
 @dataclass(frozen=True)
-class PrepareSettings:
+class PrepareSettings(_LaneRecord):
     """``prepare:``, the argv templates run after checkout and before submit (launch/prepare.py)."""
 
-    images: tuple[PrepareImage, ...] = field(default=(), metadata=reads(_each(PrepareImage)))
-    squash_check: tuple[str, ...] = field(default=(), metadata=reads(_strings))
-    squash_import: tuple[str, ...] = field(default=(), metadata=reads(_strings))
-    setup: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    POINTER: ClassVar[str] = "properties/prepare"
+
+    images: tuple[PrepareImage, ...] = read_as(each(PrepareImage), default=())
+    squash_check: tuple[str, ...] = read_as(strings, default=())
+    squash_import: tuple[str, ...] = read_as(strings, default=())
+    setup: tuple[str, ...] = read_as(strings, default=())
 
 
 @dataclass(frozen=True)
-class ModelEntry:
+class ModelEntry(_LaneRecord):
     """One ``models:`` entry: the weights (alias -> path) for the points its ``match`` selects."""
+
+    POINTER: ClassVar[str] = "properties/models/items"
 
     match: dict
     alias: str
@@ -166,69 +159,80 @@ class ModelEntry:
 
 
 @dataclass(frozen=True)
-class StoreClientEnvRule:
+class StoreClientEnvRule(_LaneRecord):
+    POINTER: ClassVar[str] = "properties/rules/properties/store-client-env"
+
     when_service_type: str
-    env: tuple[str, ...] = field(metadata=reads(_strings))
-    roles: tuple[str, ...] = field(default=(), metadata=reads(_strings))
-    service_types: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    env: tuple[str, ...] = read_as(strings)
+    roles: tuple[str, ...] = read_as(strings, default=())
+    service_types: tuple[str, ...] = read_as(strings, default=())
 
 
 @dataclass(frozen=True)
-class DistinctServicePortsRule:
-    service_types: tuple[str, ...] = field(metadata=reads(_strings))
+class DistinctServicePortsRule(_LaneRecord):
+    POINTER: ClassVar[str] = "properties/rules/properties/distinct-service-ports"
+
+    service_types: tuple[str, ...] = read_as(strings)
 
 
 @dataclass(frozen=True)
-class LaneRules:
+class LaneRules(_LaneRecord):
     """``rules:``, the lane's own recipe checks (launch/checks.py); None = the rule is off."""
 
-    store_client_env: StoreClientEnvRule | None = field(default=None, metadata=reads(_section(StoreClientEnvRule)))
-    distinct_service_ports: DistinctServicePortsRule | None = field(
-        default=None, metadata=reads(_section(DistinctServicePortsRule))
-    )
-    power_frameworks: tuple[str, ...] | None = field(default=None, metadata=reads(_strings))
+    POINTER: ClassVar[str] = "properties/rules"
+
+    store_client_env: StoreClientEnvRule | None = read_as(StoreClientEnvRule.from_data, default=None)
+    distinct_service_ports: DistinctServicePortsRule | None = read_as(DistinctServicePortsRule.from_data, default=None)
+    power_frameworks: tuple[str, ...] | None = read_as(strings, default=None)
 
 
 def _overlays(items: list[dict]) -> tuple[tuple[str, str], ...]:
     return tuple((item["from"], item["to"]) for item in items)
 
 
-@dataclass(frozen=True)
-class Route:
+@dataclass(frozen=True, kw_only=True)
+class Route(_LaneRecord):
+    POINTER: ClassVar[str] = "properties/routes/items"
+    NOT_IN_SCHEMA: ClassVar[frozenset[str]] = frozenset({"index"})
+
     name: str
-    match: dict = field(metadata=reads(dict))
+    match: dict = read_as(dict)
     srt_slurm: str
-    overlays: tuple[tuple[str, str], ...] = field(default=(), metadata=reads(_overlays))  # (from, to)
-    srt_slurm_recipes: tuple[str, ...] = field(default=(), metadata=reads(_strings))
-    srtctl_flags: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    overlays: tuple[tuple[str, str], ...] = read_as(_overlays, default=())  # (from, to)
+    srt_slurm_recipes: tuple[str, ...] = read_as(strings, default=())
+    srtctl_flags: tuple[str, ...] = read_as(strings, default=())
     time_limit: str | None = None
-    sources: tuple[str, ...] = field(default=(), metadata=reads(_strings))
+    sources: tuple[str, ...] = read_as(strings, default=())
     index: int = 0  # position in the profile, for locating diagnostics only
 
 
 @dataclass(frozen=True)
-class Lane:
+class Lane(_LaneRecord):
     """A validated lane profile. Attributes are the schema's top-level properties (``lane`` is
     ``name``), plus where the profile was read from."""
+
+    POINTER: ClassVar[str] = ""
+    NOT_IN_SCHEMA: ClassVar[frozenset[str]] = frozenset({"file", "doc"})
+    RENAMED: ClassVar[dict[str, str]] = {"lane": "name"}  # a Lane's `lane` is its name
 
     name: str
     file: str
     doc: Document = field(compare=False, repr=False)
-    runner_labels: tuple[str, ...] = field(metadata=reads(_strings))
-    slurm: SlurmSettings = field(metadata=reads(_section(SlurmSettings)))
-    srt_slurm: SrtSlurmSettings = field(metadata=reads(_section(SrtSlurmSettings)))
-    routes: tuple[Route, ...] = field(metadata=reads(_each(Route)))
-    models: tuple[ModelEntry, ...] = field(default=(), metadata=reads(_each(ModelEntry)))
-    container_mounts: Mapping[str, str] = field(default_factory=dict, metadata=reads(dict))  # in the profile's order
+    runner_labels: tuple[str, ...] = read_as(strings)
+    slurm: SlurmSettings = read_as(SlurmSettings.from_data)
+    srt_slurm: SrtSlurmSettings = read_as(SrtSlurmSettings.from_data)
+    routes: tuple[Route, ...] = read_as(_indexed(Route))
+    models: tuple[ModelEntry, ...] = read_as(each(ModelEntry), default=())
+    container_mounts: Mapping[str, str] = read_as(dict, default_factory=dict)  # in the profile's order
     squash_dir: str = ""
-    evals: EvalSettings | None = field(default=None, metadata=reads(_section(EvalSettings)))
-    queue: QueueSettings = field(default=QueueSettings(), metadata=reads(_section(QueueSettings)))
+    evals: EvalSettings | None = read_as(EvalSettings.from_data, default=None)
+    queue: QueueSettings = read_as(QueueSettings.from_data, default=QueueSettings())
     # the url schemes git may use for this lane's checkouts
-    git_protocols: tuple[str, ...] = field(default=shapes.DEFAULT_GIT_PROTOCOLS, metadata=reads(_strings))
-    container_aliases: tuple[str, ...] = field(default=(), metadata=reads(_strings))
-    prepare: PrepareSettings = field(default=PrepareSettings(), metadata=reads(_section(PrepareSettings)))
-    sources: Mapping[str, Source] = field(default_factory=dict, metadata=reads(_sources))
-    rules: LaneRules = field(default=LaneRules(), metadata=reads(_section(LaneRules)))
+    git_protocols: tuple[str, ...] = read_as(strings, default=shapes.DEFAULT_GIT_PROTOCOLS)
+    container_aliases: tuple[str, ...] = read_as(strings, default=())
+    prepare: PrepareSettings = read_as(PrepareSettings.from_data, default=PrepareSettings())
+    sources: Mapping[str, Source] = read_as(_sources, default_factory=dict)
+    rules: LaneRules = read_as(LaneRules.from_data, default=LaneRules())
 
     @property
     def pins(self) -> dict[str, Pin]:
@@ -251,49 +255,9 @@ class Lane:
         return self.where("routes", route.index)
 
 
-# Each section class and where the schema declares its properties (a path of keys into it).
-SECTIONS: dict[type, tuple[str, ...]] = {
-    SlurmSettings: ("properties", "slurm"),
-    SrtSlurmSettings: ("properties", "srt-slurm"),
-    Pin: ("properties", "srt-slurm", "properties", "pins", "additionalProperties"),
-    Source: ("$defs", "source"),
-    EvalSettings: ("properties", "evals"),
-    QueueSettings: ("properties", "queue"),
-    PrepareSettings: ("properties", "prepare"),
-    PrepareImage: ("properties", "prepare", "properties", "images", "items"),
-    ModelEntry: ("properties", "models", "items"),
-    LaneRules: ("properties", "rules"),
-    StoreClientEnvRule: ("properties", "rules", "properties", "store-client-env"),
-    DistinctServicePortsRule: ("properties", "rules", "properties", "distinct-service-ports"),
-    Route: ("properties", "routes", "items"),
-    Lane: (),
-}
-# Attributes that are not schema properties: a mapping key, a position, where the profile was read.
-NOT_IN_SCHEMA = {Pin: {"name"}, Source: {"name"}, Route: {"index"}, Lane: {"file", "doc"}}
-# Schema property -> attribute, where the plain spelling would mislead (a Lane's `lane` is its name).
-RENAMED: dict[type, dict[str, str]] = {Lane: {"lane": "name"}}
-
-
 def read_lane(doc: Document) -> Lane:
     """The typed profile from its schema-valid document (the one place its keys are read)."""
-    data = doc.data
-    return read_section(Lane, data, name=data["lane"], file=doc.file, doc=doc)
-
-
-def check_field_names() -> None:
-    """Every section class and its schema object name the same fields (a test runs this)."""
-    schema = load_schema("lane")
-    for cls, path in SECTIONS.items():
-        node = schema
-        for key in path:
-            node = node[key]
-        renamed = RENAMED.get(cls, {})
-        named = {renamed.get(name, attribute(name)) for name in node["properties"]}
-        declared = {spec.name for spec in fields(cls)} - NOT_IN_SCHEMA.get(cls, set())
-        if declared != named:
-            raise AssertionError(
-                f"{cls.__name__} and lane.schema.json {'/'.join(path)} disagree: {sorted(declared ^ named)}"
-            )
+    return Lane.from_data(doc.data, file=doc.file, doc=doc)
 
 
 # A lane name is a file name under runners/: no separators, no leading dot or dash.

@@ -9,15 +9,15 @@ names of its schema (infx/schemas/launch-record.schema.json), the one source of 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import jsonfast
 from ..points import concurrencies
+from ..records import Record, order_kept
 from ..scenarios import is_agentic
-from ..schema import first_problem, load_schema
+from ..schema import first_problem
 
 SCHEMA = "launch-record"  # infx/schemas/launch-record.schema.json, as infx.schema loads it
 SUFFIX = "_launch.json"
@@ -28,19 +28,13 @@ class RecordError(ValueError):
     """A launch record the schema refuses; the message names the field."""
 
 
-@lru_cache(maxsize=1)
-def json_names() -> tuple[str, ...]:
-    """The record's field names, in the schema's order (the order run.py writes them)."""
-    return tuple(load_schema(SCHEMA)["properties"])
+@dataclass(frozen=True, kw_only=True)
+class LaunchRecord(Record):
+    """One launch, as recorded (infx/records.py: attribute names are the schema's field names
+    with `_` for `-`; a record without the names it was read with is written in the schema's
+    order, the order run.py writes them)."""
 
-
-def attribute(name: str) -> str:
-    return name.replace("-", "_")
-
-
-@dataclass(frozen=True)
-class LaunchRecord:
-    """One launch, as recorded. Attribute names are the schema's field names with `_` for `-`."""
+    SCHEMA: ClassVar[str] = SCHEMA
 
     point: dict
     lane: str | None = None
@@ -73,7 +67,7 @@ class LaunchRecord:
     srtctl: str | None = None
     # The JSON names the record was read with (or is to be written with), in their order: a
     # record round-trips byte for byte, and a field a record never had is not invented.
-    present: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    present: tuple[str, ...] = order_kept()
 
     @classmethod
     def from_json(cls, data: Any) -> LaunchRecord:
@@ -81,7 +75,7 @@ class LaunchRecord:
         problem = first_problem(SCHEMA, data, "launch record")
         if problem is not None:
             raise RecordError(problem)
-        return cls(**{attribute(name): data[name] for name in json_names() if name in data}, present=tuple(data))
+        return cls.from_data(data)
 
     @classmethod
     def read(cls, path: Path | str) -> LaunchRecord:
@@ -89,10 +83,6 @@ class LaunchRecord:
         read with the strict JSON reader. Raises OSError (fsio.UnusablePath) for the file,
         jsonfast.JSONProblem for its text, RecordError for its fields."""
         return cls.from_json(jsonfast.read(path, MAX_BYTES))
-
-    def to_json(self) -> dict:
-        names = self.present or json_names()
-        return {name: getattr(self, attribute(name)) for name in names}
 
     def text(self) -> str:
         """The file's text: strict JSON (a NaN is a bug, never written), two-space indented, ASCII."""
@@ -134,11 +124,3 @@ class LaunchRecord:
         """Why the launch did not succeed, in one line: the first line of its message."""
         lines = self.message.strip().splitlines()
         return lines[0] if lines else "the launch did not finish"
-
-
-def check_field_names() -> None:
-    """The dataclass and the schema name the same fields (a test runs this; so does the writer)."""
-    declared = {f.name for f in fields(LaunchRecord)} - {"present"}
-    named = {attribute(name) for name in json_names()}
-    if declared != named:
-        raise AssertionError(f"LaunchRecord and {SCHEMA}.schema.json disagree: {sorted(declared ^ named)}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .evalgate import BELOW, NO_FLOOR, NO_METRIC, OK, Thresholds, floors_source, judge_row
-from .evals import EvalCollection, EvalRow
+from .evals.rows import EvalCollection, EvalRow
 from .rowlabels import topology
 
 MISSING = "missing"  # an eval folder that gave no score

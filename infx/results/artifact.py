@@ -3,7 +3,7 @@
 `PointArtifact.read(folder)` lists the folder without following a symbolic link and reads only
 regular files, each within a size limit, with the strict JSON reader: the launch record
 (`<name>_launch.json`), the result files, aiperf's aggregates under `LOGS/`, an eval point's
-`eval/` folder (meta_env.json and lm-eval's results, infx/results/evals.py), and lists the log
+`eval/` folder (meta_env.json and lm-eval's results, infx/results/evals/), and lists the log
 files. Nothing it meets raises: what cannot be read is kept as a problem and becomes a reason of
 the verdict.
 
@@ -28,7 +28,8 @@ from ..launch.record import SUFFIX as RECORD_SUFFIX
 from ..launch.record import LaunchRecord, RecordError
 from . import rows as rowmaking
 from . import validate
-from .evals import META_ENV, EvalSet, point_eval_set
+from .evals.folder import META_ENV, point_eval_set
+from .evals.rows import EvalSet
 from .metrics import metric_problem
 from .schema import result_row_problem
 

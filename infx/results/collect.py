@@ -9,7 +9,7 @@ is read once as a PointArtifact and judged by its one validity rule (artifact.py
 the rows. Whatever one folder holds becomes that point's verdict: collecting never stops at a
 point.
 
-Eval rows (results.json's `evals`, infx/results/evals.py) come from the eval points' artifacts
+Eval rows (results.json's `evals`, infx/results/evals/) come from the eval points' artifacts
 (their rows only when the point's verdict is ok; the folder's problems always) and from eval
 folders on their own (`meta_env.json` and lm-eval's results, no launch record). A point collected
 twice (a re-run of its job uploads another artifact of it) keeps the newest run's eval set, and no
@@ -27,7 +27,8 @@ from typing import NamedTuple
 from ..diagnostics import Diagnostic, UsageError, error
 from ..launch.record import SUFFIX as RECORD_SUFFIX
 from .artifact import FAILED, INVALID, OK, PointArtifact, Verdict
-from .evals import META_ENV, EvalCollection, EvalSet, read_eval_set
+from .evals.folder import META_ENV, read_eval_set
+from .evals.rows import EvalCollection, EvalSet
 
 
 @dataclass(frozen=True)

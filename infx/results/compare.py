@@ -24,7 +24,7 @@ from ..workflows.report import SUMMARY_BUDGET, comparison_markdown
 from .accuracy import accuracy_section
 from .collect import Collected, PointVerdict, collect
 from .evalgate import repository_floors
-from .evals import EvalCollection
+from .evals.rows import EvalCollection
 from .metrics import HIGHER, IMPROVED, METRICS, REGRESSED, WITHIN, Metric, metric_value
 from .render import read_results, results_document
 from .rowlabels import topology

@@ -29,14 +29,16 @@ from ..schema import schema_diagnostics
 from ..sweepplan import SweepPlan
 from ..yamldoc import Document
 from ..yamlio import load_yaml
-from .evals import HINTS, EvalCollection, EvalRow, EvalSet, read_results_evals
+from .evals.collection import read_results_evals
+from .evals.rows import EvalCollection, EvalRow, EvalSet
+from .evals.rules import HINTS
 
 DEFAULT_THRESHOLDS = "configs/eval-thresholds.yaml"
 SHIPPED_THRESHOLDS = SHIPPED_POLICIES["eval-thresholds.yaml"]
 THRESHOLDS_SCHEMA = "eval-thresholds"
 METRICS = ("em_strict", "em_flexible")  # the exact-match scores of a row the gate checks
 
-# The gate's own rules (the folder rules are infx.results.evals.RULES), with the line docs/results.md gives each.
+# The gate's own rules (the folder rules are infx.results.evals.rules.RULES), with the line docs/results.md gives each.
 GATE_RULES = {
     "eval-below-threshold": "a strict or flexible exact-match score is below its floor (equal passes).",
     "eval-no-metric": "an eval row has no strict and no flexible exact-match score to check.",

@@ -13,7 +13,8 @@ from ..diagnostics import InfxError, UsageError, error
 from ..schema import first_problem
 from .artifact import row_problem
 from .collect import Collected, PointVerdict
-from .evals import EvalCollection, evals_problem
+from .evals.collection import evals_problem
+from .evals.rows import EvalCollection
 from .metrics import metric_value
 
 RESULTS_SCHEMA = "results"  # infx/schemas/results.schema.json
@@ -35,7 +36,7 @@ TABLE_COLUMNS = (
 
 def results_json(collected: Collected) -> str:
     """`{"format", "rows", "points", "evals"}`: `rows` is the reference's aggregate-row array plus
-    infx's fields, `evals` the eval rows and folders (infx/results/evals.py)."""
+    infx's fields, `evals` the eval rows and folders (infx/results/evals/)."""
     return jsonfast.text({"format": FORMAT, **collected.to_json()}, indent=1) + "\n"
 
 

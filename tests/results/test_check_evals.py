@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from infx.diagnostics import shown_file
 from infx.results.evalgate import GATE_RULES, SHIPPED_THRESHOLDS, _shown
-from infx.results.evals import RULES, collect_evals
+from infx.results.evals.collection import collect_evals
+from infx.results.evals.rules import RULES
 from infx.schema import schema_diagnostics
 from infx.yamlio import load_yaml
 from testing.artifacts import REPO, bundled_row

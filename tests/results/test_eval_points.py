@@ -18,7 +18,8 @@ import pytest
 
 from infx.results.artifact import PointArtifact
 from infx.results.collect import collect
-from infx.results.evals import EvalCollection, read_eval_set
+from infx.results.evals.folder import read_eval_set
+from infx.results.evals.rows import EvalCollection
 from infx.results.render import read_results, results_json
 from infx.workflows.reuse import judge
 from testing.artifacts import bundled_row, point_folder, sa_bench

@@ -1,4 +1,4 @@
-"""Eval folders -> eval rows (infx/results/evals.py) on files the real lm-eval wrote.
+"""Eval folders -> eval rows (infx/results/evals/) on files the real lm-eval wrote.
 
 The folders under tests/data/results/evals/ come from lm-eval 0.4.13 run against the stand-in
 server of tests/testing/lm_eval_standin.py, which answers by a fixed policy, so every score is
@@ -14,15 +14,10 @@ from dataclasses import FrozenInstanceError, fields
 
 import pytest
 
-from infx.results.evals import (
-    RULES,
-    EvalCollection,
-    EvalProtocol,
-    EvalRow,
-    collect_evals,
-    find_eval_sets,
-    read_eval_set,
-)
+from infx.results.evals.collection import collect_evals, find_eval_sets
+from infx.results.evals.folder import read_eval_set
+from infx.results.evals.rows import EvalCollection, EvalProtocol, EvalRow
+from infx.results.evals.rules import RULES
 from infx.schema import is_valid, load_schema
 from testing.artifacts import bundled_row
 from testing.evalsets import (
@@ -402,9 +397,9 @@ def test_a_task_without_filters_gives_accuracy_and_lm_eval_0_4_metric_names_are_
 
 def test_the_record_and_the_schema_name_the_same_fields():
     schema = load_schema("eval-row")["$defs"]
-    names = [item.metadata.get("json", item.name) for item in fields(EvalRow)]
+    names = [EvalRow.json_name(item.name) for item in fields(EvalRow)]
     assert names == list(schema["row"]["properties"]) and set(names) == set(schema["row"]["required"])
-    protocol = [item.metadata.get("json", item.name) for item in fields(EvalProtocol)]
+    protocol = [EvalProtocol.json_name(item.name) for item in fields(EvalProtocol)]
     assert protocol == list(schema["protocol"]["properties"]) == schema["protocol"]["required"]
 
 
@@ -416,7 +411,7 @@ def test_every_fixture_row_passes_the_schema_and_reads_back_unchanged():
     assert all(is_valid("eval-row", row) for row in section["rows"])
     again = EvalCollection.from_json(section)
     assert again == collected and again.to_json() == section
-    assert EvalRow.from_json(section["rows"][0]) == collected.rows[0]
+    assert EvalRow.from_data(section["rows"][0]) == collected.rows[0]
     with pytest.raises(FrozenInstanceError):
         collected.rows[0].conc = 1  # frozen
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from infx.results.evals import collect_evals
+from infx.results.evals.collection import collect_evals
 from testing.evalsets import BATCHED, EVALS, FAILED, FLAT, edit_meta, read, results_files, write
 
 REFERENCE_FIELDS = (

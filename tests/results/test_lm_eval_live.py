@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from infx.results.evals import collect_evals
+from infx.results.evals.collection import collect_evals
 from testing.cli import run_cli
 from testing.evalsets import results_json
 from testing.lm_eval_standin import META, ChatHandler, Policy, run_lm_eval, staged, standin_server, write_task

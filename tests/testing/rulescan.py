@@ -101,7 +101,7 @@ DYNAMIC: dict[tuple[str, str], Callable[[], set[str]]] = {
     ("infx/changelog/contract.py", "rule"): _forbidden_characters,
     ("infx/schema.py", "found_rule"): _schema_keywords,
     ("infx/results/collect.py", "f'result-{p.status}'"): _point_statuses,
-    ("infx/results/evals.py", "rule"): lambda: _tuple_heads("infx/results/evals.py", "manifest_problems"),
+    ("infx/results/evals/folder.py", "rule"): lambda: _tuple_heads("infx/results/evals/folder.py", "manifest_problems"),
     ("infx/sweepplan.py", "rule"): lambda: _row_findings() | _json_documents(),
 }
 # A rule copied from a Diagnostic, an EvalProblem, a _FieldError or a config Rule: its ids are found where that is made.
@@ -147,7 +147,13 @@ def _is_text(annotation: ast.expr | None) -> bool:
 
 def _record_slot(node: ast.ClassDef) -> Sink | None:
     """A dataclass or NamedTuple with a `rule: str` field."""
-    fields = [item for item in node.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+    fields = [
+        item
+        for item in node.body
+        if isinstance(item, ast.AnnAssign)
+        and isinstance(item.target, ast.Name)
+        and not ast.unparse(item.annotation).startswith("ClassVar")  # a class's constant, not a field
+    ]
     for index, item in enumerate(fields):
         if item.target.id in RULE_PARAMETERS and _is_text(item.annotation):  # type: ignore[union-attr]
             return Sink(index, item.target.id, sum(1 for f in fields if f.value is None))  # type: ignore[union-attr]
