@@ -23,7 +23,7 @@ from . import evalenv, staging
 from .lane import SRTCTL
 from .launcher import Judge, Launcher, LaunchFailed, LaunchState, say
 from .plan import LaunchPlan
-from .record import LaunchRecord, json_names
+from .record import LaunchRecord
 from .srtctl_kind import SrtctlLauncher
 
 EXIT_FAILED = 1
@@ -95,7 +95,7 @@ class Launch:
         """The record as known so far (exit-code null), so even a SIGKILL after submission leaves the job id behind."""
         # Written in the schema's order; `srtctl` only once one was installed.
         record = self.record
-        names = tuple(name for name in json_names() if name != "srtctl" or record.srtctl is not None)
+        names = tuple(name for name in LaunchRecord.json_names() if name != "srtctl" or record.srtctl is not None)
         try:
             staging.write_record(self.record_path, replace(record, present=names).to_json())
         except OSError as exc:
