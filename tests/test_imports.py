@@ -54,12 +54,16 @@ def runtime_nodes(tree: ast.AST):
         yield from runtime_nodes(child)
 
 
-def imported_by(name: str, path: Path, is_package: bool, known: set[str], inside_functions: bool = False) -> set[str]:
+def imported_by(
+    name: str, path: Path, is_package: bool, known: set[str], inside_functions: bool = False, annotations: bool = False
+) -> set[str]:
     """The infx modules ``name`` imports at module level (a package's own __init__ for ``from pkg import x``
-    and the submodule ``pkg.x`` when ``x`` is one); with ``inside_functions``, those imported anywhere."""
+    and the submodule ``pkg.x`` when ``x`` is one); with ``inside_functions``, those imported anywhere it can
+    run; with ``annotations`` too, also those an ``if TYPE_CHECKING:`` block imports."""
     tree = ast.parse(path.read_text(), str(path))
     found: set[str] = set()
-    for node in runtime_nodes(tree) if inside_functions else tree.body:
+    nodes = ast.walk(tree) if annotations else runtime_nodes(tree) if inside_functions else tree.body
+    for node in nodes:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom):
@@ -69,12 +73,50 @@ def imported_by(name: str, path: Path, is_package: bool, known: set[str], inside
     return found - {name}
 
 
-def import_graph(package: Path, inside_functions: bool = False) -> dict[str, set[str]]:
+def import_graph(package: Path, inside_functions: bool = False, annotations: bool = False) -> dict[str, set[str]]:
     modules = module_files(package)
     return {
-        name: imported_by(name, path, is_package, set(modules), inside_functions)
+        name: imported_by(name, path, is_package, set(modules), inside_functions, annotations)
         for name, (path, is_package) in modules.items()
     }
+
+
+# The layers of infx, lowest first: a module imports only from its own layer or a lower one (docs/architecture.md,
+# "The shape of the code"). A package is one layer; infx's top-level modules are the shared layer at the bottom,
+# except those named here.
+LAYERS = (
+    "shared",
+    "config",
+    "matrix",
+    "sweepplan",
+    "launch",
+    "results",
+    "changelog",
+    "workflows",
+    "kit",
+    "rules",
+    "commands",
+    "cli",
+)
+TOP_LEVEL_LAYERS = {"infx.sweepplan": "sweepplan", "infx.rules": "rules", "infx.cli": "cli", "infx.__main__": "cli"}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if module in TOP_LEVEL_LAYERS:
+        return TOP_LEVEL_LAYERS[module]
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else "shared"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from a lower layer to a higher one, as `importer (layer) -> imported (layer)`."""
+    rank = {name: n for n, name in enumerate(LAYERS)}
+    return sorted(
+        f"{importer} ({layer_of(importer)}) -> {module} ({layer_of(module)})"
+        for importer, modules in graph.items()
+        for module in modules
+        if rank[layer_of(module)] > rank[layer_of(importer)]
+    )
 
 
 def late_imports(package: Path) -> list[tuple[str, str, int]]:
@@ -146,6 +188,44 @@ def test_infx_has_no_import_cycle_counting_the_imports_inside_functions():
     assert "infx.config.validate" in graph["infx.config.load"]  # a late import, counted
     cycle = find_cycle(graph)
     assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_infx_has_no_import_cycle_counting_annotation_only_imports():
+    """An import under ``if TYPE_CHECKING:`` never runs, but a circle of them is still two modules that each
+    need the other to be read: none either."""
+    graph = import_graph(PACKAGE, annotations=True)
+    cycle = find_cycle(graph)
+    assert not cycle, "import cycle (annotation-only imports counted): " + " -> ".join(cycle)
+
+
+def test_every_module_is_in_a_known_layer():
+    assert {layer_of(name) for name in module_files(PACKAGE)} <= set(LAYERS)
+
+
+def test_no_module_imports_from_a_higher_layer():
+    """Imports anywhere in a module count: at the top, inside functions and annotation-only ones."""
+    problems = upward_imports(import_graph(PACKAGE, annotations=True))
+    assert not problems, "imports from a lower layer to a higher one:\n" + "\n".join(problems)
+
+
+def test_an_import_up_the_layers_is_reported(tmp_path: Path):
+    package = tmp_path / "infx"
+    for folder in ("config", "workflows"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "fsio.py").write_text("")
+    (package / "config" / "load.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom .. import fsio\nif TYPE_CHECKING:\n    from ..workflows import api\n"
+    )
+    (package / "workflows" / "api.py").write_text("from ..config import load\n")
+    graph = import_graph(package, annotations=True)
+    assert upward_imports(graph) == [
+        "infx.config.load (config) -> infx.workflows (workflows)",
+        "infx.config.load (config) -> infx.workflows.api (workflows)",
+    ]
+    assert upward_imports(import_graph(package)) == []  # the annotation-only import is the one going up
+    assert set(find_cycle(graph)) == {"infx.config.load", "infx.workflows.api"}
 
 
 def test_every_import_inside_a_function_is_declared_in_infx_deferred():
