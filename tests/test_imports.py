@@ -202,10 +202,21 @@ def test_every_module_is_in_a_known_layer():
     assert {layer_of(name) for name in module_files(PACKAGE)} <= set(LAYERS)
 
 
+# The one module still to move (issue 30): the comparison looks its baseline up on GitHub and renders
+# the report's Markdown itself. Moving that step to infx/workflows/ empties this; no other may join it.
+NOT_YET_ONE_WAY = (
+    "infx.results.compare (results) -> infx.workflows.baseline (workflows)",
+    "infx.results.compare (results) -> infx.workflows.github.client (workflows)",
+    "infx.results.compare (results) -> infx.workflows.report (workflows)",
+)
+
+
 def test_no_module_imports_from_a_higher_layer():
     """Imports anywhere in a module count: at the top, inside functions and annotation-only ones."""
     problems = upward_imports(import_graph(PACKAGE, annotations=True))
-    assert not problems, "imports from a lower layer to a higher one:\n" + "\n".join(problems)
+    assert problems == list(NOT_YET_ONE_WAY), "imports from a lower layer to a higher one:\n" + "\n".join(
+        sorted(set(problems) ^ set(NOT_YET_ONE_WAY))
+    )
 
 
 def test_an_import_up_the_layers_is_reported(tmp_path: Path):
