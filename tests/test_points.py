@@ -4,6 +4,7 @@ row functions do, and writes the row back byte for byte, key order kept."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -100,3 +101,100 @@ def test_the_plans_rows_read_into_points(rows):
     plan = SweepPlan.from_json(rows[:5])
     assert tuple(point.row() for point in plan.points) == tuple(plan.rows)
     assert Point.from_rows(plan.rows) == plan.points
+
+
+PACKAGE = Path(__file__).resolve().parent.parent / "infx"
+
+
+# --- a row's fields are read through Point ------------------------------------------------------------
+
+# The modules that read and write the row itself: the matrix builds it from the master configs (whose
+# keys share its names), Point reads it once, the worker and scenario notations read its sections.
+ROW_MODULES = ("infx.matrix", "infx.config", "infx.points", "infx.workers", "infx.scenarios")
+# Readers still indexing a row dict by its field names, and how often (issue 30: each moves onto Point;
+# a count may only fall, and a module that reaches 0 leaves the table).
+NOT_YET_ON_POINT = {
+    "infx.changelog.appendonly": 8,
+    "infx.changelog.entry": 1,
+    "infx.changelog.plan": 3,
+    "infx.commands.launch": 5,
+    "infx.evalsuite": 7,
+    "infx.launch.agentic": 2,
+    "infx.launch.checks": 2,
+    "infx.launch.evalenv": 14,
+    "infx.launch.plan": 3,
+    "infx.launch.planrules": 6,
+    "infx.launch.record": 1,
+    "infx.launch.staging": 2,
+    "infx.results.accuracy": 1,
+    "infx.results.collect": 1,
+    "infx.results.compare": 4,
+    "infx.results.evalgate": 2,
+    "infx.results.evals.rows": 7,
+    "infx.results.plot": 1,
+    "infx.results.rows": 24,
+    "infx.workflows.baseline": 2,
+    "infx.workflows.report": 8,
+    "infx.workflows.rerun": 1,
+    "infx.workflows.reuse": 2,
+}
+
+
+def row_field_names() -> set[str]:
+    """Every hyphenated field name the row schema declares, at any depth."""
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            names.update(node.get("properties", {}))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads((PACKAGE / "schemas" / "row.schema.json").read_text()))
+    return {name for name in names if "-" in name}
+
+
+def row_field_reads(path: Path, names: set[str]) -> int:
+    """How often a module indexes a mapping by one of ``names`` (``x["name"]``, ``.get/.pop/.setdefault("name")``)."""
+    count = 0
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "pop", "setdefault")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            key = node.args[0].value
+        count += key in names
+    return count
+
+
+def test_outside_the_row_modules_a_row_is_read_through_point():
+    names = row_field_names()
+    assert {"config-key", "recipe-fingerprint", "num-worker"} <= names
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(("infx", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+        if any(module == m or module.startswith(m + ".") for m in ROW_MODULES):
+            continue
+        if reads := row_field_reads(path, names):
+            found[module] = reads
+    grown = {m: n for m, n in found.items() if n > NOT_YET_ON_POINT.get(m, 0)}
+    assert not grown, f"row fields indexed outside Point (read them as Point attributes): {grown}"
+    done = sorted(m for m in NOT_YET_ON_POINT if found.get(m, 0) < NOT_YET_ON_POINT[m])
+    assert not done, f"fewer row reads than NOT_YET_ON_POINT says: lower or drop {done}"
+
+
+def test_a_row_read_by_its_field_name_is_counted(tmp_path: Path):
+    module = tmp_path / "reader.py"
+    module.write_text(
+        'def f(row, other):\n    return row["config-key"], row.get("exp-name"), other["name"], row.pop("x")\n'
+    )
+    assert row_field_reads(module, {"config-key", "exp-name"}) == 2
