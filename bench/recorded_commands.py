@@ -244,6 +244,12 @@ def record_all(code: Path, store: Path, fresh_inputs: bool) -> dict[str, dict]:
             inputs.mkdir(parents=True)
             make_inputs(code, clone, inputs)
         shutil.rmtree(inputs / "out", ignore_errors=True)
+        commits = {
+            ref: subprocess.run(
+                ["git", "-C", str(clone), "rev-parse", ref], capture_output=True, text=True, check=True
+            ).stdout.strip()
+            for ref in ("HEAD", "HEAD~1")
+        }
         results = {}
         for name, args, extra in recorded(code, clone, inputs):
             (inputs / "out").mkdir(exist_ok=True)
@@ -253,6 +259,8 @@ def record_all(code: Path, store: Path, fresh_inputs: bool) -> dict[str, dict]:
             text = {key: outcome[key].decode(errors="replace") for key in ("stdout", "stderr")}
             for key in text:
                 text[key] = text[key].replace(str(clone), "<CLONE>").replace(str(inputs), "<INPUTS>")
+                for ref, sha in commits.items():  # the clone's commits are the checkout's, not the version's
+                    text[key] = text[key].replace(sha, ref)
             results[name] = {"exit": outcome["exit"], **text, "files": files}
             subprocess.run(["git", "-C", str(clone), "checkout", "-q", "."], check=True)
             subprocess.run(["git", "-C", str(clone), "clean", "-qfdx"], check=True)
