@@ -27,4 +27,6 @@ The modules, lowest first: ``rules`` (every rule id and its hint), ``rows`` (the
 results.json's `evals`, and the row values read from meta_env.json), ``folder`` (one eval folder:
 its files, lm-eval's result files, the batch manifest), ``collection`` (finding eval folders,
 collecting them, reading results.json's `evals` back). They read files; none writes one.
+
+Effects: filesystem (the eval folders read).
 """
